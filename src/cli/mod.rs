@@ -1,0 +1,4 @@
+//! One module per subcommand: argument parsing and output only; the work lives in the library.
+
+pub mod generate;
+pub mod ingest;

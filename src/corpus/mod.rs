@@ -1,0 +1,183 @@
+//! The live Web: every captured version of every page, on a clock of discrete time units.
+//!
+//! A [`Corpus`] is built from WARC collections (see [`ingest`]) or written by the synthetic
+//! generator (see [`generate`]) and then answers the one question every later stage asks:
+//! *what is page `p` at time unit `t`?* ([`LiveWeb::page_at`]). The simulator fetches through
+//! this trait, the exact metrics read the truth through it, and a real crawler would implement
+//! it over HTTP with wall-clock units.
+
+pub mod clock;
+pub mod generate;
+pub mod html;
+pub mod ingest;
+pub mod summary;
+pub mod warc_reader;
+
+use std::collections::HashMap;
+
+pub use clock::Clock;
+
+use crate::text::{TermCounts, Vocabulary};
+
+/// Dense id of a page (URL) in a corpus; ids follow the URLs' byte order.
+pub type PageId = u32;
+/// A discrete time unit (week by default); unit 0 starts at the earliest capture.
+pub type Unit = u32;
+
+/// One captured version of a page.
+#[derive(Debug, Clone)]
+pub struct PageVersion {
+    /// Time unit the capture falls in.
+    pub unit: Unit,
+    /// Capture time, seconds since the Unix epoch (UTC).
+    pub capture_time: i64,
+    /// HTTP status of the capture: 200 for content, 404/410 for a page that is gone.
+    pub status: u16,
+    /// xxh3 of the HTTP body bytes; equal hashes mean identical captures.
+    pub content_hash: u64,
+    /// `<title>` text (whitespace-normalised); empty for gone pages.
+    pub title: String,
+    /// Visible text of the page (whitespace-normalised); empty for gone pages.
+    pub text: String,
+    /// Out-links to pages of this corpus, deduplicated, sorted, without self-links.
+    pub links: Vec<PageId>,
+    /// The analyzed indexed text (title then visible text), as the index sees it.
+    pub terms: TermCounts,
+}
+
+impl PageVersion {
+    /// Whether this capture holds content (a 2xx status) rather than marking the page gone.
+    pub fn is_present(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The text the index stores in its scored `body` field: the title, then the visible text.
+    ///
+    /// One scored field keeps a page's score a function of one field's statistics, which the
+    /// measurement hook can reproduce exactly.
+    pub fn indexed_text(&self) -> String {
+        if self.title.is_empty() {
+            self.text.clone()
+        } else {
+            format!("{}\n{}", self.title, self.text)
+        }
+    }
+}
+
+/// The state of a page at a time unit.
+#[derive(Debug, Clone, Copy)]
+pub enum PageState<'a> {
+    /// The page exists; this is its latest capture at or before the unit.
+    Present(&'a PageVersion),
+    /// The page existed before but its latest capture says it is gone (404/410).
+    Gone,
+    /// The page has no capture at or before the unit.
+    NotYetCreated,
+}
+
+impl<'a> PageState<'a> {
+    pub fn present(self) -> Option<&'a PageVersion> {
+        match self {
+            PageState::Present(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// The live Web as seen by a crawler: a version of page `p` at time unit `t`.
+///
+/// Implementations must be deterministic: the same `(page, unit)` always gives the same answer.
+/// Callers in `online` mode must only ask for `(p, t)` at the current simulated unit (a fetch);
+/// the simulator enforces that, not this trait.
+pub trait LiveWeb: Sync {
+    /// Number of time units (unit ids are `0..units()`).
+    fn units(&self) -> Unit;
+    /// Number of pages ever seen (page ids are `0..page_count()`).
+    fn page_count(&self) -> usize;
+    /// The URL of a page.
+    fn url(&self, page: PageId) -> &str;
+    /// The page's state at `unit`, in O(log versions).
+    fn page_at(&self, page: PageId, unit: Unit) -> PageState<'_>;
+}
+
+/// Every version of one URL, in capture order.
+#[derive(Debug, Clone)]
+pub struct PageTimeline {
+    pub url: String,
+    /// Versions sorted by unit, at most one per unit (the latest capture of that unit).
+    pub versions: Vec<PageVersion>,
+}
+
+impl PageTimeline {
+    /// The state of this page at `unit`, by binary search over its versions.
+    pub fn at(&self, unit: Unit) -> PageState<'_> {
+        let after = self.versions.partition_point(|v| v.unit <= unit);
+        if after == 0 {
+            return PageState::NotYetCreated;
+        }
+        let v = &self.versions[after - 1];
+        if v.is_present() {
+            PageState::Present(v)
+        } else {
+            PageState::Gone
+        }
+    }
+}
+
+/// An in-memory live Web built from captures: the reference [`LiveWeb`].
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    pub clock: Clock,
+    pub pages: Vec<PageTimeline>,
+    pub vocabulary: Vocabulary,
+    by_url: HashMap<String, PageId>,
+}
+
+impl Corpus {
+    /// Assembles a corpus from timelines already sorted by URL with resolved links and terms.
+    pub fn from_parts(clock: Clock, pages: Vec<PageTimeline>, vocabulary: Vocabulary) -> Self {
+        let by_url = pages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.url.clone(), i as PageId))
+            .collect();
+        Corpus {
+            clock,
+            pages,
+            vocabulary,
+            by_url,
+        }
+    }
+
+    /// The id of a URL, if the corpus has ever seen it.
+    pub fn page_id(&self, url: &str) -> Option<PageId> {
+        self.by_url.get(url).copied()
+    }
+
+    pub fn timeline(&self, page: PageId) -> &PageTimeline {
+        &self.pages[page as usize]
+    }
+
+    /// Number of captures (200 and 404 records) kept in timelines.
+    pub fn version_count(&self) -> usize {
+        self.pages.iter().map(|p| p.versions.len()).sum()
+    }
+}
+
+impl LiveWeb for Corpus {
+    fn units(&self) -> Unit {
+        self.clock.units
+    }
+
+    fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    fn url(&self, page: PageId) -> &str {
+        &self.pages[page as usize].url
+    }
+
+    fn page_at(&self, page: PageId, unit: Unit) -> PageState<'_> {
+        self.pages[page as usize].at(unit)
+    }
+}

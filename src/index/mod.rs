@@ -1,0 +1,1 @@
+//! The repository index (being written: index task).

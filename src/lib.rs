@@ -1,0 +1,19 @@
+//! `refresher`: a search engine that decides what to re-crawl by what its users search for.
+//!
+//! The modules follow the data flow of one simulated time unit (see `README.md`):
+//!
+//! * [`corpus`]: the live Web — WARC snapshots turned into a version timeline per URL
+//!   ([`corpus::LiveWeb`]), plus the synthetic site generator used as embedded default data.
+//! * [`querylog`]: AOL / Excite / plain query logs and the workload derived from them.
+//! * [`text`]: the one analyzer shared by the index, the workload and every scorer.
+//! * [`index`]: the tantivy repository `W_L`, its single update path and the measurement hook.
+//!
+//! Later stages (quality metrics, refresh policies, the simulator, the HTTP server) build on
+//! these modules through their public APIs only.
+
+pub mod corpus;
+pub mod error;
+pub mod index;
+pub mod progress;
+pub mod querylog;
+pub mod text;

@@ -1,0 +1,33 @@
+//! The `refresher` command line.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+
+/// A search engine that decides what to re-crawl by what its users search for.
+#[derive(Parser)]
+#[command(name = "refresher", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write a synthetic evolving site (WARC files) and an AOL-layout query log.
+    Generate(cli::generate::Args),
+    /// Read a corpus (and optionally a query log) and print a summary.
+    Ingest(cli::ingest::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Generate(args) => cli::generate::run(args),
+        Command::Ingest(args) => cli::ingest::run(args),
+    };
+    if let Err(err) = result {
+        eprintln!("refresher: {err:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,1 @@
+//! Opening logs (gzip detected by content) and detecting their layout. (Being written.)

@@ -1,0 +1,54 @@
+//! Query logs: AOL 2006 (collection layout and per-user archive), Excite 1997, plain text.
+//!
+//! Every layout is read into the same [`QueryLog`]: a list of query submissions in log order,
+//! each with a user, an optional timestamp and the raw query text. The [`workload`] module turns
+//! a log into the frequencies the refresher and the metrics weight by.
+
+pub mod detect;
+pub mod layouts;
+pub mod workload;
+
+use crate::error::SkippedInput;
+
+/// One submission of a query by a user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submission {
+    /// Anonymised user id as written in the log (empty when the layout has none).
+    pub user: String,
+    /// Submission time, seconds since the Unix epoch (the log's local time read as UTC).
+    pub time: Option<i64>,
+    /// The query text as typed (not normalised).
+    pub query: String,
+    /// Rank of the clicked result, when the log records one (AOL `ItemRank`).
+    pub click_rank: Option<u32>,
+    /// Clicked URL, when the log records one (AOL `ClickURL`).
+    pub click_url: Option<String>,
+    /// How many times this submission counts (plain layout's optional count; 1 otherwise).
+    pub count: u64,
+}
+
+/// The layouts the reader understands; detected from content unless forced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LogLayout {
+    /// AOL 2006 collection: `AnonID\tQuery\tQueryTime[\tItemRank\tClickURL]`, header optional.
+    Aol,
+    /// A tar archive of per-user AOL histories (`<AnonID>.txt`: `query\ttime`, URL lines, blank).
+    AolPerUser,
+    /// Excite 1997: `userid\tYYMMDDhhmmss\tquery`.
+    Excite,
+    /// One query per line, optionally followed by `\tcount`.
+    Plain,
+}
+
+/// A parsed query log.
+#[derive(Debug, Clone)]
+pub struct QueryLog {
+    pub layout: LogLayout,
+    /// Lines read (data lines, not counting an AOL header).
+    pub lines: u64,
+    /// Submissions in log order, after collapsing result-page repeats unless disabled.
+    pub submissions: Vec<Submission>,
+    /// Lines that could not be used, with the reason; reported, never silently dropped.
+    pub skipped: Vec<SkippedInput>,
+}
