@@ -1,0 +1,29 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// Path of a file or folder under the shared real data (`../shared/data/` beside the checkout).
+///
+/// Returns `None` (after printing why) when it is missing on a developer machine, so the test
+/// can return early; panics when it is missing under CI (`CI` set), where the data must be present.
+pub fn shared_data(relative: &str) -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let path = root.join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "shared real data missing under CI: {} (CI must have ../shared beside the checkout)",
+            path.display()
+        );
+    }
+    eprintln!("SKIPPED: shared real data not found at {}", path.display());
+    None
+}
+
+/// Path of the `refresher` binary built for integration tests.
+pub fn refresher_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_refresher"))
+}
