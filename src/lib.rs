@@ -15,5 +15,6 @@ pub mod corpus;
 pub mod error;
 pub mod index;
 pub mod progress;
+pub mod quality;
 pub mod querylog;
 pub mod text;

@@ -1,0 +1,166 @@
+//! Viewing likelihood `I(r) = c · r^(−a)`: how likely a user is to look at the result at rank r.
+//!
+//! Paper 003 (§4, following Lempel & Moran) takes `a = 3/2`. We fix `c` so that the likelihoods
+//! of an infinite list sum to 1 (`c = 1/ζ(a)`): the same constant for every query and list
+//! length, so quality contributions of different queries are comparable. `c` cancels in the
+//! repository quality ratio (paper 003 Eq. 5) and does not change the order of priorities; it
+//! only scales absolute ΔQ values.
+
+/// Default exponent of the viewing likelihood (paper 003 §4).
+pub const DEFAULT_EXPONENT: f64 = 1.5;
+
+/// Spans up to this many ranks are summed term by term; longer ones use the integral form.
+const EXACT_SUM_SPAN: u64 = 64;
+
+/// `I(r) = c · r^(−a)` with `c = 1/ζ(a)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ViewingLikelihood {
+    exponent: f64,
+    c: f64,
+}
+
+impl Default for ViewingLikelihood {
+    fn default() -> Self {
+        Self::new(DEFAULT_EXPONENT)
+    }
+}
+
+impl ViewingLikelihood {
+    /// A likelihood with exponent `a > 1` (the sum over an infinite list must converge).
+    pub fn new(exponent: f64) -> Self {
+        assert!(
+            exponent > 1.0 && exponent.is_finite(),
+            "viewing-likelihood exponent must be > 1, got {exponent}"
+        );
+        ViewingLikelihood {
+            exponent,
+            c: 1.0 / zeta(exponent),
+        }
+    }
+
+    pub fn exponent(&self) -> f64 {
+        self.exponent
+    }
+
+    /// `I(r)`; rank 0 means "not in the list" and has likelihood 0.
+    pub fn at(&self, rank: u64) -> f64 {
+        if rank == 0 {
+            0.0
+        } else {
+            self.c * (rank as f64).powf(-self.exponent)
+        }
+    }
+
+    /// `Σ_{r=i}^{j} I(r)`: the first ranks exactly, the rest of a long span by the integral
+    /// `Σ_{k=i}^{j} k^(−a) ≈ ((i − ½)^(1−a) − (j + ½)^(1−a)) / (a − 1)`, which for `a = 3/2` is
+    /// DESIGN §4's `2·(1/√(i − ½) − 1/√(j + ½))`. Empty when `j < i`.
+    pub fn sum(&self, i: u64, j: u64) -> f64 {
+        let i = i.max(1);
+        if j < i {
+            return 0.0;
+        }
+        // The midpoint integral is poor for the first ranks (1.3% off from rank 2), so the head
+        // of the span is summed exactly and only the tail integrated.
+        let head_end = j.min(i + EXACT_SUM_SPAN - 1);
+        let head: f64 = (i..=head_end).map(|r| self.at(r)).sum();
+        if head_end == j {
+            return head;
+        }
+        let a = self.exponent;
+        let lo = (head_end as f64 + 0.5).powf(1.0 - a);
+        let hi = (j as f64 + 0.5).powf(1.0 - a);
+        head + self.c * (lo - hi) / (a - 1.0)
+    }
+}
+
+/// Riemann zeta for `s > 1`: the first terms summed, the tail by Euler–Maclaurin.
+fn zeta(s: f64) -> f64 {
+    const N: u32 = 64;
+    let head: f64 = (1..N).map(|k| (k as f64).powf(-s)).sum();
+    let n = N as f64;
+    head + n.powf(1.0 - s) / (s - 1.0) + 0.5 * n.powf(-s) + s * n.powf(-s - 1.0) / 12.0
+}
+
+/// Maximum-likelihood exponent of a power law over click ranks `1..=max_rank`.
+///
+/// Logs that carry the rank of clicked results (AOL `ItemRank`) let the exponent be fitted
+/// instead of assumed. Returns `None` with fewer than 10 ranks. The likelihood is maximised
+/// over `a ∈ [1.01, 5]` by golden-section search (it is unimodal in `a`).
+pub fn fit_exponent(click_ranks: &[u32], max_rank: u32) -> Option<f64> {
+    let ranks: Vec<u32> = click_ranks
+        .iter()
+        .copied()
+        .filter(|&r| r >= 1 && r <= max_rank)
+        .collect();
+    if ranks.len() < 10 {
+        return None;
+    }
+    let n = ranks.len() as f64;
+    let sum_ln: f64 = ranks.iter().map(|&r| (r as f64).ln()).sum();
+    let neg_log_likelihood = |a: f64| {
+        let norm: f64 = (1..=max_rank).map(|r| (r as f64).powf(-a)).sum();
+        a * sum_ln + n * norm.ln()
+    };
+    let (mut lo, mut hi) = (1.01f64, 5.0f64);
+    let phi = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..100 {
+        let x1 = hi - phi * (hi - lo);
+        let x2 = lo + phi * (hi - lo);
+        if neg_log_likelihood(x1) < neg_log_likelihood(x2) {
+            hi = x2;
+        } else {
+            lo = x1;
+        }
+    }
+    Some((lo + hi) / 2.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn likelihoods_of_an_infinite_list_sum_to_one() {
+        let i = ViewingLikelihood::default();
+        let head: f64 = (1..=100_000).map(|r| i.at(r)).sum();
+        let tail = i.sum(100_001, u64::MAX / 4);
+        assert!((head + tail - 1.0).abs() < 1e-6, "{}", head + tail);
+        assert!((zeta(1.5) - 2.612_375_348_685_488).abs() < 1e-9);
+        assert!((zeta(2.0) - std::f64::consts::PI.powi(2) / 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn rank_zero_is_not_shown() {
+        assert_eq!(ViewingLikelihood::default().at(0), 0.0);
+    }
+
+    #[test]
+    fn closed_form_sum_is_close_to_the_exact_sum() {
+        let i = ViewingLikelihood::default();
+        for (a, b) in [(2u64, 500u64), (10, 10_000), (70, 1_000)] {
+            let exact: f64 = (a..=b).map(|r| i.at(r)).sum();
+            let approx = i.sum(a, b);
+            assert!(
+                ((approx - exact) / exact).abs() < 1e-3,
+                "{a}..{b}: {approx} vs {exact}"
+            );
+        }
+        // The DESIGN §4 form for a = 3/2.
+        let design = 2.0 * (1.0 / (99.5f64).sqrt() - 1.0 / (2000.5f64).sqrt());
+        assert!((i.sum(100, 2000) / i.at(1) - design).abs() < 1e-5);
+        assert_eq!(i.sum(5, 4), 0.0);
+    }
+
+    #[test]
+    fn fits_the_exponent_of_power_law_clicks() {
+        // Clicks at ranks 1..10 in proportion to r^-1.5 (1,000 at rank 1).
+        let mut ranks = Vec::new();
+        for r in 1..=10u32 {
+            let n = (1000.0 * (r as f64).powf(-1.5)).round() as usize;
+            ranks.extend(std::iter::repeat(r).take(n));
+        }
+        let a = fit_exponent(&ranks, 10).unwrap();
+        assert!((a - 1.5).abs() < 0.02, "{a}");
+        assert_eq!(fit_exponent(&[1, 2], 10), None);
+    }
+}
