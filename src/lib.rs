@@ -11,10 +11,12 @@
 //! Later stages (quality metrics, refresh policies, the simulator, the HTTP server) build on
 //! these modules through their public APIs only.
 
+pub mod change;
 pub mod corpus;
 pub mod error;
 pub mod index;
 pub mod progress;
 pub mod quality;
+pub mod policy;
 pub mod querylog;
 pub mod text;

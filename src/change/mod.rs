@@ -1,0 +1,1 @@
+//! Change detection and change-rate estimation (being written).
