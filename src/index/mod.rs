@@ -1,1 +1,48 @@
-//! The repository index (being written: index task).
+//! The repository index `W_L` on tantivy, its scorers, and the measurement hook.
+//!
+//! * [`Repository`]: the tantivy index (schema in [`schema`]) with a [`ForwardIndex`] beside
+//!   it; one update path, [`Repository::apply`], which also runs the measurement hook
+//!   ([`hook`], paper 003 §5.2) and pushes [`ScoreShift`]s into a [`ShiftSink`].
+//! * [`stats`]: why scores use live statistics (tantivy counts deleted documents until a
+//!   merge) and the `Bm25StatisticsProvider` that supplies them.
+//! * [`scorer`]: BM25 (tantivy's own), Lucene classic TF-IDF and in-link count behind one
+//!   [`Scorer`] trait, shared by search, the hook and [`LiveScores`].
+//! * [`live`]: scores of the live Web's copies, for the exact metrics.
+
+pub mod forward;
+pub mod hook;
+pub mod live;
+pub mod repository;
+pub mod schema;
+pub mod scorer;
+pub mod search;
+pub mod stats;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+pub(crate) mod testutil;
+
+use std::path::PathBuf;
+
+pub use forward::{rank_order, ForwardDoc, ForwardIndex, Ranked};
+pub use hook::{NullSink, RecordingSink, ScoreShift, ShiftSink, WorkloadTerms};
+pub use live::LiveScores;
+pub use repository::{changes_at, ApplyReport, PageUpdate, Repository, MAX_SEGMENTS};
+pub use scorer::{Score, Scorer, ScoringKind, Weight};
+pub use search::{Hit, SearchResults};
+pub use stats::{CollectionStats, LiveStatistics};
+
+/// Errors of the repository index.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// The index directory could not be created or opened.
+    #[error("index directory {path}: {source}")]
+    Dir {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("tantivy: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+}

@@ -1,0 +1,83 @@
+//! Scoring the live Web: `S(W_t[p], q)` and the live result lists `A(q, W_t)`.
+//!
+//! The exact metrics need scores of live copies computed exactly like the repository's. No
+//! second tantivy index is needed: [`LiveScores`] keeps an in-memory [`ForwardIndex`] of every
+//! page present at unit `t` (its live version's terms and links) and scores it with the same
+//! [`Scorer`] through the same statistics code. The scores equal those of a repository
+//! synchronised with the live Web at `t` (tested below and in `tests/index_hook.rs`).
+
+use crate::corpus::{LiveWeb, PageId, Unit};
+use crate::text::TermId;
+
+use super::forward::{ForwardDoc, ForwardIndex, Ranked};
+use super::scorer::{Score, Scorer, ScoringKind};
+
+/// The live Web's forward index at one unit, advanced incrementally unit by unit.
+pub struct LiveScores {
+    unit: Unit,
+    forward: ForwardIndex,
+    /// Per page, the unit of the version held (identifies the version: one per unit).
+    held: Vec<Option<Unit>>,
+    scorer: Box<dyn Scorer>,
+}
+
+impl LiveScores {
+    /// The live Web at `unit`.
+    pub fn at<W: LiveWeb + ?Sized>(web: &W, unit: Unit, scoring: ScoringKind) -> Self {
+        let mut live = LiveScores {
+            unit,
+            forward: ForwardIndex::new(),
+            held: vec![None; web.page_count()],
+            scorer: scoring.scorer(),
+        };
+        live.sync(web, unit);
+        live
+    }
+
+    /// Moves to `unit` (forwards or backwards), touching only pages whose version differs.
+    pub fn advance_to<W: LiveWeb + ?Sized>(&mut self, web: &W, unit: Unit) {
+        self.sync(web, unit);
+    }
+
+    fn sync<W: LiveWeb + ?Sized>(&mut self, web: &W, unit: Unit) {
+        self.unit = unit;
+        for page in 0..web.page_count() as PageId {
+            let version = web.page_at(page, unit).present();
+            let now = version.map(|v| v.unit);
+            if self.held[page as usize] == now {
+                continue;
+            }
+            self.held[page as usize] = now;
+            match version {
+                Some(v) => self
+                    .forward
+                    .put(page, ForwardDoc::from_version(web.url(page), v)),
+                None => {
+                    self.forward.remove(page);
+                }
+            }
+        }
+    }
+
+    pub fn unit(&self) -> Unit {
+        self.unit
+    }
+
+    pub fn forward(&self) -> &ForwardIndex {
+        &self.forward
+    }
+
+    pub fn scorer(&self) -> &dyn Scorer {
+        self.scorer.as_ref()
+    }
+
+    /// `S(W_t[p], q)`: the live copy's score (0 when absent or not matching every term).
+    pub fn score(&self, page: PageId, terms: &[TermId]) -> Score {
+        self.forward.score(self.scorer.as_ref(), page, terms)
+    }
+
+    /// `A(q, W_t)`: the live result list, in the repository's rank order.
+    pub fn ranked(&self, terms: &[TermId]) -> Vec<Ranked> {
+        self.forward.ranked(self.scorer.as_ref(), terms)
+    }
+}

@@ -1,0 +1,514 @@
+//! The repository `W_L`: a tantivy index, its forward index, and the one update path.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use tantivy::directory::MmapDirectory;
+use tantivy::indexer::NoMergePolicy;
+use tantivy::schema::{TantivyDocument, Value};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
+
+use crate::corpus::{Corpus, LiveWeb, PageId, PageVersion, Unit};
+use crate::text::{Analyzer, TermCounts, TermId, Vocabulary};
+
+use super::forward::{rank_order, ForwardDoc, ForwardIndex, Ranked};
+use super::hook::{ScoreShift, ShiftSink, WorkloadTerms};
+use super::schema::{url_hash, RepoSchema};
+use super::scorer::{Score, Scorer, ScoringKind, Weight};
+use super::search::{conjunctive_query, Hit, MatchCollector, SearchResults};
+use super::stats::LiveStatistics;
+use super::IndexError;
+
+/// Memory budget of the (single-threaded) index writer.
+const WRITER_MEMORY: usize = 64 * 1024 * 1024;
+/// [`Repository::apply`] merges every segment into one when a commit leaves more than this many.
+pub const MAX_SEGMENTS: usize = 16;
+
+/// One page of a refresh batch: its new copy, or `None` when the page is now gone.
+#[derive(Debug, Clone, Copy)]
+pub struct PageUpdate<'a> {
+    pub page: PageId,
+    pub url: &'a str,
+    pub version: Option<&'a PageVersion>,
+}
+
+impl<'a> PageUpdate<'a> {
+    /// Fetches `page` from the live Web at `unit`: its present version, or gone (also for a
+    /// page not yet created).
+    pub fn fetch<W: LiveWeb + ?Sized>(web: &'a W, page: PageId, unit: Unit) -> Self {
+        PageUpdate {
+            page,
+            url: web.url(page),
+            version: web.page_at(page, unit).present(),
+        }
+    }
+}
+
+/// What one [`Repository::apply`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApplyReport {
+    /// Copies added or replaced.
+    pub put: usize,
+    /// Pages deleted (gone) that were in the repository.
+    pub deleted: usize,
+    /// Score shifts handed to the sink (0 with the hook off).
+    pub shifts: usize,
+    /// Whether the batch ended with an explicit merge (more than [`MAX_SEGMENTS`] segments).
+    pub merged: bool,
+}
+
+/// The local repository of page copies, searchable through tantivy.
+///
+/// Guarantees: searches are deterministic — the same sequence of [`apply`](Self::apply) calls
+/// gives the same ranked lists, across runs, across [`merge_all`](Self::merge_all) and whatever
+/// the segment layout — because scores use live statistics (see [`super::stats`]) and ties are
+/// broken by URL hash then page id. Merges happen only at known points (`NoMergePolicy`,
+/// [`merge_all`](Self::merge_all), and the automatic merge in `apply` above [`MAX_SEGMENTS`]).
+/// The reader reloads only when `apply` or `merge_all` says so (`ReloadPolicy::Manual`).
+pub struct Repository {
+    index: Index,
+    writer: IndexWriter,
+    reader: IndexReader,
+    fields: RepoSchema,
+    forward: ForwardIndex,
+    vocabulary: Arc<Vocabulary>,
+    scorer: Box<dyn Scorer>,
+    hook: Option<WorkloadTerms>,
+}
+
+impl Repository {
+    /// An empty repository in RAM (simulations), or opens/creates the index in `dir`.
+    ///
+    /// An index reopened from disk has its forward index rebuilt from the stored `body` and
+    /// `links` of its documents, analyzed again with the shared analyzer and mapped through
+    /// `vocabulary` (tokens the vocabulary lacks count in document lengths but have no id).
+    pub fn open(
+        dir: Option<&Path>,
+        vocabulary: Arc<Vocabulary>,
+        scoring: ScoringKind,
+    ) -> Result<Self, IndexError> {
+        let fields = RepoSchema::build();
+        let index = match dir {
+            None => Index::create_in_ram(fields.schema.clone()),
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|source| IndexError::Dir {
+                    path: dir.to_path_buf(),
+                    source: source.into(),
+                })?;
+                let mmap = MmapDirectory::open(dir).map_err(|source| IndexError::Dir {
+                    path: dir.to_path_buf(),
+                    source: source.into(),
+                })?;
+                Index::open_or_create(mmap, fields.schema.clone())?
+            }
+        };
+        let fields = RepoSchema::from_schema(index.schema())?;
+        let writer: IndexWriter = index.writer_with_num_threads(1, WRITER_MEMORY)?;
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let mut repo = Repository {
+            index,
+            writer,
+            reader,
+            fields,
+            forward: ForwardIndex::new(),
+            vocabulary,
+            scorer: scoring.scorer(),
+            hook: None,
+        };
+        repo.rebuild_forward()?;
+        Ok(repo)
+    }
+
+    /// A repository synchronised with the live Web at `unit`: every page present then.
+    pub fn from_corpus_at(
+        corpus: &Corpus,
+        unit: Unit,
+        scoring: ScoringKind,
+        dir: Option<&Path>,
+    ) -> Result<Self, IndexError> {
+        let mut repo = Self::open(dir, Arc::new(corpus.vocabulary.clone()), scoring)?;
+        let batch: Vec<PageUpdate> = (0..corpus.page_count() as PageId)
+            .map(|p| PageUpdate::fetch(corpus, p, unit))
+            .filter(|u| u.version.is_some())
+            .collect();
+        let hook = repo.hook.take();
+        repo.apply(unit, &batch, &mut super::hook::NullSink)?;
+        repo.hook = hook;
+        Ok(repo)
+    }
+
+    /// Turns the measurement hook on for `terms` (single-term workload queries), or off.
+    pub fn set_hook(&mut self, terms: Option<WorkloadTerms>) {
+        self.hook = terms;
+    }
+
+    pub fn hook_enabled(&self) -> bool {
+        self.hook.is_some()
+    }
+
+    pub fn scoring(&self) -> ScoringKind {
+        self.scorer.kind()
+    }
+
+    pub fn scorer(&self) -> &dyn Scorer {
+        self.scorer.as_ref()
+    }
+
+    /// The repository's forward index: copies, live statistics, postings, in-links.
+    pub fn forward(&self) -> &ForwardIndex {
+        &self.forward
+    }
+
+    pub fn vocabulary(&self) -> &Vocabulary {
+        &self.vocabulary
+    }
+
+    pub fn num_docs(&self) -> u64 {
+        use super::stats::CollectionStats;
+        self.forward.num_docs()
+    }
+
+    /// Number of searchable segments (for tests and diagnostics).
+    pub fn segment_count(&self) -> usize {
+        self.reader.searcher().segment_readers().len()
+    }
+
+    /// The one update path: applies a batch of refreshed pages, commits, reloads, and hands
+    /// the hook's score shifts to `sink`.
+    ///
+    /// Order of work (paper 003 §5.2: the measurement rides on the index update):
+    /// 1. with the hook on, `s1` for every (page, workload term of the old or new copy), with
+    ///    the statistics before the batch;
+    /// 2. per page: tantivy delete-by-URL, then add the new copy (unless gone); the forward
+    ///    index is updated in step;
+    /// 3. commit and reload the searcher; merge everything if more than [`MAX_SEGMENTS`]
+    ///    segments remain;
+    /// 4. `s2` with the statistics after the batch, then one call to [`ShiftSink::shifts`].
+    ///
+    /// A page listed twice keeps its last update.
+    pub fn apply(
+        &mut self,
+        unit: Unit,
+        batch: &[PageUpdate<'_>],
+        sink: &mut dyn ShiftSink,
+    ) -> Result<ApplyReport, IndexError> {
+        let mut last: HashMap<PageId, usize> = HashMap::with_capacity(batch.len());
+        for (i, u) in batch.iter().enumerate() {
+            last.insert(u.page, i);
+        }
+        let batch: Vec<&PageUpdate> = batch
+            .iter()
+            .enumerate()
+            .filter(|(i, u)| last[&u.page] == *i)
+            .map(|(_, u)| u)
+            .collect();
+
+        let mut pending = match &self.hook {
+            Some(terms) => self.scores_before(terms, &batch),
+            None => Vec::new(),
+        };
+
+        let mut report = ApplyReport::default();
+        for u in &batch {
+            self.writer
+                .delete_term(Term::from_field_text(self.fields.url, u.url));
+            match u.version {
+                Some(v) => {
+                    self.writer.add_document(self.document(u.page, u.url, v))?;
+                    self.forward.put(u.page, ForwardDoc::from_version(u.url, v));
+                    report.put += 1;
+                }
+                None => {
+                    if self.forward.remove(u.page).is_some() {
+                        report.deleted += 1;
+                    }
+                }
+            }
+        }
+        self.writer.commit()?;
+        self.reader.reload()?;
+        if self.segment_count() > MAX_SEGMENTS {
+            self.merge_all()?;
+            report.merged = true;
+        }
+
+        if self.hook.is_some() {
+            self.fill_scores_after(&mut pending);
+            report.shifts = pending.len();
+            sink.shifts(unit, &pending);
+        }
+        Ok(report)
+    }
+
+    /// Step 1 of `apply`: `(page, term, s1)` for every workload term of the old or new copy.
+    fn scores_before(&self, terms: &WorkloadTerms, batch: &[&PageUpdate]) -> Vec<ScoreShift> {
+        let mut weights: HashMap<TermId, Box<dyn Weight + '_>> = HashMap::new();
+        let mut out = Vec::new();
+        for u in batch {
+            let old = self.forward.doc(u.page);
+            let empty = TermCounts::default();
+            let old_terms = old.map(|d| &d.terms).unwrap_or(&empty);
+            let new_terms = u.version.map(|v| &v.terms).unwrap_or(&empty);
+            merge_ids(old_terms, new_terms, |t| {
+                if !terms.contains(t) {
+                    return;
+                }
+                let s1 = if old_terms.contains(t) {
+                    weights
+                        .entry(t)
+                        .or_insert_with(|| self.scorer.weight(&self.forward, &[t]))
+                        .score(u.page, old_terms)
+                } else {
+                    0.0
+                };
+                out.push(ScoreShift {
+                    page: u.page,
+                    term: t,
+                    s1,
+                    s2: 0.0,
+                });
+            });
+        }
+        out
+    }
+
+    /// Step 4 of `apply`: `s2` of every pending shift with the statistics after the batch.
+    fn fill_scores_after(&self, pending: &mut [ScoreShift]) {
+        let mut weights: HashMap<TermId, Box<dyn Weight + '_>> = HashMap::new();
+        for s in pending.iter_mut() {
+            s.s2 = match self.forward.doc(s.page) {
+                Some(d) if d.terms.contains(s.term) => weights
+                    .entry(s.term)
+                    .or_insert_with(|| self.scorer.weight(&self.forward, &[s.term]))
+                    .score(s.page, &d.terms),
+                _ => 0.0,
+            };
+        }
+    }
+
+    fn document(&self, page: PageId, url: &str, v: &PageVersion) -> TantivyDocument {
+        let f = &self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.url, url);
+        doc.add_u64(f.url_hash, url_hash(url));
+        doc.add_u64(f.page, u64::from(page));
+        doc.add_text(f.title, &v.title);
+        doc.add_text(f.body, v.indexed_text());
+        for &l in &v.links {
+            doc.add_u64(f.links, u64::from(l));
+        }
+        doc
+    }
+
+    /// Merges every segment into one, purging deleted documents, and reloads. Scores do not
+    /// change (they never depend on deleted documents); this only bounds the segment count.
+    pub fn merge_all(&mut self) -> Result<(), IndexError> {
+        let ids = self.index.searchable_segment_ids()?;
+        if ids.len() > 1 {
+            self.writer.merge(&ids).wait()?;
+        }
+        self.writer.garbage_collect_files().wait()?;
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Term ids of the analyzed `text` (distinct, in order), or `None` if one of its terms is
+    /// unknown to the vocabulary (then nothing can match the conjunctive query).
+    pub fn query_terms(&self, text: &str) -> Option<Vec<TermId>> {
+        Analyzer::new()
+            .distinct_terms(text)
+            .iter()
+            .map(|t| self.vocabulary.get(t))
+            .collect()
+    }
+
+    /// Searches free text: analyzed with the shared analyzer, conjunctive.
+    pub fn search(
+        &self,
+        text: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<SearchResults, IndexError> {
+        match self.query_terms(text) {
+            Some(terms) => self.search_terms(&terms, offset, limit),
+            None => Ok(SearchResults {
+                total_hits: 0,
+                hits: Vec::new(),
+            }),
+        }
+    }
+
+    /// Searches term ids: tantivy finds the conjunctive match set (every present copy holding
+    /// all terms), the repository's scorer scores it with live statistics, and the list is
+    /// sorted in [`rank_order`]; `hits` is the slice `offset..offset + limit` of it.
+    pub fn search_terms(
+        &self,
+        terms: &[TermId],
+        offset: usize,
+        limit: usize,
+    ) -> Result<SearchResults, IndexError> {
+        if terms.is_empty() {
+            return Ok(SearchResults {
+                total_hits: 0,
+                hits: Vec::new(),
+            });
+        }
+        let texts: Vec<&str> = terms.iter().map(|&t| self.vocabulary.term(t)).collect();
+        let searcher = self.reader.searcher();
+        let stats = self.statistics();
+        let matches = searcher.search_with_statistics_provider(
+            conjunctive_query(&self.fields, &texts).as_ref(),
+            &MatchCollector { scoring: false },
+            &stats,
+        )?;
+        let weight = self.scorer.weight(&self.forward, terms);
+        let mut scored: Vec<(Score, u64, PageId, tantivy::DocAddress)> = matches
+            .into_iter()
+            .map(|m| {
+                let d = self
+                    .forward
+                    .doc(m.page)
+                    .expect("every indexed page has a forward copy");
+                (
+                    weight.score(m.page, &d.terms),
+                    m.url_hash,
+                    m.page,
+                    m.address,
+                )
+            })
+            .collect();
+        scored.sort_by(|a, b| rank_order((a.0, a.1, a.2), (b.0, b.1, b.2)));
+        let total_hits = scored.len();
+        let hits = scored
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(|(score, _, page, address)| {
+                let doc: TantivyDocument = searcher.doc(address)?;
+                let url = doc
+                    .get_first(self.fields.url)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string();
+                Ok(Hit { page, url, score })
+            })
+            .collect::<Result<Vec<_>, IndexError>>()?;
+        Ok(SearchResults { total_hits, hits })
+    }
+
+    /// The full result list of `terms` from the forward index alone (no tantivy): what the
+    /// exact metrics use. Equal to [`search_terms`](Self::search_terms) with no limit.
+    pub fn ranked(&self, terms: &[TermId]) -> Vec<Ranked> {
+        self.forward.ranked(self.scorer.as_ref(), terms)
+    }
+
+    /// tantivy's own BM25 scores for a `TermQuery` of `term` under the live statistics — the
+    /// reference the hook is checked against. Sorted by page id.
+    pub fn tantivy_term_scores(&self, term: TermId) -> Result<Vec<(PageId, Score)>, IndexError> {
+        let searcher = self.reader.searcher();
+        let text = self.vocabulary.term(term);
+        let mut out: Vec<(PageId, Score)> = searcher
+            .search_with_statistics_provider(
+                conjunctive_query(&self.fields, &[text]).as_ref(),
+                &MatchCollector { scoring: true },
+                &self.statistics(),
+            )?
+            .into_iter()
+            .map(|m| (m.page, m.score))
+            .collect();
+        out.sort_by_key(|p| p.0);
+        Ok(out)
+    }
+
+    fn statistics(&self) -> LiveStatistics<'_> {
+        LiveStatistics {
+            stats: &self.forward,
+            vocabulary: &self.vocabulary,
+            body: self.fields.body,
+        }
+    }
+
+    /// Rebuilds the forward index from the stored documents (an index reopened from disk).
+    fn rebuild_forward(&mut self) -> Result<(), IndexError> {
+        let searcher = self.reader.searcher();
+        let mut analyzer = Analyzer::new();
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            for doc_id in segment.doc_ids_alive() {
+                let doc: TantivyDocument =
+                    searcher.doc(tantivy::DocAddress::new(ord as u32, doc_id))?;
+                let f = &self.fields;
+                let page = doc.get_first(f.page).and_then(|v| v.as_u64()).unwrap_or(0) as PageId;
+                let url = doc.get_first(f.url).and_then(|v| v.as_str()).unwrap_or("");
+                let body = doc.get_first(f.body).and_then(|v| v.as_str()).unwrap_or("");
+                let mut counts: HashMap<TermId, u32> = HashMap::new();
+                let mut length = 0u32;
+                analyzer.for_each_term(body, |t| {
+                    length += 1;
+                    if let Some(id) = self.vocabulary.get(t) {
+                        *counts.entry(id).or_insert(0) += 1;
+                    }
+                });
+                let mut counts: Vec<(TermId, u32)> = counts.into_iter().collect();
+                counts.sort_unstable();
+                let links = doc
+                    .get_all(f.links)
+                    .filter_map(|v| v.as_u64())
+                    .map(|l| l as PageId)
+                    .collect();
+                self.forward.put(
+                    page,
+                    ForwardDoc {
+                        terms: TermCounts { counts, length },
+                        links,
+                        url_hash: url_hash(url),
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Calls `f` with every term id of `a` or `b` once, ascending (both are sorted by id).
+fn merge_ids(a: &TermCounts, b: &TermCounts, mut f: impl FnMut(TermId)) {
+    let (mut i, mut j) = (0, 0);
+    let (a, b) = (&a.counts, &b.counts);
+    while i < a.len() || j < b.len() {
+        let t = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x.0 == y.0 => {
+                i += 1;
+                j += 1;
+                x.0
+            }
+            (Some(x), Some(y)) if x.0 < y.0 => {
+                i += 1;
+                x.0
+            }
+            (Some(x), None) => {
+                i += 1;
+                x.0
+            }
+            (_, Some(y)) => {
+                j += 1;
+                y.0
+            }
+            (None, None) => unreachable!(),
+        };
+        f(t);
+    }
+}
+
+/// The pages whose live state changes at `unit` (a new version, or gone), fetched at `unit`:
+/// the full weekly change batch of a corpus. A policy refreshes a subset of these (or of all
+/// pages); tests and the overhead benchmark apply them all.
+pub fn changes_at(corpus: &Corpus, unit: Unit) -> Vec<PageUpdate<'_>> {
+    (0..corpus.page_count() as PageId)
+        .filter(|&p| corpus.timeline(p).versions.iter().any(|v| v.unit == unit))
+        .map(|p| PageUpdate::fetch(corpus, p, unit))
+        .collect()
+}

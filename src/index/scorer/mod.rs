@@ -1,0 +1,188 @@
+//! Scoring functions behind one seam, in tantivy's Query → Weight → Scorer style.
+//!
+//! A [`Scorer`] is compiled against frozen [`CollectionStats`] and a query's terms into a
+//! [`Weight`]; the weight then scores any copy of any page. The same weight serves queries
+//! ([`Repository::search`](super::Repository::search)), feeds the measurement hook (`s1` with
+//! the statistics before a batch, `s2` with those after) and scores live copies
+//! ([`LiveScores`](super::LiveScores)) — one scoring code path for everything that compares
+//! scores.
+//!
+//! Every scorer gives a page **0 unless its copy contains every query term** (DESIGN.md §4);
+//! matching pages get a positive score. Multi-term queries are conjunctive and score the sum of
+//! their terms' scores, in the order the terms are given (as tantivy's `BooleanQuery` of `Must`
+//! `TermQuery`s sums them).
+
+mod bm25;
+mod inlinks;
+mod tfidf;
+
+pub use bm25::Bm25;
+pub use inlinks::InLinks;
+pub use tfidf::TfIdf;
+
+use crate::corpus::PageId;
+use crate::text::{TermCounts, TermId};
+
+use super::stats::CollectionStats;
+
+pub type Score = f32;
+
+/// A scoring function. Stateless: everything it reads comes from the statistics it is given.
+pub trait Scorer: Send + Sync {
+    fn kind(&self) -> ScoringKind;
+
+    /// Compiles `terms` (distinct) against `stats`. The weight borrows `stats`, so they cannot
+    /// change while it is alive: its scores are those of one collection state.
+    fn weight<'a>(&self, stats: &'a dyn CollectionStats, terms: &[TermId]) -> Box<dyn Weight + 'a>;
+}
+
+/// A query compiled against frozen statistics.
+pub trait Weight {
+    /// The score of `page` whose copy has `terms`: 0 unless it contains every query term (and 0
+    /// for an empty query), positive otherwise.
+    fn score(&self, page: PageId, terms: &TermCounts) -> Score;
+}
+
+/// The scoring functions offered on the command line (`--scoring`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScoringKind {
+    /// tantivy's BM25 (k1 = 1.2, b = 0.75), computed by tantivy's own `Bm25Weight`.
+    Bm25,
+    /// Lucene's classic TF-IDF (the variant paper 003 used).
+    TfIdf,
+    /// In-link count within the repository (paper 003's second scoring function).
+    InLinks,
+}
+
+impl ScoringKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScoringKind::Bm25 => "bm25",
+            ScoringKind::TfIdf => "tfidf",
+            ScoringKind::InLinks => "inlinks",
+        }
+    }
+
+    pub fn scorer(self) -> Box<dyn Scorer> {
+        match self {
+            ScoringKind::Bm25 => Box::new(Bm25),
+            ScoringKind::TfIdf => Box::new(TfIdf),
+            ScoringKind::InLinks => Box::new(InLinks),
+        }
+    }
+}
+
+impl std::fmt::Display for ScoringKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ScoringKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "bm25" => Ok(ScoringKind::Bm25),
+            "tfidf" => Ok(ScoringKind::TfIdf),
+            "inlinks" => Ok(ScoringKind::InLinks),
+            other => Err(format!(
+                "unknown scoring function `{other}` (expected bm25, tfidf or inlinks)"
+            )),
+        }
+    }
+}
+
+/// Whether `doc` contains every term of `terms` (false for an empty query).
+pub(crate) fn contains_all(doc: &TermCounts, terms: &[TermId]) -> bool {
+    !terms.is_empty() && terms.iter().all(|&t| doc.contains(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::forward::{ForwardDoc, ForwardIndex};
+
+    fn tc(counts: &[(TermId, u32)], length: u32) -> TermCounts {
+        TermCounts {
+            counts: counts.to_vec(),
+            length,
+        }
+    }
+
+    fn sample() -> ForwardIndex {
+        let mut f = ForwardIndex::new();
+        f.put(
+            0,
+            ForwardDoc {
+                terms: tc(&[(0, 3), (1, 1)], 10),
+                links: vec![1, 2],
+                url_hash: 0,
+            },
+        );
+        f.put(
+            1,
+            ForwardDoc {
+                terms: tc(&[(0, 1)], 4),
+                links: vec![2],
+                url_hash: 0,
+            },
+        );
+        f.put(
+            2,
+            ForwardDoc {
+                terms: tc(&[(1, 2), (2, 1)], 7),
+                links: vec![],
+                url_hash: 0,
+            },
+        );
+        f
+    }
+
+    #[test]
+    fn every_scorer_is_zero_unless_all_terms_match_and_positive_otherwise() {
+        let f = sample();
+        for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let scorer = kind.scorer();
+            assert_eq!(scorer.kind(), kind);
+            let w = scorer.weight(&f, &[0, 1]);
+            assert!(w.score(0, &f.doc(0).unwrap().terms) > 0.0, "{kind}");
+            assert_eq!(w.score(1, &f.doc(1).unwrap().terms), 0.0, "{kind}");
+            assert_eq!(w.score(2, &f.doc(2).unwrap().terms), 0.0, "{kind}");
+            assert_eq!(
+                scorer.weight(&f, &[]).score(0, &f.doc(0).unwrap().terms),
+                0.0
+            );
+            assert_eq!(kind.name().parse::<ScoringKind>(), Ok(kind));
+        }
+        assert!("pagerank".parse::<ScoringKind>().is_err());
+    }
+
+    #[test]
+    fn tfidf_is_lucene_classic() {
+        let f = sample();
+        let w = TfIdf.weight(&f, &[0]);
+        // N = 3, df = 2: idf = 1 + ln(3/3) = 1; page 0: sqrt(3) * 1 * 1/sqrt(10).
+        let expected = (3f64.sqrt() * (1.0 / 10f64.sqrt())) as f32;
+        assert_eq!(w.score(0, &f.doc(0).unwrap().terms), expected);
+    }
+
+    #[test]
+    fn inlinks_count_present_linking_pages_plus_one() {
+        let f = sample();
+        let w = InLinks.weight(&f, &[1]);
+        assert_eq!(w.score(0, &f.doc(0).unwrap().terms), 1.0);
+        assert_eq!(w.score(2, &f.doc(2).unwrap().terms), 3.0);
+    }
+
+    #[test]
+    fn bm25_sums_tantivy_term_weights() {
+        let f = sample();
+        let avg = 21f32 / 3f32;
+        let doc = &f.doc(0).unwrap().terms;
+        let id = tantivy::fieldnorm::FieldNormReader::fieldnorm_to_id(10);
+        let t0 = tantivy::query::Bm25Weight::for_one_term(2, 3, avg).score(id, 3);
+        let t1 = tantivy::query::Bm25Weight::for_one_term(2, 3, avg).score(id, 1);
+        assert_eq!(Bm25.weight(&f, &[0, 1]).score(0, doc), t0 + t1);
+    }
+}
