@@ -5,6 +5,7 @@
 //! * [`estimate`]: the cheap ΔQ_A estimate that drives the user-centric refresher.
 
 pub mod estimate;
+pub mod exact;
 pub mod score_rank;
 pub mod viewing;
 
