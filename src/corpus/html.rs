@@ -1,1 +1,265 @@
-//! (being written)
+//! HTML → title, visible text and out-links, with a real HTML5 parser (`scraper`/html5ever).
+//!
+//! A regex or tag-stripping approach would mis-handle comments, `<script>` bodies containing
+//! `<`, implicit end tags and character references; the index must see the text a browser
+//! shows, so we parse. Text is whitespace-normalised, and element boundaries of block-level
+//! elements (and `<br>`) become spaces so `<li>a</li><li>b</li>` yields `a b`, while inline
+//! markup (`<b>Em</b>acs`) does not split words.
+
+use scraper::{Html, Node};
+use url::Url;
+
+/// What the index and the link graph need from one HTML page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtractedPage {
+    /// Text of the first `<title>`, whitespace-normalised.
+    pub title: String,
+    /// Visible text of the document (outside `<head>`, `<script>`, `<style>`, `<noscript>`,
+    /// `<template>`), whitespace-normalised.
+    pub text: String,
+    /// `href`s of `<a>` and `<area>` elements resolved against the page URL, fragment dropped,
+    /// http(s) only, in document order, deduplicated.
+    pub links: Vec<String>,
+}
+
+/// Elements whose content is never shown as page text.
+fn is_hidden(name: &str) -> bool {
+    matches!(
+        name,
+        "head" | "title" | "script" | "style" | "noscript" | "template"
+    )
+}
+
+/// Elements that separate words in rendered text.
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "body"
+            | "br"
+            | "caption"
+            | "dd"
+            | "details"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hr"
+            | "li"
+            | "main"
+            | "nav"
+            | "ol"
+            | "option"
+            | "p"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+    )
+}
+
+/// Appends `s` to `out` with runs of whitespace collapsed to one space.
+fn push_normalised(out: &mut String, s: &str) {
+    for (i, word) in s.split_whitespace().enumerate() {
+        if i > 0 || (s.starts_with(char::is_whitespace) && !out.is_empty()) {
+            push_space(out);
+        }
+        out.push_str(word);
+    }
+    if s.ends_with(char::is_whitespace) && !out.is_empty() {
+        push_space(out);
+    }
+}
+
+fn push_space(out: &mut String) {
+    if !out.is_empty() && !out.ends_with(' ') {
+        out.push(' ');
+    }
+}
+
+/// Extracts title, visible text and resolved out-links from `html`; `base` is the page URL.
+///
+/// Relative links are dropped when `base` is `None` (the page URL did not parse).
+pub fn extract(html: &str, base: Option<&Url>) -> ExtractedPage {
+    let doc = Html::parse_document(html);
+    let mut page = ExtractedPage::default();
+    let mut title_done = false;
+    let mut in_title = false;
+    // Depth of hidden elements we are inside; text is kept only at depth 0.
+    let mut hidden = 0usize;
+    let mut seen_links = std::collections::HashSet::new();
+    // Iterative depth-first walk (no recursion: deeply nested markup must not overflow the
+    // stack); `true` marks the closing visit of an element.
+    let mut stack = vec![(doc.tree.root(), false)];
+    while let Some((node, closing)) = stack.pop() {
+        if closing {
+            if let Node::Element(el) = node.value() {
+                let name = el.name();
+                if name == "title" && in_title {
+                    in_title = false;
+                    title_done = true;
+                }
+                if is_hidden(name) {
+                    hidden = hidden.saturating_sub(1);
+                } else if hidden == 0 && is_block(name) {
+                    push_space(&mut page.text);
+                }
+            }
+            continue;
+        }
+        match node.value() {
+            Node::Element(el) => {
+                let name = el.name();
+                if name == "title" && !title_done {
+                    in_title = true;
+                }
+                if is_hidden(name) {
+                    hidden += 1;
+                } else if hidden == 0 && is_block(name) {
+                    push_space(&mut page.text);
+                }
+                if name == "a" || name == "area" {
+                    if let Some(link) = el.attr("href").and_then(|h| resolve(h, base)) {
+                        if seen_links.insert(link.clone()) {
+                            page.links.push(link);
+                        }
+                    }
+                }
+                stack.push((node, true));
+            }
+            Node::Text(t) => {
+                if in_title {
+                    push_normalised(&mut page.title, t);
+                } else if hidden == 0 {
+                    push_normalised(&mut page.text, t);
+                }
+            }
+            Node::Document | Node::Fragment => {}
+            _ => continue,
+        }
+        stack.extend(node.children().rev().map(|c| (c, false)));
+    }
+    trim_end_space(&mut page.title);
+    trim_end_space(&mut page.text);
+    page
+}
+
+fn trim_end_space(s: &mut String) {
+    while s.ends_with(' ') {
+        s.pop();
+    }
+}
+
+/// Resolves an `href` against the page URL; `None` for non-http(s) targets (mailto:,
+/// javascript:, ...) and unparsable ones. The fragment is dropped: `P#section` is page `P`.
+pub fn resolve(href: &str, base: Option<&Url>) -> Option<String> {
+    let href = href.trim();
+    if href.is_empty() || href.starts_with('#') {
+        return None;
+    }
+    let mut url = match base {
+        Some(b) => b.join(href).ok()?,
+        None => Url::parse(href).ok()?,
+    };
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return None;
+    }
+    url.set_fragment(None);
+    Some(url.into())
+}
+
+/// The form used to match a URL against the corpus: parsed by `url` (so equivalent spellings
+/// agree with resolved links) and without fragment; the raw string when it does not parse.
+pub fn normalise_url(raw: &str) -> String {
+    match Url::parse(raw) {
+        Ok(mut u) => {
+            u.set_fragment(None);
+            u.into()
+        }
+        Err(_) => raw.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Url {
+        Url::parse("https://www.emacswiki.org/emacs/Page").unwrap()
+    }
+
+    #[test]
+    fn title_text_and_hidden_elements() {
+        let html = "<!DOCTYPE html><html><head><title> Emacs\n  Wiki </title>\
+            <style>p { color: red }</style><script>var x = '<p>no</p>';</script></head>\
+            <body><h1>Emacs Wiki</h1><p>Hello <b>Em</b>acs&amp;friends</p>\
+            <noscript>enable js</noscript><template><p>tmpl</p></template>\
+            <ul><li>one</li><li>two</li></ul><!-- comment --></body></html>";
+        let page = extract(html, Some(&base()));
+        assert_eq!(page.title, "Emacs Wiki");
+        assert_eq!(page.text, "Emacs Wiki Hello Emacs&friends one two");
+    }
+
+    #[test]
+    fn links_resolved_deduped_without_fragments() {
+        let html = r##"<body><a href="Other">o</a> <a href="/emacs/Other#top">o2</a>
+            <a href="https://example.com/x?q=1#f">ex</a> <a href="#local">self</a>
+            <a href="mailto:a@b.c">mail</a> <a href="javascript:void(0)">js</a>
+            <a>no href</a> <a href="../emacs/Third">t</a></body>"##;
+        let page = extract(html, Some(&base()));
+        assert_eq!(
+            page.links,
+            vec![
+                "https://www.emacswiki.org/emacs/Other",
+                "https://example.com/x?q=1",
+                "https://www.emacswiki.org/emacs/Third",
+            ]
+        );
+    }
+
+    #[test]
+    fn relative_links_need_a_base() {
+        let page = extract(
+            r#"<a href="rel">r</a><a href="http://a.org/abs">a</a>"#,
+            None,
+        );
+        assert_eq!(page.links, vec!["http://a.org/abs"]);
+    }
+
+    #[test]
+    fn broken_html_still_yields_text() {
+        let page = extract("<p>unclosed <div>nested<p>para", None);
+        assert_eq!(page.text, "unclosed nested para");
+        assert_eq!(page.title, "");
+    }
+
+    #[test]
+    fn normalised_urls_match_resolved_links() {
+        assert_eq!(
+            normalise_url("HTTPS://www.EmacsWiki.org/emacs/Page#x"),
+            "https://www.emacswiki.org/emacs/Page"
+        );
+        assert_eq!(normalise_url("not a url"), "not a url");
+    }
+}

@@ -1,9 +1,37 @@
-//! Building a [`Corpus`] from WARC files. (Being written: see the corpus-ingest task.)
+//! Building a [`Corpus`] from WARC files.
+//!
+//! The work runs as a two-stage pipeline: one thread reads and decompresses the WARC files in
+//! name order (gzip inflation and record framing are sequential by nature) and sends batches
+//! of response records; the calling thread extracts HTML and tokenizes each batch in parallel
+//! with rayon (one [`Analyzer`] per task, as analyzers are not `Sync`). Term ids and page ids
+//! must not depend on thread timing, so nothing is interned during the parallel stage: each
+//! capture keeps its distinct terms in first-occurrence order, and the final, sequential pass
+//! interns them in (page id, version) order, which gives exactly the ids
+//! [`TermCounts::from_terms`] would give over the full token streams.
+//!
+//! Timeline rules: versions are sorted by unit; when a URL has several captures in one unit the
+//! latest capture (by `WARC-Date`, then by reading order) is kept and the others are counted in
+//! [`IngestReport::superseded`]. A 404/410 capture marks the page gone from its unit until a
+//! later 2xx capture. Other statuses (3xx, 5xx, ...) say nothing about the page's content and
+//! are reported skips.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
-use super::{clock::WEEK_SECONDS, Corpus};
+use rayon::prelude::*;
+use url::Url;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::html::{self, ExtractedPage};
+use super::warc_reader::{ResponseRecord, WarcFile, WarcItem};
+use super::{clock::WEEK_SECONDS, Clock, Corpus, PageId, PageTimeline, PageVersion, Unit};
 use crate::error::{InputError, SkippedInput};
+use crate::progress;
+use crate::text::{Analyzer, TermCounts, Vocabulary};
+
+/// Response records sent from the reading thread to the extraction stage at a time.
+const BATCH: usize = 128;
 
 /// How captures are mapped onto time units.
 #[derive(Debug, Clone)]
@@ -26,16 +54,84 @@ impl Default for IngestOptions {
 /// What ingest read, kept, and skipped.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct IngestReport {
+    /// WARC files read.
     pub files: usize,
+    /// WARC records read, of every type.
     pub records: u64,
+    /// Response records with a 2xx status that were used.
     pub responses_ok: u64,
+    /// Response records with a 404/410 status that were used.
     pub responses_gone: u64,
+    /// Records that are not responses (warcinfo, request, metadata, ...).
     pub other_records: u64,
-    /// Decompressed HTTP body bytes of response records.
+    /// Decompressed HTTP body bytes of used response records.
     pub body_bytes: u64,
-    /// Response records per time unit (200 and 404 together).
+    /// Used response records per time unit (200 and 404 together, before same-unit merging).
     pub records_per_unit: Vec<u64>,
+    /// Captures replaced by a later capture of the same URL in the same unit.
+    pub superseded: u64,
+    /// Response records not used, with file, record and reason.
     pub skipped: Vec<SkippedInput>,
+    /// Bodies that were not valid UTF-8 and were decoded lossily (U+FFFD for bad bytes).
+    pub lossy_utf8: Vec<SkippedInput>,
+}
+
+/// One response record after extraction, before it is placed on a timeline.
+#[derive(Debug, Clone)]
+pub(crate) struct Capture {
+    /// Reading order, across files; breaks ties between captures with the same date.
+    pub seq: u64,
+    pub url: String,
+    pub capture_time: i64,
+    pub status: u16,
+    pub content_hash: u64,
+    pub page: ExtractedPage,
+    /// Distinct analyzed terms of the indexed text, in first-occurrence order, with counts.
+    pub terms: Vec<(String, u32)>,
+    /// Number of tokens of the indexed text.
+    pub length: u32,
+}
+
+/// The WARC files `path` stands for: itself, or the `*.warc` / `*.warc.gz` files of a
+/// directory sorted by name.
+pub fn warc_files(path: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, e))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(|e| InputError::io(path, e))? {
+        let entry = entry.map_err(|e| InputError::io(path, e))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if (name.ends_with(".warc") || name.ends_with(".warc.gz")) && entry.path().is_file() {
+            files.push(entry.path());
+        }
+    }
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    if files.is_empty() {
+        return Err(InputError::Empty {
+            path: path.to_path_buf(),
+            message: "directory holds no *.warc or *.warc.gz files".to_string(),
+        });
+    }
+    Ok(files)
+}
+
+/// A response record on its way to extraction.
+struct Pending {
+    seq: u64,
+    path_index: usize,
+    response: ResponseRecord,
+}
+
+/// Counters kept by the reading thread.
+#[derive(Default)]
+struct ReadStats {
+    records: u64,
+    other: u64,
+    body_bytes: u64,
+    skipped: Vec<SkippedInput>,
 }
 
 /// Reads a WARC file or every `.warc`/`.warc.gz` file of a directory into a corpus.
@@ -43,6 +139,414 @@ pub fn load_corpus(
     path: &Path,
     options: &IngestOptions,
 ) -> Result<(Corpus, IngestReport), InputError> {
-    let _ = (path, options);
-    todo!("corpus-ingest task")
+    if options.unit_seconds <= 0 {
+        return Err(InputError::malformed(
+            path,
+            "options",
+            format!(
+                "unit length must be positive, got {} s",
+                options.unit_seconds
+            ),
+        ));
+    }
+    let files = warc_files(path)?;
+    let total_bytes: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+        .sum();
+    let bar = progress::bar(total_bytes, "reading", true);
+
+    let (tx, rx) = mpsc::sync_channel::<Vec<Pending>>(4);
+    let mut captures: Vec<Capture> = Vec::new();
+    let mut lossy: Vec<(usize, u64)> = Vec::new();
+    let read_result = std::thread::scope(|scope| {
+        let reader = scope.spawn(|| read_files(&files, tx, &bar));
+        for batch in rx {
+            let done: Vec<(Capture, Option<(usize, u64)>)> = batch
+                .into_par_iter()
+                .map_init(Analyzer::new, |analyzer, p| {
+                    let record = p.response.record;
+                    let (capture, was_lossy) = extract_capture(analyzer, p.seq, p.response);
+                    (capture, was_lossy.then_some((p.path_index, record)))
+                })
+                .collect();
+            for (capture, lossy_at) in done {
+                captures.push(capture);
+                lossy.extend(lossy_at);
+            }
+        }
+        reader.join().expect("WARC reading thread panicked")
+    });
+    bar.finish_and_clear();
+    let stats = read_result?;
+
+    let mut report = IngestReport {
+        files: files.len(),
+        records: stats.records,
+        other_records: stats.other,
+        body_bytes: stats.body_bytes,
+        skipped: stats.skipped,
+        lossy_utf8: lossy
+            .into_iter()
+            .map(|(file, record)| SkippedInput {
+                path: files[file].clone(),
+                location: format!("record {record}"),
+                reason: "body is not valid UTF-8; decoded lossily".to_string(),
+            })
+            .collect(),
+        ..IngestReport::default()
+    };
+    if captures.is_empty() {
+        return Err(InputError::Empty {
+            path: path.to_path_buf(),
+            message: format!(
+                "no usable response records (read {} records, {} skipped)",
+                report.records,
+                report.skipped.len()
+            ),
+        });
+    }
+    let corpus = build_corpus(captures, options, &mut report);
+    Ok((corpus, report))
+}
+
+/// The reading stage: every file in order, response records in batches to `tx`.
+fn read_files(
+    files: &[PathBuf],
+    tx: mpsc::SyncSender<Vec<Pending>>,
+    bar: &indicatif::ProgressBar,
+) -> Result<ReadStats, InputError> {
+    let mut stats = ReadStats::default();
+    let mut seq = 0u64;
+    let mut batch = Vec::with_capacity(BATCH);
+    for (path_index, path) in files.iter().enumerate() {
+        let mut file = WarcFile::open_with_progress(path, Some(bar.clone()))?;
+        for item in file.by_ref() {
+            match item? {
+                WarcItem::Response(response) => {
+                    if !is_usable_status(response.status) {
+                        stats.skipped.push(SkippedInput {
+                            path: path.clone(),
+                            location: format!("record {}", response.record),
+                            reason: format!(
+                                "HTTP status {} of {} is neither content (2xx) nor gone \
+                                 (404/410)",
+                                response.status, response.target_uri
+                            ),
+                        });
+                        continue;
+                    }
+                    stats.body_bytes += response.body.len() as u64;
+                    batch.push(Pending {
+                        seq,
+                        path_index,
+                        response,
+                    });
+                    seq += 1;
+                    if batch.len() >= BATCH
+                        && tx
+                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                            .is_err()
+                    {
+                        // The receiver only goes away if the extraction stage panicked;
+                        // the join in `load_corpus` reports that.
+                        return Ok(stats);
+                    }
+                }
+                WarcItem::Other { .. } => stats.other += 1,
+                WarcItem::Skipped(skip) => stats.skipped.push(skip),
+            }
+        }
+        stats.records += file.records_read();
+    }
+    if !batch.is_empty() {
+        let _ = tx.send(batch);
+    }
+    Ok(stats)
+}
+
+fn is_usable_status(status: u16) -> bool {
+    (200..300).contains(&status) || is_gone_status(status)
+}
+
+fn is_gone_status(status: u16) -> bool {
+    status == 404 || status == 410
+}
+
+/// Decodes, extracts and tokenizes one response; the flag says the body was not UTF-8.
+///
+/// Gone captures keep only their hash: their tiny error page is not the page's content.
+pub(crate) fn extract_capture(
+    analyzer: &mut Analyzer,
+    seq: u64,
+    response: ResponseRecord,
+) -> (Capture, bool) {
+    let content_hash = xxh3_64(&response.body);
+    let mut capture = Capture {
+        seq,
+        url: response.target_uri,
+        capture_time: response.capture_time,
+        status: response.status,
+        content_hash,
+        page: ExtractedPage::default(),
+        terms: Vec::new(),
+        length: 0,
+    };
+    if is_gone_status(response.status) {
+        return (capture, false);
+    }
+    let (html_text, lossy) = match String::from_utf8(response.body) {
+        Ok(s) => (s, false),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+    };
+    let base = Url::parse(&capture.url).ok();
+    capture.page = html::extract(&html_text, base.as_ref());
+    let indexed = indexed_text(&capture.page.title, &capture.page.text);
+    let (terms, length) = distinct_terms(analyzer, &indexed);
+    capture.terms = terms;
+    capture.length = length;
+    (capture, lossy)
+}
+
+/// Same text as [`PageVersion::indexed_text`], before the version exists.
+fn indexed_text(title: &str, text: &str) -> String {
+    if title.is_empty() {
+        text.to_string()
+    } else {
+        format!("{title}\n{text}")
+    }
+}
+
+/// Distinct terms in first-occurrence order with their counts, and the token count.
+pub(crate) fn distinct_terms(analyzer: &mut Analyzer, text: &str) -> (Vec<(String, u32)>, u32) {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut terms: Vec<(String, u32)> = Vec::new();
+    let mut length = 0u32;
+    analyzer.for_each_term(text, |t| {
+        length += 1;
+        match index.get(t) {
+            Some(&i) => terms[i].1 += 1,
+            None => {
+                index.insert(t.to_string(), terms.len());
+                terms.push((t.to_string(), 1));
+            }
+        }
+    });
+    (terms, length)
+}
+
+/// Places captures on the clock, builds per-URL timelines, resolves links and interns terms.
+pub(crate) fn build_corpus(
+    mut captures: Vec<Capture>,
+    options: &IngestOptions,
+    report: &mut IngestReport,
+) -> Corpus {
+    let origin = options
+        .origin
+        .unwrap_or_else(|| captures.iter().map(|c| c.capture_time).min().unwrap_or(0));
+    let mut clock = Clock {
+        origin,
+        unit_seconds: options.unit_seconds,
+        units: 0,
+    };
+    let last_unit = captures
+        .iter()
+        .map(|c| clock.unit_of(c.capture_time))
+        .max()
+        .unwrap_or(0);
+    clock.units = last_unit + 1;
+    report.records_per_unit = vec![0; clock.units as usize];
+    for c in &captures {
+        report.records_per_unit[clock.unit_of(c.capture_time) as usize] += 1;
+        if is_gone_status(c.status) {
+            report.responses_gone += 1;
+        } else {
+            report.responses_ok += 1;
+        }
+    }
+
+    // Byte order of URLs gives page ids; within a URL, capture order.
+    captures.sort_by(|a, b| {
+        a.url
+            .as_bytes()
+            .cmp(b.url.as_bytes())
+            .then(a.capture_time.cmp(&b.capture_time))
+            .then(a.seq.cmp(&b.seq))
+    });
+    // Keep the latest capture of each (URL, unit).
+    let mut kept: Vec<Capture> = Vec::with_capacity(captures.len());
+    for c in captures {
+        if let Some(prev) = kept.last() {
+            if prev.url == c.url
+                && clock.unit_of(prev.capture_time) == clock.unit_of(c.capture_time)
+            {
+                report.superseded += 1;
+                kept.pop();
+            }
+        }
+        kept.push(c);
+    }
+
+    // Page ids and the link-matching map.
+    let mut urls: Vec<&str> = kept.iter().map(|c| c.url.as_str()).collect();
+    urls.dedup();
+    let by_url: HashMap<String, PageId> = urls
+        .iter()
+        .enumerate()
+        .map(|(i, u)| (html::normalise_url(u), i as PageId))
+        .collect();
+
+    let mut vocabulary = Vocabulary::new();
+    let mut pages: Vec<PageTimeline> = Vec::with_capacity(urls.len());
+    for c in kept {
+        if pages.last().is_none_or(|p: &PageTimeline| p.url != c.url) {
+            pages.push(PageTimeline {
+                url: c.url.clone(),
+                versions: Vec::new(),
+            });
+        }
+        let own_id = (pages.len() - 1) as PageId;
+        let mut links: Vec<PageId> = c
+            .page
+            .links
+            .iter()
+            .filter_map(|l| by_url.get(l).copied())
+            .filter(|&id| id != own_id)
+            .collect();
+        links.sort_unstable();
+        links.dedup();
+        let terms = intern(&mut vocabulary, &c.terms, c.length);
+        let version = PageVersion {
+            unit: clock.unit_of(c.capture_time) as Unit,
+            capture_time: c.capture_time,
+            status: c.status,
+            content_hash: c.content_hash,
+            title: c.page.title,
+            text: c.page.text,
+            links,
+            terms,
+        };
+        pages
+            .last_mut()
+            .expect("a timeline was pushed above")
+            .versions
+            .push(version);
+    }
+    Corpus::from_parts(clock, pages, vocabulary)
+}
+
+/// Interns one capture's distinct terms (in first-occurrence order) into a [`TermCounts`].
+fn intern(vocabulary: &mut Vocabulary, terms: &[(String, u32)], length: u32) -> TermCounts {
+    let mut counts: Vec<(u32, u32)> = terms
+        .iter()
+        .map(|(t, n)| (vocabulary.intern(t), *n))
+        .collect();
+    counts.sort_unstable_by_key(|&(t, _)| t);
+    TermCounts { counts, length }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{LiveWeb, PageState};
+
+    const W: i64 = WEEK_SECONDS;
+
+    fn capture(seq: u64, url: &str, time: i64, status: u16, body: &str) -> Capture {
+        let mut analyzer = Analyzer::new();
+        extract_capture(
+            &mut analyzer,
+            seq,
+            ResponseRecord {
+                record: seq + 1,
+                target_uri: url.to_string(),
+                capture_time: time,
+                status,
+                body: body.as_bytes().to_vec(),
+            },
+        )
+        .0
+    }
+
+    fn build(captures: Vec<Capture>) -> (Corpus, IngestReport) {
+        let mut report = IngestReport::default();
+        let corpus = build_corpus(captures, &IngestOptions::default(), &mut report);
+        (corpus, report)
+    }
+
+    #[test]
+    fn timelines_gone_and_back() {
+        let t0 = 1_000_000;
+        let (corpus, report) = build(vec![
+            capture(0, "http://s/b", t0, 200, "<title>B</title><p>bee</p>"),
+            capture(
+                1,
+                "http://s/a",
+                t0 + 10,
+                200,
+                "<a href='b#x'>b</a><a href='a'>me</a>",
+            ),
+            capture(2, "http://s/b", t0 + 2 * W, 404, "<p>Not found</p>"),
+            capture(3, "http://s/b", t0 + 4 * W + 5, 200, "<p>back</p>"),
+            capture(4, "http://s/c", t0 + 3 * W, 200, "<p>new</p>"),
+        ]);
+        assert_eq!(corpus.units(), 5);
+        assert_eq!(corpus.clock.origin, t0);
+        assert_eq!(corpus.url(0), "http://s/a");
+        assert_eq!(corpus.url(1), "http://s/b");
+        let b = corpus.page_id("http://s/b").unwrap();
+        assert!(matches!(corpus.page_at(b, 1), PageState::Present(_)));
+        assert!(matches!(corpus.page_at(b, 2), PageState::Gone));
+        assert!(matches!(corpus.page_at(b, 3), PageState::Gone));
+        let back = corpus.page_at(b, 4).present().unwrap();
+        assert_eq!(back.text, "back");
+        let c = corpus.page_id("http://s/c").unwrap();
+        assert!(matches!(corpus.page_at(c, 2), PageState::NotYetCreated));
+        // Self-link dropped, fragment ignored.
+        assert_eq!(corpus.page_at(0, 0).present().unwrap().links, vec![b]);
+        assert_eq!(report.records_per_unit, vec![2, 0, 1, 1, 1]);
+        assert_eq!((report.responses_ok, report.responses_gone), (4, 1));
+        let gone = &corpus.timeline(b).versions[1];
+        assert!(gone.title.is_empty() && gone.text.is_empty() && gone.links.is_empty());
+        assert_eq!(gone.terms.length, 0);
+    }
+
+    #[test]
+    fn latest_capture_of_a_unit_wins() {
+        let t0 = 5_000;
+        let (corpus, report) = build(vec![
+            capture(0, "http://s/a", t0, 200, "<p>first</p>"),
+            capture(1, "http://s/a", t0 + 100, 200, "<p>second</p>"),
+            capture(2, "http://s/a", t0 + 50, 200, "<p>middle</p>"),
+        ]);
+        assert_eq!(corpus.timeline(0).versions.len(), 1);
+        assert_eq!(corpus.timeline(0).versions[0].text, "second");
+        assert_eq!(report.superseded, 2);
+    }
+
+    #[test]
+    fn terms_match_a_sequential_from_terms() {
+        let t0 = 0;
+        let (corpus, _) = build(vec![
+            capture(
+                0,
+                "http://s/z",
+                t0,
+                200,
+                "<title>Zed</title><p>running buffers run</p>",
+            ),
+            capture(1, "http://s/a", t0, 200, "<p>Emacs lisp buffers</p>"),
+        ]);
+        let mut vocab = Vocabulary::new();
+        let mut analyzer = Analyzer::new();
+        for page in &corpus.pages {
+            for v in &page.versions {
+                let terms = analyzer.terms(&v.indexed_text());
+                let expected = TermCounts::from_terms(&mut vocab, terms.iter().map(|s| s.as_str()));
+                assert_eq!(v.terms, expected);
+            }
+        }
+        assert_eq!(corpus.vocabulary.term(0), "emac");
+        assert_eq!(vocab.len(), corpus.vocabulary.len());
+    }
 }
