@@ -1,0 +1,205 @@
+//! Everything a simulation run reads that does not depend on the refresh policy, computed once
+//! per (corpus, workload, scoring) and shared by every run of a comparison.
+
+use rayon::prelude::*;
+
+use crate::change::shingles::text_change;
+use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
+use crate::index::{changes_at, IndexError, LiveScores, Repository, ScoreShift, ScoringKind, ShiftSink, WorkloadTerms};
+use crate::policy::{ChangeHistory, PageHistory};
+use crate::quality::estimate::{DeltaQEstimator, ScoreRankTable};
+use crate::quality::exact::{LiveTruth, MetricQuery};
+use crate::quality::score_rank::DEFAULT_PIECES;
+use crate::quality::viewing::ViewingLikelihood;
+
+use super::workload::SimWorkload;
+
+/// Settings shared by every run over one environment.
+#[derive(Debug, Clone)]
+pub struct EnvironmentConfig {
+    pub scoring: ScoringKind,
+    pub likelihood: ViewingLikelihood,
+    /// Pieces of each score-to-rank function F_q.
+    pub pieces: usize,
+}
+
+impl Default for EnvironmentConfig {
+    fn default() -> Self {
+        EnvironmentConfig {
+            scoring: ScoringKind::Bm25,
+            likelihood: ViewingLikelihood::default(),
+            pieces: DEFAULT_PIECES,
+        }
+    }
+}
+
+/// The policy-independent part of a simulation. See the module docs.
+pub struct Environment<'c> {
+    pub corpus: &'c Corpus,
+    pub workload: SimWorkload,
+    pub config: EnvironmentConfig,
+    /// The live side of the exact metrics, per unit `0..units`.
+    pub truths: Vec<LiveTruth>,
+    /// EBR's weight per page: `Σ_q f_q · I(rank in A(q, W_0))` (how often users are shown p).
+    pub view_weight: Vec<f64>,
+    /// The true history (oracle mode): change units, shingle changes, and ΔQ_A measured when
+    /// every change is refreshed at once (paper 003 §6's forecasting experiment).
+    pub history: ChangeHistory,
+}
+
+impl<'c> Environment<'c> {
+    pub fn new(corpus: &'c Corpus, workload: SimWorkload, config: EnvironmentConfig) -> Result<Self, IndexError> {
+        let units = corpus.units();
+        let mut live = LiveScores::at(corpus, 0, config.scoring);
+        let mut truths = Vec::with_capacity(units as usize);
+        for unit in 0..units {
+            live.advance_to(corpus, unit);
+            truths.push(LiveTruth::compute(&live, &workload.queries, &config.likelihood));
+        }
+        live.advance_to(corpus, 0);
+        let view_weight = view_weights(&live, corpus.page_count(), &workload.queries, &config.likelihood);
+        let mut history = shingle_history(corpus);
+        let measured = measure_every_change(corpus, &workload, &config)?;
+        for (page, h) in history.pages.iter_mut().enumerate() {
+            h.delta_q = h
+                .change_units
+                .iter()
+                .map(|&u| measured[u as usize].get(&(page as PageId)).copied().unwrap_or(0.0))
+                .collect();
+        }
+        Ok(Environment {
+            corpus,
+            workload,
+            config,
+            truths,
+            view_weight,
+            history,
+        })
+    }
+
+    pub fn units(&self) -> Unit {
+        self.corpus.units()
+    }
+
+    /// Pages present at unit 0 (the initial crawl).
+    pub fn initial_pages(&self) -> Vec<PageId> {
+        (0..self.corpus.page_count() as PageId)
+            .filter(|&p| self.corpus.page_at(p, 0).present().is_some())
+            .collect()
+    }
+}
+
+/// `Σ_q f_q · I(rank of p in A(q, W))` for every page.
+fn view_weights(
+    live: &LiveScores,
+    pages: usize,
+    queries: &[MetricQuery],
+    likelihood: &ViewingLikelihood,
+) -> Vec<f64> {
+    let mut weight = vec![0.0; pages];
+    for q in queries {
+        for (r, hit) in live.ranked(&q.terms).iter().enumerate() {
+            weight[hit.page as usize] += q.frequency * likelihood.at(r as u64 + 1);
+        }
+    }
+    weight
+}
+
+/// Change units and shingle changes of every page (a new version after the first, or gone).
+fn shingle_history(corpus: &Corpus) -> ChangeHistory {
+    let pages = (0..corpus.page_count() as PageId)
+        .into_par_iter()
+        .map(|p| {
+            let versions = &corpus.timeline(p).versions;
+            let mut h = PageHistory::default();
+            for pair in versions.windows(2) {
+                let (old, new) = (&pair[0], &pair[1]);
+                let change = match (old.is_present(), new.is_present()) {
+                    (true, true) => text_change(&old.indexed_text(), &new.indexed_text()),
+                    (true, false) => 1.0,
+                    // Back after being gone: everything it shows is new to the repository.
+                    (false, true) => 1.0,
+                    (false, false) => continue,
+                };
+                h.change_units.push(new.unit);
+                h.shingle_changes.push(change);
+            }
+            h
+        })
+        .collect();
+    ChangeHistory {
+        units: corpus.units(),
+        pages,
+    }
+}
+
+/// Collects the hook's shifts of one batch.
+#[derive(Default)]
+pub(crate) struct ShiftBuffer {
+    pub shifts: Vec<ScoreShift>,
+}
+
+impl ShiftSink for ShiftBuffer {
+    fn shifts(&mut self, _unit: Unit, shifts: &[ScoreShift]) {
+        self.shifts.clear();
+        self.shifts.extend_from_slice(shifts);
+    }
+}
+
+/// Fits F_q for every single-term workload query from the repository's current result lists.
+pub(crate) fn fit_table(repo: &Repository, workload: &SimWorkload, pieces: usize) -> ScoreRankTable {
+    let ids = workload.term_ids();
+    let lists: Vec<(u32, Vec<f32>)> = ids
+        .par_iter()
+        .map(|&t| (t, repo.ranked(&[t]).into_iter().map(|h| h.score).collect()))
+        .collect();
+    ScoreRankTable::fit(lists, pieces)
+}
+
+/// ΔQ_A per page of a batch, from the hook's shifts (grouped by page).
+pub(crate) fn delta_q_by_page(
+    shifts: &[ScoreShift],
+    table: &ScoreRankTable,
+    workload: &SimWorkload,
+    estimator: &DeltaQEstimator,
+) -> Vec<(PageId, f64)> {
+    let mut out: Vec<(PageId, f64)> = Vec::new();
+    for group in shifts.chunk_by(|a, b| a.page == b.page) {
+        let delta = estimator.page_delta(
+            table,
+            group.iter().map(|s| (s.term, s.s1, s.s2)),
+            |t| workload.frequency(t),
+        );
+        out.push((group[0].page, delta));
+    }
+    out
+}
+
+/// ΔQ_A of every change when every change is refreshed in the unit it happens (paper 003 §6),
+/// per unit: page → ΔQ_A. Index 0 is empty (the initial crawl).
+pub fn measure_every_change(
+    corpus: &Corpus,
+    workload: &SimWorkload,
+    config: &EnvironmentConfig,
+) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
+    let mut repo = Repository::from_corpus_at(corpus, 0, config.scoring, None)?;
+    repo.set_hook(Some(WorkloadTerms::from_ids(workload.term_ids())));
+    let estimator = DeltaQEstimator::new(config.likelihood);
+    let mut out = vec![std::collections::HashMap::new()];
+    let mut sink = ShiftBuffer::default();
+    for unit in 1..corpus.units() {
+        let table = fit_table(&repo, workload, config.pieces);
+        let batch = changes_at(corpus, unit);
+        repo.apply(unit, &batch, &mut sink)?;
+        out.push(delta_q_by_page(&sink.shifts, &table, workload, &estimator).into_iter().collect());
+    }
+    Ok(out)
+}
+
+/// Whether the repository's copy (the version captured at `held`) is the live version at `unit`.
+pub fn is_fresh(corpus: &Corpus, page: PageId, held: Option<Unit>, unit: Unit) -> bool {
+    match corpus.page_at(page, unit) {
+        PageState::Present(v) => held == Some(v.unit),
+        PageState::Gone | PageState::NotYetCreated => held.is_none(),
+    }
+}

@@ -1,0 +1,15 @@
+//! The time-stepped simulation: a policy refreshes `B` pages per unit of a replayed live Web,
+//! through the index's one update path (so the measurement hook fires), and the exact metrics
+//! judge the repository after every unit.
+//!
+//! * [`environment`]: what every run shares (live truth per unit, view weights, the oracle
+//!   history with ΔQ measured on every change).
+//! * [`run`]: one run of one policy at one budget.
+
+pub mod environment;
+pub mod run;
+pub mod workload;
+
+pub use environment::{Environment, EnvironmentConfig};
+pub use run::{run, RunConfig, RunResult, UnitRecord};
+pub use workload::{MetricWorkload, SimWorkload};
