@@ -51,4 +51,49 @@ pub struct QueryLog {
     pub submissions: Vec<Submission>,
     /// Lines that could not be used, with the reason; reported, never silently dropped.
     pub skipped: Vec<SkippedInput>,
+    /// Lines that record a click: AOL collection lines with a `ClickURL`, per-user URL lines.
+    /// (Added by the querylog task: the README's counts check clicks survive collapsing.)
+    pub click_lines: u64,
+    /// Lines that were not valid UTF-8 and were decoded lossily (U+FFFD for bad bytes).
+    /// (Added by the querylog task.)
+    pub non_utf8_lines: u64,
+}
+
+impl QueryLog {
+    /// Number of distinct users among the submissions.
+    pub fn users(&self) -> usize {
+        let set: std::collections::HashSet<&str> =
+            self.submissions.iter().map(|s| s.user.as_str()).collect();
+        set.len()
+    }
+
+    /// Number of distinct exact query strings (not normalised; the empty string counts).
+    pub fn distinct_query_strings(&self) -> usize {
+        let set: std::collections::HashSet<&str> =
+            self.submissions.iter().map(|s| s.query.as_str()).collect();
+        set.len()
+    }
+
+    /// Earliest and latest submission time, when the layout records times.
+    pub fn time_range(&self) -> Option<(i64, i64)> {
+        let mut times = self.submissions.iter().filter_map(|s| s.time);
+        let first = times.next()?;
+        Some(times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t))))
+    }
+
+    /// The `n` most frequent exact query strings with their submission counts (× `count`),
+    /// most frequent first, ties by query text.
+    pub fn top_queries(&self, n: usize) -> Vec<(String, u64)> {
+        let mut counts: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+        for s in &self.submissions {
+            *counts.entry(s.query.as_str()).or_insert(0) += s.count;
+        }
+        let mut v: Vec<(String, u64)> = counts
+            .into_iter()
+            .map(|(q, c)| (q.to_string(), c))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v.truncate(n);
+        v
+    }
 }

@@ -1,0 +1,464 @@
+//! Parsers for each log layout, all streaming line by line into one [`QueryLog`].
+//!
+//! # Layouts
+//!
+//! * [`LogLayout::Aol`] ([`aol`]): the AOL 2006 collection files
+//!   (`AnonID\tQuery\tQueryTime\tItemRank\tClickURL`, header optional). A line has 3 fields (a
+//!   query without a click) or 5 (a click; `ItemRank` and `ClickURL` may be empty).
+//! * [`LogLayout::AolPerUser`] ([`aol_per_user`]): a tar archive (plain or gzip) of per-user
+//!   files `…/<AnonID>.txt`, each a sequence of records `query\tYYYY-MM-DD hh:mm:ss`, one or
+//!   more clicked-URL lines, then an empty line. The user is the file stem.
+//! * [`LogLayout::Excite`] ([`excite`]): `userid\tYYMMDDhhmmss\tquery`, exactly 3 fields. Two-digit
+//!   years are read as 19YY from 70 to 99 and 20YY below 70.
+//! * [`LogLayout::Plain`] ([`plain`]): one query per line, optionally `\tcount` (a positive
+//!   integer after the last tab). No user and no time.
+//!
+//! **AltaVista** (the log paper 003 used) is not publicly available to us. Its published form is
+//! one query per line, which the Plain layout reads; a tab-separated export with the query in
+//! column N converts with `cut -f N log.tsv > queries.txt`, and a pre-counted one with
+//! `awk -F'\t' '{print $Q "\t" $C}'` (query column Q, count column C).
+//!
+//! Times are the log's local times read as UTC (the logs give no time zone), in seconds since
+//! the Unix epoch.
+//!
+//! # Repeats
+//!
+//! * An AOL collection line per click: consecutive lines with the same user, query and time are
+//!   extra clicks of one submission and **always** collapse into it (the first click's rank and
+//!   URL are kept; [`QueryLog::click_lines`] counts them all).
+//! * Result-page repeats: consecutive submissions by the same user of the same query (at
+//!   different times) count once by default (the first time is kept); `keep_repeats` keeps them.
+//!   This applies to every layout with users (AOL, per-user AOL, Excite); the Plain layout has
+//!   no users, so it never collapses.
+//!
+//! # Problems: skipped or fatal
+//!
+//! Counted skips (the line is left out, a [`SkippedInput`] naming file, tar member and line says
+//! why, the rest of the log is used): a wrong number of fields, an unreadable time, a bad
+//! `ItemRank` or count, a per-user URL line outside a record, a tar member not named
+//! `<AnonID>.txt`. Lines that are not valid UTF-8 are not skipped: they are decoded lossily
+//! (U+FFFD for each bad sequence) and counted in [`QueryLog::non_utf8_lines`]. Empty lines are
+//! ignored (they separate per-user records).
+//!
+//! Hard errors ([`InputError`]): the file cannot be opened or read; the gzip stream is truncated
+//! or corrupt (named at the line being read when it broke); a tar archive whose headers are
+//! broken or that ends inside a member (named at the member); a forced layout that contradicts
+//! the content (a tar read as text or text read as a tar); and [`InputError::Empty`] when the file
+//! has no lines or no line yields a submission (the message quotes the first skip).
+//!
+//! Empty queries (Excite has many) are kept in the log, so its counts match the source; the
+//! workload drops them because they have no terms.
+
+pub mod aol;
+pub mod aol_per_user;
+pub mod excite;
+pub mod plain;
+
+use std::io::{self, BufRead};
+use std::path::{Path, PathBuf};
+
+use super::detect::{open_log, stream_error};
+use super::{LogLayout, QueryLog, Submission};
+use crate::error::{InputError, SkippedInput};
+
+/// Options for reading a log.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Force a layout instead of detecting it.
+    pub layout: Option<LogLayout>,
+    /// Keep consecutive repeats of the same query by the same user (result-page requests),
+    /// which are collapsed into one submission by default.
+    pub keep_repeats: bool,
+}
+
+/// Reads a log file of any supported layout, plain or gzip (see the module doc for what is
+/// skipped and what is an error).
+pub fn read_log(path: &Path, options: &ReadOptions) -> Result<QueryLog, InputError> {
+    let opened = open_log(path)?;
+    if opened.head.is_empty() {
+        return Err(InputError::Empty {
+            path: path.to_path_buf(),
+            message: "the log is empty (0 bytes after decompression)".into(),
+        });
+    }
+    let layout = options.layout.unwrap_or(opened.detected);
+    match (layout, opened.tar) {
+        (LogLayout::AolPerUser, false) => {
+            return Err(InputError::malformed(
+                path,
+                "byte 257",
+                "layout aol-per-user expects a tar archive (no `ustar` magic found)",
+            ))
+        }
+        (l, true) if l != LogLayout::AolPerUser => {
+            return Err(InputError::malformed(
+                path,
+                "byte 257",
+                format!("this is a tar archive; layout {l:?} reads text, use aol-per-user"),
+            ))
+        }
+        _ => {}
+    }
+    let mut builder = LogBuilder::new(path, layout, options.keep_repeats);
+    match layout {
+        LogLayout::AolPerUser => aol_per_user::parse(opened.reader, &mut builder)?,
+        text => {
+            let mut lines =
+                LineReader::new(io::BufReader::with_capacity(256 * 1024, opened.reader));
+            match text {
+                LogLayout::Aol => aol::parse(&mut lines, &mut builder)?,
+                LogLayout::Excite => excite::parse(&mut lines, &mut builder)?,
+                _ => plain::parse(&mut lines, &mut builder)?,
+            }
+        }
+    }
+    builder.finish()
+}
+
+/// Reads lines, decoding invalid UTF-8 lossily and counting it; strips `\n` and `\r\n`.
+pub struct LineReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    lossy: String,
+    /// Number of the last line returned (1-based).
+    pub line: u64,
+    /// Lines that were not valid UTF-8.
+    pub non_utf8: u64,
+}
+
+impl<R: BufRead> LineReader<R> {
+    pub fn new(inner: R) -> Self {
+        LineReader {
+            inner,
+            buf: Vec::with_capacity(256),
+            lossy: String::new(),
+            line: 0,
+            non_utf8: 0,
+        }
+    }
+
+    /// The next line without its terminator, or `None` at the end of input.
+    pub fn next_line(&mut self) -> io::Result<Option<&str>> {
+        self.buf.clear();
+        if self.inner.read_until(b'\n', &mut self.buf)? == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        let mut end = self.buf.len();
+        if end > 0 && self.buf[end - 1] == b'\n' {
+            end -= 1;
+        }
+        if end > 0 && self.buf[end - 1] == b'\r' {
+            end -= 1;
+        }
+        let bytes = &self.buf[..end];
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Ok(Some(s)),
+            Err(_) => {
+                self.non_utf8 += 1;
+                self.lossy = String::from_utf8_lossy(bytes).into_owned();
+                Ok(Some(&self.lossy))
+            }
+        }
+    }
+}
+
+/// Accumulates submissions, applying the repeat rules of the module doc.
+pub struct LogBuilder {
+    path: PathBuf,
+    layout: LogLayout,
+    keep_repeats: bool,
+    header_lines: u64,
+    log: QueryLog,
+}
+
+/// Where a parsed line came from, for skip messages: the tar member (if any) and the line.
+pub fn location(member: Option<&str>, line: u64) -> String {
+    match member {
+        Some(m) => format!("member {m}: line {line}"),
+        None => format!("line {line}"),
+    }
+}
+
+impl LogBuilder {
+    pub fn new(path: &Path, layout: LogLayout, keep_repeats: bool) -> Self {
+        LogBuilder {
+            path: path.to_path_buf(),
+            layout,
+            keep_repeats,
+            header_lines: 0,
+            log: QueryLog {
+                layout,
+                lines: 0,
+                submissions: Vec::new(),
+                skipped: Vec::new(),
+                click_lines: 0,
+                non_utf8_lines: 0,
+            },
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records a skipped line with its reason.
+    pub fn skip(&mut self, location: String, reason: String) {
+        self.log.skipped.push(SkippedInput {
+            path: self.path.clone(),
+            location,
+            reason,
+        });
+    }
+
+    /// Adds line counts read by a [`LineReader`] (lines, lossy lines).
+    pub fn add_lines(&mut self, lines: u64, non_utf8: u64) {
+        self.log.lines += lines;
+        self.log.non_utf8_lines += non_utf8;
+    }
+
+    /// Marks the line just read as a header: not data, not counted in `lines`.
+    pub fn uncount_header(&mut self) {
+        self.header_lines += 1;
+    }
+
+    pub fn add_click_line(&mut self) {
+        self.log.click_lines += 1;
+    }
+
+    /// Pushes one submission unless it collapses into the previous one.
+    ///
+    /// `extra_click` marks an AOL collection line: the same user, query and time as the
+    /// previous submission is then another click of it and always collapses. Otherwise the
+    /// same user and query as the previous submission is a result-page repeat, collapsed unless
+    /// `keep_repeats` (never for the Plain layout, which has no users).
+    /// `click` is the line's `(ItemRank, ClickURL)`, kept from the first line of a submission.
+    /// Returns whether a new submission was added.
+    pub fn push(
+        &mut self,
+        user: &str,
+        time: Option<i64>,
+        query: &str,
+        click: (Option<u32>, Option<&str>),
+        count: u64,
+        extra_click: bool,
+    ) -> bool {
+        if self.layout != LogLayout::Plain {
+            if let Some(last) = self.log.submissions.last() {
+                if last.user == user && last.query == query {
+                    let same_time = last.time == time;
+                    if (extra_click && same_time) || !self.keep_repeats {
+                        return false;
+                    }
+                }
+            }
+        }
+        self.log.submissions.push(Submission {
+            user: user.to_string(),
+            time,
+            query: query.to_string(),
+            click_rank: click.0,
+            click_url: click.1.map(str::to_string),
+            count,
+        });
+        true
+    }
+
+    /// The log, or [`InputError::Empty`] when nothing usable was read.
+    pub fn finish(mut self) -> Result<QueryLog, InputError> {
+        self.log.lines -= self.header_lines.min(self.log.lines);
+        if self.log.lines == 0 {
+            return Err(InputError::Empty {
+                path: self.path,
+                message: "the log has no lines".into(),
+            });
+        }
+        if self.log.submissions.is_empty() {
+            let first = self
+                .log
+                .skipped
+                .first()
+                .map(|s| format!("; first skip: {}: {}", s.location, s.reason))
+                .unwrap_or_default();
+            return Err(InputError::Empty {
+                path: self.path,
+                message: format!(
+                    "no usable query in {} lines as layout {:?} ({} skipped{first})",
+                    self.log.lines,
+                    self.layout,
+                    self.log.skipped.len()
+                ),
+            });
+        }
+        Ok(self.log)
+    }
+}
+
+/// Reads all lines of `lines` through `each`, adding the line counts to the builder and turning
+/// a read error (e.g. truncated gzip) into an error naming the next line.
+pub fn for_each_line<R: BufRead>(
+    lines: &mut LineReader<R>,
+    builder: &mut LogBuilder,
+    member: Option<&str>,
+    mut each: impl FnMut(&mut LogBuilder, u64, &str),
+) -> Result<(), InputError> {
+    let (start_line, start_lossy) = (lines.line, lines.non_utf8);
+    loop {
+        let n = lines.line + 1;
+        match lines.next_line() {
+            Ok(Some(line)) => {
+                each(builder, n, line);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let loc = location(member, lines.line + 1);
+                return Err(stream_error(builder.path(), loc, e));
+            }
+        }
+    }
+    builder.add_lines(lines.line - start_line, lines.non_utf8 - start_lossy);
+    Ok(())
+}
+
+/// Parses `YYYY-MM-DD hh:mm:ss` (read as UTC) into Unix seconds; `None` when malformed or out of
+/// range (month 1–12, day within the month, 00:00:00–23:59:59).
+pub fn parse_iso_time(s: &[u8]) -> Option<i64> {
+    if s.len() != 19
+        || s[4] != b'-'
+        || s[7] != b'-'
+        || s[10] != b' '
+        || s[13] != b':'
+        || s[16] != b':'
+    {
+        return None;
+    }
+    let year = digits(&s[0..4])?;
+    let month = digits(&s[5..7])?;
+    let day = digits(&s[8..10])?;
+    let (h, m, sec) = (
+        digits(&s[11..13])?,
+        digits(&s[14..16])?,
+        digits(&s[17..19])?,
+    );
+    to_unix(year, month, day, h, m, sec)
+}
+
+/// Parses Excite's `YYMMDDhhmmss` (read as UTC): years 70–99 are 19YY, 00–69 are 20YY.
+pub fn parse_excite_time(s: &[u8]) -> Option<i64> {
+    if s.len() != 12 {
+        return None;
+    }
+    let yy = digits(&s[0..2])?;
+    let year = if yy >= 70 { 1900 + yy } else { 2000 + yy };
+    to_unix(
+        year,
+        digits(&s[2..4])?,
+        digits(&s[4..6])?,
+        digits(&s[6..8])?,
+        digits(&s[8..10])?,
+        digits(&s[10..12])?,
+    )
+}
+
+fn digits(s: &[u8]) -> Option<i64> {
+    let mut v = 0i64;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (b - b'0') as i64;
+    }
+    Some(v)
+}
+
+fn to_unix(year: i64, month: i64, day: i64, h: i64, m: i64, s: i64) -> Option<i64> {
+    if !(1..=12).contains(&month) || day < 1 || h > 23 || m > 59 || s > 59 {
+        return None;
+    }
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if day > month_days[(month - 1) as usize] {
+        return None;
+    }
+    Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Writes `content` to a temporary file and reads it with `options`.
+    pub(crate) fn read_str(
+        content: &[u8],
+        options: &ReadOptions,
+    ) -> (Result<QueryLog, InputError>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, content).unwrap();
+        (read_log(&path, options), dir)
+    }
+
+    #[test]
+    fn times_are_utc_unix_seconds() {
+        assert_eq!(parse_iso_time(b"1970-01-01 00:00:00"), Some(0));
+        assert_eq!(parse_iso_time(b"2006-03-01 00:01:44"), Some(1_141_171_304));
+        assert_eq!(parse_iso_time(b"2006-02-29 00:00:00"), None);
+        assert_eq!(parse_iso_time(b"2004-02-29 23:59:59"), Some(1_078_099_199));
+        assert_eq!(parse_iso_time(b"2006-03-01 24:00:00"), None);
+        assert_eq!(parse_iso_time(b"2006-03-01T00:00:00"), None);
+        assert_eq!(parse_excite_time(b"970916105432"), Some(874_407_272));
+        assert_eq!(parse_excite_time(b"97091610543"), None);
+        assert_eq!(parse_excite_time(b"9709161054x2"), None);
+    }
+
+    #[test]
+    fn lossy_lines_are_counted() {
+        let mut r = LineReader::new(&b"ok\r\nbad \xff byte\nlast"[..]);
+        assert_eq!(r.next_line().unwrap(), Some("ok"));
+        assert_eq!(r.next_line().unwrap(), Some("bad \u{fffd} byte"));
+        assert_eq!(r.next_line().unwrap(), Some("last"));
+        assert_eq!(r.next_line().unwrap(), None);
+        assert_eq!((r.line, r.non_utf8), (3, 1));
+    }
+
+    #[test]
+    fn empty_file_is_an_error() {
+        let (r, _d) = read_str(b"", &ReadOptions::default());
+        assert!(matches!(r, Err(InputError::Empty { .. })));
+    }
+
+    #[test]
+    fn forced_layout_must_fit_the_content() {
+        let options = ReadOptions {
+            layout: Some(LogLayout::AolPerUser),
+            keep_repeats: false,
+        };
+        let (r, _d) = read_str(b"maytag\n", &options);
+        let msg = r.unwrap_err().to_string();
+        assert!(msg.contains("expects a tar archive"), "{msg}");
+    }
+}
