@@ -1,0 +1,1 @@
+//! Checks of the generator's output against its own ground truth and the shape of real data.
