@@ -253,7 +253,7 @@ pub fn generate_site(
         model.add_out_links(&mut rng, p);
     }
 
-    // Schedules: creations (~8 % of the site), deletions (~1 %), one return.
+    // Schedules: creations (~8 % of the site), deletions (~1 %), one return (as on EmacsWiki).
     let last = config.weeks - 1;
     let mut created_per_week = vec![0usize; config.weeks as usize];
     if config.weeks >= 2 {
@@ -268,11 +268,13 @@ pub fn generate_site(
             .filter(|&p| matches!(model.pages[p as usize].class, RateClass::Static))
             .collect();
         let k = ((n as f64 * 0.01).round() as usize).max(1).min(calm.len());
-        for &p in calm.choose_multiple(&mut rng, k) {
-            deletions.push((rng.gen_range(1..=last), p));
+        for (i, &p) in calm.choose_multiple(&mut rng, k).enumerate() {
+            // The first one goes in the first half, so it has time to come back.
+            let latest = if i == 0 { (last / 2).max(1) } else { last };
+            deletions.push((rng.gen_range(1..=latest), p));
         }
         deletions.sort_unstable();
-        if let Some(&(w, p)) = deletions.iter().find(|&&(w, _)| w + 1 < last) {
+        if let Some(&(w, p)) = deletions.iter().find(|&&(w, _)| w < last) {
             returns.push((rng.gen_range(w + 1..=last), p));
         }
     }
