@@ -1,0 +1,525 @@
+//! The synthetic site: topics, pages, links, and their week-by-week evolution.
+//!
+//! The model follows what the EmacsWiki snapshots show about a real site (see
+//! `shared/data/corpora/emacswiki/README.md`): most pages never change, a few change nearly
+//! every week, and the frequent changers are often pages whose changes users do not care about.
+//! Each change has a kind, because the refresh policies differ precisely in how they weigh
+//! kinds: a staleness policy counts any change, a user-centric one only changes in terms users
+//! search for (paper 003). So ad churn (big, frequent, never searched) must coexist with
+//! topical edits (what queries hit) and typo fixes (tiny).
+
+use std::collections::{BTreeSet, HashSet};
+
+use rand::distributions::{Distribution, WeightedIndex};
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::LogNormal;
+
+use super::words::{zipf, Lexicon};
+
+/// One item of a paragraph.
+#[derive(Debug, Clone)]
+pub(super) enum Token {
+    /// A site word (index into [`Lexicon::site`]).
+    Word(u32),
+    /// A literal word that is in no list (a typo).
+    Raw(String),
+    /// A link to another page; `form` picks absolute (0), root-relative (1) or relative (2) href.
+    Link { target: u32, form: u8 },
+    /// End of a sentence.
+    Stop,
+}
+
+/// How often a page changes: a heavy-tailed mix of classes (weekly change probability).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RateClass {
+    Static,
+    Rare,
+    Occasional,
+    Frequent,
+    Hot,
+}
+
+impl RateClass {
+    /// Share of pages, weekly change probability, chance of an ad block, share of ad churn
+    /// among changes of a page with an ad block.
+    fn params(self) -> (f64, f64, f64, f64) {
+        match self {
+            RateClass::Static => (0.74, 0.0, 0.15, 0.3),
+            RateClass::Rare => (0.12, 0.02, 0.2, 0.3),
+            RateClass::Occasional => (0.09, 0.12, 0.4, 0.5),
+            RateClass::Frequent => (0.04, 0.45, 0.7, 0.6),
+            RateClass::Hot => (0.01, 0.9, 0.85, 0.75),
+        }
+    }
+
+    const ALL: [RateClass; 5] = [
+        RateClass::Static,
+        RateClass::Rare,
+        RateClass::Occasional,
+        RateClass::Frequent,
+        RateClass::Hot,
+    ];
+}
+
+/// What a weekly change event did to a page. (Link additions announcing a new page are a
+/// fourth kind, made by [`SiteModel::add_link_to`].)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ChangeKind {
+    /// The ad/boilerplate block was replaced by new ad words.
+    AdChurn,
+    /// A topical paragraph was added, replaced or removed.
+    TopicalEdit,
+    /// One word was misspelt (a typo-level edit).
+    Typo,
+}
+
+pub(super) struct Page {
+    pub name: String,
+    pub title: String,
+    pub topic: usize,
+    pub keywords: Vec<u32>,
+    pub class: RateClass,
+    /// Weekly change probability (the class's, jittered per page).
+    pub rate: f64,
+    pub ad_share: f64,
+    pub paragraphs: Vec<Vec<Token>>,
+    pub ad_block: Option<Vec<u32>>,
+    pub present: bool,
+    /// Topical words (keywords and topic words) that were ever on the page: query material.
+    pub query_terms: Vec<u32>,
+    /// Week of the page's first record.
+    pub created: u32,
+}
+
+/// Everything the page content is drawn from.
+pub(super) struct SiteModel {
+    pub lexicon: Lexicon,
+    pub host: String,
+    background: WeightedIndex<f64>,
+    /// Per topic: its words in topic-rank order, and the same sorted (for membership tests).
+    pub topic_words: Vec<Vec<u32>>,
+    topic_sorted: Vec<Vec<u32>>,
+    topic_zipf: WeightedIndex<f64>,
+    topic_pick: WeightedIndex<f64>,
+    ad_zipf: WeightedIndex<f64>,
+    pub pages: Vec<Page>,
+    /// Preferential attachment urn: a page appears once plus once per in-link it received.
+    urn: Vec<u32>,
+    pub in_links: Vec<u32>,
+    names: HashSet<String>,
+}
+
+const TOPIC_SIZE: usize = 150;
+
+impl SiteModel {
+    pub fn new(rng: &mut ChaCha8Rng, lexicon: Lexicon, topics: usize, host: &str) -> SiteModel {
+        let n = lexicon.site.len();
+        // Topical words come from below the function words and the commonest general words, so
+        // they identify a topic rather than being everywhere.
+        let lo = lexicon.n_function + 50;
+        let topic_words: Vec<Vec<u32>> = (0..topics)
+            .map(|_| {
+                rand::seq::index::sample(rng, n - lo, TOPIC_SIZE.min(n - lo))
+                    .into_iter()
+                    .map(|i| (i + lo) as u32)
+                    .collect()
+            })
+            .collect();
+        let topic_sorted = topic_words
+            .iter()
+            .map(|w| {
+                let mut s = w.clone();
+                s.sort_unstable();
+                s
+            })
+            .collect();
+        SiteModel {
+            background: zipf(n, 1.0),
+            topic_zipf: zipf(TOPIC_SIZE, 1.0),
+            topic_pick: zipf(topics, 0.7),
+            ad_zipf: zipf(lexicon.ad.len(), 0.8),
+            lexicon,
+            host: host.to_string(),
+            topic_words,
+            topic_sorted,
+            pages: Vec::new(),
+            urn: Vec::new(),
+            in_links: Vec::new(),
+            names: HashSet::new(),
+        }
+    }
+
+    pub fn url(&self, page: u32) -> String {
+        format!(
+            "https://{}/wiki/{}",
+            self.host, self.pages[page as usize].name
+        )
+    }
+
+    fn is_topical(&self, page: &Page, w: u32) -> bool {
+        page.keywords.contains(&w) || self.topic_sorted[page.topic].binary_search(&w).is_ok()
+    }
+
+    /// Creates a page (metadata, content, out-links) at `week`, with a rate class drawn from the
+    /// class shares unless one is forced.
+    pub fn add_page(&mut self, rng: &mut ChaCha8Rng, week: u32, class: Option<RateClass>) -> u32 {
+        let id = self.pages.len() as u32;
+        let topic = self.topic_pick.sample(rng);
+        let words = &self.topic_words[topic];
+        // Keywords: mid-ranked topic words, the page's own identifying terms.
+        let keywords: Vec<u32> = (0..2)
+            .map(|_| words[rng.gen_range(3..TOPIC_SIZE.min(words.len()))])
+            .collect();
+        let head = words[rng.gen_range(0..3.min(words.len()))];
+        let title_words: Vec<u32> = match rng.gen_range(0..10) {
+            0..=1 => vec![keywords[0]],
+            2..=6 => vec![keywords[0], keywords[1]],
+            _ => vec![head, keywords[0], keywords[1]],
+        };
+        let titled: Vec<String> = title_words
+            .iter()
+            .map(|&w| capitalise(&self.lexicon.site[w as usize]))
+            .collect();
+        let title = titled.join(" ");
+        let base = titled.concat();
+        let mut name = base.clone();
+        let mut k = 2;
+        while !self.names.insert(name.clone()) {
+            name = format!("{base}{k}");
+            k += 1;
+        }
+        let class = class.unwrap_or_else(|| {
+            let shares = WeightedIndex::new(RateClass::ALL.iter().map(|c| c.params().0))
+                .expect("positive shares");
+            RateClass::ALL[shares.sample(rng)]
+        });
+        let (_, p, ad_p, ad_share) = class.params();
+        let jitter: f64 = LogNormal::new(0.0, 0.3).expect("valid").sample(rng);
+        let rate = (p * jitter).min(0.98);
+        let mut page = Page {
+            name,
+            title,
+            topic,
+            keywords,
+            class,
+            rate,
+            ad_share,
+            paragraphs: Vec::new(),
+            ad_block: None,
+            present: true,
+            query_terms: Vec::new(),
+            created: week,
+        };
+        // Page length: log-normal words, median ~150, heavy tail (EmacsWiki: median 156, mean 473).
+        let len: f64 = LogNormal::new(150f64.ln(), 1.1).expect("valid").sample(rng);
+        let mut remaining = (len as usize).clamp(20, 4000);
+        while remaining > 0 {
+            let n = rng.gen_range(15..70).min(remaining);
+            remaining -= n;
+            let para = self.paragraph(rng, &page, n);
+            page.paragraphs.push(para);
+        }
+        if rng.gen::<f64>() < ad_p {
+            page.ad_block = Some(self.ad_words(rng));
+        }
+        page.query_terms = self.topical_terms(&page, page.paragraphs.iter().flatten());
+        self.pages.push(page);
+        self.in_links.push(0);
+        self.urn.push(id);
+        id
+    }
+
+    /// Adds out-links to `page`, targets by preferential attachment, inserted into paragraphs.
+    pub fn add_out_links(&mut self, rng: &mut ChaCha8Rng, page: u32) {
+        let degree: f64 = LogNormal::new(4f64.ln(), 0.8).expect("valid").sample(rng);
+        let degree = (degree as usize).min(60);
+        for _ in 0..degree {
+            let Some(target) = self.pick_target(rng, page) else {
+                return;
+            };
+            let form = rng.gen_range(0..3u8);
+            let p = &mut self.pages[page as usize];
+            let pi = rng.gen_range(0..p.paragraphs.len());
+            let para = &mut p.paragraphs[pi];
+            let at = rng.gen_range(0..=para.len());
+            para.insert(at, Token::Link { target, form });
+            self.in_links[target as usize] += 1;
+            self.urn.push(target);
+        }
+    }
+
+    /// A present page other than `from`: uniform 20% of the time, else proportional to
+    /// in-links + 1 (preferential attachment gives the heavy-tailed in-degree of the Web).
+    pub fn pick_target(&self, rng: &mut ChaCha8Rng, from: u32) -> Option<u32> {
+        for _ in 0..20 {
+            let t = if rng.gen::<f64>() < 0.2 {
+                rng.gen_range(0..self.pages.len()) as u32
+            } else {
+                *self.urn.choose(rng)?
+            };
+            if t != from && self.pages[t as usize].present {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// `n` words of running text for `page`: its keywords, its topic's words and background
+    /// words, cut into sentences.
+    fn paragraph(&self, rng: &mut ChaCha8Rng, page: &Page, n: usize) -> Vec<Token> {
+        let mut out = Vec::with_capacity(n + n / 8);
+        let mut sentence = 0;
+        let mut sentence_len = rng.gen_range(6..16);
+        for _ in 0..n {
+            let r: f64 = rng.gen();
+            let w = if r < 0.05 {
+                *page.keywords.choose(rng).expect("two keywords")
+            } else if r < 0.40 {
+                self.topic_words[page.topic][self.topic_zipf.sample(rng)]
+            } else {
+                self.background.sample(rng) as u32
+            };
+            out.push(Token::Word(w));
+            sentence += 1;
+            if sentence == sentence_len {
+                out.push(Token::Stop);
+                sentence = 0;
+                sentence_len = rng.gen_range(6..16);
+            }
+        }
+        if sentence > 0 {
+            out.push(Token::Stop);
+        }
+        out
+    }
+
+    fn ad_words(&self, rng: &mut ChaCha8Rng) -> Vec<u32> {
+        let len: f64 = LogNormal::new(25f64.ln(), 0.8).expect("valid").sample(rng);
+        (0..(len as usize).clamp(5, 400))
+            .map(|_| self.ad_zipf.sample(rng) as u32)
+            .collect()
+    }
+
+    /// The distinct topical words among `tokens`, in first-occurrence order.
+    fn topical_terms<'a>(&self, page: &Page, tokens: impl Iterator<Item = &'a Token>) -> Vec<u32> {
+        let mut seen = Vec::new();
+        for t in tokens {
+            if let Token::Word(w) = t {
+                if !seen.contains(w) && self.is_topical(page, *w) {
+                    seen.push(*w);
+                }
+            }
+        }
+        seen
+    }
+
+    /// Applies one change event of a kind drawn from the page's mix; returns the kind.
+    pub fn change(&mut self, rng: &mut ChaCha8Rng, id: u32) -> ChangeKind {
+        let page = &self.pages[id as usize];
+        let r: f64 = rng.gen();
+        let kind = if page.ad_block.is_some() && r < page.ad_share {
+            ChangeKind::AdChurn
+        } else if rng.gen::<f64>() < 0.7 {
+            ChangeKind::TopicalEdit
+        } else {
+            ChangeKind::Typo
+        };
+        match kind {
+            ChangeKind::AdChurn => {
+                let ad = self.ad_words(rng);
+                self.pages[id as usize].ad_block = Some(ad);
+            }
+            ChangeKind::TopicalEdit => self.topical_edit(rng, id),
+            ChangeKind::Typo => self.typo(rng, id),
+        }
+        kind
+    }
+
+    fn topical_edit(&mut self, rng: &mut ChaCha8Rng, id: u32) {
+        let page = &self.pages[id as usize];
+        let paras = page.paragraphs.len();
+        let op = rng.gen_range(0..10);
+        if op < 2 && paras >= 2 {
+            let i = rng.gen_range(0..paras);
+            self.pages[id as usize].paragraphs.remove(i);
+            return;
+        }
+        let n = rng.gen_range(15..70);
+        let mut para = self.paragraph(rng, page, n);
+        let new_terms = self.topical_terms(page, para.iter());
+        if rng.gen::<f64>() < 0.3 {
+            if let Some(target) = self.pick_target(rng, id) {
+                let at = rng.gen_range(0..=para.len());
+                para.insert(at, Token::Link { target, form: 0 });
+                self.in_links[target as usize] += 1;
+                self.urn.push(target);
+            }
+        }
+        let page = &mut self.pages[id as usize];
+        for w in new_terms {
+            if !page.query_terms.contains(&w) {
+                page.query_terms.push(w);
+            }
+        }
+        if op < 5 {
+            let at = rng.gen_range(0..=paras);
+            page.paragraphs.insert(at, para);
+        } else {
+            let i = rng.gen_range(0..paras);
+            page.paragraphs[i] = para;
+        }
+    }
+
+    fn typo(&mut self, rng: &mut ChaCha8Rng, id: u32) {
+        let page = &self.pages[id as usize];
+        let positions: Vec<(usize, usize)> = page
+            .paragraphs
+            .iter()
+            .enumerate()
+            .flat_map(|(pi, p)| {
+                p.iter()
+                    .enumerate()
+                    .filter(|(_, t)| matches!(t, Token::Word(_)))
+                    .map(move |(ti, _)| (pi, ti))
+            })
+            .collect();
+        let Some(&(pi, ti)) = positions.choose(rng) else {
+            return;
+        };
+        let Token::Word(w) = page.paragraphs[pi][ti] else {
+            unreachable!("positions hold words")
+        };
+        let word = &self.lexicon.site[w as usize];
+        let mut chars: Vec<char> = word.chars().collect();
+        if chars.len() >= 3 {
+            let i = rng.gen_range(0..chars.len() - 1);
+            chars.swap(i, i + 1);
+        }
+        let mut typo: String = chars.into_iter().collect();
+        if typo == *word {
+            typo.push(word.chars().last().unwrap_or('e'));
+        }
+        self.pages[id as usize].paragraphs[pi][ti] = Token::Raw(typo);
+    }
+
+    /// Appends a sentence linking `from` to `to` (a new page announced on an existing one).
+    pub fn add_link_to(&mut self, rng: &mut ChaCha8Rng, from: u32, to: u32) {
+        let page = &self.pages[from as usize];
+        let words = rng.gen_range(4..10);
+        let mut sentence = self.paragraph(rng, page, words);
+        sentence.insert(
+            sentence.len() - 1,
+            Token::Link {
+                target: to,
+                form: 1,
+            },
+        );
+        let page = &mut self.pages[from as usize];
+        match page.paragraphs.last_mut() {
+            Some(last) => last.extend(sentence),
+            None => page.paragraphs.push(sentence),
+        }
+        self.in_links[to as usize] += 1;
+        self.urn.push(to);
+    }
+
+    /// The page's HTML, in the shape of the EmacsWiki renderings.
+    pub fn render(&self, id: u32) -> String {
+        let page = &self.pages[id as usize];
+        let mut html = String::with_capacity(4096);
+        html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+        html.push_str(&format!("<title>{}</title>\n</head>\n<body>\n", page.title));
+        html.push_str(&format!("<h1>{}</h1>\n", page.title));
+        for (i, para) in page.paragraphs.iter().enumerate() {
+            // A section heading every few paragraphs, from the page's keywords.
+            if i > 0 && i % 4 == 0 {
+                let w = page.keywords[(i / 4) % page.keywords.len()];
+                html.push_str(&format!(
+                    "<h2>{}</h2>\n",
+                    capitalise(&self.lexicon.site[w as usize])
+                ));
+            }
+            html.push_str("<p>");
+            self.render_tokens(para, &mut html);
+            html.push_str("</p>\n");
+        }
+        if let Some(ad) = &page.ad_block {
+            html.push_str("<div class=\"sponsored\"><p>");
+            let mut first = true;
+            for (i, &w) in ad.iter().enumerate() {
+                if !first {
+                    html.push(' ');
+                }
+                let word = &self.lexicon.ad[w as usize];
+                if i % 7 == 0 {
+                    html.push_str(&capitalise(word));
+                } else {
+                    html.push_str(word);
+                }
+                if i % 7 == 6 || i + 1 == ad.len() {
+                    html.push('!');
+                }
+                first = false;
+            }
+            html.push_str("</p></div>\n");
+        }
+        html.push_str("</body>\n</html>\n");
+        html
+    }
+
+    fn render_tokens(&self, tokens: &[Token], html: &mut String) {
+        let mut at_start = true;
+        let mut first = true;
+        for t in tokens {
+            let text = match t {
+                Token::Stop => {
+                    html.push('.');
+                    at_start = true;
+                    continue;
+                }
+                Token::Word(w) => {
+                    let word = &self.lexicon.site[*w as usize];
+                    if at_start {
+                        capitalise(word)
+                    } else {
+                        word.clone()
+                    }
+                }
+                Token::Raw(s) => s.clone(),
+                Token::Link { target, form } => {
+                    let target_page = &self.pages[*target as usize];
+                    let href = match form {
+                        0 => self.url(*target),
+                        1 => format!("/wiki/{}", target_page.name),
+                        _ => target_page.name.clone(),
+                    };
+                    format!("<a href=\"{href}\">{}</a>", target_page.title)
+                }
+            };
+            if !first {
+                html.push(' ');
+            }
+            html.push_str(&text);
+            at_start = false;
+            first = false;
+        }
+    }
+}
+
+/// `word` with its first letter upper-cased.
+pub(super) fn capitalise(word: &str) -> String {
+    let mut c = word.chars();
+    match c.next() {
+        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Pages sorted by URL (byte order), the order records of one week are written in.
+pub(super) fn by_url(model: &SiteModel, pages: &BTreeSet<u32>) -> Vec<u32> {
+    let mut v: Vec<(String, u32)> = pages.iter().map(|&p| (model.url(p), p)).collect();
+    v.sort();
+    v.into_iter().map(|(_, p)| p).collect()
+}
