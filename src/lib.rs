@@ -19,4 +19,5 @@ pub mod policy;
 pub mod progress;
 pub mod quality;
 pub mod querylog;
+pub mod sim;
 pub mod text;

@@ -5,7 +5,10 @@ use rayon::prelude::*;
 
 use crate::change::shingles::text_change;
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
-use crate::index::{changes_at, IndexError, LiveScores, Repository, ScoreShift, ScoringKind, ShiftSink, WorkloadTerms};
+use crate::index::{
+    changes_at, IndexError, LiveScores, Repository, ScoreShift, ScoringKind, ShiftSink,
+    WorkloadTerms,
+};
 use crate::policy::{ChangeHistory, PageHistory};
 use crate::quality::estimate::{DeltaQEstimator, ScoreRankTable};
 use crate::quality::exact::{LiveTruth, MetricQuery};
@@ -48,23 +51,41 @@ pub struct Environment<'c> {
 }
 
 impl<'c> Environment<'c> {
-    pub fn new(corpus: &'c Corpus, workload: SimWorkload, config: EnvironmentConfig) -> Result<Self, IndexError> {
+    pub fn new(
+        corpus: &'c Corpus,
+        workload: SimWorkload,
+        config: EnvironmentConfig,
+    ) -> Result<Self, IndexError> {
         let units = corpus.units();
         let mut live = LiveScores::at(corpus, 0, config.scoring);
         let mut truths = Vec::with_capacity(units as usize);
         for unit in 0..units {
             live.advance_to(corpus, unit);
-            truths.push(LiveTruth::compute(&live, &workload.queries, &config.likelihood));
+            truths.push(LiveTruth::compute(
+                &live,
+                &workload.queries,
+                &config.likelihood,
+            ));
         }
         live.advance_to(corpus, 0);
-        let view_weight = view_weights(&live, corpus.page_count(), &workload.queries, &config.likelihood);
+        let view_weight = view_weights(
+            &live,
+            corpus.page_count(),
+            &workload.queries,
+            &config.likelihood,
+        );
         let mut history = shingle_history(corpus);
         let measured = measure_every_change(corpus, &workload, &config)?;
         for (page, h) in history.pages.iter_mut().enumerate() {
             h.delta_q = h
                 .change_units
                 .iter()
-                .map(|&u| measured[u as usize].get(&(page as PageId)).copied().unwrap_or(0.0))
+                .map(|&u| {
+                    measured[u as usize]
+                        .get(&(page as PageId))
+                        .copied()
+                        .unwrap_or(0.0)
+                })
                 .collect();
         }
         Ok(Environment {
@@ -147,7 +168,11 @@ impl ShiftSink for ShiftBuffer {
 }
 
 /// Fits F_q for every single-term workload query from the repository's current result lists.
-pub(crate) fn fit_table(repo: &Repository, workload: &SimWorkload, pieces: usize) -> ScoreRankTable {
+pub(crate) fn fit_table(
+    repo: &Repository,
+    workload: &SimWorkload,
+    pieces: usize,
+) -> ScoreRankTable {
     let ids = workload.term_ids();
     let lists: Vec<(u32, Vec<f32>)> = ids
         .par_iter()
@@ -165,11 +190,9 @@ pub(crate) fn delta_q_by_page(
 ) -> Vec<(PageId, f64)> {
     let mut out: Vec<(PageId, f64)> = Vec::new();
     for group in shifts.chunk_by(|a, b| a.page == b.page) {
-        let delta = estimator.page_delta(
-            table,
-            group.iter().map(|s| (s.term, s.s1, s.s2)),
-            |t| workload.frequency(t),
-        );
+        let delta = estimator.page_delta(table, group.iter().map(|s| (s.term, s.s1, s.s2)), |t| {
+            workload.frequency(t)
+        });
         out.push((group[0].page, delta));
     }
     out
@@ -191,7 +214,11 @@ pub fn measure_every_change(
         let table = fit_table(&repo, workload, config.pieces);
         let batch = changes_at(corpus, unit);
         repo.apply(unit, &batch, &mut sink)?;
-        out.push(delta_q_by_page(&sink.shifts, &table, workload, &estimator).into_iter().collect());
+        out.push(
+            delta_q_by_page(&sink.shifts, &table, workload, &estimator)
+                .into_iter()
+                .collect(),
+        );
     }
     Ok(out)
 }

@@ -138,7 +138,10 @@ pub fn run(
                 if held[p as usize].is_none()
                     && !seen.contains(&p)
                     && corpus.page_at(p, unit).present().is_some()
-                    && corpus.page_at(p, unit.saturating_sub(1)).present().is_none()
+                    && corpus
+                        .page_at(p, unit.saturating_sub(1))
+                        .present()
+                        .is_none()
                 {
                     discovered.push(p);
                     batch.push(PageUpdate::fetch(corpus, p, unit));
@@ -201,7 +204,11 @@ pub fn run(
             fresh_at_10: metrics.fresh_at_10,
             map_at_10: metrics.map_at_10,
             refreshed: n,
-            change_ratio: if n > 0 { changed_count as f64 / n as f64 } else { 0.0 },
+            change_ratio: if n > 0 {
+                changed_count as f64 / n as f64
+            } else {
+                0.0
+            },
             weighted_change_ratio: if n > 0 { weighted / n as f64 } else { 0.0 },
             ndcg: ndcg(&chosen, &stale, config.budget),
             obsolete_pages,
@@ -243,7 +250,12 @@ fn shingle_change_between(
     if old == now {
         return 0.0;
     }
-    let text_of = |unit: Unit| corpus.page_at(page, unit).present().map(|v| v.indexed_text());
+    let text_of = |unit: Unit| {
+        corpus
+            .page_at(page, unit)
+            .present()
+            .map(|v| v.indexed_text())
+    };
     match (old.and_then(text_of), now.and_then(text_of)) {
         (Some(a), Some(b)) => crate::change::shingles::text_change(&a, &b),
         _ => 1.0,
@@ -295,5 +307,131 @@ mod tests {
         assert_eq!(ndcg(&[0, 2], &stale, 2), 1.0);
         assert_eq!(ndcg(&[], &stale, 2), 0.0);
         assert_eq!(ndcg(&[1], &[false, false], 1), 1.0);
+    }
+}
+
+#[cfg(test)]
+mod sim_tests {
+    use super::*;
+    use crate::index::testutil::random_corpus;
+    use crate::index::ScoringKind;
+    use crate::quality::exact::MetricQuery;
+    use crate::sim::{Environment, EnvironmentConfig, SimWorkload};
+
+    /// Refreshes the pages with the lowest ids that it has not refreshed most recently.
+    struct Cycle {
+        next: u32,
+        pages: u32,
+    }
+
+    impl RefreshPolicy for Cycle {
+        fn name(&self) -> String {
+            "cycle".into()
+        }
+        fn prepare(&mut self, context: &PolicyContext<'_>) {
+            self.pages = context.page_count as u32;
+        }
+        fn choose(&mut self, _unit: Unit, budget: usize) -> Vec<PageId> {
+            (0..budget)
+                .map(|_| {
+                    let p = self.next;
+                    self.next = (self.next + 1) % self.pages;
+                    p
+                })
+                .collect()
+        }
+        fn observe(&mut self, _outcomes: &[RefreshOutcome]) {}
+    }
+
+    fn environment(corpus: &crate::corpus::Corpus) -> Environment<'_> {
+        let mut workload = SimWorkload::default();
+        for (i, t) in ["emac", "buffer", "lisp", "window", "org", "mode"]
+            .iter()
+            .enumerate()
+        {
+            if let Some(id) = corpus.vocabulary.get(t) {
+                workload.term_frequency.insert(id, 10.0 - i as f64);
+                workload.queries.push(MetricQuery {
+                    terms: vec![id],
+                    frequency: 10.0 - i as f64,
+                });
+            }
+        }
+        Environment::new(
+            corpus,
+            workload,
+            EnvironmentConfig {
+                scoring: ScoringKind::Bm25,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn refreshing_everything_keeps_the_repository_perfect() {
+        let corpus = random_corpus(40, 6, 11);
+        let env = environment(&corpus);
+        let policy = Box::new(Cycle { next: 0, pages: 0 });
+        let result = run(&env, policy, &RunConfig::new(40, FitMode::Online)).unwrap();
+        assert_eq!(result.per_unit.len(), 5);
+        for r in &result.per_unit {
+            assert!(
+                (r.quality - 1.0).abs() < 1e-9,
+                "unit {}: {}",
+                r.unit,
+                r.quality
+            );
+            assert_eq!(r.obsolete_pages, 0);
+            assert_eq!(r.fresh_at_10, 1.0);
+        }
+    }
+
+    #[test]
+    fn no_budget_lets_quality_decay_and_is_deterministic() {
+        let corpus = random_corpus(60, 8, 5);
+        let env = environment(&corpus);
+        let a = run(
+            &env,
+            Box::new(Cycle { next: 0, pages: 0 }),
+            &RunConfig::new(0, FitMode::Online),
+        )
+        .unwrap();
+        assert!(a
+            .per_unit
+            .iter()
+            .any(|r| r.quality < 1.0 && r.obsolete_pages > 0));
+        let b = run(
+            &env,
+            Box::new(Cycle { next: 0, pages: 0 }),
+            &RunConfig::new(0, FitMode::Online),
+        )
+        .unwrap();
+        assert_eq!(a.per_unit, b.per_unit);
+        let some = run(
+            &env,
+            Box::new(Cycle { next: 0, pages: 0 }),
+            &RunConfig::new(20, FitMode::Online),
+        )
+        .unwrap();
+        assert!(some.mean_quality >= a.mean_quality);
+    }
+
+    #[test]
+    fn the_oracle_history_measures_every_change() {
+        let corpus = random_corpus(30, 6, 2);
+        let env = environment(&corpus);
+        let changes: usize = env.history.pages.iter().map(|h| h.change_units.len()).sum();
+        assert!(changes > 0);
+        for h in &env.history.pages {
+            assert_eq!(h.delta_q.len(), h.change_units.len());
+            assert_eq!(h.shingle_changes.len(), h.change_units.len());
+        }
+        assert!(env
+            .history
+            .pages
+            .iter()
+            .flat_map(|h| &h.delta_q)
+            .any(|&d| d != 0.0));
     }
 }
