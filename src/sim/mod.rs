@@ -11,5 +11,5 @@ pub mod run;
 pub mod workload;
 
 pub use environment::{Environment, EnvironmentConfig};
-pub use run::{run, RunConfig, RunResult, UnitRecord};
+pub use run::{run, run_with, RunConfig, RunResult, UnitRecord};
 pub use workload::{MetricWorkload, SimWorkload};

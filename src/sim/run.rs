@@ -1,5 +1,7 @@
 //! One simulation run: a policy with budget B over every unit of an environment.
 
+use std::ops::ControlFlow;
+
 use crate::corpus::{LiveWeb, PageId, Unit};
 use crate::index::{IndexError, PageUpdate, Repository, WorkloadTerms};
 use crate::policy::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
@@ -78,8 +80,19 @@ pub struct RunResult {
 /// Runs `policy` over every unit `1..units` of `env`.
 pub fn run(
     env: &Environment<'_>,
+    policy: Box<dyn RefreshPolicy>,
+    config: &RunConfig,
+) -> Result<RunResult, IndexError> {
+    run_with(env, policy, config, &mut |_| ControlFlow::Continue(()))
+}
+
+/// [`run`], calling `on_unit` after every unit's metrics (for streaming progress); returning
+/// `ControlFlow::Break` stops the run early (cancellation) with the units done so far.
+pub fn run_with(
+    env: &Environment<'_>,
     mut policy: Box<dyn RefreshPolicy>,
     config: &RunConfig,
+    on_unit: &mut dyn FnMut(&UnitRecord) -> ControlFlow<()>,
 ) -> Result<RunResult, IndexError> {
     let corpus = env.corpus;
     let units = env.units();
@@ -215,6 +228,9 @@ pub fn run(
             estimated_delta_q: chosen.iter().map(|&p| delta_of(p)).sum(),
         });
         refreshed_pages.push(chosen);
+        if on_unit(per_unit.last().expect("just pushed")).is_break() {
+            break;
+        }
     }
 
     let mean = |f: &dyn Fn(&UnitRecord) -> f64| {
