@@ -137,6 +137,11 @@ impl<R: BufRead> LineReader<R> {
         }
     }
 
+    /// The underlying reader.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// The next line without its terminator, or `None` at the end of input.
     pub fn next_line(&mut self) -> io::Result<Option<&str>> {
         self.buf.clear();
