@@ -42,14 +42,20 @@ pub struct OpenedLog {
 /// here; the reader turns it into [`InputError::Empty`].
 pub fn open_log(path: &Path) -> Result<OpenedLog, InputError> {
     let file = File::open(path).map_err(|e| InputError::io(path, e))?;
-    let mut file = BufReader::with_capacity(256 * 1024, file);
+    open_stream(path, Box::new(BufReader::with_capacity(256 * 1024, file)))
+}
+
+/// As [`open_log`], for bytes already open (`path` only labels messages): in-memory buffers,
+/// benchmarks, standard input.
+pub fn open_stream(path: &Path, raw: Box<dyn Read>) -> Result<OpenedLog, InputError> {
+    let mut raw = raw;
     let mut magic = Vec::with_capacity(2);
-    (&mut file)
+    (&mut raw)
         .take(2)
         .read_to_end(&mut magic)
         .map_err(|e| InputError::io(path, e))?;
     let gzip = magic == [0x1f, 0x8b];
-    let raw = Cursor::new(magic).chain(file);
+    let raw = Cursor::new(magic).chain(raw);
     let mut stream: Box<dyn Read> = if gzip {
         Box::new(BufReader::with_capacity(
             256 * 1024,

@@ -52,10 +52,38 @@ pub fn parse(reader: Box<dyn Read>, builder: &mut LogBuilder) -> Result<(), Inpu
             continue;
         };
         let user = user.to_string();
-        let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, entry));
+        let size = entry.size();
+        let counted = Counting {
+            inner: entry,
+            bytes: 0,
+        };
+        let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, counted));
         parse_member(&mut lines, builder, &name, &user)?;
+        // tar's entry reader ends quietly when the archive is cut inside a member.
+        let read = lines.get_ref().get_ref().bytes;
+        if read < size {
+            return Err(InputError::malformed(
+                &path,
+                location(Some(&name), lines.line),
+                format!("the archive ends inside this member ({read} of {size} bytes; truncated?)"),
+            ));
+        }
     }
     Ok(())
+}
+
+/// Counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    bytes: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
 }
 
 #[derive(PartialEq)]

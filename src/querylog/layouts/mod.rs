@@ -57,7 +57,7 @@ pub mod plain;
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
-use super::detect::{open_log, stream_error};
+use super::detect::{open_log, open_stream, stream_error};
 use super::{LogLayout, QueryLog, Submission};
 use crate::error::{InputError, SkippedInput};
 
@@ -74,7 +74,24 @@ pub struct ReadOptions {
 /// Reads a log file of any supported layout, plain or gzip (see the module doc for what is
 /// skipped and what is an error).
 pub fn read_log(path: &Path, options: &ReadOptions) -> Result<QueryLog, InputError> {
-    let opened = open_log(path)?;
+    read_opened(path, open_log(path)?, options)
+}
+
+/// As [`read_log`], for content already open (plain or gzip, detected the same way); `path`
+/// only labels messages.
+pub fn read_log_from(
+    path: &Path,
+    reader: Box<dyn std::io::Read>,
+    options: &ReadOptions,
+) -> Result<QueryLog, InputError> {
+    read_opened(path, open_stream(path, reader)?, options)
+}
+
+fn read_opened(
+    path: &Path,
+    opened: super::detect::OpenedLog,
+    options: &ReadOptions,
+) -> Result<QueryLog, InputError> {
     if opened.head.is_empty() {
         return Err(InputError::Empty {
             path: path.to_path_buf(),
@@ -135,6 +152,11 @@ impl<R: BufRead> LineReader<R> {
             line: 0,
             non_utf8: 0,
         }
+    }
+
+    /// The underlying reader.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
     }
 
     /// The next line without its terminator, or `None` at the end of input.
