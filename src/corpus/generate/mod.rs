@@ -246,10 +246,10 @@ pub fn generate_site(
     classes.truncate(n);
     classes.resize(n, RateClass::Static);
     classes.shuffle(&mut rng);
+    // Each page links to pages made before it (growth plus preferential attachment, the
+    // Barabási–Albert process), so early, much-linked pages gather a power-law share of in-links.
     for class in classes {
-        model.add_page(&mut rng, 0, Some(class));
-    }
-    for p in 0..n as u32 {
+        let p = model.add_page(&mut rng, 0, Some(class));
         model.add_out_links(&mut rng, p);
     }
 

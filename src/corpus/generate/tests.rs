@@ -389,3 +389,29 @@ fn rejects_an_empty_configuration() {
     let err = generate_site(&config, dir.path()).unwrap_err();
     assert!(matches!(err, GenerateError::Config(_)), "{err}");
 }
+
+#[test]
+fn the_warc_crate_reads_every_record_back() {
+    // The ingest reads with the `warc` crate over a multi-member gzip stream; it must accept
+    // every record exactly as written, with the same target URIs and dates.
+    let (_dir, site) = generate(&small(31));
+    let file = std::fs::File::open(&site.warc_files[0]).expect("WARC");
+    let stream = std::io::BufReader::new(flate2::read::MultiGzDecoder::new(file));
+    let mut responses = 0u64;
+    for (i, record) in ::warc::WarcReader::new(stream).iter_records().enumerate() {
+        let record = record.unwrap_or_else(|e| panic!("record {i}: {e}"));
+        if i == 0 {
+            assert_eq!(record.warc_type(), &::warc::RecordType::WarcInfo);
+            continue;
+        }
+        assert_eq!(record.warc_type(), &::warc::RecordType::Response);
+        assert!(record
+            .header(::warc::WarcHeader::TargetURI)
+            .expect("target URI")
+            .starts_with("https://wiki.synthetic.example/wiki/"));
+        assert_eq!((record.date().timestamp() - DEFAULT_ORIGIN) % WEEK, 0);
+        assert!(record.body().starts_with(b"HTTP/1.1 "));
+        responses += 1;
+    }
+    assert_eq!(responses, site.truth.records_ok + site.truth.records_gone);
+}
