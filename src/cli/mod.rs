@@ -2,3 +2,4 @@
 
 pub mod generate;
 pub mod ingest;
+pub mod inputs;

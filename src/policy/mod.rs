@@ -19,7 +19,9 @@
 use crate::corpus::{PageId, Unit};
 
 /// Whether policy parameters may be fitted on the whole history or only on what was observed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum FitMode {
     /// Parameters fitted on the whole history (paper 003's protocol, equal footing).
