@@ -107,3 +107,6 @@ pub trait RefreshPolicy: Send {
     /// What the refreshes of `unit` revealed (called after the batch is indexed).
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
 }
+
+pub mod freshness;
+pub mod schedule;
