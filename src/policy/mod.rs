@@ -108,5 +108,13 @@ pub trait RefreshPolicy: Send {
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
 }
 
+pub mod baselines;
+pub mod ebr;
 pub mod freshness;
+pub mod planned;
+pub mod registry;
+pub mod sbr;
 pub mod schedule;
+pub mod user_centric;
+
+pub use registry::{make_policy, uses_threshold, PolicyOptions, POLICY_NAMES};
