@@ -112,3 +112,78 @@ impl RefreshPolicy for Ebr {
         self.planner.observe(outcomes);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{context, history, run};
+    use crate::policy::FitMode;
+
+    #[test]
+    fn d_is_the_share_of_updates_reaching_theta() {
+        assert_eq!(irrelevance_probability(&[0.1, 0.5, 0.9, 0.3], 0.3), 0.75);
+        assert_eq!(irrelevance_probability(&[], 0.3), 0.0);
+        assert_eq!(online_irrelevance_probability(0, 0), 0.5);
+        assert_eq!(online_irrelevance_probability(8, 2), 0.3);
+    }
+
+    #[test]
+    fn weights_are_view_weight_times_d() {
+        let h = ChangeHistoryFixture::new();
+        let pages = [0, 1, 2];
+        let views = [2.0, 5.0, 0.0];
+        let ctx = context(FitMode::Oracle, &pages, &views, Some(&h.0), 8, 1);
+        let model = EbrModel {
+            theta: 0.4,
+            view_weight: views.to_vec(),
+        };
+        let p = model.oracle(&ctx);
+        // Page 0: 4 changes in 8 intervals, 2 of them ≥ 0.4 → λ 0.5, c = 2 · 0.5.
+        assert_eq!(p[0], (0.5, 1.0));
+        // Page 1: 2 changes, both small → d = 0, nothing to gain.
+        assert_eq!(p[1], (0.25, 0.0));
+        // Page 2: never shown.
+        assert_eq!(p[2].1, 0.0);
+    }
+
+    struct ChangeHistoryFixture(crate::policy::ChangeHistory);
+
+    impl ChangeHistoryFixture {
+        fn new() -> Self {
+            let mut h = history(
+                9,
+                &[vec![1, 3, 5, 7], vec![2, 6], vec![4]],
+                &[0.0, 0.1, 1.0],
+                &[],
+            );
+            h.pages[0].shingle_changes = vec![0.1, 0.5, 0.2, 0.9];
+            ChangeHistoryFixture(h)
+        }
+    }
+
+    #[test]
+    fn oracle_ebr_refreshes_only_pages_that_embarrass() {
+        let f = ChangeHistoryFixture::new();
+        let pages = [0, 1, 2];
+        let views = [2.0, 5.0, 0.0];
+        let ctx = context(FitMode::Oracle, &pages, &views, Some(&f.0), 8, 1);
+        let mut ebr = Ebr::new(0.4);
+        let choices = run(&mut ebr, &ctx, &f.0);
+        let fr = ebr.planner.frequencies();
+        assert!(fr[0] > 0.0 && fr[1] == 0.0 && fr[2] == 0.0, "{fr:?}");
+        assert!(choices.iter().filter(|c| c.contains(&0)).count() >= 4);
+    }
+
+    #[test]
+    fn online_ebr_never_reads_the_history() {
+        let f = ChangeHistoryFixture::new();
+        let pages = [0, 1, 2];
+        let views = [2.0, 5.0, 1.0];
+        let with = context(FitMode::Online, &pages, &views, Some(&f.0), 8, 1);
+        let without = context(FitMode::Online, &pages, &views, None, 8, 1);
+        assert_eq!(
+            run(&mut Ebr::new(0.4), &with, &f.0),
+            run(&mut Ebr::new(0.4), &without, &f.0)
+        );
+    }
+}

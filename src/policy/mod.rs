@@ -118,3 +118,5 @@ pub mod schedule;
 pub mod user_centric;
 
 pub use registry::{make_policy, uses_threshold, PolicyOptions, POLICY_NAMES};
+#[cfg(test)]
+mod testkit;
