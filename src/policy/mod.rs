@@ -109,3 +109,16 @@ pub trait RefreshPolicy: Send {
     /// What the refreshes of `unit` revealed (called after the batch is indexed).
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
 }
+
+pub mod baselines;
+pub mod ebr;
+pub mod freshness;
+pub mod planned;
+pub mod registry;
+pub mod sbr;
+pub mod schedule;
+pub mod user_centric;
+
+pub use registry::{make_policy, uses_threshold, PolicyOptions, POLICY_NAMES};
+#[cfg(test)]
+mod testkit;
