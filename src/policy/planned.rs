@@ -193,7 +193,8 @@ impl<M: PageModel> Planner<M> {
                     let f = plan.frequencies[p];
                     if f > 0.0 {
                         let spacing = 1.0 / f;
-                        let since = (start - 1).saturating_sub(self.last_refresh[p]) as f64;
+                        let since =
+                            start.saturating_sub(1).saturating_sub(self.last_refresh[p]) as f64;
                         (since / spacing).min(0.999)
                     } else {
                         0.0

@@ -76,3 +76,55 @@ pub fn make_policy(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{context, history, run};
+    use crate::policy::FitMode;
+
+    #[test]
+    fn builds_every_named_policy_and_rejects_bad_requests() {
+        for &name in POLICY_NAMES {
+            let p = make_policy(name, None, &PolicyOptions::default()).unwrap();
+            assert_eq!(p.name(), name);
+        }
+        assert!(make_policy("sbr", Some(0.3), &PolicyOptions::default()).is_ok());
+        assert!(make_policy("sbr", Some(1.5), &PolicyOptions::default()).is_err());
+        assert!(make_policy("age", Some(0.3), &PolicyOptions::default()).is_err());
+        let err = make_policy("greedy", None, &PolicyOptions::default())
+            .err()
+            .unwrap();
+        assert!(
+            err.contains("greedy") && err.contains("user-centric"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_policy_chooses_within_budget_deterministically_in_both_modes() {
+        let changes: Vec<Vec<u32>> = (0..30u32)
+            .map(|p| (1..=12).filter(|t| (t * (p + 3)) % 7 < (p % 4)).collect())
+            .collect();
+        let shingle: Vec<f64> = (0..30).map(|p| (p % 10) as f64 / 10.0).collect();
+        let dq: Vec<f64> = (0..30).map(|p| (p % 5) as f64).collect();
+        let h = history(13, &changes, &shingle, &dq);
+        let pages: Vec<u32> = (0..30).collect();
+        let views: Vec<f64> = (0..30).map(|p| (p % 3) as f64).collect();
+        for mode in [FitMode::Oracle, FitMode::Online] {
+            let hist = (mode == FitMode::Oracle).then_some(&h);
+            let ctx = context(mode, &pages, &views, hist, 12, 4);
+            for &name in POLICY_NAMES {
+                let theta = uses_threshold(name).then_some(0.3);
+                let mut a = make_policy(name, theta, &PolicyOptions::default()).unwrap();
+                let mut b = make_policy(name, theta, &PolicyOptions::default()).unwrap();
+                let ra = run(a.as_mut(), &ctx, &h);
+                assert_eq!(ra, run(b.as_mut(), &ctx, &h), "{name} {mode:?}");
+                assert!(
+                    ra.iter().all(|c| c.len() == 4),
+                    "{name} {mode:?} spends the budget"
+                );
+            }
+        }
+    }
+}

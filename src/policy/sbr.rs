@@ -124,8 +124,8 @@ mod tests {
         let choices = run(&mut sbr, &ctx, &h);
         let f = sbr.planner.frequencies();
         assert_eq!(f[0], 0.0, "λ = 1 is too fast for B = 1");
-        for p in 1..=8 {
-            assert!((f[p] - 0.125).abs() < 1e-9);
+        for fp in &f[1..=8] {
+            assert!((fp - 0.125).abs() < 1e-9);
         }
         let count = |p| choices.iter().filter(|c| c.contains(&p)).count();
         // The plan fills every unit with the slow pages, two refreshes each.

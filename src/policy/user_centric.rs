@@ -177,3 +177,98 @@ impl RefreshPolicy for UserCentric {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{context, history, run};
+
+    fn measured(page: PageId, unit: Unit, last: Unit, dq: f64) -> RefreshOutcome {
+        RefreshOutcome {
+            page,
+            unit,
+            last_refresh: last,
+            changed: dq != 0.0,
+            shingle_change: 0.0,
+            delta_q: dq,
+            gone: false,
+        }
+    }
+
+    #[test]
+    fn priority_formulas() {
+        assert_eq!(normalised_delta_q(6.0, 5, 2), 2.0);
+        assert_eq!(priority(2.0, 7, 3), 8.0);
+        // Changes at 2, 6, 7 with ΔQ 4, 8, 3: ratios 4/2, 8/4, 3/1.
+        assert_eq!(
+            oracle_ratios(&[2, 6, 7], &[4.0, 8.0, 3.0]),
+            vec![2.0, 2.0, 3.0]
+        );
+    }
+
+    #[test]
+    fn online_priorities_from_a_hand_made_history() {
+        let pages = [0, 1, 2, 3];
+        let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 10, 2);
+        let mut uc = UserCentric::new(None);
+        uc.prepare(&ctx);
+        // Nothing measured: round-robin by age then id.
+        assert_eq!(uc.choose(1, 2), vec![0, 1]);
+        uc.observe(&[measured(0, 1, 0, 3.0), measured(1, 1, 0, 0.0)]);
+        // ΔQ̄: page 0 = 3, page 1 = 0; unmeasured 2, 3 get the median 1.5.
+        assert_eq!(uc.mean_normalised(), vec![3.0, 0.0, 1.5, 1.5]);
+        // Unit 2: P = 3·1, 0·1, 1.5·2, 1.5·2 → 0 (3, LR 1) loses the tie with 2, 3 (LR 0).
+        assert_eq!(uc.choose(2, 2), vec![2, 3]);
+        uc.observe(&[measured(2, 2, 0, 1.0), measured(3, 2, 0, 10.0)]);
+        // ΔQ̄ = 3, 0, 0.5, 5. Unit 3: P = 6, 0, 0.5, 5.
+        assert_eq!(uc.choose(3, 2), vec![0, 3]);
+        uc.observe(&[measured(0, 3, 1, 0.0), measured(3, 3, 2, 0.0)]);
+        // Whole-history means: page 0 = (3 + 0)/2, page 3 = (5 + 0)/2.
+        assert_eq!(uc.mean_normalised(), vec![1.5, 0.0, 0.5, 2.5]);
+    }
+
+    #[test]
+    fn sliding_window_forgets_old_refreshes() {
+        let pages = [0];
+        let ctx = context(FitMode::Online, &pages, &[0.0], None, 10, 1);
+        let mut uc = UserCentric::new(Some(2));
+        uc.prepare(&ctx);
+        uc.observe(&[measured(0, 1, 0, 9.0)]);
+        uc.observe(&[measured(0, 2, 1, 1.0)]);
+        uc.observe(&[measured(0, 3, 2, 3.0)]);
+        assert_eq!(uc.mean_normalised(), vec![2.0]);
+    }
+
+    #[test]
+    fn oracle_fit_uses_change_units_and_ignores_observations() {
+        // Page 0: changes at 2, 4 with ΔQ 4 → ratios 2, 2. Page 1: changes, never measured.
+        // Page 2: never changes (ΔQ̄ = 0).
+        let mut h = history(9, &[vec![2, 4], vec![3], vec![]], &[1.0; 3], &[4.0]);
+        h.pages[1].delta_q.clear();
+        let pages = [0, 1, 2];
+        let ctx = context(FitMode::Oracle, &pages, &[0.0; 3], Some(&h), 8, 1);
+        let mut uc = UserCentric::new(None);
+        uc.prepare(&ctx);
+        // Measured: page 0 (2) and page 2 (0) → median 1 for page 1.
+        assert_eq!(uc.mean_normalised(), vec![2.0, 1.0, 0.0]);
+        uc.observe(&[measured(2, 1, 0, 100.0)]);
+        assert_eq!(uc.mean_normalised(), vec![2.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn online_user_centric_never_reads_the_history() {
+        let h = history(
+            11,
+            &[vec![2, 4, 6, 8], vec![5], vec![], vec![3, 9]],
+            &[1.0; 4],
+            &[2.0, 7.0, 0.0, 1.0],
+        );
+        let pages = [0, 1, 2, 3];
+        let with = context(FitMode::Online, &pages, &[0.0; 4], Some(&h), 10, 1);
+        let without = context(FitMode::Online, &pages, &[0.0; 4], None, 10, 1);
+        assert_eq!(
+            run(&mut UserCentric::new(None), &with, &h),
+            run(&mut UserCentric::new(None), &without, &h)
+        );
+    }
+}
