@@ -76,14 +76,19 @@ impl ExperimentArgs {
 impl Loaded {
     /// The policy-independent simulation environment for one scoring function.
     pub fn environment(&self, scoring: ScoringKind) -> anyhow::Result<Environment<'_>> {
-        let workload = SimWorkload::new(&self.workload, &self.corpus.vocabulary, self.args.metric_workload);
+        let workload = SimWorkload::new(
+            &self.workload,
+            &self.corpus.vocabulary,
+            self.args.metric_workload,
+        );
         let config = EnvironmentConfig {
             scoring,
             likelihood: refresher::quality::ViewingLikelihood::new(self.args.viewing_exponent),
             pieces: self.args.pieces as usize,
         };
         let spinner = refresher::progress::spinner("measuring");
-        let env = Environment::new(&self.corpus, workload, config).context("building the simulation environment")?;
+        let env = Environment::new(&self.corpus, workload, config)
+            .context("building the simulation environment")?;
         spinner.finish_and_clear();
         Ok(env)
     }
@@ -92,19 +97,36 @@ impl Loaded {
 /// Writes a run's per-unit metrics (CSV and JSON) and its refreshed pages.
 pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = format!("{}-{}-B{}", result.policy, result.mode.as_str(), result.budget);
+    let name = format!(
+        "{}-{}-B{}",
+        result.policy,
+        result.mode.as_str(),
+        result.budget
+    );
     let csv = dir.join(format!("{name}.csv"));
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&csv).with_context(|| format!("writing {}", csv.display()))?);
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(&csv).with_context(|| format!("writing {}", csv.display()))?,
+    );
     writeln!(f, "unit,quality,fresh_at_10,map_at_10,refreshed,change_ratio,weighted_change_ratio,ndcg,obsolete_pages,estimated_delta_q")?;
     for r in &result.per_unit {
         writeln!(
             f,
             "{},{},{},{},{},{},{},{},{},{}",
-            r.unit, r.quality, r.fresh_at_10, r.map_at_10, r.refreshed, r.change_ratio, r.weighted_change_ratio, r.ndcg, r.obsolete_pages, r.estimated_delta_q
+            r.unit,
+            r.quality,
+            r.fresh_at_10,
+            r.map_at_10,
+            r.refreshed,
+            r.change_ratio,
+            r.weighted_change_ratio,
+            r.ndcg,
+            r.obsolete_pages,
+            r.estimated_delta_q
         )?;
     }
     let json = dir.join(format!("{name}.json"));
-    std::fs::write(&json, serde_json::to_string_pretty(result)?).with_context(|| format!("writing {}", json.display()))?;
+    std::fs::write(&json, serde_json::to_string_pretty(result)?)
+        .with_context(|| format!("writing {}", json.display()))?;
     let refreshed = dir.join(format!("{name}.refreshed.csv"));
     let mut f = std::io::BufWriter::new(std::fs::File::create(&refreshed)?);
     writeln!(f, "unit,rank,url")?;

@@ -83,7 +83,7 @@ pub struct PolicyContext<'a> {
     pub mode: FitMode,
     /// Number of pages (ids `0..page_count`).
     pub page_count: usize,
-    /// Number of units of the run (units `1..units` are refreshed; unit 0 is the initial crawl).
+    /// Number of refresh units: units `1..=units` are refreshed (unit 0 is the initial crawl).
     pub units: Unit,
     /// Refreshes per unit.
     pub budget: usize,
