@@ -20,6 +20,8 @@ enum Command {
     Ingest(cli::ingest::Args),
     /// Run one refresh policy at one budget over every time unit and report the metrics.
     Simulate(cli::simulate::Args),
+    /// Compare refresh policies over a budget grid: the budget each needs for a target quality.
+    Compare(cli::compare::Args),
 }
 
 fn main() {
@@ -28,6 +30,7 @@ fn main() {
         Command::Generate(args) => cli::generate::run(args),
         Command::Ingest(args) => cli::ingest::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
+        Command::Compare(args) => cli::compare::run(args),
     };
     if let Err(err) = result {
         eprintln!("refresher: {err:#}");
