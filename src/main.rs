@@ -14,6 +14,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The main job on the embedded default data: generate a synthetic site and log, summarise
+    /// them, and compare every refresh policy.
+    Demo(cli::demo::Args),
     /// Write a synthetic evolving site (WARC files) and an AOL-layout query log.
     Generate(cli::generate::Args),
     /// Read a corpus (and optionally a query log) and print a summary.
@@ -27,6 +30,7 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Demo(args) => cli::demo::run(args),
         Command::Generate(args) => cli::generate::run(args),
         Command::Ingest(args) => cli::ingest::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
