@@ -8,12 +8,12 @@ use std::path::PathBuf;
 /// An input problem located in a file.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
-    /// The file could not be opened or read.
-    #[error("{path}: {source}")]
+    /// The file could not be opened or read. (The I/O error is part of the message, not a
+    /// `source`, so that error chains do not print it twice.)
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A record/line of the file is malformed. `location` is e.g. `record 12` or `line 345`.
     #[error("{path}: {location}: {message}")]
@@ -28,10 +28,10 @@ pub enum InputError {
 }
 
 impl InputError {
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         InputError::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 

@@ -25,6 +25,8 @@ enum Command {
     Simulate(cli::simulate::Args),
     /// Compare refresh policies over a budget grid: the budget each needs for a target quality.
     Compare(cli::compare::Args),
+    /// Check the ΔQ estimate against brute force and its forecastability (paper 003 Fig. 3).
+    EstimateCheck(cli::estimate_check::Args),
 }
 
 fn main() {
@@ -35,6 +37,7 @@ fn main() {
         Command::Ingest(args) => cli::ingest::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Compare(args) => cli::compare::run(args),
+        Command::EstimateCheck(args) => cli::estimate_check::run(args),
     };
     if let Err(err) = result {
         eprintln!("refresher: {err:#}");

@@ -317,18 +317,16 @@ fn cli_reports_bad_input_without_panicking() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("cut.warc.gz: record 3"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    // --log is accepted but not merged yet: a clear error, not a summary without the workload.
+    // A missing log: a clear error naming it, once.
     let good = write(dir.path(), "good.warc", &three_pages().concat());
     let out = std::process::Command::new(common::refresher_bin())
         .args(["ingest", "--corpus"])
         .arg(&good)
-        .args(["--log", "queries.txt"])
+        .args(["--log", "no-such-queries.txt"])
         .output()
         .expect("run refresher");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("log summaries are not merged yet"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("no-such-queries.txt"), "{stderr}");
+    assert_eq!(stderr.matches("No such file").count(), 1, "{stderr}");
 }

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod demo;
+pub mod estimate_check;
 pub mod experiment;
 pub mod generate;
 pub mod ingest;

@@ -12,6 +12,7 @@
 
 pub mod compare;
 pub mod environment;
+pub mod estimate_check;
 pub mod run;
 pub mod workload;
 

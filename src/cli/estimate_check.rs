@@ -1,0 +1,127 @@
+//! `refresher estimate-check`: the ΔQ estimate against brute force, and forecastability
+//! (paper 003 Fig. 3).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use refresher::corpus::LiveWeb;
+use refresher::index::ScoringKind;
+use refresher::report::svg::{Chart, Scale, Series};
+use refresher::sim::estimate_check::estimate_check;
+
+use super::experiment::ExperimentArgs;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
+    /// Scoring function of the search engine.
+    #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
+    pub scoring: ScoringKind,
+    /// Refreshes sampled for the brute-force comparison.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub pairs: u32,
+    /// Seed of the sample.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write pairs.csv, forecast.csv and forecast.svg into this directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let loaded = args.experiment.load()?;
+    let env = loaded.environment(args.scoring)?;
+    let spinner = refresher::progress::spinner("brute force");
+    let check = estimate_check(&env, args.pairs as usize, args.seed)?;
+    spinner.finish_and_clear();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("pairs.csv"))?);
+        writeln!(f, "unit,url,estimate,truth")?;
+        for p in &check.pair_checks {
+            writeln!(
+                f,
+                "{},{},{},{}",
+                p.unit,
+                loaded.corpus.url(p.page),
+                p.estimate,
+                p.truth
+            )?;
+        }
+        let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("forecast.csv"))?);
+        writeln!(f, "url,delta_q_first_half,delta_q_second_half")?;
+        for p in &check.forecast {
+            writeln!(
+                f,
+                "{},{},{}",
+                loaded.corpus.url(p.page),
+                p.first_half,
+                p.second_half
+            )?;
+        }
+        // Zeros sit on the edges of the log-log plot, as in the paper's figure.
+        let floor = check
+            .forecast
+            .iter()
+            .flat_map(|p| [p.first_half, p.second_half])
+            .filter(|&v| v > 0.0)
+            .fold(f64::INFINITY, f64::min)
+            / 2.0;
+        let points: Vec<(f64, f64)> = check
+            .forecast
+            .iter()
+            .map(|p| (p.first_half.max(floor), p.second_half.max(floor)))
+            .collect();
+        let lo = points
+            .iter()
+            .map(|p| p.0.min(p.1))
+            .fold(f64::INFINITY, f64::min);
+        let hi = points.iter().map(|p| p.0.max(p.1)).fold(0.0, f64::max);
+        let svg = Chart {
+            title: format!("Forecastability of ΔQ̄(p) ({} scoring)", env.config.scoring),
+            x_label: format!("ΔQ̄(p), units 1–{}", check.forecast_split - 1),
+            y_label: format!("ΔQ̄(p), units {}–{}", check.forecast_split, env.units() - 1),
+            x_scale: Scale::Log,
+            y_scale: Scale::Log,
+            lines: false,
+        }
+        .render(&[
+            Series {
+                name: "pages".into(),
+                points,
+            },
+            Series {
+                name: "y = x".into(),
+                points: vec![(lo, lo), (hi, hi)],
+            },
+        ]);
+        std::fs::write(dir.join("forecast.svg"), svg)?;
+    }
+    if args.json {
+        let mut v = serde_json::to_value(&check)?;
+        if let Some(map) = v.as_object_mut() {
+            map.remove("pair_checks");
+            map.remove("forecast");
+        }
+        println!("{v}");
+    } else {
+        println!(
+            "ΔQ estimate vs brute force over {} sampled refreshes ({} scoring): Spearman ρ = {:.3}, median relative error = {:.3}",
+            check.pairs, env.config.scoring, check.spearman, check.median_relative_error
+        );
+        println!(
+            "forecastability: {} pages with ΔQ̄ > 0 in a half; {:.1} % within a factor of 2 across the halves (units 1–{} vs {}–{})",
+            check.forecast_pages,
+            100.0 * check.forecast_near_diagonal_share,
+            check.forecast_split - 1,
+            check.forecast_split,
+            env.units() - 1
+        );
+    }
+    Ok(())
+}
