@@ -1,0 +1,155 @@
+//! End-to-end runs of the binary on small generated data: generate → ingest → simulate →
+//! compare → estimate-check, and clear errors for bad parameters.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn refresher(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(common::refresher_bin())
+        .args(args)
+        .output()
+        .expect("run refresher");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &[&str]) -> Value {
+    let (code, stdout, stderr) = refresher(args);
+    assert_eq!(code, 0, "refresher {args:?} failed: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {stdout}"))
+}
+
+/// A small generated site: 120 pages, 8 weeks, ~3000 log lines.
+fn site(dir: &Path) -> (String, String, Value) {
+    let out = dir.to_str().unwrap();
+    let truth = json(&["generate", "--out", out, "--pages", "120", "--weeks", "8", "--queries", "3000", "--seed", "7", "--json"]);
+    (
+        dir.join("corpus").to_str().unwrap().to_string(),
+        dir.join("querylog/aol-synthetic.txt").to_str().unwrap().to_string(),
+        truth["truth"].clone(),
+    )
+}
+
+#[test]
+fn generated_site_round_trips_through_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log, truth) = site(dir.path());
+    let summary = json(&["ingest", "--corpus", &corpus, "--log", &log, "--json"]);
+    for (key, truth_key) in [
+        ("pages_total", "pages_total"),
+        ("pages_created", "pages_created"),
+        ("pages_deleted", "pages_deleted"),
+        ("pages_in_all_units", "pages_in_all_weeks"),
+    ] {
+        assert_eq!(summary[key], truth[truth_key], "{key}");
+    }
+    assert_eq!(summary["units"], 8);
+    let records = truth["records_ok"].as_u64().unwrap() + truth["records_gone"].as_u64().unwrap();
+    assert_eq!(summary["versions"].as_u64().unwrap(), records);
+    assert_eq!(summary["records_per_unit"], truth["records_per_week"]);
+    assert_eq!(summary["log_lines"], truth["log"]["lines"]);
+    let kept = summary["workload_queries"].as_u64().unwrap();
+    assert!(kept > 0 && kept <= summary["distinct_queries"].as_u64().unwrap());
+    assert!(summary["workload_terms"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn simulate_compare_and_estimate_check_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log, truth) = site(dir.path());
+    let pages = truth["pages_total"].as_u64().unwrap().to_string();
+
+    let base = ["--corpus", corpus.as_str(), "--log", log.as_str()];
+    let sim = |policy: &str, budget: &str, mode: &str| {
+        let mut args = vec!["simulate"];
+        args.extend(base);
+        args.extend(["--policy", policy, "--budget", budget, "--mode", mode, "--json"]);
+        json(&args)
+    };
+    let uc = sim("user-centric", "8", "oracle");
+    for key in ["policy", "budget", "mode", "scoring", "mean_quality", "mean_fresh_at_10", "mean_map_at_10", "per_unit"] {
+        assert!(!uc[key].is_null(), "simulate --json lacks {key}");
+    }
+    assert_eq!(uc["mode"], "oracle");
+    let per_unit = uc["per_unit"].as_array().unwrap();
+    assert_eq!(per_unit.len(), 7, "units 1..=7 are refreshed");
+    for u in per_unit {
+        for key in ["unit", "quality", "fresh_at_10", "map_at_10"] {
+            let v = u[key].as_f64().unwrap();
+            assert!(v.is_finite() && v >= 0.0, "{key} = {v}");
+        }
+        assert!(u["quality"].as_f64().unwrap() <= 1.0 + 1e-9);
+    }
+    // Deterministic, and refreshing every page keeps the repository exact.
+    assert_eq!(sim("user-centric", "8", "oracle"), uc);
+    let all = sim("round-robin", &pages, "online");
+    assert!((all["mean_quality"].as_f64().unwrap() - 1.0).abs() < 1e-9, "{}", all["mean_quality"]);
+    let none = sim("age", "0", "online");
+    assert!(none["mean_quality"].as_f64().unwrap() < 1.0);
+
+    let out = dir.path().join("cmp");
+    let mut args = vec!["compare"];
+    args.extend(base);
+    let budgets = format!("0,4,{pages}");
+    args.extend(["--budgets", &budgets, "--thetas", "0.3,0.8", "--mode", "oracle,online", "--out", out.to_str().unwrap(), "--json"]);
+    let cmp = json(&args);
+    let rows = cmp["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6 * 6 * 2, "6 policies × 6 targets × 2 modes");
+    for r in rows {
+        for key in ["policy", "target_quality", "budget_needed", "mode"] {
+            assert!(r.get(key).is_some(), "row lacks {key}");
+        }
+        // Refreshing every page reaches every target.
+        assert!(!r["budget_needed"].is_null(), "{r}");
+    }
+    let curves = cmp["curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 6 * 3 * 2);
+    for c in curves {
+        for key in ["policy", "budget", "mean_quality", "mean_fresh_at_10", "mean_map_at_10"] {
+            assert!(c.get(key).is_some(), "curve point lacks {key}");
+        }
+    }
+    for file in ["compare.json", "fig4_table.csv", "curves.csv", "fig4_oracle.svg", "quality_vs_budget_online.svg"] {
+        assert!(out.join(file).is_file(), "{file} not written");
+    }
+
+    let mut args = vec!["estimate-check"];
+    args.extend(base);
+    args.extend(["--pairs", "40", "--json"]);
+    let check = json(&args);
+    for key in ["pairs", "spearman", "median_relative_error", "forecast_near_diagonal_share"] {
+        assert!(check[key].is_number(), "estimate-check lacks {key}: {check}");
+    }
+    assert!(check["pairs"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn bad_parameters_get_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log, _) = site(dir.path());
+    let cases: [(&[&str], &str); 5] = [
+        (&["--policy", "fastest", "--budget", "3"], "unknown policy `fastest`"),
+        (&["--policy", "sbr", "--budget", "3", "--theta", "1.5"], "outside [0, 1]"),
+        (&["--policy", "age", "--budget", "3", "--theta", "0.5"], "takes no shingle threshold"),
+        (&["--policy", "age", "--budget", "-3"], "--budget"),
+        (&["--policy", "age", "--budget", "3", "--viewing-exponent", "0.5"], "--viewing-exponent"),
+    ];
+    for (extra, expected) in cases {
+        let mut args = vec!["simulate", "--corpus", corpus.as_str(), "--log", log.as_str()];
+        args.extend(extra);
+        let (code, _, stderr) = refresher(&args);
+        assert_ne!(code, 0, "{args:?} should fail");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let (code, _, stderr) = refresher(&["compare", "--corpus", &corpus, "--log", &log, "--budgets", "0,999999"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("--budgets: 999999 exceeds"), "{stderr}");
+}
