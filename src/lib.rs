@@ -19,5 +19,6 @@ pub mod policy;
 pub mod progress;
 pub mod quality;
 pub mod querylog;
+pub mod server;
 pub mod sim;
 pub mod text;
