@@ -19,6 +19,7 @@ pub mod policy;
 pub mod progress;
 pub mod quality;
 pub mod querylog;
+pub mod report;
 pub mod server;
 pub mod sim;
 pub mod text;

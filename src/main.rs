@@ -18,6 +18,8 @@ enum Command {
     Generate(cli::generate::Args),
     /// Read a corpus (and optionally a query log) and print a summary.
     Ingest(cli::ingest::Args),
+    /// Run one refresh policy at one budget over every time unit and report the metrics.
+    Simulate(cli::simulate::Args),
 }
 
 fn main() {
@@ -25,6 +27,7 @@ fn main() {
     let result = match cli.command {
         Command::Generate(args) => cli::generate::run(args),
         Command::Ingest(args) => cli::ingest::run(args),
+        Command::Simulate(args) => cli::simulate::run(args),
     };
     if let Err(err) = result {
         eprintln!("refresher: {err:#}");

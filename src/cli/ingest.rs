@@ -1,42 +1,36 @@
-//! `refresher ingest`: read a corpus (and, later, a query log) and print a summary.
+//! `refresher ingest`: read a corpus and optionally a query log, and print a summary.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Context;
-use refresher::corpus::ingest::{load_corpus, IngestOptions, IngestReport};
+use refresher::corpus::ingest::IngestReport;
 use refresher::corpus::summary::CorpusSummary;
 use refresher::corpus::Corpus;
 use serde_json::{Map, Value};
 
+use super::inputs::{CorpusArgs, WorkloadArgs};
+
 #[derive(clap::Args)]
 pub struct Args {
-    /// A WARC file (`.warc` or `.warc.gz`) or a directory of them.
-    #[arg(long)]
-    pub corpus: PathBuf,
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
     /// A query log (any supported layout) to summarise as a workload over the corpus.
     #[arg(long)]
     pub log: Option<PathBuf>,
-    /// Length of one time unit in days.
-    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
-    pub unit_days: u32,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
     /// Print one JSON object on stdout instead of the readable summary.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let options = IngestOptions {
-        unit_seconds: i64::from(args.unit_days) * 24 * 3600,
-        origin: None,
-    };
     let started = Instant::now();
-    let (corpus, report) = load_corpus(&args.corpus, &options)
-        .with_context(|| format!("reading corpus {}", args.corpus.display()))?;
+    let (corpus, report) = args.corpus.load()?;
     let seconds = started.elapsed().as_secs_f64();
     let summary = CorpusSummary::of(&corpus);
     let log = match &args.log {
-        Some(path) => Some(log_summary(path, &corpus)?),
+        Some(path) => Some(log_summary(path, &corpus, &args.workload)?),
         None => None,
     };
 
@@ -52,11 +46,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         println!("{}", Value::Object(out));
     } else {
-        print_readable(&args.corpus, &summary, &report, seconds);
+        print_readable(&args.corpus.corpus, &summary, &report, seconds);
         if let Some(log) = log {
-            for (key, value) in log {
-                println!("{key:<22} {value}");
-            }
+            print_log(&log);
         }
     }
     Ok(())
@@ -96,14 +88,89 @@ fn print_readable(path: &Path, summary: &CorpusSummary, report: &IngestReport, s
     }
 }
 
-/// HOOK for the query-log task: summarise the log at `path` as a workload over `corpus`.
-///
-/// Must return the DESIGN §7 keys `log_lines`, `distinct_queries`, `workload_queries`,
-/// `workload_terms`; they are merged into the JSON output and printed in the readable one.
-/// The integrator wires this to `querylog::layouts::read_log` and
-/// `querylog::workload::Workload::build` once those are merged; until then `--log` fails
-/// loudly rather than printing a summary without the workload.
-fn log_summary(path: &Path, corpus: &Corpus) -> anyhow::Result<Map<String, Value>> {
-    let _ = corpus;
-    anyhow::bail!("--log {}: log summaries are not merged yet", path.display())
+/// Summarises the log at `path` as a workload over `corpus`: the DESIGN §7 keys `log_lines`,
+/// `distinct_queries`, `workload_queries`, `workload_terms`, and the workload report.
+fn log_summary(
+    path: &Path,
+    corpus: &Corpus,
+    args: &WorkloadArgs,
+) -> anyhow::Result<Map<String, Value>> {
+    let log = args.read(path)?;
+    let workload = args.workload(&log, corpus);
+    let summary = workload.summary();
+    let mut out = Map::new();
+    out.insert("log".into(), Value::from(path.display().to_string()));
+    out.insert("log_layout".into(), serde_json::to_value(log.layout)?);
+    out.insert("log_lines".into(), Value::from(log.lines));
+    out.insert("submissions".into(), Value::from(log.submissions.len()));
+    out.insert("log_users".into(), Value::from(log.users()));
+    out.insert(
+        "distinct_query_strings".into(),
+        Value::from(log.distinct_query_strings()),
+    );
+    out.insert("skipped_lines".into(), Value::from(log.skipped.len()));
+    out.insert(
+        "skipped".into(),
+        Value::from(
+            log.skipped
+                .iter()
+                .take(20)
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>(),
+        ),
+    );
+    if let Value::Object(map) = serde_json::to_value(&summary)? {
+        out.extend(map);
+    }
+    Ok(out)
+}
+
+fn print_log(log: &Map<String, Value>) {
+    let get = |k: &str| log.get(k).cloned().unwrap_or(Value::Null);
+    println!(
+        "log {}: {} layout, {} lines, {} submissions by {} users, {} distinct query strings, {} skipped line(s)",
+        get("log").as_str().unwrap_or(""),
+        get("log_layout").as_str().unwrap_or(""),
+        get("log_lines"),
+        get("submissions"),
+        get("log_users"),
+        get("distinct_query_strings"),
+        get("skipped_lines"),
+    );
+    if let Some(skipped) = log.get("skipped").and_then(Value::as_array) {
+        for s in skipped {
+            println!("  {}", s.as_str().unwrap_or(""));
+        }
+    }
+    println!(
+        "workload: {} distinct normalised queries, {} before the filter, {} matching the corpus, {} kept ({} filter), {} single terms",
+        get("distinct_queries"),
+        get("queries_before_filter"),
+        get("queries_matching"),
+        get("workload_queries"),
+        get("filter").as_str().unwrap_or(""),
+        get("workload_terms"),
+    );
+    if let Some(knee) = log.get("knee").filter(|k| !k.is_null()) {
+        println!(
+            "knee: rank {} at value {:.4}",
+            knee["rank"],
+            knee["value"].as_f64().unwrap_or(0.0)
+        );
+    }
+    if let Some(lengths) = log.get("length_distribution").and_then(Value::as_array) {
+        let parts: Vec<String> = lengths
+            .iter()
+            .map(|l| format!("{} term(s): {}", l["terms"], l["queries"]))
+            .collect();
+        println!("kept query lengths: {}", parts.join(", "));
+    }
+    if let Some(top) = log.get("top_terms").and_then(Value::as_array) {
+        let parts: Vec<String> = top
+            .iter()
+            .take(10)
+            .map(|t| format!("{} ({})", t["term"].as_str().unwrap_or(""), t["frequency"]))
+            .collect();
+        println!("top terms: {}", parts.join(", "));
+    }
 }

@@ -425,6 +425,28 @@ impl Repository {
         Ok(out)
     }
 
+    /// tantivy's scores with its *default* statistics (deleted documents included): only for
+    /// the test showing why the live statistics are needed.
+    #[cfg(test)]
+    pub(crate) fn tantivy_default_term_scores(
+        &self,
+        term: TermId,
+    ) -> Result<Vec<(PageId, Score)>, IndexError> {
+        let text = self.vocabulary.term(term);
+        let mut out: Vec<(PageId, Score)> = self
+            .reader
+            .searcher()
+            .search(
+                conjunctive_query(&self.fields, &[text]).as_ref(),
+                &MatchCollector { scoring: true },
+            )?
+            .into_iter()
+            .map(|m| (m.page, m.score))
+            .collect();
+        out.sort_by_key(|p| p.0);
+        Ok(out)
+    }
+
     fn statistics(&self) -> LiveStatistics<'_> {
         LiveStatistics {
             stats: &self.forward,

@@ -3,7 +3,10 @@
 //! **The pitfall** (verified on tantivy 0.27): a `Searcher`'s BM25 statistics — `max_doc` per
 //! segment, `doc_freq`, `total_num_tokens` — include documents deleted but not yet merged away.
 //! Every refresh is a delete + add, so the statistics drift with the number of refreshes since
-//! the last merge, and a page's score changes when an unrelated background merge runs.
+//! the last merge, and a page's score changes when an unrelated background merge runs. Even a
+//! merge does not make them exact: tantivy's merger *estimates* the merged segment's total
+//! token count (scaling by the share of live documents), so default BM25 scores never equal
+//! exact live-collection scores (both shown in the module's tests).
 //!
 //! **The remedy**: the repository's [`ForwardIndex`] keeps exact statistics of the *present*
 //! documents, and every tantivy search runs through

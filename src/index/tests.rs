@@ -236,3 +236,23 @@ fn hook_off_records_nothing_and_unknown_terms_match_nothing() {
     let w = WorkloadTerms::from_terms(&corpus.vocabulary, ["emac", "zyzzyva"]);
     assert_eq!(w.len(), 1);
 }
+
+#[test]
+fn tantivy_default_statistics_count_deleted_documents_until_a_merge() {
+    // The pitfall the live statistics remove (see `stats`): after refreshes, tantivy's own
+    // statistics still count the replaced copies, so its scores differ from the live ones and
+    // change when a merge purges them; the live-statistics scores do not move. (Even after the
+    // merge tantivy's total token count is an estimate — the merger scales it by the share of
+    // live documents — so its default scores still differ from the exact live ones.)
+    let (mut repo, _) = run(&random_corpus(80, 5, 21), ScoringKind::Bm25, 4);
+    let term = repo.vocabulary().get("emac").unwrap();
+    let live_before = repo.tantivy_term_scores(term).unwrap();
+    let default_before = repo.tantivy_default_term_scores(term).unwrap();
+    assert_ne!(live_before, default_before);
+    repo.merge_all().unwrap();
+    assert_eq!(repo.tantivy_term_scores(term).unwrap(), live_before);
+    assert_ne!(
+        repo.tantivy_default_term_scores(term).unwrap(),
+        default_before
+    );
+}

@@ -19,7 +19,9 @@
 use crate::corpus::{PageId, Unit};
 
 /// Whether policy parameters may be fitted on the whole history or only on what was observed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum FitMode {
     /// Parameters fitted on the whole history (paper 003's protocol, equal footing).
@@ -81,7 +83,7 @@ pub struct PolicyContext<'a> {
     pub mode: FitMode,
     /// Number of pages (ids `0..page_count`).
     pub page_count: usize,
-    /// Number of units of the run (units `1..units` are refreshed; unit 0 is the initial crawl).
+    /// Number of refresh units: units `1..=units` are refreshed (unit 0 is the initial crawl).
     pub units: Unit,
     /// Refreshes per unit.
     pub budget: usize,
@@ -107,3 +109,16 @@ pub trait RefreshPolicy: Send {
     /// What the refreshes of `unit` revealed (called after the batch is indexed).
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
 }
+
+pub mod baselines;
+pub mod ebr;
+pub mod freshness;
+pub mod planned;
+pub mod registry;
+pub mod sbr;
+pub mod schedule;
+pub mod user_centric;
+
+pub use registry::{make_policy, uses_threshold, PolicyOptions, POLICY_NAMES};
+#[cfg(test)]
+mod testkit;

@@ -157,7 +157,7 @@ mod tests {
         let mut ranks = Vec::new();
         for r in 1..=10u32 {
             let n = (1000.0 * (r as f64).powf(-1.5)).round() as usize;
-            ranks.extend(std::iter::repeat(r).take(n));
+            ranks.extend(std::iter::repeat_n(r, n));
         }
         let a = fit_exponent(&ranks, 10).unwrap();
         assert!((a - 1.5).abs() < 0.02, "{a}");

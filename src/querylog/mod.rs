@@ -28,7 +28,9 @@ pub struct Submission {
 }
 
 /// The layouts the reader understands; detected from content unless forced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum LogLayout {
     /// AOL 2006 collection: `AnonID\tQuery\tQueryTime[\tItemRank\tClickURL]`, header optional.

@@ -40,7 +40,7 @@ use crate::corpus::{Corpus, PageId};
 use crate::text::{Analyzer, TermId};
 
 /// Which relevance filter drops queries that do not fit the corpus.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum RelevanceFilter {
     /// Paper 003: summed TF-IDF over the corpus below the knee of the sorted distribution.

@@ -6,6 +6,7 @@
 //!   history with ΔQ measured on every change).
 //! * [`run`]: one run of one policy at one budget.
 
+pub mod compare;
 pub mod environment;
 pub mod run;
 pub mod workload;

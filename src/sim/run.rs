@@ -116,7 +116,7 @@ pub fn run_with(
     policy.prepare(&PolicyContext {
         mode: config.mode,
         page_count: pages,
-        units,
+        units: units.saturating_sub(1),
         budget: config.budget,
         initial_pages: &initial,
         view_weight: &env.view_weight,

@@ -7,7 +7,17 @@ use crate::querylog::workload::Workload;
 use crate::text::{TermId, Vocabulary};
 
 /// Which queries the exact metrics evaluate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum MetricWorkload {
     /// The workload's queries as issued (multi-term queries conjunctive): paper 003 Eq. 5.

@@ -44,14 +44,18 @@ pub trait Weight {
 }
 
 /// The scoring functions offered on the command line (`--scoring`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ScoringKind {
     /// tantivy's BM25 (k1 = 1.2, b = 0.75), computed by tantivy's own `Bm25Weight`.
     Bm25,
     /// Lucene's classic TF-IDF (the variant paper 003 used).
+    #[value(name = "tfidf")]
     TfIdf,
     /// In-link count within the repository (paper 003's second scoring function).
+    #[value(name = "inlinks")]
     InLinks,
 }
 

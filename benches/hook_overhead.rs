@@ -1,0 +1,111 @@
+//! Indexing overhead of the measurement hook (paper 003 §5.2 / Fig. 2: 7–8 % in Lucene).
+//!
+//! Applies the EmacsWiki weekly change batches (weeks 1..T) to two repositories synchronised
+//! at week 0 — one with the hook watching every vocabulary term (an upper bound: a real
+//! workload watches fewer), one without — alternating which goes first each week, in one
+//! process. Prints the time ratio, per-batch latency and the forward index's memory.
+//!
+//! `cargo bench --bench hook_overhead [-- CORPUS_PATH]`; the corpus defaults to
+//! `$REFRESHER_SHARED_DATA/corpora/emacswiki`, else `../shared/data/corpora/emacswiki`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use refresher::corpus::ingest::{load_corpus, IngestOptions};
+use refresher::corpus::LiveWeb;
+use refresher::index::{changes_at, NullSink, Repository, ScoringKind, WorkloadTerms};
+use refresher::text::TermId;
+
+/// Counts shifts without keeping them, so the sink's cost is not part of the measurement.
+struct CountingSink(usize);
+
+impl refresher::index::ShiftSink for CountingSink {
+    fn shifts(&mut self, _unit: u32, shifts: &[refresher::index::ScoreShift]) {
+        self.0 += shifts.len();
+    }
+}
+
+fn corpus_path() -> PathBuf {
+    if let Some(arg) = std::env::args().skip(1).find(|a| !a.starts_with('-')) {
+        return PathBuf::from(arg);
+    }
+    let root = std::env::var_os("REFRESHER_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
+    root.join("corpora/emacswiki")
+}
+
+fn main() {
+    let path = corpus_path();
+    let t0 = Instant::now();
+    let (corpus, _) = load_corpus(&path, &IngestOptions::default())
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()));
+    println!(
+        "corpus {}: {} pages, {} units, {} terms (loaded in {:.1?})",
+        path.display(),
+        corpus.page_count(),
+        corpus.units(),
+        corpus.vocabulary.len(),
+        t0.elapsed()
+    );
+    let rounds = 2;
+    let (mut with_hook, mut without) = (Duration::ZERO, Duration::ZERO);
+    let mut latencies: Vec<Duration> = Vec::new();
+    let mut shifts = CountingSink(0);
+    let mut forward_bytes = 0;
+    let mut pages_applied = 0;
+    for round in 0..rounds {
+        let mut on = Repository::from_corpus_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
+        on.set_hook(Some(WorkloadTerms::from_ids(
+            0..corpus.vocabulary.len() as TermId,
+        )));
+        let mut off = Repository::from_corpus_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
+        for week in 1..corpus.units() {
+            let batch = changes_at(&corpus, week);
+            pages_applied += batch.len();
+            let mut timed_on = |repo: &mut Repository| {
+                let t = Instant::now();
+                repo.apply(week, &batch, &mut shifts).unwrap();
+                let d = t.elapsed();
+                latencies.push(d);
+                d
+            };
+            if (week + round) % 2 == 0 {
+                with_hook += timed_on(&mut on);
+                let t = Instant::now();
+                off.apply(week, &batch, &mut NullSink).unwrap();
+                without += t.elapsed();
+            } else {
+                let t = Instant::now();
+                off.apply(week, &batch, &mut NullSink).unwrap();
+                without += t.elapsed();
+                with_hook += timed_on(&mut on);
+            }
+        }
+        forward_bytes = on.forward().memory_bytes();
+    }
+    latencies.sort();
+    let ratio = with_hook.as_secs_f64() / without.as_secs_f64();
+    println!(
+        "batches: {} weeks x {rounds} rounds, {} page updates per run, {} shifts recorded per run",
+        corpus.units() - 1,
+        pages_applied / rounds as usize,
+        shifts.0 / rounds as usize
+    );
+    println!(
+        "time with hook {:.3?}, without {:.3?}: ratio {ratio:.4} (overhead {:+.2} %, goal <= 3 %)",
+        with_hook,
+        without,
+        (ratio - 1.0) * 100.0
+    );
+    println!(
+        "update-batch latency with hook: median {:.1?}, p90 {:.1?}, max {:.1?}",
+        latencies[latencies.len() / 2],
+        latencies[latencies.len() * 9 / 10],
+        latencies[latencies.len() - 1]
+    );
+    println!(
+        "forward index memory: {:.1} MiB",
+        forward_bytes as f64 / (1024.0 * 1024.0)
+    );
+}

@@ -1,0 +1,139 @@
+//! Inputs and outputs shared by the experiment commands (`simulate`, `compare`,
+//! `estimate-check`, `demo`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use refresher::corpus::{Corpus, LiveWeb};
+use refresher::index::ScoringKind;
+use refresher::querylog::workload::Workload;
+use refresher::sim::{Environment, EnvironmentConfig, MetricWorkload, RunResult, SimWorkload};
+
+use super::inputs::{CorpusArgs, WorkloadArgs};
+
+/// A corpus and a query log, plus how to turn the log into the evaluated workload.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ExperimentArgs {
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// The query log (AOL collection or per-user archive, Excite, or plain; gzip or not).
+    #[arg(long)]
+    pub log: PathBuf,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Which queries the exact metrics evaluate: the workload's queries as issued (paper 003
+    /// Eq. 5) or the single-term workload.
+    #[arg(long, value_enum, default_value_t = MetricWorkload::Queries)]
+    pub metric_workload: MetricWorkload,
+    /// Exponent of the viewing likelihood I(r) = c·r^-a (paper 003: 1.5).
+    #[arg(long, default_value_t = 1.5)]
+    pub viewing_exponent: f64,
+    /// Pieces of each score-to-rank function F_q (paper 003: 3).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub pieces: u32,
+}
+
+/// The loaded inputs of an experiment.
+pub struct Loaded {
+    pub corpus: Corpus,
+    pub workload: Workload,
+    pub args: ExperimentArgs,
+}
+
+impl ExperimentArgs {
+    pub fn load(&self) -> anyhow::Result<Loaded> {
+        if !(self.viewing_exponent > 1.0 && self.viewing_exponent <= 10.0) {
+            anyhow::bail!(
+                "--viewing-exponent {}: must be in (1, 10] (the likelihoods of a long list must sum to a finite value)",
+                self.viewing_exponent
+            );
+        }
+        let (corpus, _report) = self.corpus.load()?;
+        if corpus.units() < 2 {
+            anyhow::bail!(
+                "{}: the corpus spans {} time unit(s); a simulation needs at least 2",
+                self.corpus.corpus.display(),
+                corpus.units()
+            );
+        }
+        let log = self.workload.read(&self.log)?;
+        let workload = self.workload.workload(&log, &corpus);
+        if workload.queries.is_empty() {
+            anyhow::bail!(
+                "{}: no query of the log matches the corpus after the relevance filter; nothing to evaluate",
+                self.log.display()
+            );
+        }
+        Ok(Loaded {
+            corpus,
+            workload,
+            args: self.clone(),
+        })
+    }
+}
+
+impl Loaded {
+    /// The policy-independent simulation environment for one scoring function.
+    pub fn environment(&self, scoring: ScoringKind) -> anyhow::Result<Environment<'_>> {
+        let workload = SimWorkload::new(
+            &self.workload,
+            &self.corpus.vocabulary,
+            self.args.metric_workload,
+        );
+        let config = EnvironmentConfig {
+            scoring,
+            likelihood: refresher::quality::ViewingLikelihood::new(self.args.viewing_exponent),
+            pieces: self.args.pieces as usize,
+        };
+        let spinner = refresher::progress::spinner("measuring");
+        let env = Environment::new(&self.corpus, workload, config)
+            .context("building the simulation environment")?;
+        spinner.finish_and_clear();
+        Ok(env)
+    }
+}
+
+/// Writes a run's per-unit metrics (CSV and JSON) and its refreshed pages.
+pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = format!(
+        "{}-{}-B{}",
+        result.policy,
+        result.mode.as_str(),
+        result.budget
+    );
+    let csv = dir.join(format!("{name}.csv"));
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(&csv).with_context(|| format!("writing {}", csv.display()))?,
+    );
+    writeln!(f, "unit,quality,fresh_at_10,map_at_10,refreshed,change_ratio,weighted_change_ratio,ndcg,obsolete_pages,estimated_delta_q")?;
+    for r in &result.per_unit {
+        writeln!(
+            f,
+            "{},{},{},{},{},{},{},{},{},{}",
+            r.unit,
+            r.quality,
+            r.fresh_at_10,
+            r.map_at_10,
+            r.refreshed,
+            r.change_ratio,
+            r.weighted_change_ratio,
+            r.ndcg,
+            r.obsolete_pages,
+            r.estimated_delta_q
+        )?;
+    }
+    let json = dir.join(format!("{name}.json"));
+    std::fs::write(&json, serde_json::to_string_pretty(result)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    let refreshed = dir.join(format!("{name}.refreshed.csv"));
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&refreshed)?);
+    writeln!(f, "unit,rank,url")?;
+    for (i, pages) in result.refreshed_pages.iter().enumerate() {
+        for (rank, &p) in pages.iter().enumerate() {
+            writeln!(f, "{},{},{}", i + 1, rank + 1, corpus.url(p))?;
+        }
+    }
+    Ok(())
+}

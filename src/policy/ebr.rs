@@ -1,0 +1,189 @@
+//! Embarrassment-based refresh (EBR): Wolf, Squillante, Yu, Sethuraman & Ozsen, "Optimal
+//! crawling strategies for web search engines" (WWW 2002), as paper 003 §6 adapted it (Poisson
+//! updates, `d(p)` from shingles).
+//!
+//! Embarrassment accrues when a user is shown page `p` while its repository copy is stale and
+//! the change made it irrelevant. With `w_p` = how often users are shown `p`
+//! ([`super::PolicyContext::view_weight`], from the workload and `I(r)`), `d_p` = the share of
+//! `p`'s updates that change at least `θ_EBR` of its shingles, and `λ_p` the rate of any update,
+//! the expected embarrassment is `Σ_p w_p · d_p · (1 − F(λ_p, f_p))`; minimising it under
+//! `Σ f_p = B` is the weighted Lagrangian problem of [`super::freshness`] with `c_p = w_p·d_p`
+//! (pages with `c_p = 0` get nothing), scheduled as in SBR.
+//!
+//! * Oracle: `λ_p` from all change units of the history, `d_p = (#changes ≥ θ) / #changes`
+//!   (0 for a page that never changed).
+//! * Online: `λ_p` from the CG estimator over observed refreshes (any change), and
+//!   `d_p = (k + 1)/(X + 2)` over the `X` observed changes of which `k` reached θ (Laplace's
+//!   rule: ½ before any change was seen, so an unexplored page is neither ignored nor assumed
+//!   always embarrassing).
+
+use super::planned::{online_rate, Observations, PageModel, Planner};
+use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use crate::change::oracle_rate;
+use crate::corpus::{PageId, Unit};
+
+/// Oracle `d(p)`: the share of a page's updates whose shingle change is at least θ
+/// (paper 003 §6: "the fraction of updates to page p that induce at least θ_EBR fraction of
+/// the shingles to change"). 0 when the page never changed.
+pub fn irrelevance_probability(shingle_changes: &[f64], theta: f64) -> f64 {
+    if shingle_changes.is_empty() {
+        return 0.0;
+    }
+    shingle_changes.iter().filter(|&&s| s >= theta).count() as f64 / shingle_changes.len() as f64
+}
+
+/// Online `d(p)` by Laplace's rule of succession, `(k + 1)/(X + 2)` (see the module docs).
+pub fn online_irrelevance_probability(changes: usize, changes_at_theta: usize) -> f64 {
+    (changes_at_theta as f64 + 1.0) / (changes as f64 + 2.0)
+}
+
+/// EBR's page model: weight `w_p · d_p`, rate of all updates.
+#[derive(Debug, Clone)]
+pub struct EbrModel {
+    pub theta: f64,
+    view_weight: Vec<f64>,
+}
+
+impl EbrModel {
+    fn weight(&self, page: usize) -> f64 {
+        self.view_weight.get(page).copied().unwrap_or(0.0).max(0.0)
+    }
+}
+
+impl PageModel for EbrModel {
+    fn oracle(&self, context: &PolicyContext<'_>) -> Vec<(f64, f64)> {
+        let history = context.history.expect("oracle mode carries the history");
+        history
+            .pages
+            .iter()
+            .enumerate()
+            .map(|(p, page)| {
+                let lambda = oracle_rate(page.change_units.len(), history.units);
+                let d = irrelevance_probability(&page.shingle_changes, self.theta);
+                (lambda, self.weight(p) * d)
+            })
+            .collect()
+    }
+
+    fn online(&self, page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64) {
+        let lambda = online_rate(obs, obs.changed, prior_interval);
+        let d = online_irrelevance_probability(obs.changed, obs.changed_at_theta);
+        (lambda, self.weight(page as usize) * d)
+    }
+
+    fn theta(&self) -> f64 {
+        self.theta
+    }
+}
+
+/// The EBR policy (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Ebr {
+    pub planner: Planner<EbrModel>,
+}
+
+impl Ebr {
+    /// EBR at threshold `theta ∈ [0, 1]`.
+    pub fn new(theta: f64) -> Self {
+        Ebr {
+            planner: Planner::new(EbrModel {
+                theta,
+                view_weight: Vec::new(),
+            }),
+        }
+    }
+}
+
+impl RefreshPolicy for Ebr {
+    fn name(&self) -> String {
+        "ebr".to_string()
+    }
+
+    fn prepare(&mut self, context: &PolicyContext<'_>) {
+        self.planner.model.view_weight = context.view_weight.to_vec();
+        self.planner.prepare(context);
+    }
+
+    fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
+        self.planner.choose(unit, budget)
+    }
+
+    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+        self.planner.observe(outcomes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{context, history, run};
+    use crate::policy::FitMode;
+
+    #[test]
+    fn d_is_the_share_of_updates_reaching_theta() {
+        assert_eq!(irrelevance_probability(&[0.1, 0.5, 0.9, 0.3], 0.3), 0.75);
+        assert_eq!(irrelevance_probability(&[], 0.3), 0.0);
+        assert_eq!(online_irrelevance_probability(0, 0), 0.5);
+        assert_eq!(online_irrelevance_probability(8, 2), 0.3);
+    }
+
+    #[test]
+    fn weights_are_view_weight_times_d() {
+        let h = ChangeHistoryFixture::new();
+        let pages = [0, 1, 2];
+        let views = [2.0, 5.0, 0.0];
+        let ctx = context(FitMode::Oracle, &pages, &views, Some(&h.0), 8, 1);
+        let model = EbrModel {
+            theta: 0.4,
+            view_weight: views.to_vec(),
+        };
+        let p = model.oracle(&ctx);
+        // Page 0: 4 changes in 8 intervals, 2 of them ≥ 0.4 → λ 0.5, c = 2 · 0.5.
+        assert_eq!(p[0], (0.5, 1.0));
+        // Page 1: 2 changes, both small → d = 0, nothing to gain.
+        assert_eq!(p[1], (0.25, 0.0));
+        // Page 2: never shown.
+        assert_eq!(p[2].1, 0.0);
+    }
+
+    struct ChangeHistoryFixture(crate::policy::ChangeHistory);
+
+    impl ChangeHistoryFixture {
+        fn new() -> Self {
+            let mut h = history(
+                9,
+                &[vec![1, 3, 5, 7], vec![2, 6], vec![4]],
+                &[0.0, 0.1, 1.0],
+                &[],
+            );
+            h.pages[0].shingle_changes = vec![0.1, 0.5, 0.2, 0.9];
+            ChangeHistoryFixture(h)
+        }
+    }
+
+    #[test]
+    fn oracle_ebr_refreshes_only_pages_that_embarrass() {
+        let f = ChangeHistoryFixture::new();
+        let pages = [0, 1, 2];
+        let views = [2.0, 5.0, 0.0];
+        let ctx = context(FitMode::Oracle, &pages, &views, Some(&f.0), 8, 1);
+        let mut ebr = Ebr::new(0.4);
+        let choices = run(&mut ebr, &ctx, &f.0);
+        let fr = ebr.planner.frequencies();
+        assert!(fr[0] > 0.0 && fr[1] == 0.0 && fr[2] == 0.0, "{fr:?}");
+        assert!(choices.iter().filter(|c| c.contains(&0)).count() >= 4);
+    }
+
+    #[test]
+    fn online_ebr_never_reads_the_history() {
+        let f = ChangeHistoryFixture::new();
+        let pages = [0, 1, 2];
+        let views = [2.0, 5.0, 1.0];
+        let with = context(FitMode::Online, &pages, &views, Some(&f.0), 8, 1);
+        let without = context(FitMode::Online, &pages, &views, None, 8, 1);
+        assert_eq!(
+            run(&mut Ebr::new(0.4), &with, &f.0),
+            run(&mut Ebr::new(0.4), &without, &f.0)
+        );
+    }
+}

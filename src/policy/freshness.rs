@@ -1,0 +1,293 @@
+//! Expected freshness under uniform refresh and the budgeted frequency optimum shared by SBR
+//! and EBR (Cho & Garcia-Molina, "Effective page refresh policies for Web crawlers", ACM TODS
+//! 2003; Wolf et al., "Optimal crawling strategies for web search engines", WWW 2002).
+//!
+//! Each page `p` changes as a Poisson process of rate `λ_p` and is refreshed uniformly `f_p`
+//! times per unit. The optimiser maximises `Σ_p c_p · F(λ_p, f_p)` subject to `Σ_p f_p = B`
+//! and `0 ≤ f_p ≤ 1` (a page cannot be refreshed twice in one unit), with `c_p = 1` for SBR and
+//! `c_p = w_p · d_p` for EBR (minimising `Σ c_p (1 − F)` is the same problem).
+
+/// Expected freshness of a page of change rate `λ` refreshed uniformly `f` times per unit:
+/// `F(λ, f) = (f/λ)(1 − e^(−λ/f))`.
+///
+/// Cho & Garcia-Molina 2003 (TODS), §4, the time-averaged freshness of an element under a
+/// fixed-order (uniform) policy. Limits: `λ = 0` → 1 (never changes); `f = 0` with `λ > 0` → 0.
+pub fn expected_freshness(lambda: f64, f: f64) -> f64 {
+    if lambda <= 0.0 {
+        return 1.0;
+    }
+    if f <= 0.0 {
+        return 0.0;
+    }
+    let x = lambda / f;
+    -(-x).exp_m1() / x
+}
+
+/// `h(x) = 1 − (1 + x)e^(−x)`, increasing from 0 (x = 0) to 1 (x → ∞); `∂F/∂f = h(λ/f) / λ`.
+fn h(x: f64) -> f64 {
+    if x < 1e-2 {
+        // Series Σ_{k≥2} (−1)^k (k−1) x^k / k! (the closed form cancels catastrophically);
+        // truncation error below x^7/840 ≈ 1e-17 relative to x²/2.
+        let x2 = x * x;
+        return x2 * (0.5 - x / 3.0 + x2 / 8.0 - x2 * x / 30.0 + x2 * x2 / 144.0);
+    }
+    -(-x).exp_m1() - x * (-x).exp()
+}
+
+/// Marginal freshness of one more refresh per unit: `∂F/∂f = (1 − (1 + λ/f) e^(−λ/f)) / λ`.
+///
+/// Derivative of [`expected_freshness`] (Cho & Garcia-Molina 2003, §5, the Lagrangian
+/// condition `∂F(λ_i, f_i)/∂f_i = μ`). Decreasing in `f`; tends to `1/λ` as `f → 0`, which is
+/// why pages with `c/λ ≤ μ` get no refresh at all. `λ = 0` → 0.
+pub fn marginal_freshness(lambda: f64, f: f64) -> f64 {
+    if lambda <= 0.0 {
+        return 0.0;
+    }
+    if f <= 0.0 {
+        return 1.0 / lambda;
+    }
+    h(lambda / f) / lambda
+}
+
+/// Solves `h(x) = target` for `x > 0` (`0 < target < 1`) by safeguarded Newton: Newton steps
+/// (`h'(x) = x e^(−x)`) inside a bracket that bisection keeps shrinking (Numerical Recipes'
+/// `rtsafe`). Robust for targets down to 1e-300 and up to 1 − 1e-16.
+fn solve_h(target: f64) -> f64 {
+    debug_assert!(target > 0.0 && target < 1.0);
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while h(hi) < target {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 1e6 {
+            return hi;
+        }
+    }
+    // Start from the small-x expansion h ≈ x²/2 when it lies in the bracket.
+    let mut x = (2.0 * target).sqrt().clamp(lo, hi);
+    if x <= lo || x >= hi {
+        x = 0.5 * (lo + hi);
+    }
+    for _ in 0..200 {
+        let fx = h(x) - target;
+        if fx == 0.0 {
+            return x;
+        }
+        if fx < 0.0 {
+            lo = x;
+        } else {
+            hi = x;
+        }
+        let d = x * (-x).exp();
+        let newton = x - fx / d;
+        x = if d > 0.0 && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if (hi - lo) <= 1e-15 * hi.max(1e-300) {
+            break;
+        }
+    }
+    x
+}
+
+/// The frequency `f ∈ [0, 1]` at which page weight `c` times marginal freshness equals `μ`:
+/// `c · ∂F/∂f(λ, f) = μ` (Cho & Garcia-Molina 2003, §5; weighted as in Wolf et al. 2002).
+///
+/// Returns 0 when `λ = 0`, `c = 0` or `c/λ ≤ μ` (the page changes too fast to be worth its
+/// budget), and 1 when even `f = 1` leaves marginal value above `μ`.
+pub fn frequency_at(lambda: f64, weight: f64, mu: f64) -> f64 {
+    if lambda <= 0.0 || weight <= 0.0 || weight / lambda <= mu {
+        return 0.0;
+    }
+    if weight * marginal_freshness(lambda, 1.0) >= mu {
+        return 1.0;
+    }
+    // h(λ/f) = μλ/c ∈ (0, 1).
+    let x = solve_h(mu * lambda / weight);
+    (lambda / x).min(1.0)
+}
+
+/// The budgeted optimum: frequencies `f_p ∈ [0, 1]` maximising `Σ c_p F(λ_p, f_p)` subject to
+/// `Σ f_p = budget`, and the multiplier `μ`.
+///
+/// Lagrangian solution of Cho & Garcia-Molina 2003 §5 (Eq. for `∂F/∂f_i = μ`) with the box
+/// `f ≤ 1`; `μ` is found by bisection on `log μ` so that `Σ f_p(μ) = budget` (the sum decreases
+/// in `μ`). When even `μ → 0` cannot spend the budget (fewer useful pages than `budget`), every
+/// useful page gets `f = 1`, `μ = 0` and the rest of the budget is left to the caller.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrequencyPlan {
+    pub frequencies: Vec<f64>,
+    pub mu: f64,
+}
+
+/// See [`FrequencyPlan`]. `lambdas` and `weights` are per page (same length).
+pub fn optimal_frequencies(lambdas: &[f64], weights: &[f64], budget: f64) -> FrequencyPlan {
+    assert_eq!(lambdas.len(), weights.len(), "one weight per page");
+    let n = lambdas.len();
+    let useful: Vec<usize> = (0..n)
+        .filter(|&i| lambdas[i] > 0.0 && weights[i] > 0.0)
+        .collect();
+    let total = |mu: f64| -> f64 {
+        useful
+            .iter()
+            .map(|&i| frequency_at(lambdas[i], weights[i], mu))
+            .sum()
+    };
+    let mut frequencies = vec![0.0; n];
+    if useful.is_empty() || budget <= 0.0 {
+        return FrequencyPlan {
+            frequencies,
+            mu: f64::INFINITY,
+        };
+    }
+    if useful.len() as f64 <= budget {
+        for &i in &useful {
+            frequencies[i] = 1.0;
+        }
+        return FrequencyPlan {
+            frequencies,
+            mu: 0.0,
+        };
+    }
+    // μ_hi: the largest c/λ — nothing is refreshed above it. μ_lo: shrink until the budget
+    // is exceeded (always possible since more than `budget` pages are useful).
+    let mut hi = useful
+        .iter()
+        .map(|&i| weights[i] / lambdas[i])
+        .fold(0.0f64, f64::max);
+    let mut lo = hi;
+    while total(lo) < budget {
+        lo *= 0.5;
+        if lo < 1e-300 {
+            break;
+        }
+    }
+    for _ in 0..100 {
+        let mid = (lo * hi).sqrt();
+        if total(mid) > budget {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi / lo < 1.0 + 1e-13 {
+            break;
+        }
+    }
+    let mu = (lo * hi).sqrt();
+    for &i in &useful {
+        frequencies[i] = frequency_at(lambdas[i], weights[i], mu);
+    }
+    FrequencyPlan { frequencies, mu }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freshness_formula_and_limits() {
+        // λ = 1, f = 1: 1 − e^{-1}.
+        assert!((expected_freshness(1.0, 1.0) - (1.0 - (-1f64).exp())).abs() < 1e-12);
+        // λ = 2, f = 0.5: (0.25)(1 − e^{-4}).
+        assert!((expected_freshness(2.0, 0.5) - 0.25 * (1.0 - (-4f64).exp())).abs() < 1e-12);
+        assert_eq!(expected_freshness(0.0, 0.3), 1.0);
+        assert_eq!(expected_freshness(1.0, 0.0), 0.0);
+        assert!((expected_freshness(1e-9, 1.0) - 1.0).abs() < 1e-8);
+    }
+
+    #[test]
+    fn marginal_is_the_derivative_and_decreasing() {
+        for &(l, f) in &[(0.3, 0.2), (1.0, 0.5), (5.0, 0.9), (0.01, 0.7)] {
+            let e = 1e-6;
+            let numeric = (expected_freshness(l, f + e) - expected_freshness(l, f - e)) / (2.0 * e);
+            assert!(
+                (marginal_freshness(l, f) - numeric).abs() < 1e-6,
+                "λ={l} f={f}: {} vs {numeric}",
+                marginal_freshness(l, f)
+            );
+            assert!(marginal_freshness(l, f) > marginal_freshness(l, f + 0.05));
+        }
+        assert!((marginal_freshness(2.0, 1e-9) - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn root_finder_inverts_h_over_a_wide_range() {
+        for &t in &[1e-200, 1e-12, 1e-3, 0.2, 0.5, 0.9, 0.999_999, 1.0 - 1e-12] {
+            let x = solve_h(t);
+            assert!(
+                ((h(x) - t) / t).abs() < 1e-9,
+                "target {t}: h({x}) = {}",
+                h(x)
+            );
+        }
+    }
+
+    #[test]
+    fn optimum_satisfies_kkt_and_meets_the_budget() {
+        let lambdas = [0.05, 0.1, 0.2, 0.5, 1.0, 3.0, 10.0, 0.0, 0.3];
+        let weights = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0];
+        let budget = 1.2;
+        let plan = optimal_frequencies(&lambdas, &weights, budget);
+        let f = &plan.frequencies;
+        let sum: f64 = f.iter().sum();
+        assert!((sum - budget).abs() < 1e-9, "budget met: {sum}");
+        let mu = plan.mu;
+        let mut interior = 0;
+        for i in 0..lambdas.len() {
+            let (l, c) = (lambdas[i], weights[i]);
+            if l == 0.0 || c == 0.0 {
+                assert_eq!(f[i], 0.0, "page {i} has nothing to gain");
+            } else if f[i] == 0.0 {
+                assert!(
+                    c / l <= mu * (1.0 + 1e-9),
+                    "page {i}: c/λ = {} > μ = {mu}",
+                    c / l
+                );
+            } else if f[i] < 1.0 {
+                interior += 1;
+                let m = c * marginal_freshness(l, f[i]);
+                assert!(
+                    (m - mu).abs() < 1e-7 * mu,
+                    "page {i}: marginal {m} ≠ μ {mu}"
+                );
+            } else {
+                assert!(c * marginal_freshness(l, 1.0) >= mu * (1.0 - 1e-9));
+            }
+        }
+        assert!(interior >= 3);
+        // The fastest page (λ = 10) is abandoned; slow pages are refreshed.
+        assert_eq!(f[6], 0.0);
+        assert!(f[0] > 0.0 && f[3] > 0.0);
+        // Perturbing the optimum along the constraint never helps.
+        let objective = |g: &[f64]| -> f64 {
+            (0..g.len())
+                .map(|i| weights[i] * expected_freshness(lambdas[i], g[i]))
+                .sum()
+        };
+        let best = objective(f);
+        for (a, b) in [(0, 3), (3, 6), (1, 2), (4, 5)] {
+            let mut g = f.clone();
+            let d = 0.01f64.min(g[a]);
+            g[a] -= d;
+            g[b] += d;
+            assert!(objective(&g) <= best + 1e-12);
+        }
+    }
+
+    #[test]
+    fn weighted_optimum_and_saturation() {
+        // Equal λ: the heavier page gets more.
+        let plan = optimal_frequencies(&[0.5, 0.5], &[1.0, 4.0], 0.6);
+        assert!(plan.frequencies[1] > plan.frequencies[0]);
+        // Two useful pages, budget 5: both at 1, μ = 0.
+        let plan = optimal_frequencies(&[0.5, 0.5, 0.0], &[1.0, 1.0, 1.0], 5.0);
+        assert_eq!(plan.frequencies, vec![1.0, 1.0, 0.0]);
+        assert_eq!(plan.mu, 0.0);
+        // Identical pages share equally.
+        let plan = optimal_frequencies(&[0.2; 4], &[1.0; 4], 1.0);
+        for f in &plan.frequencies {
+            assert!((f - 0.25).abs() < 1e-9);
+        }
+    }
+}

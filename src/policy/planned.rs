@@ -1,0 +1,279 @@
+//! The machinery SBR and EBR share: per-page observations, the budgeted frequency optimum
+//! ([`super::freshness`]) and its schedule ([`super::schedule`]), replanned as estimates move.
+//!
+//! A [`Planner`] is driven by a [`PageModel`] that turns what is known about a page (oracle
+//! history or online observations) into a change rate `λ_p` and an objective weight `c_p`.
+
+use super::freshness::{marginal_freshness, optimal_frequencies};
+use super::schedule::{assign, plan_instances};
+use super::{FitMode, PolicyContext, RefreshOutcome};
+use crate::change::cg_rate_per_unit;
+use crate::corpus::{PageId, Unit};
+
+/// What a policy observed of one page through its own refreshes (online mode).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Observations {
+    /// Refreshes observed.
+    pub visits: usize,
+    /// Sum of the intervals (units) between each observed refresh and the one before it.
+    pub elapsed: f64,
+    /// Refreshes that found the content changed (any change).
+    pub changed: usize,
+    /// Refreshes whose shingle change was at least the policy's θ (and the content changed).
+    pub changed_at_theta: usize,
+    /// Whether the last refresh found the page gone.
+    pub gone: bool,
+}
+
+impl Observations {
+    /// Records one outcome, counting it as a θ-change when `outcome.changed` and its shingle
+    /// change is at least `theta` (a gone page counts as changed with shingle change 1).
+    pub fn record(&mut self, outcome: &RefreshOutcome, theta: f64) {
+        self.visits += 1;
+        self.elapsed += outcome.unit.saturating_sub(outcome.last_refresh).max(1) as f64;
+        let changed = outcome.changed || outcome.gone;
+        let shingle = if outcome.gone {
+            1.0
+        } else {
+            outcome.shingle_change
+        };
+        if changed {
+            self.changed += 1;
+            if shingle >= theta {
+                self.changed_at_theta += 1;
+            }
+        }
+        self.gone = outcome.gone;
+    }
+}
+
+/// Online change rate from `changes` out of `obs.visits` observed visits: Cho &
+/// Garcia-Molina's estimator ([`crate::change::cg_rate`]) over the observations plus a prior
+/// of two pseudo-visits, one of them changed, each `prior_interval` units long, divided by the
+/// mean interval.
+///
+/// The prior matters: CG gives exactly 0 for a page seen unchanged once, and a page with
+/// λ = 0 gets no refresh ever again, so the policy could never learn it had started changing.
+/// With the pseudo-visits, a never-observed page gets `−ln(1.5/2.5)/prior_interval ≈
+/// 0.51/prior_interval`, a page seen unchanged `n` times decays like `1/((n+2)·Ī)`, and a page
+/// changed at every visit grows like `ln(n + 2.5)/Ī`. The policies use `prior_interval = N/B`
+/// (one round-robin cycle): before any evidence, every page is expected to change about half
+/// a time per cycle, which makes the first plan a staggered round-robin.
+pub fn online_rate(obs: &Observations, changes: usize, prior_interval: f64) -> f64 {
+    let visits = obs.visits + 2;
+    let mean_interval = (obs.elapsed + 2.0 * prior_interval) / visits as f64;
+    cg_rate_per_unit(visits, changes + 1, mean_interval)
+}
+
+/// Turns what is known of a page into `(λ_p, c_p)`.
+pub trait PageModel: Send {
+    /// Oracle parameters of every page from the context's history.
+    fn oracle(&self, context: &PolicyContext<'_>) -> Vec<(f64, f64)>;
+    /// Online parameters of page `p` from its observations.
+    fn online(&self, page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64);
+    /// The θ an outcome is compared to when recorded.
+    fn theta(&self) -> f64;
+}
+
+/// Plans and replans the refresh schedule for a [`PageModel`].
+#[derive(Debug, Clone)]
+pub struct Planner<M> {
+    pub model: M,
+    /// Online mode replans every `replan_every` units (oracle parameters never move, so the
+    /// oracle plan covers the whole run).
+    pub replan_every: u32,
+    mode: FitMode,
+    horizon: Unit,
+    budget: usize,
+    prior_interval: f64,
+    params: Vec<(f64, f64)>,
+    observations: Vec<Observations>,
+    last_refresh: Vec<Unit>,
+    plan_start: Unit,
+    plan: Vec<Vec<PageId>>,
+    plan_budget: usize,
+    frequencies: Vec<f64>,
+}
+
+/// Default replanning period in online mode (units): frequent enough to follow the estimates,
+/// rare enough to keep a sweep over budgets and thresholds cheap.
+pub const DEFAULT_REPLAN_EVERY: u32 = 4;
+
+/// Golden-ratio phase of page `p` in `[0, 1)`: staggers pages of equal frequency so that they
+/// do not all want the same unit (a low-discrepancy sequence).
+fn golden_phase(p: usize) -> f64 {
+    ((p as f64 + 1.0) * 0.618_033_988_749_894_9).fract()
+}
+
+impl<M: PageModel> Planner<M> {
+    pub fn new(model: M) -> Self {
+        Planner {
+            model,
+            replan_every: DEFAULT_REPLAN_EVERY,
+            mode: FitMode::Online,
+            horizon: 0,
+            budget: 0,
+            prior_interval: 1.0,
+            params: Vec::new(),
+            observations: Vec::new(),
+            last_refresh: Vec::new(),
+            plan_start: 0,
+            plan: Vec::new(),
+            plan_budget: 0,
+            frequencies: Vec::new(),
+        }
+    }
+
+    /// Fits the oracle parameters (oracle mode) or resets the observations (online mode).
+    pub fn prepare(&mut self, context: &PolicyContext<'_>) {
+        let n = context.page_count;
+        self.mode = context.mode;
+        self.horizon = context.units.max(1);
+        self.budget = context.budget;
+        self.prior_interval = (n as f64 / context.budget.max(1) as f64).max(1.0);
+        self.observations = vec![Observations::default(); n];
+        self.last_refresh = vec![0; n];
+        self.plan.clear();
+        self.params = match (context.mode, context.history) {
+            (FitMode::Oracle, Some(_)) => {
+                let mut p = self.model.oracle(context);
+                p.resize(n, (0.0, 0.0));
+                p
+            }
+            _ => vec![(0.0, 0.0); n],
+        };
+    }
+
+    /// The current `(λ_p, c_p)` of every page.
+    pub fn params(&self) -> &[(f64, f64)] {
+        &self.params
+    }
+
+    /// The frequencies of the current plan.
+    pub fn frequencies(&self) -> &[f64] {
+        &self.frequencies
+    }
+
+    fn refresh_online_params(&mut self) {
+        for p in 0..self.observations.len() {
+            let obs = &self.observations[p];
+            self.params[p] = if obs.gone {
+                (0.0, 0.0)
+            } else {
+                self.model.online(p as PageId, obs, self.prior_interval)
+            };
+        }
+    }
+
+    fn replan(&mut self, start: Unit, budget: usize) {
+        if self.mode == FitMode::Online {
+            self.refresh_online_params();
+        }
+        let end = self.horizon.max(start);
+        let len = end - start + 1;
+        let lambdas: Vec<f64> = self.params.iter().map(|x| x.0).collect();
+        let weights: Vec<f64> = self.params.iter().map(|x| x.1).collect();
+        let plan = optimal_frequencies(&lambdas, &weights, budget as f64);
+        // An instance is worth its weight times the chance it catches a change.
+        let values: Vec<f64> = (0..lambdas.len())
+            .map(|p| {
+                let f = plan.frequencies[p];
+                if f > 0.0 {
+                    weights[p] * -(-lambdas[p] / f).exp_m1()
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let phases: Vec<f64> = (0..lambdas.len())
+            .map(|p| match self.mode {
+                FitMode::Oracle => golden_phase(p),
+                // Continue from the last refresh: the first instance one interval after it.
+                FitMode::Online => {
+                    let f = plan.frequencies[p];
+                    if f > 0.0 {
+                        let spacing = 1.0 / f;
+                        let since =
+                            start.saturating_sub(1).saturating_sub(self.last_refresh[p]) as f64;
+                        (since / spacing).min(0.999)
+                    } else {
+                        0.0
+                    }
+                }
+            })
+            .collect();
+        let instances = plan_instances(&plan.frequencies, &values, &phases, start, len, budget);
+        self.plan = assign(&instances, start, len, budget);
+        self.plan_start = start;
+        self.plan_budget = budget;
+        self.frequencies = plan.frequencies;
+    }
+
+    /// The pages to refresh at `unit` (at most `budget`, distinct): the planned ones, topped up
+    /// when the plan leaves spare capacity by the pages of highest remaining marginal value
+    /// `c_p · ∂F/∂f(λ_p, f_p)`, ties by oldest last refresh, then page id (with nothing left to
+    /// gain, that is the Age policy). Pages observed gone are skipped.
+    pub fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
+        if budget == 0 || self.last_refresh.is_empty() {
+            return Vec::new();
+        }
+        let in_plan =
+            unit >= self.plan_start && ((unit - self.plan_start) as usize) < self.plan.len();
+        let stale_plan =
+            self.mode == FitMode::Online && unit >= self.plan_start + self.replan_every.max(1);
+        if !in_plan || stale_plan || budget != self.plan_budget {
+            self.replan(unit, budget);
+        }
+        let idx = (unit - self.plan_start) as usize;
+        let mut chosen: Vec<PageId> = self
+            .plan
+            .get(idx)
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|&p| !self.observations[p as usize].gone)
+                    .take(budget)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if chosen.len() < budget {
+            let mut taken = vec![false; self.last_refresh.len()];
+            for &p in &chosen {
+                taken[p as usize] = true;
+            }
+            let marginal = |p: usize| {
+                let (l, c) = self.params[p];
+                c * marginal_freshness(l, self.frequencies.get(p).copied().unwrap_or(0.0))
+            };
+            let mut rest: Vec<usize> = (0..self.last_refresh.len())
+                .filter(|&p| !taken[p] && !self.observations[p].gone)
+                .collect();
+            rest.sort_by(|&a, &b| {
+                marginal(b)
+                    .total_cmp(&marginal(a))
+                    .then(self.last_refresh[a].cmp(&self.last_refresh[b]))
+                    .then(a.cmp(&b))
+            });
+            chosen.extend(
+                rest.into_iter()
+                    .take(budget - chosen.len())
+                    .map(|p| p as PageId),
+            );
+        }
+        for &p in &chosen {
+            self.last_refresh[p as usize] = unit;
+        }
+        chosen
+    }
+
+    /// Records outcomes (online estimates read them at the next replan).
+    pub fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+        let theta = self.model.theta();
+        for o in outcomes {
+            if let Some(obs) = self.observations.get_mut(o.page as usize) {
+                obs.record(o, theta);
+                self.last_refresh[o.page as usize] = o.unit;
+            }
+        }
+    }
+}

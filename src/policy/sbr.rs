@@ -1,0 +1,156 @@
+//! Staleness-based refresh (SBR): Cho & Garcia-Molina, "Effective page refresh policies for
+//! Web crawlers" (ACM TODS 2003), as paper 003 §6 ran it.
+//!
+//! A page counts as changed in a unit when its shingle change (fraction of the repository
+//! copy's shingles gone, [`crate::change::shingle_change`]) is at least `θ_SBR`. Each page gets
+//! a Poisson rate `λ_p`; the refresh frequencies maximise expected freshness
+//! `Σ_p F(λ_p, f_p)` under `Σ f_p = B` ([`super::freshness::optimal_frequencies`], weight 1 per
+//! page: pages that change too fast get none), and the planned refreshes are assigned to units
+//! by the transportation scheduler ([`super::schedule`]).
+//!
+//! * Oracle: `λ_p` = units of the whole [`super::ChangeHistory`] whose change reached θ, over
+//!   the observed units ([`crate::change::oracle_rate`]).
+//! * Online: Cho & Garcia-Molina's estimator over the policy's own refreshes, with the prior of
+//!   [`super::planned::online_rate`]; replanned every [`super::planned::DEFAULT_REPLAN_EVERY`]
+//!   units.
+
+use super::planned::{online_rate, Observations, PageModel, Planner};
+use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use crate::change::oracle_rate;
+use crate::corpus::{PageId, Unit};
+
+/// SBR's page model: weight 1, rate of θ-changes.
+#[derive(Debug, Clone, Copy)]
+pub struct SbrModel {
+    pub theta: f64,
+}
+
+impl PageModel for SbrModel {
+    fn oracle(&self, context: &PolicyContext<'_>) -> Vec<(f64, f64)> {
+        let history = context.history.expect("oracle mode carries the history");
+        history
+            .pages
+            .iter()
+            .map(|page| {
+                let x = page
+                    .shingle_changes
+                    .iter()
+                    .filter(|&&s| s >= self.theta)
+                    .count();
+                (oracle_rate(x, history.units), 1.0)
+            })
+            .collect()
+    }
+
+    fn online(&self, _page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64) {
+        (online_rate(obs, obs.changed_at_theta, prior_interval), 1.0)
+    }
+
+    fn theta(&self) -> f64 {
+        self.theta
+    }
+}
+
+/// The SBR policy (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Sbr {
+    pub planner: Planner<SbrModel>,
+}
+
+impl Sbr {
+    /// SBR at threshold `theta ∈ [0, 1]` (0 counts every content change: the "simplest SBR").
+    pub fn new(theta: f64) -> Self {
+        Sbr {
+            planner: Planner::new(SbrModel { theta }),
+        }
+    }
+}
+
+impl RefreshPolicy for Sbr {
+    fn name(&self) -> String {
+        "sbr".to_string()
+    }
+
+    fn prepare(&mut self, context: &PolicyContext<'_>) {
+        self.planner.prepare(context);
+    }
+
+    fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
+        self.planner.choose(unit, budget)
+    }
+
+    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+        self.planner.observe(outcomes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{context, history, run};
+    use crate::policy::FitMode;
+
+    #[test]
+    fn oracle_rates_count_changes_at_theta() {
+        // 9 units → 8 observed intervals. Page 0: 4 changes of 0.5; page 1: 2 of 0.05.
+        let h = history(
+            9,
+            &[vec![1, 3, 5, 7], vec![2, 6], vec![]],
+            &[0.5, 0.05, 0.0],
+            &[],
+        );
+        let pages = [0, 1, 2];
+        let ctx = context(FitMode::Oracle, &pages, &[0.0; 3], Some(&h), 8, 1);
+        let p = SbrModel { theta: 0.1 }.oracle(&ctx);
+        assert_eq!(p, vec![(0.5, 1.0), (0.0, 1.0), (0.0, 1.0)]);
+        let p = SbrModel { theta: 0.0 }.oracle(&ctx);
+        assert_eq!(p[1], (0.25, 1.0));
+    }
+
+    #[test]
+    fn oracle_sbr_abandons_the_fastest_page_and_favours_slow_changers() {
+        // Page 0 changes every unit (λ = 1), pages 1–8 every 4 units (λ = 1/4), page 9 never.
+        // With B = 1 the slow pages share f = 1/8: marginal h(2)/λ = 4(1 − 3e⁻²) ≈ 2.38 > 1/λ₀,
+        // so page 0 is abandoned (Cho & Garcia-Molina's "too fast" case).
+        let mut changes: Vec<Vec<u32>> = vec![(1..=16).collect()];
+        for _ in 1..=8 {
+            changes.push((1..=4).map(|k| 4 * k).collect());
+        }
+        changes.push(vec![]);
+        let h = history(17, &changes, &[1.0; 10], &[]);
+        let pages: Vec<u32> = (0..10).collect();
+        let ctx = context(FitMode::Oracle, &pages, &[0.0; 10], Some(&h), 16, 1);
+        let mut sbr = Sbr::new(0.1);
+        let choices = run(&mut sbr, &ctx, &h);
+        let f = sbr.planner.frequencies();
+        assert_eq!(f[0], 0.0, "λ = 1 is too fast for B = 1");
+        for fp in &f[1..=8] {
+            assert!((fp - 0.125).abs() < 1e-9);
+        }
+        let count = |p| choices.iter().filter(|c| c.contains(&p)).count();
+        // The plan fills every unit with the slow pages, two refreshes each.
+        for p in 1..=8 {
+            assert_eq!(count(p), 2, "{choices:?}");
+        }
+        assert_eq!(count(0) + count(9), 0);
+    }
+
+    #[test]
+    fn online_sbr_never_reads_the_history() {
+        let h = history(
+            13,
+            &[vec![2, 4, 6, 8, 10, 12], vec![], vec![5], vec![]],
+            &[1.0; 4],
+            &[],
+        );
+        let pages = [0, 1, 2, 3];
+        let with = context(FitMode::Online, &pages, &[0.0; 4], Some(&h), 12, 1);
+        let without = context(FitMode::Online, &pages, &[0.0; 4], None, 12, 1);
+        let a = run(&mut Sbr::new(0.2), &with, &h);
+        let b = run(&mut Sbr::new(0.2), &without, &h);
+        assert_eq!(a, b);
+        // Learning: the frequently changing page ends up refreshed most.
+        let count = |p| a.iter().filter(|c| c.contains(&p)).count();
+        assert!(count(0) >= count(1) && count(0) >= count(3), "{a:?}");
+    }
+}

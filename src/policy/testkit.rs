@@ -1,0 +1,95 @@
+//! Hand-made histories and contexts for the policies' unit tests.
+
+use super::{ChangeHistory, FitMode, PageHistory, PolicyContext, RefreshOutcome};
+use crate::corpus::{PageId, Unit};
+
+/// A history of `units` units where page `p` changes at `changes[p]` with shingle change
+/// `shingle` and ΔQ `dq[p]` at every change (empty `dq` = not measured).
+pub fn history(units: Unit, changes: &[Vec<Unit>], shingle: &[f64], dq: &[f64]) -> ChangeHistory {
+    ChangeHistory {
+        units,
+        pages: changes
+            .iter()
+            .enumerate()
+            .map(|(p, c)| PageHistory {
+                change_units: c.clone(),
+                shingle_changes: vec![shingle.get(p).copied().unwrap_or(1.0); c.len()],
+                delta_q: dq.get(p).map(|&d| vec![d; c.len()]).unwrap_or_default(),
+            })
+            .collect(),
+    }
+}
+
+pub fn context<'a>(
+    mode: FitMode,
+    pages: &'a [PageId],
+    view_weight: &'a [f64],
+    history: Option<&'a ChangeHistory>,
+    units: Unit,
+    budget: usize,
+) -> PolicyContext<'a> {
+    PolicyContext {
+        mode,
+        page_count: pages.len(),
+        units,
+        budget,
+        initial_pages: pages,
+        view_weight,
+        history,
+        seed: 42,
+    }
+}
+
+/// The outcome of refreshing `page` at `unit` against `history` (the simulator's job).
+pub fn outcome(history: &ChangeHistory, page: PageId, unit: Unit, last: Unit) -> RefreshOutcome {
+    let h = &history.pages[page as usize];
+    let mut changed = false;
+    let mut shingle: f64 = 0.0;
+    let mut dq = 0.0;
+    for (i, &c) in h.change_units.iter().enumerate() {
+        if c > last && c <= unit {
+            changed = true;
+            shingle = shingle.max(h.shingle_changes[i]);
+            dq += h.delta_q.get(i).copied().unwrap_or(0.0);
+        }
+    }
+    RefreshOutcome {
+        page,
+        unit,
+        last_refresh: last,
+        changed,
+        shingle_change: shingle,
+        delta_q: dq,
+        gone: false,
+    }
+}
+
+/// Runs a policy for units `1..=units` against `history`, returning the choices per unit and
+/// checking every choice holds at most `budget` distinct pages.
+pub fn run(
+    policy: &mut dyn super::RefreshPolicy,
+    ctx: &PolicyContext<'_>,
+    truth: &ChangeHistory,
+) -> Vec<Vec<PageId>> {
+    policy.prepare(ctx);
+    let mut last = vec![0; ctx.page_count];
+    let mut out = Vec::new();
+    for t in 1..=ctx.units {
+        let chosen = policy.choose(t, ctx.budget);
+        assert!(chosen.len() <= ctx.budget, "unit {t}: {chosen:?}");
+        let mut d = chosen.clone();
+        d.sort();
+        d.dedup();
+        assert_eq!(d.len(), chosen.len(), "unit {t}: duplicates in {chosen:?}");
+        let outcomes: Vec<RefreshOutcome> = chosen
+            .iter()
+            .map(|&p| outcome(truth, p, t, last[p as usize]))
+            .collect();
+        for &p in &chosen {
+            last[p as usize] = t;
+        }
+        policy.observe(&outcomes);
+        out.push(chosen);
+    }
+    out
+}

@@ -1,0 +1,3 @@
+//! Reports for people: SVG charts written next to the CSV/JSON results.
+
+pub mod svg;
