@@ -20,6 +20,10 @@ enum Command {
     Ingest(cli::ingest::Args),
     /// Run one refresh policy at one budget over every time unit and report the metrics.
     Simulate(cli::simulate::Args),
+    /// Serve the search API, dashboards and comparison pages over HTTP.
+    Serve(cli::serve::Args),
+    /// Send a query log to a running server; report throughput and latency percentiles.
+    Replay(cli::replay::Args),
 }
 
 fn main() {
@@ -28,6 +32,8 @@ fn main() {
         Command::Generate(args) => cli::generate::run(args),
         Command::Ingest(args) => cli::ingest::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
+        Command::Serve(args) => cli::serve::run(args),
+        Command::Replay(args) => cli::replay::run(args),
     };
     if let Err(err) = result {
         eprintln!("refresher: {err:#}");

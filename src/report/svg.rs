@@ -48,12 +48,18 @@ const BOTTOM: f64 = 50.0;
 impl Chart {
     /// Renders `series` as an SVG document.
     pub fn render(&self, series: &[Series]) -> String {
-        let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().copied()).collect();
+        let all: Vec<(f64, f64)> = series
+            .iter()
+            .flat_map(|s| s.points.iter().copied())
+            .collect();
         let (xs, ys): (Vec<f64>, Vec<f64>) = all.iter().copied().unzip();
         let (x0, x1) = range(&xs, self.x_scale);
         let (y0, y1) = range(&ys, self.y_scale);
-        let px = |x: f64| LEFT + (to_axis(x, self.x_scale, x0) - x0) / (x1 - x0) * (W - LEFT - RIGHT);
-        let py = |y: f64| H - BOTTOM - (to_axis(y, self.y_scale, y0) - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+        let px =
+            |x: f64| LEFT + (to_axis(x, self.x_scale, x0) - x0) / (x1 - x0) * (W - LEFT - RIGHT);
+        let py = |y: f64| {
+            H - BOTTOM - (to_axis(y, self.y_scale, y0) - y0) / (y1 - y0) * (H - TOP - BOTTOM)
+        };
         let mut out = String::new();
         let _ = write!(
             out,
@@ -115,9 +121,20 @@ impl Chart {
                     .points
                     .iter()
                     .enumerate()
-                    .map(|(k, &(x, y))| format!("{}{:.1},{:.1}", if k == 0 { "M" } else { "L" }, px(x), py(y)))
+                    .map(|(k, &(x, y))| {
+                        format!(
+                            "{}{:.1},{:.1}",
+                            if k == 0 { "M" } else { "L" },
+                            px(x),
+                            py(y)
+                        )
+                    })
                     .collect();
-                let _ = write!(out, r#"<path d="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#, d.join(" "));
+                let _ = write!(
+                    out,
+                    r#"<path d="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,
+                    d.join(" ")
+                );
             }
             let r = if self.lines { 3.0 } else { 2.0 };
             for &(x, y) in &s.points {
@@ -198,7 +215,9 @@ fn tick(v: f64) -> String {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 #[cfg(test)]
@@ -216,8 +235,14 @@ mod tests {
             lines: true,
         };
         let svg = chart.render(&[
-            Series { name: "user-centric".into(), points: vec![(0.95, 1.0), (0.99, 4.0)] },
-            Series { name: "sbr".into(), points: vec![(0.95, 8.0), (0.99, 64.0), (0.999, 0.0)] },
+            Series {
+                name: "user-centric".into(),
+                points: vec![(0.95, 1.0), (0.99, 4.0)],
+            },
+            Series {
+                name: "sbr".into(),
+                points: vec![(0.95, 8.0), (0.99, 64.0), (0.999, 0.0)],
+            },
         ]);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert_eq!(svg.matches("<circle").count(), 5);

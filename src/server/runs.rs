@@ -476,3 +476,15 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
     .map_err(|e| e.to_string())?;
     Ok(cancelled)
 }
+
+impl Policies {
+    /// Every policy of [`crate::policy::registry`], with default options (SBR/EBR at the
+    /// default threshold).
+    pub fn registry() -> Self {
+        use crate::policy::registry::{make_policy, PolicyOptions, POLICY_NAMES};
+        Policies {
+            names: POLICY_NAMES.iter().map(|n| n.to_string()).collect(),
+            make: Arc::new(|name: &str| make_policy(name, None, &PolicyOptions::default())),
+        }
+    }
+}

@@ -145,7 +145,11 @@ pub fn sweep(
 }
 
 /// Per policy and budget, the best point (SBR/EBR: best θ, ties to the smaller θ).
-pub fn best_curves(policies: &[String], budgets: &[usize], points: &[SweepPoint]) -> Vec<CurvePoint> {
+pub fn best_curves(
+    policies: &[String],
+    budgets: &[usize],
+    points: &[SweepPoint],
+) -> Vec<CurvePoint> {
     let mut curves = Vec::new();
     for policy in policies {
         for &budget in budgets {
@@ -221,10 +225,18 @@ mod tests {
             point("age", None, 8, 0.97),
         ];
         let curves = best_curves(&policies, &[0, 4, 8], &points);
-        let sbr4 = curves.iter().find(|c| c.policy == "sbr" && c.budget == 4).unwrap();
+        let sbr4 = curves
+            .iter()
+            .find(|c| c.policy == "sbr" && c.budget == 4)
+            .unwrap();
         assert_eq!(sbr4.theta, Some(0.5));
         let rows = target_rows(&policies, &curves);
-        let need = |p: &str, t: f64| rows.iter().find(|r| r.policy == p && r.target_quality == t).unwrap().budget_needed;
+        let need = |p: &str, t: f64| {
+            rows.iter()
+                .find(|r| r.policy == p && r.target_quality == t)
+                .unwrap()
+                .budget_needed
+        };
         assert_eq!(need("sbr", 0.90), Some(0));
         assert_eq!(need("sbr", 0.98), Some(4));
         assert_eq!(need("sbr", 0.99), Some(8));
