@@ -56,7 +56,12 @@ impl Snippeter {
             }
         }
         let start_token = first_match.map_or(0, |f| f.saturating_sub(LEAD_TOKENS));
-        let start = tokens.get(start_token).map_or(0, |t| t.0);
+        // From the very start of the text when the window starts at its first token, so
+        // leading punctuation is kept.
+        let start = match start_token {
+            0 => 0,
+            i => tokens.get(i).map_or(0, |t| t.0),
+        };
         let limit = floor_char_boundary(text, (start + self.max_bytes).min(text.len()));
         let mut out = String::with_capacity(self.max_bytes + 64);
         if start > 0 {
