@@ -4,7 +4,8 @@
 //!
 //! Prints QPS, p50/p99 over HTTP, the in-process p50/p99 of `SearchService::search` (the exact
 //! work a request does: search, snippets, stale markers) run one query at a time, the same
-//! with 64 threads at once (the load shape of the replay, without HTTP), and the ratios.
+//! with 64 threads at once (the load shape of the replay, without HTTP), a one-client replay
+//! (HTTP cost without queueing), and the ratios.
 //!
 //! `cargo bench --bench replay`; `REPLAY_QUERIES=N` replays only the first N queries (default:
 //! all), `REPLAY_CONCURRENCY` changes the 64.
@@ -39,8 +40,7 @@ fn ms(h: &Histogram<u64>, q: f64) -> f64 {
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
     let corpus_path = root.join("corpora/emacswiki");
-    let log_path =
-        root.join("querylogs/aol-2006-heavy-users.even-anonid.collection-layout.txt.gz");
+    let log_path = root.join("querylogs/aol-2006-heavy-users.even-anonid.collection-layout.txt.gz");
     if !corpus_path.exists() || !log_path.exists() {
         println!(
             "replay bench skipped: {} or {} missing",
@@ -133,6 +133,20 @@ fn main() {
         ))
         .expect("replay");
 
+    // One client: the per-request cost of HTTP without queueing behind other clients.
+    let single = client_rt
+        .block_on(replay(
+            &format!("http://{addr}"),
+            Arc::new(queries.clone()),
+            &ReplayOptions {
+                concurrency: 1,
+                speed: None,
+                limit: 10,
+            },
+            Arc::new(|| {}),
+        ))
+        .expect("replay");
+
     // In-process with the replay's concurrency (same queueing, no HTTP).
     let concurrent = Mutex::new(hist());
     let next = AtomicUsize::new(0);
@@ -186,6 +200,19 @@ fn main() {
         "ratio HTTP p50 / in-process p50: {:.2}x against sequential, {:.2}x against {concurrency} threads (goal <= 1.3x)",
         report.p50_ms / ms(&sequential, 0.5),
         report.p50_ms / ms(&concurrent, 0.5)
+    );
+    println!(
+        "HTTP replay, 1 client: {:.0} QPS; p50 {:.3} ms, p99 {:.3} ms; {} errors; ratio p50 / in-process sequential p50: {:.2}x",
+        single.qps,
+        single.p50_ms,
+        single.p99_ms,
+        single.errors,
+        single.p50_ms / ms(&sequential, 0.5)
+    );
+    println!(
+        "Little's law check: {concurrency} clients / {:.0} QPS = {:.2} ms mean time in system",
+        report.qps,
+        concurrency as f64 / report.qps * 1e3
     );
     println!(
         "ratio QPS HTTP / in-process with {concurrency} threads: {:.2}",
