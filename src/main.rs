@@ -14,12 +14,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The main job on the embedded default data: generate a synthetic site and log, summarise
+    /// them, and compare every refresh policy.
+    Demo(cli::demo::Args),
     /// Write a synthetic evolving site (WARC files) and an AOL-layout query log.
     Generate(cli::generate::Args),
     /// Read a corpus (and optionally a query log) and print a summary.
     Ingest(cli::ingest::Args),
     /// Run one refresh policy at one budget over every time unit and report the metrics.
     Simulate(cli::simulate::Args),
+    /// Compare refresh policies over a budget grid: the budget each needs for a target quality.
+    Compare(cli::compare::Args),
     /// Serve the search API, dashboards and comparison pages over HTTP.
     Serve(cli::serve::Args),
     /// Send a query log to a running server; report throughput and latency percentiles.
@@ -29,9 +34,11 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Demo(args) => cli::demo::run(args),
         Command::Generate(args) => cli::generate::run(args),
         Command::Ingest(args) => cli::ingest::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
+        Command::Compare(args) => cli::compare::run(args),
         Command::Serve(args) => cli::serve::run(args),
         Command::Replay(args) => cli::replay::run(args),
     };

@@ -1,5 +1,7 @@
 //! One module per subcommand: argument parsing and output only; the work lives in the library.
 
+pub mod compare;
+pub mod demo;
 pub mod experiment;
 pub mod generate;
 pub mod ingest;

@@ -43,6 +43,11 @@ pub enum IndexError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A tantivy-only operation (search, stored documents) on a forward-only repository.
+    #[error(
+        "this repository is forward-only (built for simulation): it has no tantivy index to search"
+    )]
+    ForwardOnly,
     #[error("tantivy: {0}")]
     Tantivy(#[from] tantivy::TantivyError),
 }

@@ -67,17 +67,62 @@ pub struct ApplyReport {
 /// [`merge_all`](Self::merge_all), and the automatic merge in `apply` above [`MAX_SEGMENTS`]).
 /// The reader reloads only when `apply` or `merge_all` says so (`ReloadPolicy::Manual`).
 pub struct Repository {
-    index: Index,
-    writer: IndexWriter,
-    reader: IndexReader,
-    fields: RepoSchema,
+    /// The tantivy side; `None` for a forward-only repository (see [`Repository::forward_only`]).
+    store: Option<Store>,
     forward: ForwardIndex,
     vocabulary: Arc<Vocabulary>,
     scorer: Box<dyn Scorer>,
     hook: Option<WorkloadTerms>,
 }
 
+/// The tantivy index of a repository.
+struct Store {
+    index: Index,
+    writer: IndexWriter,
+    reader: IndexReader,
+    fields: RepoSchema,
+}
+
 impl Repository {
+    /// An empty repository without a tantivy index: the forward index alone, which holds every
+    /// copy's terms, the live statistics and the postings, so ranked lists, scores and the
+    /// measurement hook are exactly those of a tantivy-backed repository (the scores are the
+    /// forward index's in both cases; the tests check them against tantivy). Simulations and
+    /// comparison sweeps use it: they never serve text, and tantivy commits would dominate
+    /// their run time. [`search`](Self::search) and other tantivy-only calls answer
+    /// [`IndexError::ForwardOnly`].
+    pub fn forward_only(vocabulary: Arc<Vocabulary>, scoring: ScoringKind) -> Self {
+        Repository {
+            store: None,
+            forward: ForwardIndex::new(),
+            vocabulary,
+            scorer: scoring.scorer(),
+            hook: None,
+        }
+    }
+
+    /// [`from_corpus_at`](Self::from_corpus_at) for a [`forward_only`](Self::forward_only)
+    /// repository.
+    pub fn forward_only_at(corpus: &Corpus, unit: Unit, scoring: ScoringKind) -> Self {
+        let mut repo = Self::forward_only(Arc::new(corpus.vocabulary.clone()), scoring);
+        let batch: Vec<PageUpdate> = (0..corpus.page_count() as PageId)
+            .map(|p| PageUpdate::fetch(corpus, p, unit))
+            .filter(|u| u.version.is_some())
+            .collect();
+        repo.apply(unit, &batch, &mut super::hook::NullSink)
+            .expect("a forward-only apply does no I/O");
+        repo
+    }
+
+    /// Whether this repository has a tantivy index (false for forward-only ones).
+    pub fn is_searchable(&self) -> bool {
+        self.store.is_some()
+    }
+
+    fn store(&self) -> Result<&Store, IndexError> {
+        self.store.as_ref().ok_or(IndexError::ForwardOnly)
+    }
+
     /// An empty repository in RAM (simulations), or opens/creates the index in `dir`.
     ///
     /// An index reopened from disk has its forward index rebuilt from the stored `body` and
@@ -111,10 +156,12 @@ impl Repository {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
         let mut repo = Repository {
-            index,
-            writer,
-            reader,
-            fields,
+            store: Some(Store {
+                index,
+                writer,
+                reader,
+                fields,
+            }),
             forward: ForwardIndex::new(),
             vocabulary,
             scorer: scoring.scorer(),
@@ -175,7 +222,9 @@ impl Repository {
 
     /// Number of searchable segments (for tests and diagnostics).
     pub fn segment_count(&self) -> usize {
-        self.reader.searcher().segment_readers().len()
+        self.store
+            .as_ref()
+            .map_or(0, |s| s.reader.searcher().segment_readers().len())
     }
 
     /// The one update path: applies a batch of refreshed pages, commits, reloads, and hands
@@ -215,11 +264,18 @@ impl Repository {
 
         let mut report = ApplyReport::default();
         for u in &batch {
-            self.writer
-                .delete_term(Term::from_field_text(self.fields.url, u.url));
+            if let Some(store) = &mut self.store {
+                store
+                    .writer
+                    .delete_term(Term::from_field_text(store.fields.url, u.url));
+                if let Some(v) = u.version {
+                    store
+                        .writer
+                        .add_document(document(&store.fields, u.page, u.url, v))?;
+                }
+            }
             match u.version {
                 Some(v) => {
-                    self.writer.add_document(self.document(u.page, u.url, v))?;
                     self.forward.put(u.page, ForwardDoc::from_version(u.url, v));
                     report.put += 1;
                 }
@@ -230,8 +286,10 @@ impl Repository {
                 }
             }
         }
-        self.writer.commit()?;
-        self.reader.reload()?;
+        if let Some(store) = &mut self.store {
+            store.writer.commit()?;
+            store.reader.reload()?;
+        }
         if self.segment_count() > MAX_SEGMENTS {
             self.merge_all()?;
             report.merged = true;
@@ -290,30 +348,35 @@ impl Repository {
             };
         }
     }
+}
 
-    fn document(&self, page: PageId, url: &str, v: &PageVersion) -> TantivyDocument {
-        let f = &self.fields;
-        let mut doc = TantivyDocument::default();
-        doc.add_text(f.url, url);
-        doc.add_u64(f.url_hash, url_hash(url));
-        doc.add_u64(f.page, u64::from(page));
-        doc.add_text(f.title, &v.title);
-        doc.add_text(f.body, v.indexed_text());
-        for &l in &v.links {
-            doc.add_u64(f.links, u64::from(l));
-        }
-        doc
+/// The tantivy document of a page copy.
+fn document(f: &RepoSchema, page: PageId, url: &str, v: &PageVersion) -> TantivyDocument {
+    let mut doc = TantivyDocument::default();
+    doc.add_text(f.url, url);
+    doc.add_u64(f.url_hash, url_hash(url));
+    doc.add_u64(f.page, u64::from(page));
+    doc.add_text(f.title, &v.title);
+    doc.add_text(f.body, v.indexed_text());
+    for &l in &v.links {
+        doc.add_u64(f.links, u64::from(l));
     }
+    doc
+}
 
+impl Repository {
     /// Merges every segment into one, purging deleted documents, and reloads. Scores do not
     /// change (they never depend on deleted documents); this only bounds the segment count.
     pub fn merge_all(&mut self) -> Result<(), IndexError> {
-        let ids = self.index.searchable_segment_ids()?;
+        let Some(store) = &mut self.store else {
+            return Ok(());
+        };
+        let ids = store.index.searchable_segment_ids()?;
         if ids.len() > 1 {
-            self.writer.merge(&ids).wait()?;
+            store.writer.merge(&ids).wait()?;
         }
-        self.writer.garbage_collect_files().wait()?;
-        self.reader.reload()?;
+        store.writer.garbage_collect_files().wait()?;
+        store.reader.reload()?;
         Ok(())
     }
 
@@ -358,11 +421,12 @@ impl Repository {
                 hits: Vec::new(),
             });
         }
+        let store = self.store()?;
         let texts: Vec<&str> = terms.iter().map(|&t| self.vocabulary.term(t)).collect();
-        let searcher = self.reader.searcher();
-        let stats = self.statistics();
+        let searcher = store.reader.searcher();
+        let stats = self.statistics(store);
         let matches = searcher.search_with_statistics_provider(
-            conjunctive_query(&self.fields, &texts).as_ref(),
+            conjunctive_query(&store.fields, &texts).as_ref(),
             &MatchCollector { scoring: false },
             &stats,
         )?;
@@ -391,7 +455,7 @@ impl Repository {
             .map(|(score, _, page, address)| {
                 let doc: TantivyDocument = searcher.doc(address)?;
                 let url = doc
-                    .get_first(self.fields.url)
+                    .get_first(store.fields.url)
                     .and_then(|v| v.as_str())
                     .unwrap_or_default()
                     .to_string();
@@ -410,13 +474,14 @@ impl Repository {
     /// tantivy's own BM25 scores for a `TermQuery` of `term` under the live statistics — the
     /// reference the hook is checked against. Sorted by page id.
     pub fn tantivy_term_scores(&self, term: TermId) -> Result<Vec<(PageId, Score)>, IndexError> {
-        let searcher = self.reader.searcher();
+        let store = self.store()?;
+        let searcher = store.reader.searcher();
         let text = self.vocabulary.term(term);
         let mut out: Vec<(PageId, Score)> = searcher
             .search_with_statistics_provider(
-                conjunctive_query(&self.fields, &[text]).as_ref(),
+                conjunctive_query(&store.fields, &[text]).as_ref(),
                 &MatchCollector { scoring: true },
-                &self.statistics(),
+                &self.statistics(store),
             )?
             .into_iter()
             .map(|m| (m.page, m.score))
@@ -432,12 +497,13 @@ impl Repository {
         &self,
         term: TermId,
     ) -> Result<Vec<(PageId, Score)>, IndexError> {
+        let store = self.store()?;
         let text = self.vocabulary.term(term);
-        let mut out: Vec<(PageId, Score)> = self
+        let mut out: Vec<(PageId, Score)> = store
             .reader
             .searcher()
             .search(
-                conjunctive_query(&self.fields, &[text]).as_ref(),
+                conjunctive_query(&store.fields, &[text]).as_ref(),
                 &MatchCollector { scoring: true },
             )?
             .into_iter()
@@ -447,23 +513,27 @@ impl Repository {
         Ok(out)
     }
 
-    fn statistics(&self) -> LiveStatistics<'_> {
+    fn statistics<'a>(&'a self, store: &Store) -> LiveStatistics<'a> {
         LiveStatistics {
             stats: &self.forward,
             vocabulary: &self.vocabulary,
-            body: self.fields.body,
+            body: store.fields.body,
         }
     }
 
     /// Rebuilds the forward index from the stored documents (an index reopened from disk).
     fn rebuild_forward(&mut self) -> Result<(), IndexError> {
-        let searcher = self.reader.searcher();
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let searcher = store.reader.searcher();
+        let fields = store.fields.clone();
         let mut analyzer = Analyzer::new();
         for (ord, segment) in searcher.segment_readers().iter().enumerate() {
             for doc_id in segment.doc_ids_alive() {
                 let doc: TantivyDocument =
                     searcher.doc(tantivy::DocAddress::new(ord as u32, doc_id))?;
-                let f = &self.fields;
+                let f = &fields;
                 let page = doc.get_first(f.page).and_then(|v| v.as_u64()).unwrap_or(0) as PageId;
                 let url = doc.get_first(f.url).and_then(|v| v.as_str()).unwrap_or("");
                 let body = doc.get_first(f.body).and_then(|v| v.as_str()).unwrap_or("");

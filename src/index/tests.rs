@@ -256,3 +256,32 @@ fn tantivy_default_statistics_count_deleted_documents_until_a_merge() {
         default_before
     );
 }
+
+#[test]
+fn forward_only_repository_matches_the_tantivy_backed_one() {
+    use crate::index::{changes_at, RecordingSink, WorkloadTerms};
+    let corpus = crate::index::testutil::random_corpus(60, 6, 9);
+    for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+        let mut full = Repository::from_corpus_at(&corpus, 0, kind, None).unwrap();
+        let mut lean = Repository::forward_only_at(&corpus, 0, kind);
+        assert!(full.is_searchable() && !lean.is_searchable());
+        let terms = WorkloadTerms::from_ids(0..corpus.vocabulary.len() as u32);
+        full.set_hook(Some(terms.clone()));
+        lean.set_hook(Some(terms));
+        for unit in 1..6 {
+            let batch = changes_at(&corpus, unit);
+            let (mut a, mut b) = (RecordingSink::default(), RecordingSink::default());
+            full.apply(unit, &batch, &mut a).unwrap();
+            lean.apply(unit, &batch, &mut b).unwrap();
+            assert_eq!(a.batches, b.batches, "{kind} unit {unit}");
+            for t in 0..corpus.vocabulary.len() as u32 {
+                assert_eq!(full.ranked(&[t]), lean.ranked(&[t]));
+            }
+        }
+        assert!(matches!(
+            lean.search("emacs", 0, 10),
+            Err(crate::index::IndexError::ForwardOnly)
+        ));
+        assert!(full.search("emacs", 0, 10).unwrap().total_hits > 0);
+    }
+}

@@ -14,11 +14,13 @@
 //!   `ΔQ_A(c_i) / (c_i − c_{i−1})`. A page that never changed has `ΔQ̄ = 0` (measured: a refresh
 //!   gains nothing).
 //! * Never measured (online pages not yet refreshed, oracle pages with changes but no
-//!   `delta_q`): `ΔQ̄` = the median `ΔQ̄` of the measured pages (0 while none is). The median
-//!   is the best-supported guess of a typical page's value that ignores the heavy tail of ΔQ
-//!   (paper 003 Fig. 3 spans orders of magnitude); an optimistic default would spend the
-//!   budget on exploration, a zero default would never look at unmeasured pages while any
-//!   measured page has value.
+//!   `delta_q`): `ΔQ̄` = the mean `ΔQ̄` of the measured pages (0 while none is): the unbiased
+//!   estimate of the value of a page about which nothing is known yet. Its priority then grows
+//!   with the time since its last refresh like any other page's, so unmeasured pages are
+//!   explored in proportion to how long they have waited. (A median default, tried first, is 0
+//!   on real sites — most refreshes find nothing users search for — and then an online crawler
+//!   never looks at an unmeasured page again while any measured page has value; a zero default
+//!   has the same flaw.)
 //!
 //! Ties (notably the many pages of priority 0) are broken by the oldest last refresh, then by
 //! page id, so pages with nothing to tell them apart are visited round-robin.
@@ -53,18 +55,9 @@ pub fn oracle_ratios(change_units: &[Unit], delta_q: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// Median of the values (mean of the middle two for an even count); `None` when empty.
-fn median(values: &mut [f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let m = values.len() / 2;
-    Some(if values.len() % 2 == 1 {
-        values[m]
-    } else {
-        0.5 * (values[m - 1] + values[m])
-    })
+/// Mean of the values; `None` when empty.
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
 /// The user-centric policy (see the module docs).
@@ -111,8 +104,8 @@ impl UserCentric {
                 }
             })
             .collect();
-        let mut known: Vec<f64> = means.iter().flatten().copied().collect();
-        let default = median(&mut known).unwrap_or(0.0);
+        let known: Vec<f64> = means.iter().flatten().copied().collect();
+        let default = mean(&known).unwrap_or(0.0);
         means.into_iter().map(|m| m.unwrap_or(default)).collect()
     }
 }
@@ -215,7 +208,7 @@ mod tests {
         // Nothing measured: round-robin by age then id.
         assert_eq!(uc.choose(1, 2), vec![0, 1]);
         uc.observe(&[measured(0, 1, 0, 3.0), measured(1, 1, 0, 0.0)]);
-        // ΔQ̄: page 0 = 3, page 1 = 0; unmeasured 2, 3 get the median 1.5.
+        // ΔQ̄: page 0 = 3, page 1 = 0; unmeasured 2, 3 get the mean 1.5.
         assert_eq!(uc.mean_normalised(), vec![3.0, 0.0, 1.5, 1.5]);
         // Unit 2: P = 3·1, 0·1, 1.5·2, 1.5·2 → 0 (3, LR 1) loses the tie with 2, 3 (LR 0).
         assert_eq!(uc.choose(2, 2), vec![2, 3]);
@@ -249,7 +242,7 @@ mod tests {
         let ctx = context(FitMode::Oracle, &pages, &[0.0; 3], Some(&h), 8, 1);
         let mut uc = UserCentric::new(None);
         uc.prepare(&ctx);
-        // Measured: page 0 (2) and page 2 (0) → median 1 for page 1.
+        // Measured: page 0 (2) and page 2 (0) → mean 1 for page 1.
         assert_eq!(uc.mean_normalised(), vec![2.0, 1.0, 0.0]);
         uc.observe(&[measured(2, 1, 0, 100.0)]);
         assert_eq!(uc.mean_normalised(), vec![2.0, 1.0, 0.0]);

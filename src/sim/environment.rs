@@ -205,7 +205,7 @@ pub fn measure_every_change(
     workload: &SimWorkload,
     config: &EnvironmentConfig,
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
-    let mut repo = Repository::from_corpus_at(corpus, 0, config.scoring, None)?;
+    let mut repo = Repository::forward_only_at(corpus, 0, config.scoring);
     repo.set_hook(Some(WorkloadTerms::from_ids(workload.term_ids())));
     let estimator = DeltaQEstimator::new(config.likelihood);
     let mut out = vec![std::collections::HashMap::new()];

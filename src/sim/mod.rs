@@ -2,6 +2,10 @@
 //! through the index's one update path (so the measurement hook fires), and the exact metrics
 //! judge the repository after every unit.
 //!
+//! Runs use a forward-only [`Repository`](crate::index::Repository): the same `apply`, hook,
+//! statistics and scores as the tantivy-backed repository the server searches (tested equal in
+//! `index::tests`), without tantivy commits, which would dominate a sweep's run time.
+//!
 //! * [`environment`]: what every run shares (live truth per unit, view weights, the oracle
 //!   history with ΔQ measured on every change).
 //! * [`run`]: one run of one policy at one budget.

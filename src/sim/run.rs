@@ -97,7 +97,7 @@ pub fn run_with(
     let corpus = env.corpus;
     let units = env.units();
     let pages = corpus.page_count();
-    let mut repo = Repository::from_corpus_at(corpus, 0, env.config.scoring, None)?;
+    let mut repo = Repository::forward_only_at(corpus, 0, env.config.scoring);
     repo.set_hook(Some(WorkloadTerms::from_ids(env.workload.term_ids())));
     // The unit of the version each repository copy holds (None: not in the repository).
     let mut held: Vec<Option<Unit>> = (0..pages as PageId)

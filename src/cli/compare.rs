@@ -1,0 +1,298 @@
+//! `refresher compare`: refresh policies side by side over a budget grid (paper 003 Fig. 4).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use refresher::corpus::LiveWeb;
+use refresher::index::ScoringKind;
+use refresher::policy::registry::{make_policy, PolicyOptions, POLICY_NAMES};
+use refresher::policy::FitMode;
+use refresher::report::svg::{Chart, Scale, Series};
+use refresher::sim::compare::{
+    default_budgets, sweep, Comparison, SweepConfig, TARGET_QUALITIES, THRESHOLDS,
+};
+
+use super::experiment::ExperimentArgs;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
+    /// Budgets B to sweep (comma-separated). Default: 0 and powers of two up to the number of
+    /// pages, so that every target quality is reachable.
+    #[arg(long, value_delimiter = ',')]
+    pub budgets: Option<Vec<usize>>,
+    /// Policies to compare (comma-separated). Default: all.
+    #[arg(long, value_delimiter = ',')]
+    pub policies: Option<Vec<String>>,
+    /// Shingle thresholds θ swept for sbr/ebr (comma-separated; default 0.1,…,1.0).
+    #[arg(long, value_delimiter = ',')]
+    pub thetas: Option<Vec<f64>>,
+    /// Fitting modes (comma-separated): oracle (paper 003) and/or online.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FitMode::Oracle])]
+    pub mode: Vec<FitMode>,
+    /// Scoring function of the search engine.
+    #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
+    pub scoring: ScoringKind,
+    /// Seed of randomised policies.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the table, curves (CSV, JSON) and charts (SVG) into this directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let policies = args
+        .policies
+        .clone()
+        .unwrap_or_else(|| POLICY_NAMES.iter().map(|s| s.to_string()).collect());
+    for p in &policies {
+        make_policy(p, None, &PolicyOptions::default())
+            .map_err(|e| anyhow::anyhow!("--policies: {e}"))?;
+    }
+    let thresholds = args.thetas.clone().unwrap_or_else(|| THRESHOLDS.to_vec());
+    if let Some(t) = thresholds.iter().find(|t| !(0.0..=1.0).contains(*t)) {
+        anyhow::bail!("--thetas: {t} is outside [0, 1]");
+    }
+    let loaded = args.experiment.load()?;
+    let max_pages = (0..loaded.corpus.units())
+        .map(|u| {
+            (0..loaded.corpus.page_count() as u32)
+                .filter(|&p| loaded.corpus.page_at(p, u).present().is_some())
+                .count()
+        })
+        .max()
+        .unwrap_or(1);
+    let mut budgets = args
+        .budgets
+        .clone()
+        .unwrap_or_else(|| default_budgets(max_pages));
+    budgets.sort_unstable();
+    budgets.dedup();
+    if let Some(b) = budgets.iter().find(|&&b| b > loaded.corpus.page_count()) {
+        anyhow::bail!(
+            "--budgets: {b} exceeds the {} pages of the corpus",
+            loaded.corpus.page_count()
+        );
+    }
+    let env = loaded.environment(args.scoring)?;
+    let mut comparisons = Vec::new();
+    for &mode in &args.mode {
+        let config = SweepConfig {
+            policies: policies.clone(),
+            budgets: budgets.clone(),
+            thresholds: thresholds.clone(),
+            mode,
+            seed: args.seed,
+        };
+        let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
+        let c = sweep(&env, &config, &|done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })?;
+        bar.finish_and_clear();
+        comparisons.push(c);
+    }
+    if let Some(dir) = &args.out {
+        write_outputs(dir, &comparisons)?;
+    }
+    if args.json {
+        println!("{}", to_json(&comparisons));
+    } else {
+        for c in &comparisons {
+            print_summary(c);
+        }
+        if let Some(dir) = &args.out {
+            println!("outputs written to {}", dir.display());
+        }
+    }
+    Ok(())
+}
+
+/// DESIGN §7 keys: `rows` and `curves` (each entry labelled with its mode), plus each sweep.
+fn to_json(comparisons: &[Comparison]) -> serde_json::Value {
+    let mut rows = Vec::new();
+    let mut curves = Vec::new();
+    for c in comparisons {
+        for r in &c.rows {
+            let mut v = serde_json::to_value(r).expect("serialisable");
+            v["mode"] = serde_json::json!(c.mode);
+            rows.push(v);
+        }
+        for p in &c.curves {
+            let mut v = serde_json::to_value(p).expect("serialisable");
+            v["mode"] = serde_json::json!(c.mode);
+            curves.push(v);
+        }
+    }
+    serde_json::json!({
+        "scoring": comparisons.first().map(|c| c.scoring.clone()),
+        "modes": comparisons.iter().map(|c| c.mode).collect::<Vec<_>>(),
+        "rows": rows,
+        "curves": curves,
+        "sweeps": comparisons,
+    })
+}
+
+fn print_summary(c: &Comparison) {
+    println!(
+        "\n{} mode, {} scoring, {} units, {} workload queries, {} runs in {:.1} s",
+        c.mode.as_str(),
+        c.scoring,
+        c.units,
+        c.workload_queries,
+        c.points.len(),
+        c.seconds
+    );
+    println!("Budget B needed per unit to reach a mean repository quality (paper 003 Fig. 4; – = not reached):");
+    print!("{:<14}", "policy");
+    for t in TARGET_QUALITIES {
+        print!("{:>9}", t);
+    }
+    println!();
+    let mut policies: Vec<&String> = c.rows.iter().map(|r| &r.policy).collect();
+    policies.dedup();
+    for p in policies {
+        print!("{:<14}", p);
+        for r in c.rows.iter().filter(|r| &r.policy == p) {
+            match r.budget_needed {
+                Some(b) => print!("{:>9}", b),
+                None => print!("{:>9}", "–"),
+            }
+        }
+        println!();
+    }
+    println!("Mean quality / top-10 freshness / MAP@10 per budget:");
+    let mut budgets: Vec<usize> = c.curves.iter().map(|p| p.budget).collect();
+    budgets.sort_unstable();
+    budgets.dedup();
+    print!("{:<14}", "B");
+    for b in &budgets {
+        print!("{:>9}", b);
+    }
+    println!();
+    let mut policies: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
+    policies.dedup();
+    for p in policies {
+        for (label, f) in [
+            (
+                "quality",
+                (|x: &refresher::sim::compare::CurvePoint| x.mean_quality) as fn(&_) -> f64,
+            ),
+            ("fresh@10", |x| x.mean_fresh_at_10),
+            ("MAP@10", |x| x.mean_map_at_10),
+        ] {
+            print!(
+                "{:<14}",
+                format!("{p} {label}").chars().take(13).collect::<String>()
+            );
+            for b in &budgets {
+                match c.curves.iter().find(|x| &x.policy == p && x.budget == *b) {
+                    Some(x) => print!("{:>9.4}", f(x)),
+                    None => print!("{:>9}", ""),
+                }
+            }
+            println!();
+        }
+    }
+}
+
+fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(
+        dir.join("compare.json"),
+        serde_json::to_string_pretty(&to_json(comparisons))?,
+    )?;
+    let mut table = std::io::BufWriter::new(std::fs::File::create(dir.join("fig4_table.csv"))?);
+    writeln!(table, "mode,policy,target_quality,budget_needed")?;
+    let mut curves = std::io::BufWriter::new(std::fs::File::create(dir.join("curves.csv"))?);
+    writeln!(
+        curves,
+        "mode,policy,budget,theta,mean_quality,mean_fresh_at_10,mean_map_at_10"
+    )?;
+    let mut points = std::io::BufWriter::new(std::fs::File::create(dir.join("runs.csv"))?);
+    writeln!(
+        points,
+        "mode,policy,theta,budget,mean_quality,mean_fresh_at_10,mean_map_at_10"
+    )?;
+    for c in comparisons {
+        let mode = c.mode.as_str();
+        for r in &c.rows {
+            let need = r.budget_needed.map(|b| b.to_string()).unwrap_or_default();
+            writeln!(table, "{mode},{},{},{need}", r.policy, r.target_quality)?;
+        }
+        for p in &c.curves {
+            let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
+            writeln!(
+                curves,
+                "{mode},{},{},{theta},{},{},{}",
+                p.policy, p.budget, p.mean_quality, p.mean_fresh_at_10, p.mean_map_at_10
+            )?;
+        }
+        for p in &c.points {
+            let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
+            writeln!(
+                points,
+                "{mode},{},{theta},{},{},{},{}",
+                p.policy, p.budget, p.mean_quality, p.mean_fresh_at_10, p.mean_map_at_10
+            )?;
+        }
+        let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
+        names.dedup();
+        let series =
+            |f: &dyn Fn(&refresher::sim::compare::CurvePoint) -> (f64, f64)| -> Vec<Series> {
+                names
+                    .iter()
+                    .map(|n| Series {
+                        name: n.to_string(),
+                        points: c.curves.iter().filter(|p| &p.policy == *n).map(f).collect(),
+                    })
+                    .collect()
+            };
+        let chart = |title: &str, x: &str, y: &str, x_scale, y_scale| Chart {
+            title: format!("{title} ({mode}, {})", c.scoring),
+            x_label: x.into(),
+            y_label: y.into(),
+            x_scale,
+            y_scale,
+            lines: true,
+        };
+        // Fig. 4: quality on x, B on y (B = 0 drawn at the bottom of the log axis).
+        let fig4 = chart(
+            "Budget needed for a repository quality",
+            "mean repository quality",
+            "B (refreshes per unit)",
+            Scale::Linear,
+            Scale::Log,
+        )
+        .render(&series(&|p| (p.mean_quality, p.budget as f64)));
+        std::fs::write(dir.join(format!("fig4_{mode}.svg")), fig4)?;
+        for (file, label, f) in [
+            (
+                "quality",
+                "mean repository quality",
+                (|p: &refresher::sim::compare::CurvePoint| p.mean_quality) as fn(&_) -> f64,
+            ),
+            ("fresh_at_10", "mean top-10 freshness", |p| {
+                p.mean_fresh_at_10
+            }),
+            ("map_at_10", "mean MAP@10", |p| p.mean_map_at_10),
+        ] {
+            let svg = chart(
+                label,
+                "B (refreshes per unit)",
+                label,
+                Scale::Log,
+                Scale::Linear,
+            )
+            .render(&series(&|p| (p.budget as f64, f(p))));
+            std::fs::write(dir.join(format!("{file}_vs_budget_{mode}.svg")), svg)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! `refresher demo`: the main job on the embedded default data, with no download.
+//!
+//! Generates the synthetic evolving site and its query log, summarises them as `ingest` does,
+//! then compares every refresh policy as `compare` does, on a coarser grid than `compare`'s
+//! default so that it finishes in about a minute: budgets 0, 1, 4, 16, 64, 256, 1024 and every
+//! page; thresholds θ ∈ {0.1, 0.3, 0.5, 0.7, 0.9} for SBR/EBR.
+
+use std::path::PathBuf;
+
+use refresher::corpus::generate::{generate_site, GeneratorConfig};
+use refresher::index::ScoringKind;
+use refresher::policy::FitMode;
+use refresher::querylog::workload::RelevanceFilter;
+use refresher::sim::MetricWorkload;
+
+use super::experiment::ExperimentArgs;
+use super::inputs::{CorpusArgs, WorkloadArgs};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Where to write the generated data and the comparison's outputs.
+    #[arg(long, default_value = "out/demo")]
+    pub out: PathBuf,
+    /// Pages of the synthetic site at week 0.
+    #[arg(long, default_value_t = GeneratorConfig::default().pages)]
+    pub pages: usize,
+    /// Weekly snapshots of the synthetic site.
+    #[arg(long, default_value_t = GeneratorConfig::default().weeks)]
+    pub weeks: u32,
+    /// Random seed of the generator.
+    #[arg(long, default_value_t = GeneratorConfig::default().seed)]
+    pub seed: u64,
+    /// Fitting modes to compare (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FitMode::Oracle, FitMode::Online])]
+    pub mode: Vec<FitMode>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let config = GeneratorConfig {
+        pages: args.pages,
+        weeks: args.weeks,
+        seed: args.seed,
+        ..GeneratorConfig::default()
+    };
+    println!(
+        "== generate: a synthetic evolving site and an AOL-layout query log → {}",
+        args.out.display()
+    );
+    let site = generate_site(&config, &args.out)?;
+    let corpus = CorpusArgs {
+        corpus: site.corpus_dir.clone(),
+        unit_days: 7,
+    };
+    let workload = WorkloadArgs {
+        layout: None,
+        keep_repeats: false,
+        top_queries: None,
+        filter: RelevanceFilter::Knee,
+    };
+    println!("\n== ingest");
+    super::ingest::run(super::ingest::Args {
+        corpus: corpus.clone(),
+        log: Some(site.query_log.clone()),
+        workload: workload.clone(),
+        json: false,
+    })?;
+    let max = site.truth.pages_total as usize;
+    let mut budgets: Vec<usize> = [0, 1, 4, 16, 64, 256, 1024]
+        .into_iter()
+        .filter(|&b| b < max)
+        .collect();
+    budgets.push(max);
+    println!(
+        "\n== compare: budget needed per policy (outputs in {}/compare)",
+        args.out.display()
+    );
+    super::compare::run(super::compare::Args {
+        experiment: ExperimentArgs {
+            corpus,
+            log: site.query_log,
+            workload,
+            metric_workload: MetricWorkload::Queries,
+            viewing_exponent: 1.5,
+            pieces: 3,
+        },
+        budgets: Some(budgets),
+        policies: None,
+        thetas: Some(vec![0.1, 0.3, 0.5, 0.7, 0.9]),
+        mode: args.mode,
+        scoring: ScoringKind::Bm25,
+        seed: 1,
+        out: Some(args.out.join("compare")),
+        json: false,
+    })
+}
