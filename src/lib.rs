@@ -20,5 +20,6 @@ pub mod progress;
 pub mod quality;
 pub mod querylog;
 pub mod report;
+pub mod server;
 pub mod sim;
 pub mod text;

@@ -27,6 +27,10 @@ enum Command {
     Compare(cli::compare::Args),
     /// Check the ΔQ estimate against brute force and its forecastability (paper 003 Fig. 3).
     EstimateCheck(cli::estimate_check::Args),
+    /// Serve the search API, dashboards and comparison pages over HTTP.
+    Serve(cli::serve::Args),
+    /// Send a query log to a running server; report throughput and latency percentiles.
+    Replay(cli::replay::Args),
 }
 
 fn main() {
@@ -38,6 +42,8 @@ fn main() {
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Compare(args) => cli::compare::run(args),
         Command::EstimateCheck(args) => cli::estimate_check::run(args),
+        Command::Serve(args) => cli::serve::run(args),
+        Command::Replay(args) => cli::replay::run(args),
     };
     if let Err(err) = result {
         eprintln!("refresher: {err:#}");

@@ -7,4 +7,6 @@ pub mod experiment;
 pub mod generate;
 pub mod ingest;
 pub mod inputs;
+pub mod replay;
+pub mod serve;
 pub mod simulate;

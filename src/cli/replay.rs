@@ -1,0 +1,91 @@
+//! `refresher replay`: send a query log to a running server and report throughput and latency.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use refresher::querylog::layouts::{read_log, ReadOptions};
+use refresher::querylog::LogLayout;
+use refresher::server::replay::{replay, ReplayOptions, ReplayQuery};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The query log (any supported layout, detected; plain or gzip).
+    #[arg(long)]
+    pub log: PathBuf,
+    /// Force the log layout instead of detecting it.
+    #[arg(long, value_enum)]
+    pub layout: Option<LogLayout>,
+    /// Base URL of the server, e.g. http://127.0.0.1:8080
+    #[arg(long)]
+    pub server: String,
+    /// Concurrent clients (one connection each).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub concurrency: u32,
+    /// Replay at the log's own pace multiplied by X (2 = twice as fast); without it, as fast
+    /// as possible.
+    #[arg(long, value_name = "X")]
+    pub speed: Option<f64>,
+    /// Send only the first N queries (in time order).
+    #[arg(long)]
+    pub limit_queries: Option<usize>,
+    /// Results requested per query.
+    #[arg(long, default_value_t = 10)]
+    pub page_size: usize,
+    /// Print one JSON object (`queries`, `seconds`, `qps`, `p50_ms`, `p99_ms`, `errors`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(x) = args.speed {
+        anyhow::ensure!(
+            x.is_finite() && x > 0.0,
+            "--speed must be a positive number (got {x})"
+        );
+    }
+    let log = read_log(
+        &args.log,
+        &ReadOptions {
+            layout: args.layout,
+            keep_repeats: true,
+        },
+    )
+    .with_context(|| format!("reading query log {}", args.log.display()))?;
+    let mut queries = ReplayQuery::from_submissions(&log.submissions);
+    if let Some(n) = args.limit_queries {
+        queries.truncate(n);
+    }
+    anyhow::ensure!(
+        !queries.is_empty(),
+        "{}: no non-empty query to send",
+        args.log.display()
+    );
+    let bar = refresher::progress::bar(queries.len() as u64, "queries", false);
+    let tick = bar.clone();
+    let options = ReplayOptions {
+        concurrency: args.concurrency as usize,
+        speed: args.speed,
+        limit: args.page_size,
+    };
+    let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
+    let report = runtime.block_on(replay(
+        &args.server,
+        Arc::new(queries),
+        &options,
+        Arc::new(move || tick.inc(1)),
+    ))?;
+    bar.finish_and_clear();
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        println!(
+            "{} queries in {:.2} s: {:.0} queries/s; latency p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {} error(s)",
+            report.queries, report.seconds, report.qps, report.p50_ms, report.p90_ms, report.p99_ms, report.max_ms, report.errors
+        );
+    }
+    for e in &report.error_samples {
+        eprintln!("error: {e}");
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! `refresher serve`: the HTTP API and web UI over a repository built from a corpus.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use refresher::corpus::LiveWeb;
+use refresher::index::ScoringKind;
+use refresher::server::{self, AppState, Policies, ServerOptions};
+
+use super::inputs::{CorpusArgs, WorkloadArgs};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// A query log (any supported layout): the workload runs are steered and judged by, and
+    /// the serving-quality history.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Keep the served tantivy index in this directory (reopened if it already holds one).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Time unit whose page versions the served repository holds.
+    #[arg(long, default_value_t = 0)]
+    pub unit: u32,
+    /// Time unit of the live Web that stale markers compare against (default: the last).
+    #[arg(long)]
+    pub live_unit: Option<u32>,
+    #[arg(long, default_value_t = ScoringKind::Bm25)]
+    pub scoring: ScoringKind,
+    /// Longest a search may take, in milliseconds, before it answers 503.
+    #[arg(long, default_value_t = 5000)]
+    pub search_timeout_ms: u64,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let (corpus, _) = args.corpus.load()?;
+    eprintln!(
+        "corpus: {} pages over {} units ({:.1} s)",
+        corpus.page_count(),
+        corpus.units(),
+        started.elapsed().as_secs_f64()
+    );
+    let workload = match &args.log {
+        Some(path) => {
+            let log = args.workload.read(path)?;
+            let w = args.workload.workload(&log, &corpus);
+            eprintln!(
+                "workload: {} queries from {}",
+                w.queries.len(),
+                path.display()
+            );
+            Some(w)
+        }
+        None => None,
+    };
+    let mut options = ServerOptions::new(Policies::registry());
+    options.served_unit = args.unit;
+    options.live_unit = args.live_unit;
+    options.scoring = args.scoring;
+    options.index_dir = args.index.clone();
+    options.search_timeout = Duration::from_millis(args.search_timeout_ms.max(1));
+    let state = AppState::build(corpus, workload, options).context("building the repository")?;
+    eprintln!(
+        "repository: {} documents at unit {} (ready after {:.1} s)",
+        state.search.repo.num_docs(),
+        state.search.served_unit,
+        started.elapsed().as_secs_f64()
+    );
+    let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
+    runtime.block_on(async move {
+        let (addr, handle) = server::spawn(state, args.addr)
+            .await
+            .with_context(|| format!("listening on {}", args.addr))?;
+        println!("serving on http://{addr}/ (search), /dashboard, /compare, /api/openapi.json");
+        tokio::select! {
+            result = handle => {
+                result.context("server task")?.context("server")?;
+            }
+            _ = tokio::signal::ctrl_c() => eprintln!("stopping"),
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,103 @@
+//! The web UI (`web/`), compiled into the binary with `include_str!` so `refresher serve`
+//! needs no files beside it and no build step at run time.
+
+use axum::extract::Path;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::response::{Html, IntoResponse, Response};
+
+use super::error::ApiError;
+
+pub const SEARCH_HTML: &str = include_str!("../../web/index.html");
+pub const DASHBOARD_HTML: &str = include_str!("../../web/dashboard.html");
+pub const COMPARE_HTML: &str = include_str!("../../web/compare.html");
+pub const OPENAPI_JSON: &str = include_str!("../../web/openapi.json");
+
+/// `(name, content type, body)` of every file under `/static/`.
+pub const STATIC_FILES: &[(&str, &str, &str)] = &[
+    (
+        "style.css",
+        "text/css; charset=utf-8",
+        include_str!("../../web/style.css"),
+    ),
+    (
+        "common.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/common.js"),
+    ),
+    (
+        "svgchart.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/svgchart.js"),
+    ),
+    (
+        "search.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/search.js"),
+    ),
+    (
+        "dashboard.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/dashboard.js"),
+    ),
+    (
+        "compare.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/compare.js"),
+    ),
+];
+
+pub async fn search_page() -> Html<&'static str> {
+    Html(SEARCH_HTML)
+}
+
+pub async fn dashboard_page() -> Html<&'static str> {
+    Html(DASHBOARD_HTML)
+}
+
+pub async fn compare_page() -> Html<&'static str> {
+    Html(COMPARE_HTML)
+}
+
+pub async fn openapi() -> Response {
+    ([(CONTENT_TYPE, "application/json")], OPENAPI_JSON).into_response()
+}
+
+pub async fn static_file(Path(name): Path<String>) -> Result<Response, ApiError> {
+    let (_, content_type, body) = STATIC_FILES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .ok_or_else(|| ApiError::NotFound(format!("no static file `{name}`")))?;
+    Ok((
+        [(CONTENT_TYPE, *content_type), (CACHE_CONTROL, "no-cache")],
+        *body,
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_openapi_description_is_json_and_lists_every_api_route() {
+        let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).unwrap();
+        assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+        let paths = doc["paths"].as_object().unwrap();
+        for route in [
+            "/api/search",
+            "/api/quality",
+            "/api/policies",
+            "/api/runs",
+            "/api/runs/{id}",
+            "/api/runs/{id}/cancel",
+            "/api/runs/{id}/events",
+            "/api/compare",
+            "/metrics",
+        ] {
+            assert!(
+                paths.contains_key(route),
+                "{route} missing from openapi.json"
+            );
+        }
+    }
+}

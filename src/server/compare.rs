@@ -1,0 +1,219 @@
+//! Comparison sweeps: every policy at every budget, and the paper's Fig. 4 read off the
+//! results — for each target quality, the smallest budget in the grid whose run reaches it.
+
+use std::collections::BTreeMap;
+
+use crate::index::ScoringKind;
+use crate::policy::FitMode;
+
+use super::error::ApiError;
+use super::runs::{Run, RunManager, RunSpec, RunStatus, WorkloadSource};
+
+/// Target qualities of the table (DESIGN §7, `compare`).
+pub const TARGETS: [f64; 6] = [0.90, 0.95, 0.98, 0.99, 0.995, 0.999];
+/// Most runs one sweep may queue.
+pub const MAX_SWEEP_RUNS: usize = 200;
+
+/// What `POST /api/compare` accepts.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// Default: every policy the server offers.
+    #[serde(default)]
+    pub policies: Vec<String>,
+    pub budgets: Vec<usize>,
+    #[serde(default)]
+    pub mode: Option<FitMode>,
+    #[serde(default)]
+    pub scoring: Option<ScoringKind>,
+    #[serde(default)]
+    pub workload: WorkloadSource,
+}
+
+/// One point of a Fig. 4 curve.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CurvePoint {
+    pub policy: String,
+    pub budget: usize,
+    pub mean_quality: f64,
+    pub mean_fresh_at_10: f64,
+    pub mean_map_at_10: f64,
+}
+
+/// One cell of the Fig. 4 table.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TableRow {
+    pub policy: String,
+    pub target_quality: f64,
+    /// Smallest budget of the grid reaching the target; `None` when none does.
+    pub budget_needed: Option<usize>,
+}
+
+/// The body of `GET /api/compare`.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Comparison {
+    /// The sweep shown (`None`: every finished run).
+    pub sweep: Option<u64>,
+    pub runs_total: usize,
+    pub runs_finished: usize,
+    pub rows: Vec<TableRow>,
+    pub curves: Vec<CurvePoint>,
+}
+
+/// Validates a sweep and queues its runs (policy-major, budgets ascending). Returns the
+/// sweep id and the run ids.
+pub fn start_sweep(
+    manager: &RunManager,
+    next_sweep: u64,
+    spec: SweepSpec,
+) -> Result<Vec<u64>, ApiError> {
+    let policies = if spec.policies.is_empty() {
+        manager.policies.names.clone()
+    } else {
+        spec.policies
+    };
+    if spec.budgets.is_empty() {
+        return Err(ApiError::BadParameter(
+            "`budgets` must list at least one budget".into(),
+        ));
+    }
+    let mut budgets = spec.budgets;
+    budgets.sort_unstable();
+    budgets.dedup();
+    if policies.len() * budgets.len() > MAX_SWEEP_RUNS {
+        return Err(ApiError::BadParameter(format!(
+            "a sweep may hold at most {MAX_SWEEP_RUNS} runs ({} policies × {} budgets asked)",
+            policies.len(),
+            budgets.len()
+        )));
+    }
+    for p in &policies {
+        if !manager.policies.names.contains(p) {
+            return Err(ApiError::BadParameter(format!(
+                "unknown policy `{p}`; expected one of: {}",
+                manager.policies.names.join(", ")
+            )));
+        }
+    }
+    let mut ids = Vec::new();
+    for p in &policies {
+        for &b in &budgets {
+            let run = manager.start(
+                RunSpec {
+                    policy: p.clone(),
+                    budget: b,
+                    mode: spec.mode.unwrap_or(FitMode::Oracle),
+                    scoring: spec.scoring,
+                    workload: spec.workload,
+                    seed: None,
+                },
+                Some(next_sweep),
+            )?;
+            ids.push(run.id);
+        }
+    }
+    Ok(ids)
+}
+
+/// The table and curves of the runs of `sweep` (or of every run), from finished runs only.
+pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Comparison {
+    let chosen: Vec<&std::sync::Arc<Run>> = runs
+        .iter()
+        .filter(|r| sweep.is_none() || r.sweep == sweep)
+        .collect();
+    // Latest finished run per (policy, budget).
+    let mut points: BTreeMap<(String, usize), CurvePoint> = BTreeMap::new();
+    let mut finished = 0;
+    for run in &chosen {
+        let info = run.info();
+        if info.status.is_finished() {
+            finished += 1;
+        }
+        if info.status != RunStatus::Done {
+            continue;
+        }
+        points.insert(
+            (info.policy.clone(), info.budget),
+            CurvePoint {
+                policy: info.policy,
+                budget: info.budget,
+                mean_quality: info.mean_quality.unwrap_or(0.0),
+                mean_fresh_at_10: info.mean_fresh_at_10.unwrap_or(0.0),
+                mean_map_at_10: info.mean_map_at_10.unwrap_or(0.0),
+            },
+        );
+    }
+    let curves: Vec<CurvePoint> = points.into_values().collect();
+    Comparison {
+        sweep,
+        runs_total: chosen.len(),
+        runs_finished: finished,
+        rows: table(&curves),
+        curves,
+    }
+}
+
+/// For each policy and target, the smallest budget whose mean quality reaches the target.
+pub fn table(curves: &[CurvePoint]) -> Vec<TableRow> {
+    let mut policies: Vec<&str> = Vec::new();
+    for c in curves {
+        if !policies.contains(&c.policy.as_str()) {
+            policies.push(&c.policy);
+        }
+    }
+    let mut rows = Vec::new();
+    for p in policies {
+        for &target in &TARGETS {
+            let budget_needed = curves
+                .iter()
+                .filter(|c| c.policy == p && c.mean_quality >= target)
+                .map(|c| c.budget)
+                .min();
+            rows.push(TableRow {
+                policy: p.to_string(),
+                target_quality: target,
+                budget_needed,
+            });
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(policy: &str, budget: usize, q: f64) -> CurvePoint {
+        CurvePoint {
+            policy: policy.into(),
+            budget,
+            mean_quality: q,
+            mean_fresh_at_10: 0.0,
+            mean_map_at_10: 0.0,
+        }
+    }
+
+    #[test]
+    fn smallest_budget_reaching_each_target() {
+        let curves = vec![
+            point("a", 0, 0.91),
+            point("a", 5, 0.985),
+            point("a", 10, 0.9991),
+            point("b", 5, 0.96),
+        ];
+        let rows = table(&curves);
+        let needed = |p: &str, t: f64| {
+            rows.iter()
+                .find(|r| r.policy == p && r.target_quality == t)
+                .unwrap()
+                .budget_needed
+        };
+        assert_eq!(needed("a", 0.90), Some(0));
+        assert_eq!(needed("a", 0.98), Some(5));
+        assert_eq!(needed("a", 0.99), Some(10));
+        assert_eq!(needed("a", 0.999), Some(10));
+        assert_eq!(needed("b", 0.95), Some(5));
+        assert_eq!(needed("b", 0.98), None);
+        assert_eq!(rows.len(), 12);
+    }
+}

@@ -1,0 +1,292 @@
+//! Request handlers: validate, call the library, serialise. No business logic here.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::middleware::Next;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::stream::{self, Stream, StreamExt};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::compare::{comparison, start_sweep, Comparison, SweepSpec};
+use super::error::ApiError;
+use super::metrics::Gauge;
+use super::runs::{RunEvent, RunInfo, RunSpec};
+use super::search::{SearchParams, SearchResponse};
+use super::AppState;
+use crate::sim::UnitRecord;
+
+type AppResult<T> = Result<T, ApiError>;
+
+/// `GET /api/search?q=&offset=&limit=`
+pub async fn search(
+    State(state): State<Arc<AppState>>,
+    params: Result<Query<SearchParams>, QueryRejection>,
+) -> AppResult<Json<SearchResponse>> {
+    let request = params?.0.validate()?;
+    let service = state.search.clone();
+    let work = tokio::task::spawn_blocking(move || service.search(&request));
+    let response = tokio::time::timeout(state.options.search_timeout, work)
+        .await
+        .map_err(|_| {
+            ApiError::Timeout(format!(
+                "the search took longer than {:?}",
+                state.options.search_timeout
+            ))
+        })?
+        .map_err(|e| ApiError::Internal(format!("search worker stopped: {e}")))??;
+    state.live.record(&response.terms);
+    Ok(Json(response))
+}
+
+/// `GET /api/quality`: the served repository's quality per unit and every run's history.
+pub async fn quality(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
+    let runs: Vec<serde_json::Value> = state
+        .runs
+        .list()
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "run": r.info(),
+                "history": r.history(),
+            })
+        })
+        .collect();
+    Json(serde_json::json!({
+        "served_unit": state.search.served_unit,
+        "live_unit": state.search.live_unit,
+        "current": state.current_serving(),
+        "serving": state.serving,
+        "live_workload": {
+            "distinct_queries": state.live.distinct(),
+            "submissions": state.live.submissions(),
+        },
+        "runs": runs,
+    }))
+}
+
+/// `GET /api/policies`
+pub async fn policies(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "policies": state.runs.policies.names }))
+}
+
+/// `GET /api/runs`
+pub async fn list_runs(State(state): State<Arc<AppState>>) -> Json<Vec<RunInfo>> {
+    Json(state.runs.list().iter().map(|r| r.info()).collect())
+}
+
+/// `POST /api/runs` with a [`RunSpec`]: 202 and the queued run.
+pub async fn start_run(
+    State(state): State<Arc<AppState>>,
+    spec: Result<Json<RunSpec>, JsonRejection>,
+) -> AppResult<(axum::http::StatusCode, Json<RunInfo>)> {
+    let run = state.runs.start(spec?.0, None)?;
+    Ok((axum::http::StatusCode::ACCEPTED, Json(run.info())))
+}
+
+/// `GET /api/runs/{id}`: the run with its full history.
+pub async fn get_run(
+    State(state): State<Arc<AppState>>,
+    id: Result<Path<u64>, PathRejection>,
+) -> AppResult<Json<serde_json::Value>> {
+    let run = state.runs.get(id?.0)?;
+    Ok(Json(serde_json::json!({
+        "run": run.info(),
+        "history": run.history(),
+    })))
+}
+
+/// `POST /api/runs/{id}/cancel` or `DELETE /api/runs/{id}`.
+pub async fn cancel_run(
+    State(state): State<Arc<AppState>>,
+    id: Result<Path<u64>, PathRejection>,
+) -> AppResult<Json<RunInfo>> {
+    Ok(Json(state.runs.cancel(id?.0)?.info()))
+}
+
+/// `GET /api/runs/{id}/events`: server-sent events — one `unit` event per finished unit (the
+/// units done so far first), then one `end` event with the final run, then the stream closes.
+pub async fn run_events(
+    State(state): State<Arc<AppState>>,
+    id: Result<Path<u64>, PathRejection>,
+) -> AppResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let run = state.runs.get(id?.0)?;
+    let (backlog, live) = run.subscribe();
+    let backlog = stream::iter(backlog.into_iter().map(|r| Ok(unit_event(&r))));
+    let tail = match live {
+        Err(info) => stream::iter(vec![Ok(end_event(&info))]).boxed(),
+        Ok(rx) => stream::unfold(Some(rx), |rx| async move {
+            let mut rx = rx?;
+            match rx.recv().await {
+                Ok(RunEvent::Unit(r)) => Some((Ok(unit_event(&r)), Some(rx))),
+                Ok(RunEvent::End(info)) => Some((Ok(end_event(&info)), None)),
+                // A slow client missed some units; it can refetch the history.
+                Err(RecvError::Lagged(n)) => Some((
+                    Ok(Event::default().event("lagged").data(n.to_string())),
+                    Some(rx),
+                )),
+                Err(RecvError::Closed) => None,
+            }
+        })
+        .boxed(),
+    };
+    Ok(Sse::new(backlog.chain(tail)).keep_alive(KeepAlive::default()))
+}
+
+fn unit_event(r: &UnitRecord) -> Event {
+    Event::default()
+        .event("unit")
+        .data(serde_json::to_string(r).unwrap_or_default())
+}
+
+fn end_event(info: &RunInfo) -> Event {
+    Event::default()
+        .event("end")
+        .data(serde_json::to_string(info).unwrap_or_default())
+}
+
+/// Query of `GET /api/compare`.
+#[derive(Debug, serde::Deserialize)]
+pub struct CompareParams {
+    /// A sweep id; default the latest sweep, or every run when no sweep was started.
+    pub sweep: Option<u64>,
+}
+
+/// `GET /api/compare[?sweep=N]`: the Fig. 4 table and curves of finished runs.
+pub async fn get_comparison(
+    State(state): State<Arc<AppState>>,
+    params: Result<Query<CompareParams>, QueryRejection>,
+) -> AppResult<Json<Comparison>> {
+    let sweep = params?.0.sweep.or(state.latest_sweep());
+    if let (Some(s), Some(latest)) = (sweep, state.latest_sweep()) {
+        if s > latest || s == 0 {
+            return Err(ApiError::NotFound(format!("no sweep with id {s}")));
+        }
+    } else if sweep.is_some() {
+        return Err(ApiError::NotFound("no sweep was started yet".into()));
+    }
+    Ok(Json(comparison(&state.runs.list(), sweep)))
+}
+
+/// `POST /api/compare` with a [`SweepSpec`]: queues every (policy, budget) run.
+pub async fn start_comparison(
+    State(state): State<Arc<AppState>>,
+    spec: Result<Json<SweepSpec>, JsonRejection>,
+) -> AppResult<(axum::http::StatusCode, Json<serde_json::Value>)> {
+    let spec = spec?.0;
+    let sweep = state.take_sweep_id();
+    let runs = start_sweep(&state.runs, sweep, spec)?;
+    Ok((
+        axum::http::StatusCode::ACCEPTED,
+        Json(serde_json::json!({ "sweep": sweep, "runs": runs })),
+    ))
+}
+
+/// `GET /metrics`: Prometheus text format.
+pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    let repo = &state.search.repo;
+    let runs = state.runs.list();
+    let active = runs.iter().filter(|r| !r.status().is_finished()).count();
+    let mut run_quality = Vec::new();
+    for r in &runs {
+        if let Some(latest) = r.info().latest {
+            run_quality.push((
+                format!(
+                    "run=\"{}\",policy=\"{}\"",
+                    r.id,
+                    super::metrics::label(&r.spec.policy)
+                ),
+                latest.quality,
+            ));
+        }
+    }
+    let gauges = [
+        Gauge {
+            name: "refresher_index_documents",
+            help: "Documents in the served repository.",
+            values: vec![(String::new(), repo.num_docs() as f64)],
+        },
+        Gauge {
+            name: "refresher_index_segments",
+            help: "Searchable tantivy segments of the served repository.",
+            values: vec![(String::new(), repo.segment_count() as f64)],
+        },
+        Gauge {
+            name: "refresher_forward_index_bytes",
+            help: "Approximate memory of the served repository's forward index.",
+            values: vec![(String::new(), repo.forward().memory_bytes() as f64)],
+        },
+        Gauge {
+            name: "refresher_refreshes_done",
+            help: "Pages refreshed by every simulation run so far.",
+            values: vec![(String::new(), state.runs.refreshes_done() as f64)],
+        },
+        Gauge {
+            name: "refresher_runs_active",
+            help: "Runs queued or running.",
+            values: vec![(String::new(), active as f64)],
+        },
+        Gauge {
+            name: "refresher_serving_quality",
+            help: "Quality Q(W_L) of the served repository at the live unit (needs --log).",
+            values: state
+                .current_serving()
+                .map(|p| vec![(String::new(), p.quality)])
+                .unwrap_or_default(),
+        },
+        Gauge {
+            name: "refresher_run_quality",
+            help: "Repository quality after the latest unit of each run.",
+            values: run_quality,
+        },
+        Gauge {
+            name: "refresher_live_workload_submissions",
+            help: "Queries served and counted into the live workload.",
+            values: vec![(String::new(), state.live.submissions() as f64)],
+        },
+    ];
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        state.metrics.render(&gauges),
+    )
+        .into_response()
+}
+
+/// Unknown routes: a JSON 404.
+pub async fn not_found(request: Request) -> ApiError {
+    ApiError::NotFound(format!(
+        "no route for {} {}",
+        request.method(),
+        request.uri().path()
+    ))
+}
+
+/// Middleware: bounds the time to a response head and records every request's route, status
+/// and latency.
+pub async fn track(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().to_string();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".to_string());
+    let timeout = state.options.request_timeout;
+    let response = match tokio::time::timeout(timeout, next.run(request)).await {
+        Ok(r) => r,
+        Err(_) => ApiError::Timeout(format!("no response within {timeout:?}")).into_response(),
+    };
+    state.metrics.observe(
+        &method,
+        &route,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
+}

@@ -1,0 +1,240 @@
+//! The HTTP front end: search, quality dashboards, simulation runs, scheme comparison and
+//! Prometheus metrics over one repository, with the web UI of `web/` compiled into the binary.
+//!
+//! * [`AppState`]: everything handlers share, behind one `Arc` — the [`SearchService`] (a
+//!   fixed repository crawled at `served_unit`, read without locks), the [`RunManager`], the
+//!   [`LiveWorkload`] fed by served queries, the request [`Metrics`].
+//! * [`router`]: the routes; handlers in [`handlers`] only validate, call the library and
+//!   serialise. Every failure is an [`ApiError`] (JSON body, 4xx for the caller's mistakes).
+//! * [`replay`]: the client side of `refresher replay` (a query log sent at its own pace or as
+//!   fast as possible), with [`http_client`], the small HTTP/1 client it and the tests use.
+//!
+//! The API is described by `web/openapi.json`, served at `/api/openapi.json`.
+
+pub mod assets;
+pub mod compare;
+pub mod error;
+pub mod handlers;
+pub mod http_client;
+pub mod live_workload;
+pub mod metrics;
+pub mod replay;
+pub mod runs;
+pub mod search;
+pub mod snippet;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
+use crate::index::{IndexError, Repository, ScoringKind};
+use crate::quality::exact::evaluate;
+use crate::querylog::workload::Workload;
+use crate::sim::environment::is_fresh;
+use crate::sim::EnvironmentConfig;
+
+pub use error::ApiError;
+pub use live_workload::LiveWorkload;
+pub use metrics::Metrics;
+pub use runs::{Policies, PolicyFactory, RunManager, RunSpec, RunStatus, WorkloadSource};
+pub use search::{SearchResponse, SearchService};
+
+/// How a server is set up (the `serve` flags, minus the data).
+#[derive(Clone)]
+pub struct ServerOptions {
+    /// Unit whose versions the served repository holds.
+    pub served_unit: Unit,
+    /// Unit of the live Web for stale markers and the serving quality (default: the last).
+    pub live_unit: Option<Unit>,
+    pub scoring: ScoringKind,
+    /// Keep the served index on disk here (reopened when it already holds an index).
+    pub index_dir: Option<PathBuf>,
+    /// Longest a search may take before the request answers 503.
+    pub search_timeout: Duration,
+    /// Longest any other request may take to produce its response head.
+    pub request_timeout: Duration,
+    pub policies: Policies,
+}
+
+impl ServerOptions {
+    pub fn new(policies: Policies) -> Self {
+        ServerOptions {
+            served_unit: 0,
+            live_unit: None,
+            scoring: ScoringKind::Bm25,
+            index_dir: None,
+            search_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(10),
+            policies,
+        }
+    }
+}
+
+/// Quality of the served (never refreshed) repository against the live Web at each unit from
+/// the served unit on: how far what users see drifts without the refresher.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ServingPoint {
+    pub unit: Unit,
+    pub quality: f64,
+    pub fresh_at_10: f64,
+    pub map_at_10: f64,
+}
+
+/// Everything the handlers share.
+pub struct AppState {
+    pub search: Arc<SearchService>,
+    pub runs: RunManager,
+    pub live: Arc<LiveWorkload>,
+    pub metrics: Metrics,
+    /// Serving quality per unit (needs a workload, so only with `--log`).
+    pub serving: Vec<ServingPoint>,
+    pub options: ServerOptions,
+    next_sweep: Mutex<u64>,
+}
+
+impl AppState {
+    /// Indexes (or reopens) the served repository and, with a log, builds the default
+    /// environment and the serving-quality history. Blocking; takes the corpus for the life
+    /// of the process.
+    ///
+    /// The corpus is leaked on purpose: runs borrow it from background threads for as long as
+    /// the server lives, and a server lives until the process ends.
+    pub fn build(
+        corpus: Corpus,
+        log: Option<Workload>,
+        options: ServerOptions,
+    ) -> Result<Arc<AppState>, IndexError> {
+        let corpus: &'static Corpus = Box::leak(Box::new(corpus));
+        let last = corpus.units().saturating_sub(1);
+        let served_unit = options.served_unit.min(last);
+        let live_unit = options.live_unit.unwrap_or(last).min(last);
+        let repo = match &options.index_dir {
+            Some(dir) if dir.join("meta.json").exists() => Repository::open(
+                Some(dir),
+                Arc::new(corpus.vocabulary.clone()),
+                options.scoring,
+            )?,
+            dir => {
+                Repository::from_corpus_at(corpus, served_unit, options.scoring, dir.as_deref())?
+            }
+        };
+        let search = Arc::new(SearchService {
+            corpus,
+            repo,
+            served_unit,
+            live_unit,
+        });
+        let live = Arc::new(LiveWorkload::default());
+        let has_log = log.is_some();
+        let environments = Arc::new(runs::Environments::new(
+            corpus,
+            log,
+            live.clone(),
+            EnvironmentConfig {
+                scoring: options.scoring,
+                ..EnvironmentConfig::default()
+            },
+        ));
+        let mut serving = Vec::new();
+        if has_log {
+            if let Ok(env) = environments.get(options.scoring, WorkloadSource::Log) {
+                let held = |p: PageId| corpus.page_at(p, served_unit).present().map(|v| v.unit);
+                for unit in served_unit..corpus.units() {
+                    let fresh = |p: PageId| is_fresh(corpus, p, held(p), unit);
+                    let m = evaluate(
+                        search.repo.forward(),
+                        search.repo.scorer(),
+                        &env.workload.queries,
+                        &env.truths[unit as usize],
+                        &env.config.likelihood,
+                        &fresh,
+                    );
+                    serving.push(ServingPoint {
+                        unit,
+                        quality: m.quality,
+                        fresh_at_10: m.fresh_at_10,
+                        map_at_10: m.map_at_10,
+                    });
+                }
+            }
+        }
+        Ok(Arc::new(AppState {
+            search,
+            runs: RunManager::new(environments, options.policies.clone()),
+            live,
+            metrics: Metrics::default(),
+            serving,
+            options: ServerOptions {
+                served_unit,
+                live_unit: Some(live_unit),
+                ..options
+            },
+            next_sweep: Mutex::new(1),
+        }))
+    }
+
+    /// The serving quality at the live unit.
+    pub fn current_serving(&self) -> Option<&ServingPoint> {
+        self.serving
+            .iter()
+            .find(|p| Some(p.unit) == self.options.live_unit)
+    }
+
+    fn take_sweep_id(&self) -> u64 {
+        let mut n = self.next_sweep.lock().unwrap_or_else(|e| e.into_inner());
+        let id = *n;
+        *n += 1;
+        id
+    }
+
+    /// The newest sweep id handed out, if any.
+    pub fn latest_sweep(&self) -> Option<u64> {
+        let n = *self.next_sweep.lock().unwrap_or_else(|e| e.into_inner());
+        (n > 1).then(|| n - 1)
+    }
+}
+
+/// Most bytes of a request body (run and sweep specs are tiny).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Every route of the server.
+pub fn router(state: Arc<AppState>) -> Router {
+    use handlers::*;
+    Router::new()
+        .route("/", get(assets::search_page))
+        .route("/dashboard", get(assets::dashboard_page))
+        .route("/compare", get(assets::compare_page))
+        .route("/static/{file}", get(assets::static_file))
+        .route("/api/openapi.json", get(assets::openapi))
+        .route("/api/search", get(search))
+        .route("/api/quality", get(quality))
+        .route("/api/policies", get(policies))
+        .route("/api/runs", get(list_runs).post(start_run))
+        .route("/api/runs/{id}", get(get_run).delete(cancel_run))
+        .route("/api/runs/{id}/cancel", post(cancel_run))
+        .route("/api/runs/{id}/events", get(run_events))
+        .route("/api/compare", get(get_comparison).post(start_comparison))
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), track))
+        .with_state(state)
+}
+
+/// Binds `addr` and serves until the process ends; returns the bound address once listening
+/// (port 0 picks a free port).
+pub async fn spawn(
+    state: Arc<AppState>,
+    addr: SocketAddr,
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<std::io::Result<()>>)> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    let app = router(state);
+    let handle = tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok((bound, handle))
+}

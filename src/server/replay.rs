@@ -1,0 +1,176 @@
+//! Sending a query log to a running server: at the log's own pace scaled by a factor, or as
+//! fast as `N` concurrent clients can go, with latencies in an HDR histogram.
+//!
+//! Each client holds one kept-alive connection and takes the next query from a shared cursor,
+//! so the order of sending follows the log. With `speed = Some(x)`, query `i` is not sent
+//! before `start + (t_i − t_0) / x` (log time of the first timed query `t_0`; queries without
+//! a time are sent at once); with `None` there is no waiting at all. Latency is measured from
+//! the moment a request is written to the moment its body has been read, so waiting for the
+//! schedule is never counted.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::http_client::{encode, ClientError, HttpClient};
+use crate::querylog::Submission;
+
+/// One query to send.
+#[derive(Debug, Clone)]
+pub struct ReplayQuery {
+    pub text: String,
+    /// Seconds since the Unix epoch, if the log has times.
+    pub time: Option<i64>,
+}
+
+impl ReplayQuery {
+    /// The submissions of a log in time order (stable for equal or missing times), each
+    /// repeated `count` times (the plain layout's pre-counted lines). Empty queries are left
+    /// out: the server would refuse them with a 400 and no user sees results for them.
+    pub fn from_submissions(submissions: &[Submission]) -> Vec<ReplayQuery> {
+        let mut out: Vec<ReplayQuery> = Vec::with_capacity(submissions.len());
+        for s in submissions {
+            if s.query.trim().is_empty() {
+                continue;
+            }
+            for _ in 0..s.count.max(1) {
+                out.push(ReplayQuery {
+                    text: s.query.clone(),
+                    time: s.time,
+                });
+            }
+        }
+        out.sort_by_key(|q| q.time.unwrap_or(i64::MIN));
+        out
+    }
+}
+
+/// How to replay.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    pub concurrency: usize,
+    /// `Some(x)`: the log's pace × x; `None`: as fast as possible.
+    pub speed: Option<f64>,
+    /// Results per query (the `limit` parameter).
+    pub limit: usize,
+}
+
+/// The figures of a replay (DESIGN §7 keys).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReplayReport {
+    pub queries: u64,
+    pub seconds: f64,
+    pub qps: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub errors: u64,
+    pub p90_ms: f64,
+    pub max_ms: f64,
+    pub mean_ms: f64,
+    /// The first few error messages, for the user.
+    pub error_samples: Vec<String>,
+}
+
+/// Sends `queries` to `server` (`http://host:port`); `on_done` is called after each query
+/// (progress bars). Fails only when the URL is unusable; failed requests count as `errors`.
+pub async fn replay(
+    server: &str,
+    queries: Arc<Vec<ReplayQuery>>,
+    options: &ReplayOptions,
+    on_done: Arc<dyn Fn() + Send + Sync>,
+) -> Result<ReplayReport, ClientError> {
+    HttpClient::new(server)?;
+    let histogram = Arc::new(Mutex::new(
+        Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).expect("valid bounds"),
+    ));
+    let next = Arc::new(AtomicUsize::new(0));
+    let errors = Arc::new(AtomicU64::new(0));
+    let samples = Arc::new(Mutex::new(Vec::<String>::new()));
+    let t0 = queries.iter().find_map(|q| q.time);
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..options.concurrency.max(1) {
+        let mut client = HttpClient::new(server)?;
+        let (queries, next, errors, samples, histogram, on_done) = (
+            queries.clone(),
+            next.clone(),
+            errors.clone(),
+            samples.clone(),
+            histogram.clone(),
+            on_done.clone(),
+        );
+        let speed = options.speed;
+        let limit = options.limit;
+        workers.push(tokio::spawn(async move {
+            let mut local =
+                Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).expect("valid bounds");
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(q) = queries.get(i) else { break };
+                if let (Some(x), Some(t0), Some(t)) = (speed, t0, q.time) {
+                    let due = Duration::from_secs_f64(((t - t0).max(0) as f64) / x);
+                    let now = started.elapsed();
+                    if due > now {
+                        tokio::time::sleep(due - now).await;
+                    }
+                }
+                let path = format!("/api/search?q={}&limit={limit}", encode(&q.text));
+                let sent = Instant::now();
+                let outcome = client.get(&path).await;
+                let micros = sent.elapsed().as_micros().max(1) as u64;
+                let failure = match outcome {
+                    Ok((status, _)) if status.is_success() => None,
+                    Ok((status, body)) => Some(format!(
+                        "{status} for `{}`: {}",
+                        q.text,
+                        String::from_utf8_lossy(&body[..body.len().min(200)])
+                    )),
+                    Err(e) => Some(format!("`{}`: {e}", q.text)),
+                };
+                match failure {
+                    None => {
+                        let _ = local.record(micros);
+                    }
+                    Some(message) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                        let mut s = samples.lock().unwrap_or_else(|e| e.into_inner());
+                        if s.len() < 5 {
+                            s.push(message);
+                        }
+                    }
+                }
+                on_done();
+            }
+            let _ = histogram
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .add(&local);
+        }));
+    }
+    for w in workers {
+        let _ = w.await;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let h = histogram.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let ms = |micros: u64| micros as f64 / 1e3;
+    let sent = queries.len() as u64;
+    let error_samples = samples.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok(ReplayReport {
+        queries: sent,
+        seconds,
+        qps: if seconds > 0.0 {
+            sent as f64 / seconds
+        } else {
+            0.0
+        },
+        p50_ms: ms(h.value_at_quantile(0.50)),
+        p99_ms: ms(h.value_at_quantile(0.99)),
+        p90_ms: ms(h.value_at_quantile(0.90)),
+        max_ms: ms(h.max()),
+        mean_ms: h.mean() / 1e3,
+        errors: errors.load(Ordering::Relaxed),
+        error_samples,
+    })
+}

@@ -1,0 +1,490 @@
+//! Simulation runs started over HTTP: a queue, one worker at a time, per-unit records kept in
+//! each run's history and broadcast to live subscribers (server-sent events).
+//!
+//! # Life of a run
+//!
+//! `queued` → `running` → `done` | `cancelled` | `failed`. Runs execute one at a time on a
+//! blocking thread (`spawn_blocking`; the machine has few cores and a run saturates one), in
+//! start order. A run reads a shared, policy-independent [`Environment`] (built once per
+//! scoring function and workload, then cached) and builds its own repository, so runs never
+//! touch the repository that serves searches. Cancellation sets a flag that the run's
+//! per-unit callback reads, so a running run stops after its current unit; a queued run is
+//! cancelled at once.
+//!
+//! History and broadcast are updated under one lock, and subscribers take the backlog and
+//! their receiver under the same lock, so a stream sees every unit exactly once, in order.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use tokio::sync::{broadcast, Semaphore};
+
+use crate::corpus::{Corpus, LiveWeb};
+use crate::index::ScoringKind;
+use crate::policy::{FitMode, RefreshPolicy};
+use crate::querylog::workload::Workload;
+use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, SimWorkload, UnitRecord};
+
+use super::error::ApiError;
+use super::live_workload::LiveWorkload;
+
+/// Builds a policy by name; `Err` carries a message for the user (unknown name, bad option).
+pub type PolicyFactory = Arc<dyn Fn(&str) -> Result<Box<dyn RefreshPolicy>, String> + Send + Sync>;
+
+/// The policies a server offers.
+#[derive(Clone)]
+pub struct Policies {
+    /// Names in display order.
+    pub names: Vec<String>,
+    pub make: PolicyFactory,
+}
+
+/// Most runs kept (finished runs beyond this are forgotten, oldest first).
+pub const MAX_RUNS: usize = 500;
+
+/// Which workload a run steers and is judged by (see [`super::live_workload`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+pub enum WorkloadSource {
+    /// The workload derived from `--log` at startup.
+    #[default]
+    #[serde(rename = "log")]
+    Log,
+    /// The log's workload plus every query this server has served so far.
+    #[serde(rename = "log+live")]
+    LogLive,
+}
+
+/// What `POST /api/runs` accepts.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    pub policy: String,
+    /// Refreshes per unit (B).
+    pub budget: usize,
+    #[serde(default = "default_mode")]
+    pub mode: FitMode,
+    /// Default: the server's scoring function.
+    #[serde(default)]
+    pub scoring: Option<ScoringKind>,
+    #[serde(default)]
+    pub workload: WorkloadSource,
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+fn default_mode() -> FitMode {
+    FitMode::Oracle
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Done,
+    Cancelled,
+    Failed,
+}
+
+impl RunStatus {
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            RunStatus::Done | RunStatus::Cancelled | RunStatus::Failed
+        )
+    }
+}
+
+/// What subscribers receive.
+#[derive(Debug, Clone)]
+pub enum RunEvent {
+    Unit(UnitRecord),
+    End(RunInfo),
+}
+
+#[derive(Debug)]
+struct RunState {
+    status: RunStatus,
+    error: Option<String>,
+    units_total: usize,
+    history: Vec<UnitRecord>,
+}
+
+/// One run.
+pub struct Run {
+    pub id: u64,
+    pub spec: RunSpec,
+    pub scoring: ScoringKind,
+    /// The comparison sweep that started it, if any.
+    pub sweep: Option<u64>,
+    cancel: AtomicBool,
+    state: Mutex<RunState>,
+    events: broadcast::Sender<RunEvent>,
+}
+
+/// A run as the API shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunInfo {
+    pub id: u64,
+    pub policy: String,
+    pub budget: usize,
+    pub mode: FitMode,
+    pub scoring: ScoringKind,
+    pub workload: WorkloadSource,
+    pub sweep: Option<u64>,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub units_done: usize,
+    pub units_total: usize,
+    pub latest: Option<UnitRecord>,
+    pub mean_quality: Option<f64>,
+    pub mean_fresh_at_10: Option<f64>,
+    pub mean_map_at_10: Option<f64>,
+}
+
+impl Run {
+    fn lock(&self) -> std::sync::MutexGuard<'_, RunState> {
+        // A poisoned lock only means a publisher panicked mid-update; the data stays usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn info(&self) -> RunInfo {
+        let s = self.lock();
+        self.info_of(&s)
+    }
+
+    fn info_of(&self, s: &RunState) -> RunInfo {
+        let mean = |f: fn(&UnitRecord) -> f64| {
+            (!s.history.is_empty())
+                .then(|| s.history.iter().map(f).sum::<f64>() / s.history.len() as f64)
+        };
+        RunInfo {
+            id: self.id,
+            policy: self.spec.policy.clone(),
+            budget: self.spec.budget,
+            mode: self.spec.mode,
+            scoring: self.scoring,
+            workload: self.spec.workload,
+            sweep: self.sweep,
+            status: s.status,
+            error: s.error.clone(),
+            units_done: s.history.len(),
+            units_total: s.units_total,
+            latest: s.history.last().cloned(),
+            mean_quality: mean(|r| r.quality),
+            mean_fresh_at_10: mean(|r| r.fresh_at_10),
+            mean_map_at_10: mean(|r| r.map_at_10),
+        }
+    }
+
+    pub fn status(&self) -> RunStatus {
+        self.lock().status
+    }
+
+    pub fn history(&self) -> Vec<UnitRecord> {
+        self.lock().history.clone()
+    }
+
+    /// The units so far, and a receiver for what follows (or the end event if finished).
+    pub fn subscribe(
+        &self,
+    ) -> (
+        Vec<UnitRecord>,
+        Result<broadcast::Receiver<RunEvent>, RunInfo>,
+    ) {
+        let s = self.lock();
+        let backlog = s.history.clone();
+        if s.status.is_finished() {
+            (backlog, Err(self.info_of(&s)))
+        } else {
+            (backlog, Ok(self.events.subscribe()))
+        }
+    }
+
+    fn set_running(&self, units_total: usize) {
+        let mut s = self.lock();
+        s.status = RunStatus::Running;
+        s.units_total = units_total;
+    }
+
+    fn push(&self, record: &UnitRecord) {
+        let mut s = self.lock();
+        s.history.push(record.clone());
+        // No receiver is fine: nobody is watching.
+        let _ = self.events.send(RunEvent::Unit(record.clone()));
+    }
+
+    /// Moves to a final status once; later calls are ignored.
+    fn finish(&self, status: RunStatus, error: Option<String>) {
+        let mut s = self.lock();
+        if s.status.is_finished() {
+            return;
+        }
+        s.status = status;
+        s.error = error;
+        let _ = self.events.send(RunEvent::End(self.info_of(&s)));
+    }
+}
+
+/// Environments by (scoring, workload), with the live snapshot they were built from.
+type EnvKey = (ScoringKind, WorkloadSource);
+type CachedEnv = (Vec<(Vec<String>, u64)>, Arc<Environment<'static>>);
+
+/// Builds and caches the policy-independent environments runs share.
+pub struct Environments {
+    pub corpus: &'static Corpus,
+    pub log: Option<Workload>,
+    pub live: Arc<LiveWorkload>,
+    pub config: EnvironmentConfig,
+    cache: Mutex<HashMap<EnvKey, CachedEnv>>,
+}
+
+impl Environments {
+    pub fn new(
+        corpus: &'static Corpus,
+        log: Option<Workload>,
+        live: Arc<LiveWorkload>,
+        config: EnvironmentConfig,
+    ) -> Self {
+        Environments {
+            corpus,
+            log,
+            live,
+            config,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The environment for `scoring` and `source`, built on first use (blocking; seconds to
+    /// minutes on a real site) and rebuilt for `log+live` when the served queries changed.
+    pub fn get(
+        &self,
+        scoring: ScoringKind,
+        source: WorkloadSource,
+    ) -> Result<Arc<Environment<'static>>, String> {
+        let snapshot = match source {
+            WorkloadSource::Log => Vec::new(),
+            WorkloadSource::LogLive => self.live.snapshot(),
+        };
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, env)) = cache.get(&(scoring, source)) {
+            if *seen == snapshot {
+                return Ok(env.clone());
+            }
+        }
+        let mut workload = match &self.log {
+            Some(w) => SimWorkload::new(
+                w,
+                &self.corpus.vocabulary,
+                crate::sim::MetricWorkload::Queries,
+            ),
+            None => SimWorkload::default(),
+        };
+        super::live_workload::merge_counts(&mut workload, &snapshot, &self.corpus.vocabulary);
+        if workload.queries.is_empty() {
+            return Err(match source {
+                WorkloadSource::Log => "no workload: start the server with --log, or use \
+                    \"workload\": \"log+live\" after sending queries"
+                    .into(),
+                WorkloadSource::LogLive => "no workload: no --log was given and no served \
+                    query matches the corpus yet"
+                    .into(),
+            });
+        }
+        let config = EnvironmentConfig {
+            scoring,
+            ..self.config.clone()
+        };
+        let env =
+            Arc::new(Environment::new(self.corpus, workload, config).map_err(|e| e.to_string())?);
+        cache.insert((scoring, source), (snapshot, env.clone()));
+        Ok(env)
+    }
+}
+
+/// All runs of a server, and the worker gate.
+pub struct RunManager {
+    runs: RwLock<Vec<Arc<Run>>>,
+    next_id: Mutex<u64>,
+    gate: Arc<Semaphore>,
+    pub environments: Arc<Environments>,
+    pub policies: Policies,
+}
+
+impl RunManager {
+    pub fn new(environments: Arc<Environments>, policies: Policies) -> Self {
+        RunManager {
+            runs: RwLock::new(Vec::new()),
+            next_id: Mutex::new(1),
+            gate: Arc::new(Semaphore::new(1)),
+            environments,
+            policies,
+        }
+    }
+
+    /// Validates `spec` and queues the run (call from within the tokio runtime).
+    pub fn start(&self, spec: RunSpec, sweep: Option<u64>) -> Result<Arc<Run>, ApiError> {
+        if !self.policies.names.contains(&spec.policy) {
+            return Err(ApiError::BadParameter(format!(
+                "unknown policy `{}`; expected one of: {}",
+                spec.policy,
+                self.policies.names.join(", ")
+            )));
+        }
+        let pages = self.environments.corpus.page_count();
+        if spec.budget > pages {
+            return Err(ApiError::BadParameter(format!(
+                "`budget` {} exceeds the corpus's {pages} pages",
+                spec.budget
+            )));
+        }
+        if self.environments.corpus.units() < 2 {
+            return Err(ApiError::Conflict(
+                "the corpus has a single time unit: there is nothing to refresh".into(),
+            ));
+        }
+        let scoring = spec.scoring.unwrap_or(self.environments.config.scoring);
+        let id = {
+            let mut next = self.next_id.lock().unwrap_or_else(|e| e.into_inner());
+            let id = *next;
+            *next += 1;
+            id
+        };
+        let run = Arc::new(Run {
+            id,
+            spec,
+            scoring,
+            sweep,
+            cancel: AtomicBool::new(false),
+            state: Mutex::new(RunState {
+                status: RunStatus::Queued,
+                error: None,
+                units_total: self.environments.corpus.units() as usize - 1,
+                history: Vec::new(),
+            }),
+            events: broadcast::channel(1024).0,
+        });
+        {
+            let mut runs = self.runs.write().unwrap_or_else(|e| e.into_inner());
+            runs.push(run.clone());
+            if runs.len() > MAX_RUNS {
+                if let Some(i) = runs.iter().position(|r| r.status().is_finished()) {
+                    runs.remove(i);
+                }
+            }
+        }
+        let gate = self.gate.clone();
+        let envs = self.environments.clone();
+        let make = self.policies.make.clone();
+        let task_run = run.clone();
+        tokio::spawn(async move {
+            let Ok(_permit) = gate.acquire_owned().await else {
+                task_run.finish(RunStatus::Failed, Some("server shutting down".into()));
+                return;
+            };
+            if task_run.cancel.load(Ordering::Relaxed) {
+                task_run.finish(RunStatus::Cancelled, None);
+                return;
+            }
+            let worker_run = task_run.clone();
+            let outcome =
+                tokio::task::spawn_blocking(move || execute(&worker_run, &envs, &make)).await;
+            match outcome {
+                Ok(Ok(true)) => task_run.finish(RunStatus::Cancelled, None),
+                Ok(Ok(false)) => task_run.finish(RunStatus::Done, None),
+                Ok(Err(message)) => task_run.finish(RunStatus::Failed, Some(message)),
+                Err(join) => task_run.finish(
+                    RunStatus::Failed,
+                    Some(format!("the run's worker stopped: {join}")),
+                ),
+            }
+        });
+        Ok(run)
+    }
+
+    pub fn get(&self, id: u64) -> Result<Arc<Run>, ApiError> {
+        self.runs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|r| r.id == id)
+            .cloned()
+            .ok_or_else(|| ApiError::NotFound(format!("no run with id {id}")))
+    }
+
+    pub fn list(&self) -> Vec<Arc<Run>> {
+        self.runs.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Asks a run to stop; 409 when it already finished.
+    pub fn cancel(&self, id: u64) -> Result<Arc<Run>, ApiError> {
+        let run = self.get(id)?;
+        let status = run.status();
+        if status.is_finished() {
+            return Err(ApiError::Conflict(format!(
+                "run {id} already finished ({status:?})"
+            )));
+        }
+        run.cancel.store(true, Ordering::Relaxed);
+        if status == RunStatus::Queued {
+            run.finish(RunStatus::Cancelled, None);
+        }
+        Ok(run)
+    }
+
+    /// Refreshes done by every run so far.
+    pub fn refreshes_done(&self) -> u64 {
+        self.list()
+            .iter()
+            .map(|r| {
+                r.lock()
+                    .history
+                    .iter()
+                    .map(|u| u.refreshed as u64)
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+}
+
+/// The blocking body of a run: `Ok(true)` when it was cancelled.
+fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool, String> {
+    let env = envs.get(run.scoring, run.spec.workload)?;
+    if run.cancel.load(Ordering::Relaxed) {
+        return Ok(true);
+    }
+    let policy = make(&run.spec.policy)?;
+    run.set_running(env.units().saturating_sub(1) as usize);
+    let mut config = RunConfig::new(run.spec.budget, run.spec.mode);
+    if let Some(seed) = run.spec.seed {
+        config.seed = seed;
+    }
+    let mut cancelled = false;
+    run_with(&env, policy, &config, &mut |record| {
+        run.push(record);
+        if run.cancel.load(Ordering::Relaxed) {
+            cancelled = true;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(cancelled)
+}
+
+impl Policies {
+    /// Every policy of [`crate::policy::registry`], with default options (SBR/EBR at the
+    /// default threshold).
+    pub fn registry() -> Self {
+        use crate::policy::registry::{make_policy, PolicyOptions, POLICY_NAMES};
+        Policies {
+            names: POLICY_NAMES.iter().map(|n| n.to_string()).collect(),
+            make: Arc::new(|name: &str| make_policy(name, None, &PolicyOptions::default())),
+        }
+    }
+}

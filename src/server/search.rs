@@ -1,0 +1,194 @@
+//! Serving queries: the repository's ranked list, the copy's title and a highlighted snippet,
+//! and whether that copy is stale against the live Web.
+
+use std::time::Instant;
+
+use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
+use crate::index::Repository;
+use crate::sim::environment::is_fresh;
+use crate::text::Analyzer;
+
+use super::error::ApiError;
+use super::snippet::{escape_into, Snippeter};
+
+/// Longest accepted query text, in bytes (longer queries are a 400, not a truncation).
+pub const MAX_QUERY_BYTES: usize = 512;
+/// Most analyzed terms in one query (each is one posting list to intersect).
+pub const MAX_QUERY_TERMS: usize = 32;
+/// Largest page size.
+pub const MAX_LIMIT: usize = 100;
+/// Deepest offset (users do not page past this; it bounds the work per request).
+pub const MAX_OFFSET: usize = 10_000;
+/// Page size when none is given.
+pub const DEFAULT_LIMIT: usize = 10;
+
+/// The query parameters of `GET /api/search`.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct SearchParams {
+    pub q: Option<String>,
+    pub offset: Option<usize>,
+    pub limit: Option<usize>,
+}
+
+/// A validated search request.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub text: String,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl SearchParams {
+    /// Checks the documented bounds; every violation is a 400 naming the parameter.
+    pub fn validate(self) -> Result<SearchRequest, ApiError> {
+        let text = self.q.unwrap_or_default();
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(ApiError::BadParameter(
+                "parameter `q` (the query text) is required and must not be blank".into(),
+            ));
+        }
+        if text.len() > MAX_QUERY_BYTES {
+            return Err(ApiError::BadParameter(format!(
+                "parameter `q` is {} bytes long; at most {MAX_QUERY_BYTES} are accepted",
+                text.len()
+            )));
+        }
+        let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(ApiError::BadParameter(format!(
+                "parameter `limit` must lie in 1..={MAX_LIMIT} (got {limit})"
+            )));
+        }
+        let offset = self.offset.unwrap_or(0);
+        if offset > MAX_OFFSET {
+            return Err(ApiError::BadParameter(format!(
+                "parameter `offset` must be at most {MAX_OFFSET} (got {offset})"
+            )));
+        }
+        Ok(SearchRequest {
+            text: text.to_string(),
+            offset,
+            limit,
+        })
+    }
+}
+
+/// One ranked result.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SearchHit {
+    /// 1-based rank in the full result list.
+    pub rank: usize,
+    pub url: String,
+    /// The repository copy's title (plain text; may be empty).
+    pub title: String,
+    /// HTML: escaped text with query terms in `<b>`.
+    pub snippet: String,
+    pub score: f32,
+    /// Whether the repository copy differs from the live Web's version at the live unit.
+    pub stale: bool,
+}
+
+/// The body of a search response.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SearchResponse {
+    pub query: String,
+    /// The analyzed terms the conjunctive query used.
+    pub terms: Vec<String>,
+    pub offset: usize,
+    pub limit: usize,
+    pub total_hits: usize,
+    pub took_ms: f64,
+    /// The unit the repository copies were crawled at.
+    pub served_unit: Unit,
+    /// The unit of the live Web the stale markers compare against.
+    pub live_unit: Unit,
+    pub results: Vec<SearchHit>,
+}
+
+/// The searchable repository and the live Web it was crawled from.
+///
+/// The server never modifies this repository: simulation runs build their own, so searches
+/// read a fixed `W_L` and need no lock.
+pub struct SearchService {
+    pub corpus: &'static Corpus,
+    pub repo: Repository,
+    /// Unit whose versions the repository holds.
+    pub served_unit: Unit,
+    /// Unit of the live Web for stale markers.
+    pub live_unit: Unit,
+}
+
+impl SearchService {
+    /// Runs one validated query (blocking; call from a blocking thread). Returns the response
+    /// and the query's analyzed terms (for the live workload).
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, ApiError> {
+        let started = Instant::now();
+        let terms = Analyzer::new().distinct_terms(&request.text);
+        if terms.len() > MAX_QUERY_TERMS {
+            return Err(ApiError::BadParameter(format!(
+                "the query has {} distinct terms; at most {MAX_QUERY_TERMS} are accepted",
+                terms.len()
+            )));
+        }
+        let found = self
+            .repo
+            .search(&request.text, request.offset, request.limit)?;
+        let mut snippets = Snippeter::new(&terms);
+        let results = found
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(i, hit)| {
+                let (title, snippet) = self.copy_text(hit.page, &mut snippets);
+                SearchHit {
+                    rank: request.offset + i + 1,
+                    url: hit.url.clone(),
+                    title,
+                    snippet,
+                    score: hit.score,
+                    stale: self.is_stale(hit.page),
+                }
+            })
+            .collect();
+        Ok(SearchResponse {
+            query: request.text.clone(),
+            terms,
+            offset: request.offset,
+            limit: request.limit,
+            total_hits: found.total_hits,
+            took_ms: started.elapsed().as_secs_f64() * 1e3,
+            served_unit: self.served_unit,
+            live_unit: self.live_unit,
+            results,
+        })
+    }
+
+    /// Whether the repository's copy of `page` (the version live at the served unit) is out
+    /// of date at the live unit.
+    pub fn is_stale(&self, page: PageId) -> bool {
+        if (page as usize) >= self.corpus.page_count() {
+            return false;
+        }
+        let held = self
+            .corpus
+            .page_at(page, self.served_unit)
+            .present()
+            .map(|v| v.unit);
+        !is_fresh(self.corpus, page, held, self.live_unit)
+    }
+
+    fn copy_text(&self, page: PageId, snippets: &mut Snippeter) -> (String, String) {
+        if (page as usize) >= self.corpus.page_count() {
+            return (String::new(), String::new());
+        }
+        match self.corpus.page_at(page, self.served_unit).present() {
+            Some(v) => (v.title.clone(), snippets.snippet(&v.text)),
+            None => {
+                let mut s = String::new();
+                escape_into(&mut s, "(no stored copy)");
+                (String::new(), s)
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Browser tests in real headless Chromium, driven through ChromeDriver's WebDriver HTTP API
+//! (with the crate's own small HTTP client, so no WebDriver crate is needed): search and page
+//! through results, watch the dashboard chart grow while a run is going, and read the compare
+//! page's Fig. 4 table. Screenshots go to `$CARGO_TARGET_TMPDIR/browser-screenshots/`.
+//!
+//! Needs Debian's `chromium` and `chromium-driver` (installed by `.ci/run`). Without them the
+//! test fails under CI (`CI` set) and is skipped with a printed reason elsewhere.
+
+mod server_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use hyper::Method;
+use refresher::corpus::LiveWeb;
+use refresher::server::http_client::HttpClient;
+use serde_json::{json, Value};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// A ChromeDriver process and one browser session; both end on drop.
+struct Browser {
+    driver: Child,
+    client: HttpClient,
+    session: String,
+    shots: PathBuf,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // Ending chromedriver ends the browsers it started.
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+impl Browser {
+    async fn start() -> Option<Browser> {
+        if !Path::new(CHROMIUM).exists() || !Path::new(CHROMEDRIVER).exists() {
+            let why = format!(
+                "{CHROMIUM} or {CHROMEDRIVER} missing (apt-get install chromium chromium-driver)"
+            );
+            if std::env::var_os("CI").is_some() {
+                panic!("browser tests need Chromium under CI: {why}");
+            }
+            eprintln!("SKIPPED: {why}");
+            return None;
+        }
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let driver = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting chromedriver");
+        let mut client = HttpClient::new(&format!("http://127.0.0.1:{port}")).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok((_, v)) = client.get_json("/status").await {
+                if v["value"]["ready"] == true {
+                    break;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "chromedriver did not become ready"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let profile = tempfile::tempdir().unwrap();
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--window-size=1280,900",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!("--user-data-dir={}", profile.path().display())])
+        .collect::<Vec<_>>();
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": CHROMIUM, "args": args}
+        }}});
+        let (status, v) = client
+            .send_json(Method::POST, "/session", &caps)
+            .await
+            .unwrap();
+        assert!(status.is_success(), "new session: {v}");
+        let session = v["value"]["sessionId"].as_str().unwrap().to_string();
+        let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-screenshots");
+        std::fs::create_dir_all(&shots).unwrap();
+        Some(Browser {
+            driver,
+            client,
+            session,
+            shots,
+            _profile: profile,
+        })
+    }
+
+    async fn call(&mut self, method: Method, path: &str, body: Value) -> Value {
+        let path = format!("/session/{}{path}", self.session);
+        let (status, v) = if method == Method::GET {
+            self.client.get_json(&path).await.unwrap()
+        } else {
+            self.client.send_json(method, &path, &body).await.unwrap()
+        };
+        assert!(status.is_success(), "{path}: {v}");
+        v["value"].clone()
+    }
+
+    async fn goto(&mut self, url: &str) {
+        self.call(Method::POST, "/url", json!({"url": url})).await;
+    }
+
+    async fn find(&mut self, css: &str) -> String {
+        let v = self
+            .call(
+                Method::POST,
+                "/element",
+                json!({"using": "css selector", "value": css}),
+            )
+            .await;
+        v.as_object()
+            .and_then(|o| o.values().next())
+            .and_then(|e| e.as_str())
+            .expect("element id")
+            .to_string()
+    }
+
+    async fn type_into(&mut self, css: &str, text: &str) {
+        let id = self.find(css).await;
+        self.call(
+            Method::POST,
+            &format!("/element/{id}/value"),
+            json!({"text": text}),
+        )
+        .await;
+    }
+
+    async fn click(&mut self, css: &str) {
+        let id = self.find(css).await;
+        self.call(Method::POST, &format!("/element/{id}/click"), json!({}))
+            .await;
+    }
+
+    /// Runs `script` (a function body; `return` a value) in the page.
+    async fn eval(&mut self, script: &str) -> Value {
+        self.call(
+            Method::POST,
+            "/execute/sync",
+            json!({"script": script, "args": []}),
+        )
+        .await
+    }
+
+    /// Polls `script` until it returns a truthy value; returns it.
+    async fn wait_for(&mut self, script: &str, what: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let v = self.eval(script).await;
+            let truthy = match &v {
+                Value::Null => false,
+                Value::Bool(b) => *b,
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                Value::String(s) => !s.is_empty(),
+                _ => true,
+            };
+            if truthy {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn screenshot(&mut self, name: &str) {
+        let v = self.call(Method::GET, "/screenshot", Value::Null).await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(v.as_str().unwrap())
+            .unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+        let path = self.shots.join(name);
+        std::fs::write(&path, png).unwrap();
+        eprintln!("screenshot: {}", path.display());
+    }
+
+    async fn quit(&mut self) {
+        let path = format!("/session/{}", self.session);
+        let _ = self.client.send(Method::DELETE, &path, None).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_dashboard_and_compare_pages_work_in_chromium() {
+    let Some(mut browser) = Browser::start().await else {
+        return;
+    };
+    let server = server_support::start(150, 14, Duration::from_millis(300)).await;
+    let base = server.url();
+
+    // Search: type a query, see ranked results with highlighted terms and stale markers, page on.
+    let repo = &server.state.search.repo;
+    let query = server
+        .log
+        .submissions
+        .iter()
+        .map(|s| s.query.clone())
+        .find(|q| {
+            repo.search(q, 0, 1)
+                .map(|r| r.total_hits > 10)
+                .unwrap_or(false)
+        })
+        .expect("a logged query with more than 10 hits");
+    let expected = repo.search(&query, 0, 20).unwrap();
+    browser.goto(&format!("{base}/")).await;
+    browser.type_into("#q", &query).await;
+    browser.click("#go").await;
+    let n = browser
+        .wait_for(
+            "return document.querySelectorAll('#results li').length",
+            "search results",
+        )
+        .await;
+    assert_eq!(n, 10);
+    let shown = browser
+        .eval(
+            "return [...document.querySelectorAll('#results .result-url')].map(e => e.textContent)",
+        )
+        .await;
+    let urls: Vec<&str> = expected.hits.iter().map(|h| h.url.as_str()).collect();
+    assert_eq!(shown, json!(urls[..10]));
+    let marks = browser
+        .eval("return document.querySelectorAll('#results .snippet b').length")
+        .await;
+    assert!(marks.as_u64().unwrap() >= 1);
+    let badges = browser
+        .eval("return document.querySelectorAll('#results .badge.stale, #results .badge.fresh').length")
+        .await;
+    assert_eq!(badges, 10);
+    browser.screenshot("search.png").await;
+    browser.click("#next").await;
+    browser
+        .wait_for(
+            "return document.querySelector('#results .rank')?.textContent.startsWith('11.')",
+            "the second page",
+        )
+        .await;
+    let second = browser
+        .eval("return document.querySelector('#results .result-url').textContent")
+        .await;
+    assert_eq!(second, json!(urls[10]));
+
+    // Dashboard: start a slow run from the form and watch the quality chart grow.
+    browser.goto(&format!("{base}/dashboard")).await;
+    browser
+        .wait_for(
+            "return document.querySelectorAll('#policy option').length",
+            "policies",
+        )
+        .await;
+    browser
+        .eval("document.getElementById('policy').value = 'test-slow'; document.getElementById('budget').value = '5'; return true")
+        .await;
+    browser.click("#start").await;
+    let points =
+        "const l = document.querySelector('#chart-quality polyline[data-series^=\"#1 \"]'); \
+                  return l ? Number(l.dataset.points) : 0";
+    let first = browser
+        .wait_for(points, "the first unit on the chart")
+        .await;
+    let first = first.as_u64().unwrap();
+    let later = browser
+        .wait_for(
+            &format!("const l = document.querySelector('#chart-quality polyline[data-series^=\"#1 \"]'); \
+                      return l && Number(l.dataset.points) > {first} ? Number(l.dataset.points) : 0"),
+            "the chart to update",
+        )
+        .await;
+    assert!(later.as_u64().unwrap() > first);
+    browser.screenshot("dashboard-running.png").await;
+    browser
+        .wait_for(
+            "return document.querySelector('#runs tr[data-run=\"1\"]')?.dataset.status === 'done'",
+            "the run to finish",
+        )
+        .await;
+    let final_points = browser.eval(points).await;
+    assert_eq!(final_points, json!(server.corpus.units() - 1));
+    browser.screenshot("dashboard-done.png").await;
+
+    // Compare: a sweep's Fig. 4 curves and table.
+    let mut api = HttpClient::new(&base).unwrap();
+    let (status, _) = api
+        .send_json(
+            Method::POST,
+            "/api/compare",
+            &json!({"policies": ["round-robin", "user-centric"], "budgets": [0, 3, 10]}),
+        )
+        .await
+        .unwrap();
+    assert!(status.is_success());
+    browser.goto(&format!("{base}/compare")).await;
+    browser
+        .wait_for(
+            "return document.getElementById('message').textContent.includes('6/6 runs finished')",
+            "the sweep to finish",
+        )
+        .await;
+    let curves = browser
+        .eval("return document.querySelectorAll('#chart-fig4 polyline').length")
+        .await;
+    assert_eq!(curves, 2);
+    let rows = browser
+        .eval("return document.querySelectorAll('#fig4-table tbody tr').length")
+        .await;
+    assert_eq!(rows, 2);
+    let cells = browser
+        .eval("return document.querySelectorAll('#fig4-table tbody td').length")
+        .await;
+    assert_eq!(cells, 2 * 7);
+    browser.screenshot("compare.png").await;
+    browser.quit().await;
+}

@@ -1,0 +1,526 @@
+//! API tests over a real server on loopback: search and paging against the library, error
+//! bodies, the run lifecycle and its server-sent events, comparison sweeps, replay and
+//! `/metrics`.
+
+mod server_support;
+
+use std::time::{Duration, Instant};
+
+use hyper::{Method, StatusCode};
+use refresher::corpus::{LiveWeb, PageId};
+use refresher::server::http_client::{encode, HttpClient};
+use refresher::server::replay::{replay, ReplayOptions, ReplayQuery};
+use serde_json::{json, Value};
+
+use server_support::{start, TestServer};
+
+/// A workload term with more matches than `min_hits` in the served repository.
+fn busy_query(server: &TestServer, min_hits: usize) -> String {
+    let repo = &server.state.search.repo;
+    let env = server
+        .state
+        .runs
+        .environments
+        .get(repo.scoring(), refresher::server::WorkloadSource::Log)
+        .unwrap();
+    let mut best: Option<(usize, String)> = None;
+    for (&term, _) in env.workload.term_frequency.iter() {
+        let text = repo.vocabulary().term(term).to_string();
+        let hits = repo.search(&text, 0, 1).unwrap().total_hits;
+        if hits > min_hits
+            && best
+                .as_ref()
+                .is_none_or(|(h, t)| hits > *h || (hits == *h && text < *t))
+        {
+            best = Some((hits, text));
+        }
+    }
+    best.expect("a workload term with enough hits").1
+}
+
+/// Parses a server-sent-events body into `(event, data)` pairs.
+fn sse_events(body: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8_lossy(body);
+    let mut out = Vec::new();
+    for block in text.split("\n\n") {
+        let mut event = String::new();
+        let mut data = String::new();
+        for line in block.lines() {
+            if let Some(e) = line.strip_prefix("event: ") {
+                event = e.to_string();
+            } else if let Some(d) = line.strip_prefix("data: ") {
+                data.push_str(d);
+            }
+        }
+        if !event.is_empty() {
+            out.push((event, data));
+        }
+    }
+    out
+}
+
+async fn wait_for_status(client: &mut HttpClient, id: u64, done: &[&str]) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (status, body) = client.get_json(&format!("/api/runs/{id}")).await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        if done.contains(&body["run"]["status"].as_str().unwrap()) {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "run {id} did not finish: {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_ranks_pages_and_marks_stale_copies_like_the_library() {
+    let server = start(150, 8, Duration::ZERO).await;
+    let q = busy_query(&server, 12);
+    let mut client = HttpClient::new(&server.url()).unwrap();
+
+    let (status, whole) = client
+        .get_json(&format!("/api/search?q={}&limit=12", encode(&q)))
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK, "{whole}");
+    let total = whole["total_hits"].as_u64().unwrap() as usize;
+    let expected = server.state.search.repo.search(&q, 0, 12).unwrap();
+    assert_eq!(total, expected.total_hits);
+    let results = whole["results"].as_array().unwrap();
+    assert_eq!(results.len(), 12);
+    let last_unit = server.corpus.units() - 1;
+    let mut stale_seen = 0;
+    for (i, (r, hit)) in results.iter().zip(&expected.hits).enumerate() {
+        assert_eq!(r["rank"], i + 1);
+        assert_eq!(r["url"], hit.url.as_str());
+        assert!((r["score"].as_f64().unwrap() - f64::from(hit.score)).abs() < 1e-4);
+        // Stale exactly when the live version at the last unit is not the unit-0 copy.
+        let page: PageId = hit.page;
+        let held = server.corpus.page_at(page, 0).present().map(|v| v.unit);
+        let live = server
+            .corpus
+            .page_at(page, last_unit)
+            .present()
+            .map(|v| v.unit);
+        assert_eq!(r["stale"].as_bool().unwrap(), held != live, "{r}");
+        stale_seen += usize::from(held != live);
+        let snippet = r["snippet"].as_str().unwrap();
+        assert!(snippet.contains("<b>"), "no highlighted term in {snippet}");
+        assert!(!snippet.replace("<b>", "").replace("</b>", "").contains('<'));
+        assert_eq!(
+            r["title"].as_str().unwrap(),
+            server.corpus.page_at(page, 0).present().unwrap().title
+        );
+    }
+    assert!(whole["took_ms"].as_f64().unwrap() >= 0.0);
+    assert_eq!(whole["live_unit"], last_unit);
+    eprintln!("{stale_seen} of 12 results stale");
+
+    // Pages of 5 tile the list of 12.
+    let mut paged = Vec::new();
+    for offset in [0, 5, 10] {
+        let (status, page) = client
+            .get_json(&format!(
+                "/api/search?q={}&limit=5&offset={offset}",
+                encode(&q)
+            ))
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(page["total_hits"].as_u64().unwrap() as usize, total);
+        paged.extend(page["results"].as_array().unwrap().iter().cloned());
+    }
+    let urls = |v: &[Value]| v.iter().map(|r| r["url"].clone()).collect::<Vec<_>>();
+    assert_eq!(urls(&paged[..12]), urls(results));
+
+    // Beyond the end: an empty page, not an error. Unknown words: zero hits.
+    let (status, beyond) = client
+        .get_json(&format!("/api/search?q={}&offset={total}", encode(&q)))
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    assert!(beyond["results"].as_array().unwrap().is_empty());
+    let (_, none) = client
+        .get_json("/api/search?q=zzqqxxnotaword")
+        .await
+        .unwrap();
+    assert_eq!(none["total_hits"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_json_errors_with_4xx_codes() {
+    let server = start(60, 4, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let long = "a".repeat(600);
+    let many_terms: String = (0..40).map(|i| format!("w{i} ")).collect();
+    let cases: Vec<(&str, String, StatusCode)> = vec![
+        ("GET", "/api/search".into(), StatusCode::BAD_REQUEST),
+        (
+            "GET",
+            "/api/search?q=%20%20".into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "GET",
+            format!("/api/search?q={long}"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "GET",
+            format!("/api/search?q={}", encode(&many_terms)),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "GET",
+            "/api/search?q=a&limit=0".into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "GET",
+            "/api/search?q=a&limit=101".into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "GET",
+            "/api/search?q=a&limit=abc".into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "GET",
+            "/api/search?q=a&offset=-1".into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "GET",
+            "/api/search?q=a&offset=20000".into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        ("GET", "/api/nothing-here".into(), StatusCode::NOT_FOUND),
+        ("GET", "/static/nope.js".into(), StatusCode::NOT_FOUND),
+        ("GET", "/api/runs/999".into(), StatusCode::NOT_FOUND),
+        ("GET", "/api/runs/abc".into(), StatusCode::BAD_REQUEST),
+        ("POST", "/api/runs/999/cancel".into(), StatusCode::NOT_FOUND),
+        ("GET", "/api/compare?sweep=7".into(), StatusCode::NOT_FOUND),
+    ];
+    for (method, path, expected) in cases {
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let (status, body) = c.send(method, &path, None).await.unwrap();
+        assert_eq!(
+            status,
+            expected,
+            "{path}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        let v: Value = serde_json::from_slice(&body).expect("a JSON error body");
+        assert!(
+            v["error"]["code"].is_string() && v["error"]["message"].is_string(),
+            "{v}"
+        );
+    }
+    let bodies = [
+        (
+            json!({"policy": "no-such-policy", "budget": 1}),
+            "unknown policy",
+        ),
+        (
+            json!({"policy": "round-robin", "budget": 1_000_000}),
+            "exceeds",
+        ),
+        (json!({"policy": "round-robin"}), "budget"),
+        (
+            json!({"policy": "round-robin", "budget": 1, "mode": "sideways"}),
+            "mode",
+        ),
+        (
+            json!({"policy": "round-robin", "budget": 1, "colour": "red"}),
+            "colour",
+        ),
+        (
+            json!({"policies": ["round-robin"], "budgets": []}),
+            "budgets",
+        ),
+    ];
+    for (i, (body, needle)) in bodies.iter().enumerate() {
+        let path = if i < 5 { "/api/runs" } else { "/api/compare" };
+        let (status, v) = c.send_json(Method::POST, path, body).await.unwrap();
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {v}");
+        assert_eq!(v["error"]["code"], "bad_parameter");
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(needle),
+            "{v}"
+        );
+    }
+    // Not JSON at all.
+    let (status, body) = c.send(Method::POST, "/api/runs", None).await.unwrap();
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_streams_every_unit_once_then_ends_and_can_be_cancelled() {
+    let server = start(80, 8, Duration::from_millis(60)).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let units_total = (server.corpus.units() - 1) as usize;
+
+    // Subscribe right after starting: the backlog and the live tail together give every unit.
+    let (status, run) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "test-slow", "budget": 8, "mode": "online"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+    let id = run["id"].as_u64().unwrap();
+    assert_eq!(run["status"], "queued");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let (status, body) = c.get(&format!("/api/runs/{id}/events")).await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let events = sse_events(&body);
+    let units: Vec<Value> = events
+        .iter()
+        .filter(|(e, _)| e == "unit")
+        .map(|(_, d)| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(units.len(), units_total);
+    for (i, u) in units.iter().enumerate() {
+        assert_eq!(u["unit"], i + 1);
+        assert_eq!(u["refreshed"], 8);
+    }
+    let (last_event, last_data) = events.last().unwrap();
+    assert_eq!(last_event, "end");
+    let end: Value = serde_json::from_str(last_data).unwrap();
+    assert_eq!(end["status"], "done");
+    assert_eq!(end["units_done"], units_total);
+
+    // The stored history equals the stream; a finished run cannot be cancelled.
+    let stored = wait_for_status(&mut c, id, &["done"]).await;
+    assert_eq!(stored["history"].as_array().unwrap(), &units);
+    let (status, _) = c
+        .send(Method::POST, &format!("/api/runs/{id}/cancel"), None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::CONFLICT);
+    // Replaying the events of a finished run gives the same units and the end.
+    let (_, again) = c.get(&format!("/api/runs/{id}/events")).await.unwrap();
+    assert_eq!(sse_events(&again), events);
+
+    // Cancel a run midway: it stops after its current unit.
+    let (_, slow) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "test-slow", "budget": 2}),
+        )
+        .await
+        .unwrap();
+    let slow_id = slow["id"].as_u64().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, v) = c.get_json(&format!("/api/runs/{slow_id}")).await.unwrap();
+        if v["run"]["units_done"].as_u64().unwrap() >= 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (status, _) = c
+        .send(Method::DELETE, &format!("/api/runs/{slow_id}"), None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let cancelled = wait_for_status(&mut c, slow_id, &["cancelled", "done"]).await;
+    assert_eq!(cancelled["run"]["status"], "cancelled");
+    let done = cancelled["run"]["units_done"].as_u64().unwrap() as usize;
+    assert!(done >= 1 && done < units_total, "{done} of {units_total}");
+    let (_, tail) = c.get(&format!("/api/runs/{slow_id}/events")).await.unwrap();
+    let tail = sse_events(&tail);
+    assert_eq!(tail.len(), done + 1);
+    assert!(tail.last().unwrap().1.contains("\"cancelled\""));
+
+    // Both runs are listed, and /api/quality carries their histories.
+    let (_, list) = c.get_json("/api/runs").await.unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    let (_, quality) = c.get_json("/api/quality").await.unwrap();
+    assert_eq!(quality["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        quality["serving"].as_array().unwrap().len(),
+        server.corpus.units() as usize
+    );
+    let q0 = quality["serving"][0]["quality"].as_f64().unwrap();
+    assert!(
+        (q0 - 1.0).abs() < 1e-9,
+        "the served repository is in sync at its own unit: {q0}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_fills_the_fig4_table_and_replayed_queries_feed_the_live_workload() {
+    let server = start(80, 6, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let all = server.corpus.page_count();
+    let (status, sweep) = c
+        .send_json(
+            Method::POST,
+            "/api/compare",
+            &json!({"policies": ["round-robin", "user-centric"], "budgets": [0, 4, all]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{sweep}");
+    assert_eq!(sweep["runs"].as_array().unwrap().len(), 6);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let comparison = loop {
+        let (status, v) = c.get_json("/api/compare").await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        if v["runs_finished"] == 6 {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let curves = comparison["curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 6);
+    let rows = comparison["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 6);
+    for row in rows {
+        // budget_needed is the smallest grid budget whose curve point reaches the target.
+        let policy = row["policy"].as_str().unwrap();
+        let target = row["target_quality"].as_f64().unwrap();
+        let expect = curves
+            .iter()
+            .filter(|p| p["policy"] == policy && p["mean_quality"].as_f64().unwrap() >= target)
+            .map(|p| p["budget"].as_u64().unwrap())
+            .min();
+        assert_eq!(row["budget_needed"].as_u64(), expect, "{row}");
+    }
+    // Refreshing every page every unit keeps the repository in sync.
+    for p in curves.iter().filter(|p| p["budget"] == all) {
+        assert!(
+            (p["mean_quality"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+            "{p}"
+        );
+    }
+
+    // Replay part of the log; every query is answered and counted into the live workload.
+    let queries = ReplayQuery::from_submissions(&server.log.submissions);
+    let queries: Vec<ReplayQuery> = queries.into_iter().take(300).collect();
+    let before = server.state.live.submissions();
+    let report = replay(
+        &server.url(),
+        std::sync::Arc::new(queries),
+        &ReplayOptions {
+            concurrency: 4,
+            speed: None,
+            limit: 10,
+        },
+        std::sync::Arc::new(|| {}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.queries, 300);
+    assert_eq!(report.errors, 0, "{:?}", report.error_samples);
+    assert!(report.p50_ms > 0.0 && report.p99_ms >= report.p50_ms && report.qps > 0.0);
+    assert_eq!(server.state.live.submissions() - before, 300);
+
+    // A run over log + served queries uses the merged workload.
+    let (status, run) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "user-centric", "budget": 4, "workload": "log+live"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+    let done = wait_for_status(&mut c, run["id"].as_u64().unwrap(), &["done", "failed"]).await;
+    assert_eq!(done["run"]["status"], "done", "{done}");
+    assert_eq!(done["run"]["workload"], "log+live");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_pages_and_the_openapi_description_are_served() {
+    let server = start(60, 4, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let q = busy_query(&server, 1);
+    for _ in 0..3 {
+        let (s, _) = c
+            .get(&format!("/api/search?q={}", encode(&q)))
+            .await
+            .unwrap();
+        assert_eq!(s, StatusCode::OK);
+    }
+    let (s, _) = c.get("/api/search?limit=0").await.unwrap();
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    let (_, run) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "round-robin", "budget": 3}),
+        )
+        .await
+        .unwrap();
+    wait_for_status(&mut c, run["id"].as_u64().unwrap(), &["done"]).await;
+
+    let (status, body) = c.get("/metrics").await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    let value = |prefix: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix} missing in\n{text}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        value("refresher_http_requests_total{method=\"GET\",route=\"/api/search\",status=\"200\"}"),
+        3.0
+    );
+    assert_eq!(
+        value("refresher_http_requests_total{method=\"GET\",route=\"/api/search\",status=\"400\"}"),
+        1.0
+    );
+    assert_eq!(
+        value("refresher_http_request_duration_seconds_count{route=\"/api/search\"}"),
+        4.0
+    );
+    assert_eq!(
+        value("refresher_http_request_duration_seconds_bucket{route=\"/api/search\",le=\"+Inf\"}"),
+        4.0
+    );
+    assert_eq!(
+        value("refresher_index_documents"),
+        server.state.search.repo.num_docs() as f64
+    );
+    assert_eq!(
+        value("refresher_refreshes_done"),
+        (3 * (server.corpus.units() - 1)) as f64
+    );
+    let serving = value("refresher_serving_quality");
+    assert!((0.0..=1.0).contains(&serving));
+    assert_eq!(value("refresher_live_workload_submissions"), 3.0);
+    assert!(text.contains("refresher_run_quality{run=\"1\",policy=\"round-robin\"}"));
+
+    for page in [
+        "/",
+        "/dashboard",
+        "/compare",
+        "/static/svgchart.js",
+        "/static/style.css",
+    ] {
+        let (status, body) = c.get(page).await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert!(!body.is_empty());
+    }
+    let (status, doc) = c.get_json("/api/openapi.json").await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    assert!(doc["paths"]["/api/search"]["get"].is_object());
+}

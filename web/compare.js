@@ -1,0 +1,48 @@
+"use strict";
+const $ = id => document.getElementById(id);
+const fig4 = new SvgChart($("chart-fig4"), { xLabel: "mean repository quality", yLabel: "budget B" });
+const freshChart = new SvgChart($("chart-fresh"), { xLabel: "budget B", yLabel: "fresh@10" });
+let timer = null;
+
+function byPolicy(curves) {
+  const groups = new Map();
+  for (const c of curves) { if (!groups.has(c.policy)) groups.set(c.policy, []); groups.get(c.policy).push(c); }
+  return groups;
+}
+
+function render(c) {
+  const groups = byPolicy(c.curves);
+  fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.mean_quality, p.budget]).sort((a, b) => a[0] - b[0]) })));
+  freshChart.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_fresh_at_10]).sort((a, b) => a[0] - b[0]) })));
+  const targets = [...new Set(c.rows.map(r => r.target_quality))];
+  $("fig4-table").tHead.replaceChildren(el("tr", {}, el("th", { text: "policy" }), ...targets.map(t => el("th", { class: "num", text: "Q ≥ " + t }))));
+  $("fig4-table").tBodies[0].replaceChildren(...[...groups.keys()].map(p => el("tr", {}, el("td", { text: p }),
+    ...targets.map(t => { const r = c.rows.find(r => r.policy === p && r.target_quality === t); return el("td", { class: "num", text: r && r.budget_needed != null ? r.budget_needed : "—" }); }))));
+  $("curves").tBodies[0].replaceChildren(...c.curves.map(p => el("tr", {}, el("td", { text: p.policy }), el("td", { class: "num", text: p.budget }),
+    el("td", { class: "num", text: fmt(p.mean_quality) }), el("td", { class: "num", text: fmt(p.mean_fresh_at_10) }), el("td", { class: "num", text: fmt(p.mean_map_at_10) }))));
+  const pending = c.runs_total - c.runs_finished;
+  $("message").textContent = (c.sweep ? `Sweep #${c.sweep}: ` : "All runs: ") + `${c.runs_finished}/${c.runs_total} runs finished` + (pending ? " — updating…" : ".") + " “—” means no budget in the grid reached the target.";
+  clearTimeout(timer);
+  if (pending) timer = setTimeout(load, 2000);
+}
+
+async function load() {
+  try { render(await api("/api/compare")); } catch (err) { showError($("message"), err); }
+}
+
+$("sweep-form").addEventListener("submit", async e => {
+  e.preventDefault();
+  const policies = [...document.querySelectorAll("#policies input:checked")].map(i => i.value);
+  const budgets = $("budgets").value.split(",").map(s => s.trim()).filter(Boolean).map(Number);
+  try {
+    const r = await postJSON("/api/compare", { policies, budgets, mode: $("mode").value });
+    $("message").textContent = `Sweep #${r.sweep} queued (${r.runs.length} runs).`;
+    load();
+  } catch (err) { showError($("message"), err); }
+});
+
+api("/api/policies").then(p => {
+  $("policies").replaceChildren(...p.policies.map(n => el("label", { style: "flex-direction:row;gap:4px;color:inherit" },
+    Object.assign(el("input", { type: "checkbox", value: n }), { checked: true }), n)));
+}).catch(e => showError($("message"), e));
+load();

@@ -1,0 +1,86 @@
+"use strict";
+const $ = id => document.getElementById(id);
+const charts = {
+  quality: new SvgChart($("chart-quality"), { xLabel: "time unit", yLabel: "quality" }),
+  fresh: new SvgChart($("chart-fresh"), { xLabel: "time unit", yLabel: "fresh@10" }),
+  map: new SvgChart($("chart-map"), { xLabel: "time unit", yLabel: "MAP@10" }),
+};
+const runs = new Map();      // id -> { info, history }
+const streams = new Map();   // id -> EventSource
+let serving = [];
+
+function label(info) { return `#${info.id} ${info.policy} B=${info.budget}`; }
+
+function redraw() {
+  const pick = { quality: "quality", fresh: "fresh_at_10", map: "map_at_10" };
+  for (const [chart, key] of Object.entries(pick)) {
+    const series = [...runs.values()].map(r => ({ name: label(r.info), points: r.history.map(u => [u.unit, u[key]]) }));
+    if (serving.length) series.push({ name: "no refresh (served)", dashed: true, color: "#868e96", points: serving.map(p => [p.unit, p[key]]) });
+    charts[chart].setSeries(series);
+  }
+  const rows = [...runs.values()].sort((a, b) => b.info.id - a.info.id).map(({ info }) => {
+    const cancel = el("button", { class: "secondary", type: "button", text: "cancel" });
+    cancel.disabled = ["done", "cancelled", "failed"].includes(info.status);
+    cancel.addEventListener("click", () => postJSON(`/api/runs/${info.id}/cancel`, {}).then(refresh).catch(e => showError($("message"), e)));
+    return el("tr", { "data-run": info.id, "data-status": info.status },
+      el("td", { text: info.id }), el("td", { text: info.policy }), el("td", { class: "num", text: info.budget }),
+      el("td", { text: info.mode }), el("td", { text: info.workload }),
+      el("td", { class: "status", text: info.status + (info.error ? ": " + info.error : "") }),
+      el("td", { class: "num", text: `${info.units_done}/${info.units_total}` }),
+      el("td", { class: "num", text: fmt(info.latest && info.latest.quality) }),
+      el("td", { class: "num", text: fmt(info.mean_quality) }), el("td", { class: "num", text: fmt(info.mean_fresh_at_10) }),
+      el("td", { class: "num", text: fmt(info.mean_map_at_10) }), el("td", {}, cancel));
+  });
+  $("runs").tBodies[0].replaceChildren(...rows);
+}
+
+function follow(id) {
+  if (streams.has(id)) return;
+  const source = new EventSource(`/api/runs/${id}/events`);
+  streams.set(id, source);
+  const run = runs.get(id);
+  run.history = [];
+  source.addEventListener("unit", e => {
+    const record = JSON.parse(e.data);
+    run.history.push(record);
+    run.info.units_done = run.history.length;
+    run.info.latest = record;
+    if (run.info.status === "queued") run.info.status = "running";
+    redraw();
+  });
+  source.addEventListener("end", e => { run.info = JSON.parse(e.data); source.close(); redraw(); });
+  source.addEventListener("lagged", () => { source.close(); streams.delete(id); refresh(); });
+  source.onerror = () => { source.close(); };
+}
+
+async function refresh() {
+  try {
+    const q = await api("/api/quality");
+    serving = q.serving || [];
+    for (const { run, history } of q.runs) {
+      const known = runs.get(run.id);
+      if (known && streams.has(run.id)) { if (["done", "cancelled", "failed"].includes(run.status)) known.info = run; continue; }
+      runs.set(run.id, { info: run, history });
+      if (!["done", "cancelled", "failed"].includes(run.status)) follow(run.id);
+    }
+    redraw();
+  } catch (err) { showError($("message"), err); }
+}
+
+$("run-form").addEventListener("submit", async e => {
+  e.preventDefault();
+  try {
+    const info = await postJSON("/api/runs", { policy: $("policy").value, budget: Number($("budget").value), mode: $("mode").value, workload: $("workload").value });
+    $("message").textContent = `Run #${info.id} queued.`;
+    runs.set(info.id, { info, history: [] });
+    follow(info.id);
+    redraw();
+  } catch (err) { showError($("message"), err); }
+});
+
+api("/api/policies").then(p => {
+  $("policy").replaceChildren(...p.policies.map(n => el("option", { text: n })));
+  if (!p.policies.length) { $("start").disabled = true; $("message").textContent = "This server offers no refresh policies."; }
+}).catch(e => showError($("message"), e));
+refresh();
+setInterval(refresh, 5000);

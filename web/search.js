@@ -1,0 +1,58 @@
+"use strict";
+const state = { q: "", offset: 0, limit: 10 };
+const $ = id => document.getElementById(id);
+
+async function runSearch() {
+  const params = new URLSearchParams({ q: state.q, offset: state.offset, limit: state.limit });
+  history.replaceState(null, "", "/?" + params);
+  try {
+    const r = await api("/api/search?" + params);
+    render(r);
+  } catch (err) {
+    $("results").replaceChildren();
+    $("pager").hidden = true;
+    showError($("summary"), err);
+  }
+}
+
+function render(r) {
+  const first = r.total_hits ? r.offset + 1 : 0;
+  const last = r.offset + r.results.length;
+  $("summary").textContent = `${r.total_hits} result(s) for “${r.query}” — showing ${first}–${last}, ` +
+    `${r.took_ms.toFixed(1)} ms; copies from unit ${r.served_unit}, stale markers against unit ${r.live_unit}`;
+  const items = r.results.map(hit => {
+    const title = el("a", { class: "result-title", href: hit.url, text: hit.title || hit.url });
+    const badge = el("span", { class: "badge " + (hit.stale ? "stale" : "fresh"), text: hit.stale ? "stale" : "fresh" });
+    const snippet = el("div", { class: "snippet" });
+    snippet.innerHTML = hit.snippet; // server-escaped; only <b> marks
+    return el("li", { class: "result", "data-stale": hit.stale },
+      el("div", {}, el("span", { class: "rank note", text: hit.rank + ". " }), title, badge),
+      el("div", { class: "result-url", text: hit.url }), snippet,
+      el("div", { class: "score", text: "score " + hit.score.toFixed(3) }));
+  });
+  $("results").replaceChildren(...items);
+  $("pager").hidden = r.total_hits <= r.limit;
+  $("prev").disabled = r.offset === 0;
+  $("next").disabled = last >= r.total_hits;
+  $("page-info").textContent = `page ${Math.floor(r.offset / r.limit) + 1} of ${Math.max(1, Math.ceil(r.total_hits / r.limit))}`;
+}
+
+$("search-form").addEventListener("submit", e => {
+  e.preventDefault();
+  state.q = $("q").value.trim();
+  state.limit = Number($("limit").value);
+  state.offset = 0;
+  if (state.q) runSearch();
+});
+$("prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - state.limit); runSearch(); });
+$("next").addEventListener("click", () => { state.offset += state.limit; runSearch(); });
+
+const initial = new URLSearchParams(location.search);
+if (initial.get("q")) {
+  state.q = initial.get("q");
+  state.offset = Number(initial.get("offset") || 0);
+  state.limit = Number(initial.get("limit") || 10);
+  $("q").value = state.q;
+  $("limit").value = String(state.limit);
+  runSearch();
+}
