@@ -29,10 +29,26 @@ fn json(args: &[&str]) -> Value {
 /// A small generated site: 120 pages, 8 weeks, ~3000 log lines.
 fn site(dir: &Path) -> (String, String, Value) {
     let out = dir.to_str().unwrap();
-    let truth = json(&["generate", "--out", out, "--pages", "120", "--weeks", "8", "--queries", "3000", "--seed", "7", "--json"]);
+    let truth = json(&[
+        "generate",
+        "--out",
+        out,
+        "--pages",
+        "120",
+        "--weeks",
+        "8",
+        "--queries",
+        "3000",
+        "--seed",
+        "7",
+        "--json",
+    ]);
     (
         dir.join("corpus").to_str().unwrap().to_string(),
-        dir.join("querylog/aol-synthetic.txt").to_str().unwrap().to_string(),
+        dir.join("querylog/aol-synthetic.txt")
+            .to_str()
+            .unwrap()
+            .to_string(),
         truth["truth"].clone(),
     )
 }
@@ -70,11 +86,22 @@ fn simulate_compare_and_estimate_check_end_to_end() {
     let sim = |policy: &str, budget: &str, mode: &str| {
         let mut args = vec!["simulate"];
         args.extend(base);
-        args.extend(["--policy", policy, "--budget", budget, "--mode", mode, "--json"]);
+        args.extend([
+            "--policy", policy, "--budget", budget, "--mode", mode, "--json",
+        ]);
         json(&args)
     };
     let uc = sim("user-centric", "8", "oracle");
-    for key in ["policy", "budget", "mode", "scoring", "mean_quality", "mean_fresh_at_10", "mean_map_at_10", "per_unit"] {
+    for key in [
+        "policy",
+        "budget",
+        "mode",
+        "scoring",
+        "mean_quality",
+        "mean_fresh_at_10",
+        "mean_map_at_10",
+        "per_unit",
+    ] {
         assert!(!uc[key].is_null(), "simulate --json lacks {key}");
     }
     assert_eq!(uc["mode"], "oracle");
@@ -90,7 +117,11 @@ fn simulate_compare_and_estimate_check_end_to_end() {
     // Deterministic, and refreshing every page keeps the repository exact.
     assert_eq!(sim("user-centric", "8", "oracle"), uc);
     let all = sim("round-robin", &pages, "online");
-    assert!((all["mean_quality"].as_f64().unwrap() - 1.0).abs() < 1e-9, "{}", all["mean_quality"]);
+    assert!(
+        (all["mean_quality"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        "{}",
+        all["mean_quality"]
+    );
     let none = sim("age", "0", "online");
     assert!(none["mean_quality"].as_f64().unwrap() < 1.0);
 
@@ -98,7 +129,17 @@ fn simulate_compare_and_estimate_check_end_to_end() {
     let mut args = vec!["compare"];
     args.extend(base);
     let budgets = format!("0,4,{pages}");
-    args.extend(["--budgets", &budgets, "--thetas", "0.3,0.8", "--mode", "oracle,online", "--out", out.to_str().unwrap(), "--json"]);
+    args.extend([
+        "--budgets",
+        &budgets,
+        "--thetas",
+        "0.3,0.8",
+        "--mode",
+        "oracle,online",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
     let cmp = json(&args);
     let rows = cmp["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 6 * 6 * 2, "6 policies × 6 targets × 2 modes");
@@ -112,11 +153,23 @@ fn simulate_compare_and_estimate_check_end_to_end() {
     let curves = cmp["curves"].as_array().unwrap();
     assert_eq!(curves.len(), 6 * 3 * 2);
     for c in curves {
-        for key in ["policy", "budget", "mean_quality", "mean_fresh_at_10", "mean_map_at_10"] {
+        for key in [
+            "policy",
+            "budget",
+            "mean_quality",
+            "mean_fresh_at_10",
+            "mean_map_at_10",
+        ] {
             assert!(c.get(key).is_some(), "curve point lacks {key}");
         }
     }
-    for file in ["compare.json", "fig4_table.csv", "curves.csv", "fig4_oracle.svg", "quality_vs_budget_online.svg"] {
+    for file in [
+        "compare.json",
+        "fig4_table.csv",
+        "curves.csv",
+        "fig4_oracle.svg",
+        "quality_vs_budget_online.svg",
+    ] {
         assert!(out.join(file).is_file(), "{file} not written");
     }
 
@@ -124,8 +177,16 @@ fn simulate_compare_and_estimate_check_end_to_end() {
     args.extend(base);
     args.extend(["--pairs", "40", "--json"]);
     let check = json(&args);
-    for key in ["pairs", "spearman", "median_relative_error", "forecast_near_diagonal_share"] {
-        assert!(check[key].is_number(), "estimate-check lacks {key}: {check}");
+    for key in [
+        "pairs",
+        "spearman",
+        "median_relative_error",
+        "forecast_near_diagonal_share",
+    ] {
+        assert!(
+            check[key].is_number(),
+            "estimate-check lacks {key}: {check}"
+        );
     }
     assert!(check["pairs"].as_u64().unwrap() > 0);
 }
@@ -135,21 +196,135 @@ fn bad_parameters_get_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, log, _) = site(dir.path());
     let cases: [(&[&str], &str); 5] = [
-        (&["--policy", "fastest", "--budget", "3"], "unknown policy `fastest`"),
-        (&["--policy", "sbr", "--budget", "3", "--theta", "1.5"], "outside [0, 1]"),
-        (&["--policy", "age", "--budget", "3", "--theta", "0.5"], "takes no shingle threshold"),
+        (
+            &["--policy", "fastest", "--budget", "3"],
+            "unknown policy `fastest`",
+        ),
+        (
+            &["--policy", "sbr", "--budget", "3", "--theta", "1.5"],
+            "outside [0, 1]",
+        ),
+        (
+            &["--policy", "age", "--budget", "3", "--theta", "0.5"],
+            "takes no shingle threshold",
+        ),
         (&["--policy", "age", "--budget", "-3"], "--budget"),
-        (&["--policy", "age", "--budget", "3", "--viewing-exponent", "0.5"], "--viewing-exponent"),
+        (
+            &[
+                "--policy",
+                "age",
+                "--budget",
+                "3",
+                "--viewing-exponent",
+                "0.5",
+            ],
+            "--viewing-exponent",
+        ),
     ];
     for (extra, expected) in cases {
-        let mut args = vec!["simulate", "--corpus", corpus.as_str(), "--log", log.as_str()];
+        let mut args = vec![
+            "simulate",
+            "--corpus",
+            corpus.as_str(),
+            "--log",
+            log.as_str(),
+        ];
         args.extend(extra);
         let (code, _, stderr) = refresher(&args);
         assert_ne!(code, 0, "{args:?} should fail");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
-    let (code, _, stderr) = refresher(&["compare", "--corpus", &corpus, "--log", &log, "--budgets", "0,999999"]);
+    let (code, _, stderr) = refresher(&[
+        "compare",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--budgets",
+        "0,999999",
+    ]);
     assert_ne!(code, 0);
     assert!(stderr.contains("--budgets: 999999 exceeds"), "{stderr}");
+}
+
+/// MAP with trec_eval's `-c -M 10` semantics, from the exported files alone.
+fn trec_map(run: &str, qrels: &str) -> f64 {
+    use std::collections::{BTreeMap, HashSet};
+    let mut relevant: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
+    for line in qrels.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f.len(), 4, "qrels line {line:?}");
+        if f[3] != "0" {
+            relevant.entry(f[0]).or_default().insert(f[2]);
+        }
+    }
+    let mut ranked: BTreeMap<&str, Vec<(u32, &str)>> = BTreeMap::new();
+    for line in run.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f.len(), 6, "run line {line:?}");
+        ranked
+            .entry(f[0])
+            .or_default()
+            .push((f[3].parse().unwrap(), f[2]));
+    }
+    let mut sum = 0.0;
+    for (q, rel) in &relevant {
+        let mut docs = ranked.get(q).cloned().unwrap_or_default();
+        docs.sort();
+        let (mut hits, mut ap) = (0, 0.0);
+        for (k, (_, d)) in docs.iter().take(10).enumerate() {
+            if rel.contains(d) {
+                hits += 1;
+                ap += hits as f64 / (k + 1) as f64;
+            }
+        }
+        sum += ap / rel.len() as f64;
+    }
+    sum / relevant.len() as f64
+}
+
+#[test]
+fn trec_export_reproduces_map_at_10() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log, _) = site(dir.path());
+    let out = dir.path().join("sim");
+    let result = json(&[
+        "simulate",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--policy",
+        "age",
+        "--budget",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+        "--trec-unit",
+        "5",
+        "--json",
+    ]);
+    let unit5 = result["per_unit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["unit"] == 5)
+        .unwrap();
+    let run = std::fs::read_to_string(out.join("run-unit5.trec")).unwrap();
+    let qrels = std::fs::read_to_string(out.join("qrels-unit5.txt")).unwrap();
+    assert!(!run.is_empty() && !qrels.is_empty());
+    let map = trec_map(&run, &qrels);
+    let ours = unit5["map_at_10"].as_f64().unwrap();
+    assert!(
+        (map - ours).abs() < 1e-9,
+        "trec MAP {map} vs simulate {ours}"
+    );
+    for file in [
+        "age-oracle-B3.csv",
+        "age-oracle-B3.json",
+        "age-oracle-B3.refreshed.csv",
+    ] {
+        assert!(out.join(file).is_file(), "{file} not written");
+    }
 }

@@ -35,6 +35,10 @@ pub struct Args {
     /// Write per-unit metrics (CSV, JSON) and the refreshed pages into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also write the repository's top 10 at this unit as a TREC run file and the live Web's
+    /// judgements as qrels into `--out` (check with `trec_eval -c -M 10 -m map`).
+    #[arg(long, requires = "out")]
+    pub trec_unit: Option<u32>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -47,6 +51,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let env = loaded.environment(args.scoring)?;
     let mut config = RunConfig::new(args.budget, args.mode);
     config.seed = args.seed;
+    if let Some(u) = args.trec_unit {
+        if u == 0 || u >= env.units() {
+            anyhow::bail!(
+                "--trec-unit {u}: refreshed units are 1..={}",
+                env.units() - 1
+            );
+        }
+        config.trec_unit = Some(u);
+    }
     let bar = refresher::progress::bar(u64::from(env.units().saturating_sub(1)), "simulate", false);
     let result = sim::run_with(&env, policy, &config, &mut |_| {
         bar.inc(1);
@@ -55,6 +68,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     bar.finish_and_clear();
     if let Some(dir) = &args.out {
         write_run(dir, &result, &loaded.corpus)?;
+        if let (Some(u), Some((run, qrels))) = (args.trec_unit, &result.trec) {
+            std::fs::write(dir.join(format!("run-unit{u}.trec")), run)?;
+            std::fs::write(dir.join(format!("qrels-unit{u}.txt")), qrels)?;
+        }
     }
     let label = match args.theta {
         Some(t) => format!("{} (θ = {t})", result.policy),

@@ -7,6 +7,7 @@
 pub mod estimate;
 pub mod exact;
 pub mod score_rank;
+pub mod trec;
 pub mod viewing;
 
 pub use estimate::{DeltaQEstimator, ScoreRankTable};

@@ -3,10 +3,11 @@
 use std::ops::ControlFlow;
 
 use crate::corpus::{LiveWeb, PageId, Unit};
-use crate::index::{IndexError, PageUpdate, Repository, WorkloadTerms};
+use crate::index::{IndexError, LiveScores, PageUpdate, Repository, WorkloadTerms};
 use crate::policy::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::quality::estimate::DeltaQEstimator;
 use crate::quality::exact::{evaluate, UnitMetrics};
+use crate::quality::trec;
 
 use super::environment::{delta_q_by_page, fit_table, is_fresh, Environment, ShiftBuffer};
 
@@ -23,6 +24,8 @@ pub struct RunConfig {
     /// schedules refreshes of known pages only and leaves new-page discovery to other work, so
     /// by default new pages enter the repository when created and `B` is spent on refreshes.
     pub crawl_new_pages: bool,
+    /// Export the repository's results and the live judgements of this unit in TREC format.
+    pub trec_unit: Option<Unit>,
 }
 
 impl RunConfig {
@@ -33,6 +36,7 @@ impl RunConfig {
             seed: 1,
             refit_every: 1,
             crawl_new_pages: true,
+            trec_unit: None,
         }
     }
 }
@@ -75,6 +79,9 @@ pub struct RunResult {
     /// Pages refreshed at each unit (index 0 = unit 1), in the policy's priority order.
     #[serde(skip)]
     pub refreshed_pages: Vec<Vec<PageId>>,
+    /// `(run file, qrels)` of [`RunConfig::trec_unit`], when asked for.
+    #[serde(skip)]
+    pub trec: Option<(String, String)>,
 }
 
 /// Runs `policy` over every unit `1..units` of `env`.
@@ -128,6 +135,7 @@ pub fn run_with(
     let mut sink = ShiftBuffer::default();
     let mut per_unit = Vec::with_capacity(units as usize);
     let mut refreshed_pages = Vec::with_capacity(units as usize);
+    let mut trec = None;
 
     for unit in 1..units {
         if config.refit_every > 0 && unit > 1 && (unit - 1) % config.refit_every == 0 {
@@ -207,6 +215,20 @@ pub fn run_with(
             &env.config.likelihood,
             &fresh,
         );
+        if config.trec_unit == Some(unit) {
+            let live = LiveScores::at(corpus, unit, env.config.scoring);
+            let tag = format!("{}-B{}", policy.name(), config.budget);
+            trec = Some((
+                trec::run_file(
+                    corpus,
+                    repo.forward(),
+                    repo.scorer(),
+                    &env.workload.queries,
+                    &tag,
+                ),
+                trec::qrels(corpus, &live, &env.workload.queries),
+            ));
+        }
         let obsolete_pages = (0..pages as PageId)
             .filter(|&p| held[p as usize].is_some() && !fresh(p))
             .count();
@@ -253,6 +275,7 @@ pub fn run_with(
         mean_obsolete_pages: mean(&|r| r.obsolete_pages as f64),
         per_unit,
         refreshed_pages,
+        trec,
     })
 }
 
