@@ -248,6 +248,53 @@ fn bad_parameters_get_clear_errors() {
     assert!(stderr.contains("--budgets: 999999 exceeds"), "{stderr}");
 }
 
+#[test]
+fn viewing_exponent_is_fitted_from_click_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log, _) = site(dir.path());
+    // The generated AOL log draws ItemRank ~ r^-1.5.
+    let (code, _, stderr) = refresher(&[
+        "simulate",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--policy",
+        "age",
+        "--budget",
+        "2",
+        "--fit-viewing-exponent",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let fitted: f64 = stderr
+        .split("click ranks: ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no fitted exponent in {stderr}"));
+    assert!((1.2..1.8).contains(&fitted), "fitted exponent {fitted}");
+    // A plain log has no click ranks: a clear error naming the flag and the file.
+    let plain = dir.path().join("plain.txt");
+    std::fs::write(&plain, "some query\t3\nanother one\n").unwrap();
+    let (code, _, stderr) = refresher(&[
+        "simulate",
+        "--corpus",
+        &corpus,
+        "--log",
+        plain.to_str().unwrap(),
+        "--policy",
+        "age",
+        "--budget",
+        "2",
+        "--fit-viewing-exponent",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("--fit-viewing-exponent") && stderr.contains("plain.txt"),
+        "{stderr}"
+    );
+}
+
 /// MAP with trec_eval's `-c -M 10` semantics, from the exported files alone.
 fn trec_map(run: &str, qrels: &str) -> f64 {
     use std::collections::{BTreeMap, HashSet};

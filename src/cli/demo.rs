@@ -81,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             workload,
             metric_workload: MetricWorkload::Queries,
             viewing_exponent: 1.5,
+            fit_viewing_exponent: false,
             pieces: 3,
         },
         budgets: Some(budgets),

@@ -122,6 +122,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             check.forecast_split,
             env.units() - 1
         );
+        println!(
+            "score-to-rank functions: {} pieces, {:.1} bytes per query",
+            env.config.pieces, check.score_rank_bytes_per_query
+        );
     }
     Ok(())
 }

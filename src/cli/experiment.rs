@@ -29,6 +29,10 @@ pub struct ExperimentArgs {
     /// Exponent of the viewing likelihood I(r) = c·r^-a (paper 003: 1.5).
     #[arg(long, default_value_t = 1.5)]
     pub viewing_exponent: f64,
+    /// Fit the exponent to the click ranks of the log (AOL `ItemRank`, ranks 1–10) by maximum
+    /// likelihood instead of using --viewing-exponent; needs ≥ 10 clicks with a rank.
+    #[arg(long)]
+    pub fit_viewing_exponent: bool,
     /// Pieces of each score-to-rank function F_q (paper 003: 3).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub pieces: u32,
@@ -58,6 +62,22 @@ impl ExperimentArgs {
             );
         }
         let log = self.workload.read(&self.log)?;
+        let mut args = self.clone();
+        if self.fit_viewing_exponent {
+            let ranks = &log.click_ranks;
+            let a = refresher::quality::viewing::fit_exponent(ranks, 10).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--fit-viewing-exponent: {} has {} click(s) with a rank in 1..=10; at least 10 are needed",
+                    self.log.display(),
+                    ranks.iter().filter(|&&r| (1..=10).contains(&r)).count()
+                )
+            })?;
+            eprintln!(
+                "viewing likelihood exponent fitted to {} click ranks: {a:.3}",
+                ranks.len()
+            );
+            args.viewing_exponent = a;
+        }
         let workload = self.workload.workload(&log, &corpus);
         if workload.queries.is_empty() {
             anyhow::bail!(
@@ -68,7 +88,7 @@ impl ExperimentArgs {
         Ok(Loaded {
             corpus,
             workload,
-            args: self.clone(),
+            args,
         })
     }
 }

@@ -56,6 +56,10 @@ pub struct QueryLog {
     /// Lines that record a click: AOL collection lines with a `ClickURL`, per-user URL lines.
     /// (Added by the querylog task: the README's counts check clicks survive collapsing.)
     pub click_lines: u64,
+    /// The rank of every click line that records one (AOL `ItemRank`), in log order — also of
+    /// the extra clicks that collapse into one submission, so the viewing-likelihood exponent
+    /// can be fitted on every click.
+    pub click_ranks: Vec<u32>,
     /// Lines that were not valid UTF-8 and were decoded lossily (U+FFFD for bad bytes).
     /// (Added by the querylog task.)
     pub non_utf8_lines: u64,

@@ -466,6 +466,7 @@ mod tests {
                 .collect(),
             skipped: Vec::new(),
             click_lines: 0,
+            click_ranks: Vec::new(),
             non_utf8_lines: 0,
         }
     }

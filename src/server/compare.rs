@@ -5,12 +5,11 @@ use std::collections::BTreeMap;
 
 use crate::index::ScoringKind;
 use crate::policy::FitMode;
+pub use crate::sim::compare::{CurvePoint, TargetRow as TableRow, TARGET_QUALITIES as TARGETS};
 
 use super::error::ApiError;
 use super::runs::{Run, RunManager, RunSpec, RunStatus, WorkloadSource};
 
-/// Target qualities of the table (DESIGN §7, `compare`).
-pub const TARGETS: [f64; 6] = [0.90, 0.95, 0.98, 0.99, 0.995, 0.999];
 /// Most runs one sweep may queue.
 pub const MAX_SWEEP_RUNS: usize = 200;
 
@@ -28,25 +27,6 @@ pub struct SweepSpec {
     pub scoring: Option<ScoringKind>,
     #[serde(default)]
     pub workload: WorkloadSource,
-}
-
-/// One point of a Fig. 4 curve.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CurvePoint {
-    pub policy: String,
-    pub budget: usize,
-    pub mean_quality: f64,
-    pub mean_fresh_at_10: f64,
-    pub mean_map_at_10: f64,
-}
-
-/// One cell of the Fig. 4 table.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct TableRow {
-    pub policy: String,
-    pub target_quality: f64,
-    /// Smallest budget of the grid reaching the target; `None` when none does.
-    pub budget_needed: Option<usize>,
 }
 
 /// The body of `GET /api/compare`.
@@ -140,6 +120,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
                 mean_quality: info.mean_quality.unwrap_or(0.0),
                 mean_fresh_at_10: info.mean_fresh_at_10.unwrap_or(0.0),
                 mean_map_at_10: info.mean_map_at_10.unwrap_or(0.0),
+                theta: None,
             },
         );
     }
@@ -153,30 +134,16 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
     }
 }
 
-/// For each policy and target, the smallest budget whose mean quality reaches the target.
+/// For each policy (in order of first appearance) and target, the smallest budget whose mean
+/// quality reaches the target — the same reading as `refresher compare`.
 pub fn table(curves: &[CurvePoint]) -> Vec<TableRow> {
-    let mut policies: Vec<&str> = Vec::new();
+    let mut policies: Vec<String> = Vec::new();
     for c in curves {
-        if !policies.contains(&c.policy.as_str()) {
-            policies.push(&c.policy);
+        if !policies.contains(&c.policy) {
+            policies.push(c.policy.clone());
         }
     }
-    let mut rows = Vec::new();
-    for p in policies {
-        for &target in &TARGETS {
-            let budget_needed = curves
-                .iter()
-                .filter(|c| c.policy == p && c.mean_quality >= target)
-                .map(|c| c.budget)
-                .min();
-            rows.push(TableRow {
-                policy: p.to_string(),
-                target_quality: target,
-                budget_needed,
-            });
-        }
-    }
-    rows
+    crate::sim::compare::target_rows(&policies, curves)
 }
 
 #[cfg(test)]
@@ -190,6 +157,7 @@ mod tests {
             mean_quality: q,
             mean_fresh_at_10: 0.0,
             mean_map_at_10: 0.0,
+            theta: None,
         }
     }
 

@@ -55,7 +55,7 @@ pub struct SweepPoint {
 }
 
 /// A point of a policy's curve (SBR/EBR: the best θ at that budget).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CurvePoint {
     pub policy: String,
     pub budget: usize,
@@ -63,11 +63,12 @@ pub struct CurvePoint {
     pub mean_fresh_at_10: f64,
     pub mean_map_at_10: f64,
     /// The threshold that gave this point (SBR/EBR only).
+    #[serde(default)]
     pub theta: Option<f64>,
 }
 
 /// A cell of the Fig. 4 table.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TargetRow {
     pub policy: String,
     pub target_quality: f64,

@@ -58,6 +58,8 @@ pub struct EstimateCheck {
     pub forecast_pages: usize,
     /// The unit splitting the halves (first half: units `1..split`).
     pub forecast_split: Unit,
+    /// Memory of the score-to-rank functions: payload bytes per single-term query.
+    pub score_rank_bytes_per_query: f64,
     pub pair_checks: Vec<PairCheck>,
     pub forecast: Vec<ForecastPoint>,
 }
@@ -68,7 +70,7 @@ pub fn estimate_check(
     max_pairs: usize,
     seed: u64,
 ) -> Result<EstimateCheck, IndexError> {
-    let pair_checks = check_pairs(env, max_pairs, seed)?;
+    let (pair_checks, bytes_per_query) = check_pairs(env, max_pairs, seed)?;
     let estimates: Vec<f64> = pair_checks.iter().map(|p| p.estimate).collect();
     let truths: Vec<f64> = pair_checks.iter().map(|p| p.truth).collect();
     let mut relative: Vec<f64> = pair_checks
@@ -103,17 +105,19 @@ pub fn estimate_check(
         },
         forecast_pages: forecast.len(),
         forecast_split: split,
+        score_rank_bytes_per_query: bytes_per_query,
         pair_checks,
         forecast,
     })
 }
 
 /// Estimate and brute-force truth for a sample of refreshes of pages already in the repository.
+/// Also returns the score-to-rank functions' payload bytes per query (last fit).
 fn check_pairs(
     env: &Environment<'_>,
     max_pairs: usize,
     seed: u64,
-) -> Result<Vec<PairCheck>, IndexError> {
+) -> Result<(Vec<PairCheck>, f64), IndexError> {
     let corpus = env.corpus;
     let workload = &env.workload;
     // Every refresh of an existing page that changed, then a seeded sample.
@@ -137,9 +141,13 @@ fn check_pairs(
     let mut sink = ShiftBuffer::default();
     let mut live = LiveScores::at(corpus, 0, scorer_kind);
     let mut out = Vec::new();
+    let mut bytes_per_query = 0.0;
     for unit in 1..corpus.units() {
         live.advance_to(corpus, unit);
         let table = fit_table(&repo, workload, env.config.pieces);
+        if !table.is_empty() {
+            bytes_per_query = table.payload_bytes() as f64 / table.len() as f64;
+        }
         let batch = changes_at(corpus, unit);
         let (checked, rest): (Vec<PageUpdate>, Vec<PageUpdate>) = batch
             .into_iter()
@@ -191,7 +199,7 @@ fn check_pairs(
         repo.apply(unit, &rest, &mut sink)?;
     }
     out.sort_by_key(|p| (p.unit, p.page));
-    Ok(out)
+    Ok((out, bytes_per_query))
 }
 
 /// ΔQ̄ per page over units `1..split` and `split..units`, from the environment's history.

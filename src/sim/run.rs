@@ -474,3 +474,84 @@ mod sim_tests {
             .any(|&d| d != 0.0));
     }
 }
+
+#[cfg(test)]
+mod online_tests {
+    use super::*;
+    use crate::index::testutil::random_corpus;
+    use crate::policy::registry::{make_policy, PolicyOptions, POLICY_NAMES};
+    use crate::quality::exact::MetricQuery;
+    use crate::sim::{Environment, EnvironmentConfig, SimWorkload};
+
+    /// Wraps a policy and fails the test if, in online mode, it is offered anything beyond
+    /// what it fetched: the history, or an outcome of a page it did not choose at that unit.
+    struct Guard {
+        inner: Box<dyn RefreshPolicy>,
+        mode: Option<FitMode>,
+        chosen: Vec<PageId>,
+        unit: Unit,
+        observed: usize,
+    }
+
+    impl RefreshPolicy for Guard {
+        fn name(&self) -> String {
+            self.inner.name()
+        }
+        fn prepare(&mut self, context: &PolicyContext<'_>) {
+            self.mode = Some(context.mode);
+            if context.mode == FitMode::Online {
+                assert!(
+                    context.history.is_none(),
+                    "online policy offered the history"
+                );
+            }
+            self.inner.prepare(context);
+        }
+        fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
+            self.unit = unit;
+            self.chosen = self.inner.choose(unit, budget);
+            self.chosen.clone()
+        }
+        fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+            for o in outcomes {
+                assert_eq!(o.unit, self.unit, "outcome of another unit");
+                assert!(
+                    self.chosen.contains(&o.page),
+                    "outcome of page {} it did not fetch",
+                    o.page
+                );
+            }
+            self.observed += outcomes.len();
+            self.inner.observe(outcomes);
+        }
+    }
+
+    #[test]
+    fn online_policies_learn_only_from_what_they_fetched() {
+        let corpus = random_corpus(50, 7, 21);
+        let mut workload = SimWorkload::default();
+        for t in ["emac", "lisp", "buffer"] {
+            let id = corpus.vocabulary.get(t).unwrap();
+            workload.term_frequency.insert(id, 3.0);
+            workload.queries.push(MetricQuery {
+                terms: vec![id],
+                frequency: 3.0,
+            });
+        }
+        let env = Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap();
+        for name in POLICY_NAMES {
+            for mode in [FitMode::Online, FitMode::Oracle] {
+                let guard = Guard {
+                    inner: make_policy(name, None, &PolicyOptions::default()).unwrap(),
+                    mode: None,
+                    chosen: Vec::new(),
+                    unit: 0,
+                    observed: 0,
+                };
+                let result = run(&env, Box::new(guard), &RunConfig::new(5, mode)).unwrap();
+                let refreshed: usize = result.per_unit.iter().map(|r| r.refreshed).sum();
+                assert!(refreshed > 0, "{name} refreshed nothing");
+            }
+        }
+    }
+}

@@ -77,7 +77,7 @@ fn parse_line(b: &mut LogBuilder, n: u64, line: &str) {
         }
     }
     if url.is_some() || rank.is_some() {
-        b.add_click_line();
+        b.add_click_line(rank);
     }
     b.push(fields[0], Some(time), fields[1], (rank, url), 1, true);
 }

@@ -121,7 +121,7 @@ fn parse_member<R: std::io::BufRead>(
             .and_then(|(q, t)| parse_iso_time(t.as_bytes()).map(|t| (q, t)));
         match (&state, record) {
             (State::InRecord, None) => {
-                b.add_click_line();
+                b.add_click_line(None);
                 if let Some(p) = pending.as_mut() {
                     if p.2.is_none() {
                         p.2 = Some(line.to_string());

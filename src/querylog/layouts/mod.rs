@@ -215,6 +215,7 @@ impl LogBuilder {
                 submissions: Vec::new(),
                 skipped: Vec::new(),
                 click_lines: 0,
+                click_ranks: Vec::new(),
                 non_utf8_lines: 0,
             },
         }
@@ -244,8 +245,11 @@ impl LogBuilder {
         self.header_lines += 1;
     }
 
-    pub fn add_click_line(&mut self) {
+    pub fn add_click_line(&mut self, rank: Option<u32>) {
         self.log.click_lines += 1;
+        if let Some(r) = rank {
+            self.log.click_ranks.push(r);
+        }
     }
 
     /// Pushes one submission unless it collapses into the previous one.
