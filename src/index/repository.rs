@@ -104,7 +104,7 @@ impl Repository {
     /// [`from_corpus_at`](Self::from_corpus_at) for a [`forward_only`](Self::forward_only)
     /// repository.
     pub fn forward_only_at(corpus: &Corpus, unit: Unit, scoring: ScoringKind) -> Self {
-        let mut repo = Self::forward_only(Arc::new(corpus.vocabulary.clone()), scoring);
+        let mut repo = Self::forward_only(Arc::clone(&corpus.vocabulary), scoring);
         let batch: Vec<PageUpdate> = (0..corpus.page_count() as PageId)
             .map(|p| PageUpdate::fetch(corpus, p, unit))
             .filter(|u| u.version.is_some())
@@ -178,7 +178,7 @@ impl Repository {
         scoring: ScoringKind,
         dir: Option<&Path>,
     ) -> Result<Self, IndexError> {
-        let mut repo = Self::open(dir, Arc::new(corpus.vocabulary.clone()), scoring)?;
+        let mut repo = Self::open(dir, Arc::clone(&corpus.vocabulary), scoring)?;
         let batch: Vec<PageUpdate> = (0..corpus.page_count() as PageId)
             .map(|p| PageUpdate::fetch(corpus, p, unit))
             .filter(|u| u.version.is_some())

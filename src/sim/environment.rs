@@ -167,7 +167,8 @@ impl ShiftSink for ShiftBuffer {
     }
 }
 
-/// Fits F_q for every single-term workload query from the repository's current result lists.
+/// Fits F_q for every single-term workload query from the repository's current result lists
+/// (only their scores in descending order: F_q never needs to know which page holds a rank).
 pub(crate) fn fit_table(
     repo: &Repository,
     workload: &SimWorkload,
@@ -176,7 +177,7 @@ pub(crate) fn fit_table(
     let ids = workload.term_ids();
     let lists: Vec<(u32, Vec<f32>)> = ids
         .par_iter()
-        .map(|&t| (t, repo.ranked(&[t]).into_iter().map(|h| h.score).collect()))
+        .map(|&t| (t, repo.forward().ranked_scores(repo.scorer(), &[t])))
         .collect();
     ScoreRankTable::fit(lists, pieces)
 }
