@@ -211,17 +211,61 @@ impl ForwardIndex {
 
     /// `(score, url hash, page)` of every matching page, ascending by page.
     fn scored(&self, scorer: &dyn Scorer, terms: &[TermId]) -> Vec<(Score, u64, PageId)> {
-        let weight = scorer.weight(self, terms);
         let mut hits = Vec::with_capacity(self.match_bound(terms));
-        self.for_each_match(terms, |p, tfs| {
-            let i = p as usize;
-            hits.push((
-                weight.score_tfs(p, tfs, self.lengths[i]),
-                self.url_hashes[i],
-                p,
-            ));
+        self.for_each_scored(scorer, terms, |page, score, url_hash| {
+            hits.push((score, url_hash, page))
         });
         hits
+    }
+
+    /// Calls `f(page, score, url hash)` for every page of the result list of `terms`, in
+    /// ascending page order (not ranked): the scores of [`ranked`](Self::ranked), for callers
+    /// that join the list with other page-ordered data before (or instead of) ranking it.
+    pub fn for_each_scored(
+        &self,
+        scorer: &dyn Scorer,
+        terms: &[TermId],
+        mut f: impl FnMut(PageId, Score, u64),
+    ) {
+        let weight = scorer.weight(self, terms);
+        self.for_each_match(terms, |p, tfs| {
+            let i = p as usize;
+            f(
+                p,
+                weight.score_tfs(p, tfs, self.lengths[i]),
+                self.url_hashes[i],
+            );
+        });
+    }
+
+    /// Scores of the result list of `terms` at the given 1-based `ranks` (ascending, each
+    /// within `1..=len`), with the list's length: what a score-to-rank fit reads. Equal to
+    /// indexing [`ranked_scores`](Self::ranked_scores), but by successive selections rather
+    /// than a full sort.
+    pub fn scores_at_ranks(
+        &self,
+        scorer: &dyn Scorer,
+        terms: &[TermId],
+        ranks: impl Fn(usize) -> Vec<usize>,
+    ) -> (usize, Vec<Score>) {
+        let mut scores = Vec::with_capacity(self.match_bound(terms));
+        self.for_each_scored(scorer, terms, |_, s, _| scores.push(s));
+        let len = scores.len();
+        let wanted = ranks(len);
+        let mut out = Vec::with_capacity(wanted.len());
+        // `scores[..done]` holds the `done` largest scores; select each next rank in the rest.
+        let mut done = 0;
+        for r in wanted {
+            debug_assert!(r >= 1 && r <= len);
+            let i = r - 1;
+            if i >= done {
+                let rest = &mut scores[done..];
+                rest.select_nth_unstable_by(i - done, |a, b| b.total_cmp(a));
+                done = i;
+            }
+            out.push(scores[i]);
+        }
+        (len, out)
     }
 
     /// An upper bound of the number of pages matching `terms` (the shortest posting list).

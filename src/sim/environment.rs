@@ -12,7 +12,7 @@ use crate::index::{
 use crate::policy::{ChangeHistory, PageHistory};
 use crate::quality::estimate::{DeltaQEstimator, ScoreRankTable};
 use crate::quality::exact::{LiveTruth, MetricQuery};
-use crate::quality::score_rank::DEFAULT_PIECES;
+use crate::quality::score_rank::{ScoreRankFn, DEFAULT_PIECES};
 use crate::quality::viewing::ViewingLikelihood;
 
 use super::workload::SimWorkload;
@@ -167,19 +167,33 @@ impl ShiftSink for ShiftBuffer {
     }
 }
 
-/// Fits F_q for every single-term workload query from the repository's current result lists
-/// (only their scores in descending order: F_q never needs to know which page holds a rank).
+/// Fits F_q for every single-term workload query from the repository's current result lists.
+///
+/// A fit reads the scores at a handful of ranks only ([`ScoreRankFn::needed_ranks`]), so each
+/// list's scores are selected at those ranks rather than the list being ranked; the functions
+/// equal those fitted on the fully sorted lists (tested below).
 pub(crate) fn fit_table(
     repo: &Repository,
     workload: &SimWorkload,
     pieces: usize,
 ) -> ScoreRankTable {
     let ids = workload.term_ids();
-    let lists: Vec<(u32, Vec<f32>)> = ids
+    let functions: Vec<(u32, ScoreRankFn)> = ids
         .par_iter()
-        .map(|&t| (t, repo.forward().ranked_scores(repo.scorer(), &[t])))
+        .filter_map(|&t| {
+            let (len, scores) = repo.forward().scores_at_ranks(repo.scorer(), &[t], |len| {
+                ScoreRankFn::needed_ranks(len, pieces)
+            });
+            let ranks = ScoreRankFn::needed_ranks(len, pieces);
+            ScoreRankFn::fit_at(len, pieces, |r| {
+                scores[ranks
+                    .binary_search(&r)
+                    .expect("fit_at reads needed ranks only")]
+            })
+            .map(|f| (t, f))
+        })
         .collect();
-    ScoreRankTable::fit(lists, pieces)
+    ScoreRankTable::from_functions(functions)
 }
 
 /// ΔQ_A per page of a batch, from the hook's shifts (grouped by page).
@@ -229,5 +243,37 @@ pub fn is_fresh(corpus: &Corpus, page: PageId, held: Option<Unit>, unit: Unit) -
     match corpus.page_at(page, unit) {
         PageState::Present(v) => held == Some(v.unit),
         PageState::Gone | PageState::NotYetCreated => held.is_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::testutil::random_corpus;
+
+    #[test]
+    fn selected_fits_equal_fits_on_fully_ranked_lists() {
+        let corpus = random_corpus(150, 5, 23);
+        let mut workload = SimWorkload::default();
+        for t in 0..corpus.vocabulary.len() as u32 + 2 {
+            workload.term_frequency.insert(t, 1.0);
+        }
+        for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let repo = Repository::forward_only_at(&corpus, 3, kind);
+            for pieces in 1..=5 {
+                let table = fit_table(&repo, &workload, pieces);
+                let reference = ScoreRankTable::fit(
+                    workload
+                        .term_ids()
+                        .into_iter()
+                        .map(|t| (t, repo.ranked(&[t]).iter().map(|h| h.score).collect())),
+                    pieces,
+                );
+                assert_eq!(table.len(), reference.len());
+                for t in workload.term_ids() {
+                    assert_eq!(table.get(t), reference.get(t), "{kind} {pieces} {t}");
+                }
+            }
+        }
     }
 }
