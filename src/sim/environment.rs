@@ -3,7 +3,6 @@
 
 use rayon::prelude::*;
 
-use crate::change::shingles::text_change;
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
 use crate::index::{
     changes_at, IndexError, LiveScores, Repository, ScoreShift, ScoringKind, ShiftSink,
@@ -127,23 +126,37 @@ fn view_weights(
 }
 
 /// Change units and shingle changes of every page (a new version after the first, or gone).
+/// Each present version's shingles are computed once (it is the new copy of one change and the
+/// old copy of the next).
 fn shingle_history(corpus: &Corpus) -> ChangeHistory {
+    use crate::change::shingles::{shingle_change, shingles, DEFAULT_SHINGLE_WIDTH};
     let pages = (0..corpus.page_count() as PageId)
         .into_par_iter()
         .map(|p| {
             let versions = &corpus.timeline(p).versions;
             let mut h = PageHistory::default();
+            let of = |v: &crate::corpus::PageVersion| {
+                v.is_present()
+                    .then(|| shingles(&v.indexed_text(), DEFAULT_SHINGLE_WIDTH))
+            };
+            let mut previous = versions.first().and_then(of);
             for pair in versions.windows(2) {
                 let (old, new) = (&pair[0], &pair[1]);
-                let change = match (old.is_present(), new.is_present()) {
-                    (true, true) => text_change(&old.indexed_text(), &new.indexed_text()),
-                    (true, false) => 1.0,
+                let current = of(new);
+                let change = match (&previous, &current) {
+                    (Some(a), Some(b)) => shingle_change(a, b),
+                    (Some(_), None) => 1.0,
                     // Back after being gone: everything it shows is new to the repository.
-                    (false, true) => 1.0,
-                    (false, false) => continue,
+                    (None, Some(_)) => 1.0,
+                    (None, None) => {
+                        previous = current;
+                        continue;
+                    }
                 };
+                debug_assert_eq!(previous.is_some(), old.is_present());
                 h.change_units.push(new.unit);
                 h.shingle_changes.push(change);
+                previous = current;
             }
             h
         })
