@@ -101,6 +101,20 @@ impl Repository {
         }
     }
 
+    /// A forward-only repository holding `forward` (e.g. a clone of another repository's
+    /// [`forward`](Self::forward) index: a simulation sweep starts every run from the same
+    /// initial crawl, and cloning it is cheaper than applying the crawl again).
+    pub fn forward_only_from(
+        forward: ForwardIndex,
+        vocabulary: Arc<Vocabulary>,
+        scoring: ScoringKind,
+    ) -> Self {
+        Repository {
+            forward,
+            ..Self::forward_only(vocabulary, scoring)
+        }
+    }
+
     /// [`from_corpus_at`](Self::from_corpus_at) for a [`forward_only`](Self::forward_only)
     /// repository.
     pub fn forward_only_at(corpus: &Corpus, unit: Unit, scoring: ScoringKind) -> Self {

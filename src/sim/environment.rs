@@ -5,8 +5,8 @@ use rayon::prelude::*;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
 use crate::index::{
-    changes_at, IndexError, LiveScores, Repository, ScoreShift, ScoringKind, ShiftSink,
-    WorkloadTerms,
+    changes_at, ForwardIndex, IndexError, LiveScores, Repository, ScoreShift, ScoringKind,
+    ShiftSink, WorkloadTerms,
 };
 use crate::policy::{ChangeHistory, PageHistory};
 use crate::quality::estimate::{DeltaQEstimator, ScoreRankTable};
@@ -44,6 +44,9 @@ pub struct Environment<'c> {
     pub truths: Vec<LiveTruth>,
     /// EBR's weight per page: `Σ_q f_q · I(rank in A(q, W_0))` (how often users are shown p).
     pub view_weight: Vec<f64>,
+    /// The repository's forward index at unit 0 (every page present then): where every run
+    /// starts, built once and cloned per run.
+    pub initial: ForwardIndex,
     /// The true history (oracle mode): change units, shingle changes, and ΔQ_A measured when
     /// every change is refreshed at once (paper 003 §6's forecasting experiment).
     pub history: ChangeHistory,
@@ -74,7 +77,10 @@ impl<'c> Environment<'c> {
             &config.likelihood,
         );
         let mut history = shingle_history(corpus);
-        let measured = measure_every_change(corpus, &workload, &config)?;
+        let initial = Repository::forward_only_at(corpus, 0, config.scoring)
+            .forward()
+            .clone();
+        let measured = measure_from(corpus, initial.clone(), &workload, &config)?;
         for (page, h) in history.pages.iter_mut().enumerate() {
             h.delta_q = h
                 .change_units
@@ -93,6 +99,7 @@ impl<'c> Environment<'c> {
             config,
             truths,
             view_weight,
+            initial,
             history,
         })
     }
@@ -233,7 +240,24 @@ pub fn measure_every_change(
     workload: &SimWorkload,
     config: &EnvironmentConfig,
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
-    let mut repo = Repository::forward_only_at(corpus, 0, config.scoring);
+    let initial = Repository::forward_only_at(corpus, 0, config.scoring)
+        .forward()
+        .clone();
+    measure_from(corpus, initial, workload, config)
+}
+
+/// [`measure_every_change`] from the repository's forward index at unit 0.
+fn measure_from(
+    corpus: &Corpus,
+    initial: ForwardIndex,
+    workload: &SimWorkload,
+    config: &EnvironmentConfig,
+) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
+    let mut repo = Repository::forward_only_from(
+        initial,
+        std::sync::Arc::clone(&corpus.vocabulary),
+        config.scoring,
+    );
     repo.set_hook(Some(WorkloadTerms::from_ids(workload.term_ids())));
     let estimator = DeltaQEstimator::new(config.likelihood);
     let mut out = vec![std::collections::HashMap::new()];
