@@ -16,7 +16,7 @@
 //! The symmetric [`resemblance_distance`] (1 − Jaccard) is offered for callers who want
 //! additions to count too; it is never smaller than [`shingle_change`].
 
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::xxh3_64;
 
 /// Broder's usual shingle width: 4 consecutive words.
 pub const DEFAULT_SHINGLE_WIDTH: usize = 4;
@@ -27,35 +27,44 @@ pub const DEFAULT_SHINGLE_WIDTH: usize = 4;
 /// whitespace edits do not count as changes). A text with fewer than `w` words (but at least
 /// one) yields one shingle of all its words; an empty text yields no shingle. `w = 0` is
 /// treated as 1.
+///
+/// Each window is hashed as its words' bytes, each followed by a 0 byte (a separator no word
+/// contains, so ("ab","c") and ("a","bc") differ). The lower-cased words are laid out once in
+/// one buffer in that form, so every window is a contiguous slice hashed in one shot (equal to
+/// streaming the words into an `Xxh3`, without a hasher state and a `String` per word).
 pub fn shingles(text: &str, w: usize) -> Vec<u64> {
     let w = w.max(1);
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|s| !s.is_empty())
-        .map(|s| s.to_lowercase())
-        .collect();
-    if words.is_empty() {
+    let mut buf: Vec<u8> = Vec::with_capacity(text.len() + text.len() / 4);
+    // Start offset of every word in `buf`, then the end of the buffer.
+    let mut starts: Vec<usize> = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        starts.push(buf.len());
+        if word.is_ascii() {
+            buf.extend(word.bytes().map(|b| b.to_ascii_lowercase()));
+        } else {
+            // `str::to_lowercase` of the word (context-dependent mappings such as a final
+            // sigma included), exactly as before.
+            buf.extend_from_slice(word.to_lowercase().as_bytes());
+        }
+        buf.push(0);
+    }
+    if starts.is_empty() {
         return Vec::new();
     }
-    let width = w.min(words.len());
-    let mut out: Vec<u64> = words
-        .windows(width)
-        .map(|window| {
-            let mut h = Xxh3::new();
-            for word in window {
-                h.update(word.as_bytes());
-                // A separator no word contains, so ("ab","c") and ("a","bc") differ.
-                h.update(&[0u8]);
-            }
-            h.digest()
-        })
+    let words = starts.len();
+    starts.push(buf.len());
+    let width = w.min(words);
+    let mut out: Vec<u64> = (0..=words - width)
+        .map(|i| xxh3_64(&buf[starts[i]..starts[i + width]]))
         .collect();
     out.sort_unstable();
     out.dedup();
     out
 }
 
-/// Size of the intersection of two sorted, deduplicated slices.
 fn intersection_len(a: &[u64], b: &[u64]) -> usize {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
@@ -108,6 +117,53 @@ pub fn text_change(old_text: &str, new_text: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The straightforward form: a `String` per word, a streaming hasher per window.
+    fn reference_shingles(text: &str, w: usize) -> Vec<u64> {
+        use xxhash_rust::xxh3::Xxh3;
+        let w = w.max(1);
+        let words: Vec<String> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|s| !s.is_empty())
+            .map(|s| s.to_lowercase())
+            .collect();
+        if words.is_empty() {
+            return Vec::new();
+        }
+        let width = w.min(words.len());
+        let mut out: Vec<u64> = words
+            .windows(width)
+            .map(|window| {
+                let mut h = Xxh3::new();
+                for word in window {
+                    h.update(word.as_bytes());
+                    h.update(&[0u8]);
+                }
+                h.digest()
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn shingles_equal_the_streaming_reference() {
+        let long: String = (0..500).map(|i| format!("Word{} ", i % 37)).collect();
+        for text in [
+            "",
+            "one",
+            "A, b. C d!",
+            "the quick brown fox jumps over the lazy dog",
+            "ΣΊΣΥΦΟΣ ΟΔΥΣΣΕΥΣ Straße İstanbul ǅemal ÅNGSTRÖM café-CAFÉ 東京 タワー",
+            "x y x y x y",
+            long.as_str(),
+        ] {
+            for w in 0..6 {
+                assert_eq!(shingles(text, w), reference_shingles(text, w), "{text} {w}");
+            }
+        }
+    }
 
     #[test]
     fn counts_distinct_windows_and_ignores_case_and_punctuation() {

@@ -7,9 +7,12 @@
 //! * the live collection statistics BM25 and TF-IDF need — number of documents, total tokens of
 //!   the `body` field, document frequency per term id — counting present documents only (tantivy
 //!   counts deleted-but-unmerged documents too; see [`super::stats`]);
-//! * an inverted map term id → sorted page ids, so the exact metrics can enumerate every page
-//!   containing a term (a full result list) without asking tantivy;
-//! * in-link counts: for each page, how many present pages link to it.
+//! * an inverted map term id → sorted page ids, each with the page's frequency of the term, so
+//!   the exact metrics can enumerate and score every page containing a term (a full result
+//!   list) without asking tantivy and without searching each page's [`TermCounts`];
+//! * in-link counts: for each page, how many present pages link to it;
+//! * dense per-page arrays of the copy's [`DocLength`] and URL hash, so scoring a posting list
+//!   touches no [`ForwardDoc`].
 //!
 //! Every mutation goes through [`ForwardIndex::put`] and [`ForwardIndex::remove`], which keep the
 //! three in step.
@@ -19,7 +22,7 @@ use std::cmp::Ordering;
 use crate::corpus::{PageId, PageVersion};
 use crate::text::{TermCounts, TermId};
 
-use super::scorer::{Score, Scorer};
+use super::scorer::{DocLength, Score, Scorer};
 use super::stats::CollectionStats;
 
 /// A page in a ranked result list.
@@ -60,12 +63,34 @@ impl ForwardDoc {
 #[derive(Debug, Clone, Default)]
 pub struct ForwardIndex {
     docs: Vec<Option<ForwardDoc>>,
+    /// Indexed by page id: the present copy's length (default for absent pages).
+    lengths: Vec<DocLength>,
+    /// Indexed by page id: the present copy's URL hash (0 for absent pages).
+    url_hashes: Vec<u64>,
     num_docs: u64,
     total_tokens: u64,
     /// Indexed by term id; `postings[t]` sorted ascending. `df(t) = postings[t].len()`.
     postings: Vec<Vec<PageId>>,
+    /// Parallel to `postings`: `tfs[t][i]` is the frequency of `t` in page `postings[t][i]`.
+    /// Kept apart from the page ids so that intersections search a dense `[PageId]`.
+    tfs: Vec<Vec<u32>>,
     /// Indexed by page id: number of present pages whose copy links to it.
     inlinks: Vec<u32>,
+}
+
+/// Advances `from` to the first index of `list` (ascending) holding a value `>= target`
+/// (galloping, then binary search), and returns it.
+fn gallop(list: &[PageId], from: usize, target: PageId) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    let mut hi = from;
+    while hi < list.len() && list[hi] < target {
+        lo = hi + 1;
+        hi += step;
+        step *= 2;
+    }
+    let hi = hi.min(list.len());
+    lo + list[lo..hi].partition_point(|&p| p < target)
 }
 
 impl ForwardIndex {
@@ -99,37 +124,157 @@ impl ForwardIndex {
             .unwrap_or(&[])
     }
 
+    /// [`pages_with`](Self::pages_with) and, parallel to it, each page's frequency of `term`.
+    pub fn postings(&self, term: TermId) -> (&[PageId], &[u32]) {
+        match (
+            self.postings.get(term as usize),
+            self.tfs.get(term as usize),
+        ) {
+            (Some(p), Some(f)) => (p, f),
+            _ => (&[], &[]),
+        }
+    }
+
+    /// Calls `f(page, tfs)` for every page containing every term of `terms`, ascending, with
+    /// `tfs[i]` the page's frequency of `terms[i]`. Nothing for an empty query.
+    ///
+    /// Intersects the posting lists, driving from the shortest and galloping through the
+    /// others, so a conjunctive list costs about `|shortest| · Σ log(gap)` and a single-term
+    /// list is a plain scan.
+    fn for_each_match(&self, terms: &[TermId], mut f: impl FnMut(PageId, &[u32])) {
+        let lists: Vec<(&[PageId], &[u32])> = terms.iter().map(|&t| self.postings(t)).collect();
+        let Some(driver) = (0..lists.len()).min_by_key(|&i| lists[i].0.len()) else {
+            return;
+        };
+        let mut tfs = vec![0u32; terms.len()];
+        if lists.len() == 1 {
+            for (&page, &tf) in lists[0].0.iter().zip(lists[0].1) {
+                tfs[0] = tf;
+                f(page, &tfs);
+            }
+            return;
+        }
+        let mut cursors = vec![0usize; lists.len()];
+        'pages: for (&page, &tf) in lists[driver].0.iter().zip(lists[driver].1) {
+            for (i, &(pages, freqs)) in lists.iter().enumerate() {
+                if i == driver {
+                    tfs[i] = tf;
+                    continue;
+                }
+                let at = gallop(pages, cursors[i], page);
+                cursors[i] = at;
+                if at == pages.len() {
+                    break 'pages;
+                }
+                if pages[at] != page {
+                    continue 'pages;
+                }
+                tfs[i] = freqs[at];
+            }
+            f(page, &tfs);
+        }
+    }
+
     /// Pages containing every term of `terms` (a conjunctive match set), ascending. Empty for
     /// an empty query.
     pub fn matching(&self, terms: &[TermId]) -> Vec<PageId> {
-        let mut lists: Vec<&[PageId]> = terms.iter().map(|&t| self.pages_with(t)).collect();
-        lists.sort_by_key(|l| l.len());
-        let Some((first, rest)) = lists.split_first() else {
-            return Vec::new();
-        };
-        first
-            .iter()
-            .copied()
-            .filter(|p| rest.iter().all(|l| l.binary_search(p).is_ok()))
-            .collect()
+        let mut out = Vec::new();
+        self.for_each_match(terms, |p, _| out.push(p));
+        out
     }
 
     /// The full result list `A(q)` of the conjunctive query `terms` under `scorer` with these
     /// statistics: every page containing all terms, in [`rank_order`].
+    ///
+    /// Scores come from [`Weight::score_tfs`] on the frequencies the postings carry (equal to
+    /// [`Weight::score`] on the page's copy). The sort may be unstable: [`rank_order`] is a
+    /// total order with no ties (page ids are distinct).
     pub fn ranked(&self, scorer: &dyn Scorer, terms: &[TermId]) -> Vec<Ranked> {
-        let weight = scorer.weight(self, terms);
-        let mut hits: Vec<(Score, u64, PageId)> = self
-            .matching(terms)
-            .into_iter()
-            .map(|p| {
-                let d = self.doc(p).expect("postings list present pages only");
-                (weight.score(p, &d.terms), d.url_hash, p)
-            })
-            .collect();
-        hits.sort_by(|a, b| rank_order(*a, *b));
+        let mut hits = self.scored(scorer, terms);
+        hits.sort_unstable_by(|a, b| rank_order(*a, *b));
         hits.into_iter()
             .map(|(score, _, page)| Ranked { page, score })
             .collect()
+    }
+
+    /// The scores of [`ranked`](Self::ranked), in descending order, without the ranking
+    /// (ties between equal scores need not be broken to know the score at each rank).
+    pub fn ranked_scores(&self, scorer: &dyn Scorer, terms: &[TermId]) -> Vec<Score> {
+        let weight = scorer.weight(self, terms);
+        let mut scores = Vec::with_capacity(self.match_bound(terms));
+        self.for_each_match(terms, |p, tfs| {
+            scores.push(weight.score_tfs(p, tfs, self.lengths[p as usize]));
+        });
+        scores.sort_unstable_by(|a, b| b.total_cmp(a));
+        scores
+    }
+
+    /// `(score, url hash, page)` of every matching page, ascending by page.
+    fn scored(&self, scorer: &dyn Scorer, terms: &[TermId]) -> Vec<(Score, u64, PageId)> {
+        let mut hits = Vec::with_capacity(self.match_bound(terms));
+        self.for_each_scored(scorer, terms, |page, score, url_hash| {
+            hits.push((score, url_hash, page))
+        });
+        hits
+    }
+
+    /// Calls `f(page, score, url hash)` for every page of the result list of `terms`, in
+    /// ascending page order (not ranked): the scores of [`ranked`](Self::ranked), for callers
+    /// that join the list with other page-ordered data before (or instead of) ranking it.
+    pub fn for_each_scored(
+        &self,
+        scorer: &dyn Scorer,
+        terms: &[TermId],
+        mut f: impl FnMut(PageId, Score, u64),
+    ) {
+        let weight = scorer.weight(self, terms);
+        self.for_each_match(terms, |p, tfs| {
+            let i = p as usize;
+            f(
+                p,
+                weight.score_tfs(p, tfs, self.lengths[i]),
+                self.url_hashes[i],
+            );
+        });
+    }
+
+    /// Scores of the result list of `terms` at the given 1-based `ranks` (ascending, each
+    /// within `1..=len`), with the list's length: what a score-to-rank fit reads. Equal to
+    /// indexing [`ranked_scores`](Self::ranked_scores), but by successive selections rather
+    /// than a full sort.
+    pub fn scores_at_ranks(
+        &self,
+        scorer: &dyn Scorer,
+        terms: &[TermId],
+        ranks: impl Fn(usize) -> Vec<usize>,
+    ) -> (usize, Vec<Score>) {
+        let mut scores = Vec::with_capacity(self.match_bound(terms));
+        self.for_each_scored(scorer, terms, |_, s, _| scores.push(s));
+        let len = scores.len();
+        let wanted = ranks(len);
+        let mut out = Vec::with_capacity(wanted.len());
+        // `scores[..done]` holds the `done` largest scores; select each next rank in the rest.
+        let mut done = 0;
+        for r in wanted {
+            debug_assert!(r >= 1 && r <= len);
+            let i = r - 1;
+            if i >= done {
+                let rest = &mut scores[done..];
+                rest.select_nth_unstable_by(i - done, |a, b| b.total_cmp(a));
+                done = i;
+            }
+            out.push(scores[i]);
+        }
+        (len, out)
+    }
+
+    /// An upper bound of the number of pages matching `terms` (the shortest posting list).
+    fn match_bound(&self, terms: &[TermId]) -> usize {
+        terms
+            .iter()
+            .map(|&t| self.pages_with(t).len())
+            .min()
+            .unwrap_or(0)
     }
 
     /// The score of the present copy of `page` for `terms` (0 when absent or not matching).
@@ -146,17 +291,32 @@ impl ForwardIndex {
         let i = page as usize;
         if self.docs.len() <= i {
             self.docs.resize(i + 1, None);
+            self.lengths.resize(i + 1, DocLength::default());
+            self.url_hashes.resize(i + 1, 0);
         }
         self.num_docs += 1;
         self.total_tokens += u64::from(doc.terms.length);
-        for &(t, _) in &doc.terms.counts {
+        self.lengths[i] = DocLength::new(doc.terms.length);
+        self.url_hashes[i] = doc.url_hash;
+        for &(t, tf) in &doc.terms.counts {
             let t = t as usize;
             if self.postings.len() <= t {
                 self.postings.resize_with(t + 1, Vec::new);
+                self.tfs.resize_with(t + 1, Vec::new);
             }
             let list = &mut self.postings[t];
-            if let Err(at) = list.binary_search(&page) {
-                list.insert(at, page);
+            // Pages are mostly put in ascending order (a full crawl), so try the end first.
+            match list.last() {
+                Some(&last) if last >= page => {
+                    if let Err(at) = list.binary_search(&page) {
+                        list.insert(at, page);
+                        self.tfs[t].insert(at, tf);
+                    }
+                }
+                _ => {
+                    list.push(page);
+                    self.tfs[t].push(tf);
+                }
             }
         }
         for &target in &doc.links {
@@ -174,10 +334,13 @@ impl ForwardIndex {
         let doc = self.docs.get_mut(page as usize)?.take()?;
         self.num_docs -= 1;
         self.total_tokens -= u64::from(doc.terms.length);
+        self.lengths[page as usize] = DocLength::default();
+        self.url_hashes[page as usize] = 0;
         for &(t, _) in &doc.terms.counts {
             let list = &mut self.postings[t as usize];
             if let Ok(at) = list.binary_search(&page) {
                 list.remove(at);
+                self.tfs[t as usize].remove(at);
             }
         }
         for &target in &doc.links {
@@ -202,10 +365,17 @@ impl ForwardIndex {
             .postings
             .iter()
             .map(|l| l.capacity() * size_of::<PageId>() + size_of::<Vec<PageId>>())
-            .sum();
+            .sum::<usize>()
+            + self
+                .tfs
+                .iter()
+                .map(|l| l.capacity() * size_of::<u32>() + size_of::<Vec<u32>>())
+                .sum::<usize>();
         docs + self.docs.capacity() * size_of::<Option<ForwardDoc>>()
             + postings
             + self.inlinks.capacity() * size_of::<u32>()
+            + self.lengths.capacity() * size_of::<DocLength>()
+            + self.url_hashes.capacity() * size_of::<u64>()
     }
 }
 
@@ -260,5 +430,95 @@ mod tests {
         assert_eq!((f.num_docs(), f.total_tokens(), f.inlinks(3)), (1, 5, 0));
         assert_eq!(f.pages().collect::<Vec<_>>(), vec![3]);
         assert!(f.memory_bytes() > 0);
+    }
+
+    /// The straightforward definition of a result list: every present copy containing all
+    /// terms, scored by [`Weight::score`] on the copy's `TermCounts`, stably sorted.
+    fn reference_ranked(f: &ForwardIndex, scorer: &dyn Scorer, terms: &[TermId]) -> Vec<Ranked> {
+        let weight = scorer.weight(f, terms);
+        let mut hits: Vec<(Score, u64, PageId)> = f
+            .pages()
+            .filter_map(|p| {
+                let d = f.doc(p).unwrap();
+                let all = !terms.is_empty() && terms.iter().all(|&t| d.terms.contains(t));
+                all.then(|| (weight.score(p, &d.terms), d.url_hash, p))
+            })
+            .collect();
+        hits.sort_by(|a, b| rank_order(*a, *b));
+        hits.into_iter()
+            .map(|(score, _, page)| Ranked { page, score })
+            .collect()
+    }
+
+    fn bits(list: &[Ranked]) -> Vec<(PageId, u32)> {
+        list.iter().map(|r| (r.page, r.score.to_bits())).collect()
+    }
+
+    #[test]
+    fn optimised_lists_equal_the_reference_bit_for_bit() {
+        use crate::corpus::LiveWeb;
+        use crate::index::testutil::random_corpus;
+        use crate::index::ScoringKind;
+        use rand::{Rng, SeedableRng};
+
+        let corpus = random_corpus(120, 8, 17);
+        let vocabulary = corpus.vocabulary.len() as TermId;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        // Queries: every single term, and random conjunctions of 2–3 distinct terms (some with
+        // an unknown term id).
+        let mut queries: Vec<Vec<TermId>> = (0..vocabulary).map(|t| vec![t]).collect();
+        for _ in 0..200 {
+            let n = rng.gen_range(2..=3);
+            let mut q: Vec<TermId> = Vec::new();
+            while q.len() < n {
+                let t = rng.gen_range(0..vocabulary + 2);
+                if !q.contains(&t) {
+                    q.push(t);
+                }
+            }
+            queries.push(q);
+        }
+        queries.push(Vec::new());
+        // One index advanced unit by unit (puts, replacements and removals in page order)
+        // and one rebuilt in descending page order, so the postings see both insert paths.
+        let mut f = ForwardIndex::new();
+        for unit in 0..corpus.units() {
+            for p in 0..corpus.page_count() as PageId {
+                match corpus.page_at(p, unit).present() {
+                    Some(v) => f.put(p, ForwardDoc::from_version(corpus.url(p), v)),
+                    None => {
+                        f.remove(p);
+                    }
+                }
+            }
+            let mut g = ForwardIndex::new();
+            for p in (0..corpus.page_count() as PageId).rev() {
+                if let Some(v) = corpus.page_at(p, unit).present() {
+                    g.put(p, ForwardDoc::from_version(corpus.url(p), v));
+                }
+            }
+            for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+                let scorer = kind.scorer();
+                for q in &queries {
+                    let want = reference_ranked(&f, scorer.as_ref(), q);
+                    let got = f.ranked(scorer.as_ref(), q);
+                    assert_eq!(bits(&got), bits(&want), "{kind} unit {unit} {q:?}");
+                    assert_eq!(bits(&g.ranked(scorer.as_ref(), q)), bits(&want));
+                    let scores: Vec<u32> = want.iter().map(|r| r.score.to_bits()).collect();
+                    let fast: Vec<u32> = f
+                        .ranked_scores(scorer.as_ref(), q)
+                        .iter()
+                        .map(|s| s.to_bits())
+                        .collect();
+                    assert_eq!(fast, scores);
+                    let pages: Vec<PageId> = {
+                        let mut p: Vec<PageId> = want.iter().map(|r| r.page).collect();
+                        p.sort_unstable();
+                        p
+                    };
+                    assert_eq!(f.matching(q), pages);
+                }
+            }
+        }
     }
 }

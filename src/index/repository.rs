@@ -104,10 +104,24 @@ impl Repository {
         }
     }
 
+    /// A forward-only repository holding `forward` (e.g. a clone of another repository's
+    /// [`forward`](Self::forward) index: a simulation sweep starts every run from the same
+    /// initial crawl, and cloning it is cheaper than applying the crawl again).
+    pub fn forward_only_from(
+        forward: ForwardIndex,
+        vocabulary: Arc<Vocabulary>,
+        scoring: ScoringKind,
+    ) -> Self {
+        Repository {
+            forward,
+            ..Self::forward_only(vocabulary, scoring)
+        }
+    }
+
     /// [`from_corpus_at`](Self::from_corpus_at) for a [`forward_only`](Self::forward_only)
     /// repository.
     pub fn forward_only_at(corpus: &Corpus, unit: Unit, scoring: ScoringKind) -> Self {
-        let mut repo = Self::forward_only(Arc::new(corpus.vocabulary.clone()), scoring);
+        let mut repo = Self::forward_only(Arc::clone(&corpus.vocabulary), scoring);
         let batch: Vec<PageUpdate> = (0..corpus.page_count() as PageId)
             .map(|p| PageUpdate::fetch(corpus, p, unit))
             .filter(|u| u.version.is_some())
@@ -181,7 +195,7 @@ impl Repository {
         scoring: ScoringKind,
         dir: Option<&Path>,
     ) -> Result<Self, IndexError> {
-        let mut repo = Self::open(dir, Arc::new(corpus.vocabulary.clone()), scoring)?;
+        let mut repo = Self::open(dir, Arc::clone(&corpus.vocabulary), scoring)?;
         let batch: Vec<PageUpdate> = (0..corpus.page_count() as PageId)
             .map(|p| PageUpdate::fetch(corpus, p, unit))
             .filter(|u| u.version.is_some())

@@ -216,7 +216,7 @@ fn repository_reopened_from_disk_has_the_same_forward_index() {
             .map(|t| repo.ranked(&[t]))
             .collect::<Vec<_>>()
     };
-    let vocabulary = std::sync::Arc::new(corpus.vocabulary.clone());
+    let vocabulary = std::sync::Arc::clone(&corpus.vocabulary);
     let reopened = Repository::open(Some(dir.path()), vocabulary, ScoringKind::InLinks).unwrap();
     for (t, list) in lists.iter().enumerate() {
         assert_eq!(&reopened.ranked(&[t as TermId]), list);

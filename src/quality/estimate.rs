@@ -47,6 +47,13 @@ impl ScoreRankTable {
         ScoreRankTable { functions }
     }
 
+    /// A table of functions already fitted (e.g. with [`ScoreRankFn::fit_at`]).
+    pub fn from_functions(functions: impl IntoIterator<Item = (TermId, ScoreRankFn)>) -> Self {
+        ScoreRankTable {
+            functions: functions.into_iter().collect(),
+        }
+    }
+
     pub fn get(&self, term: TermId) -> Option<&ScoreRankFn> {
         self.functions.get(&term)
     }

@@ -22,7 +22,7 @@
 use rayon::prelude::*;
 
 use crate::corpus::{PageId, Unit};
-use crate::index::{ForwardIndex, LiveScores, Score, Scorer};
+use crate::index::{rank_order, CollectionStats, ForwardIndex, LiveScores, Score, Scorer};
 use crate::text::TermId;
 
 use super::viewing::ViewingLikelihood;
@@ -66,25 +66,36 @@ pub struct LiveTruth {
 
 impl LiveTruth {
     /// Computes the live lists of every query (in parallel).
+    ///
+    /// Each list is scored in page order ([`ForwardIndex::for_each_scored`]), which is the
+    /// order `by_page` keeps; ranking it fully is not needed: the ideal quality reads only the
+    /// scores in descending order and the top 10 is a selection.
     pub fn compute(
         live: &LiveScores,
         queries: &[MetricQuery],
         likelihood: &ViewingLikelihood,
     ) -> Self {
+        let forward = live.forward();
+        let table = likelihood_table(likelihood, forward.num_docs() as usize);
         let lists: Vec<(LiveList, f64)> = queries
             .par_iter()
             .map(|q| {
-                let ranked = live.ranked(&q.terms);
-                let ideal: f64 = ranked
+                let mut hits: Vec<(Score, u64, PageId)> = Vec::new();
+                forward.for_each_scored(live.scorer(), &q.terms, |p, s, h| hits.push((s, h, p)));
+                let by_page: Vec<(PageId, Score)> = hits.iter().map(|&(s, _, p)| (p, s)).collect();
+                let mut scores: Vec<Score> = hits.iter().map(|h| h.0).collect();
+                scores.sort_unstable_by(|a, b| b.total_cmp(a));
+                let ideal: f64 = scores
                     .iter()
                     .enumerate()
-                    .map(|(r, hit)| likelihood.at(r as u64 + 1) * f64::from(hit.score))
+                    .map(|(r, &s)| table.at(r) * f64::from(s))
                     .sum();
-                let mut top: Vec<PageId> = ranked.iter().take(TOP_K).map(|h| h.page).collect();
+                if hits.len() > TOP_K {
+                    hits.select_nth_unstable_by(TOP_K, |a, b| rank_order(*a, *b));
+                    hits.truncate(TOP_K);
+                }
+                let mut top: Vec<PageId> = hits.iter().map(|h| h.2).collect();
                 top.sort_unstable();
-                let mut by_page: Vec<(PageId, Score)> =
-                    ranked.iter().map(|h| (h.page, h.score)).collect();
-                by_page.sort_unstable_by_key(|&(p, _)| p);
                 (LiveList { by_page, top }, q.frequency * ideal)
             })
             .collect();
@@ -107,6 +118,30 @@ impl LiveTruth {
             .iter()
             .map(|l| l.by_page.len() * 8 + l.top.len() * 4 + std::mem::size_of::<LiveList>())
             .sum()
+    }
+}
+
+/// `I(r)` for the ranks of any list of a collection of `len` documents, computed once per call
+/// rather than once per result (the same `ViewingLikelihood::at` values).
+struct LikelihoodTable<'a> {
+    values: Vec<f64>,
+    likelihood: &'a ViewingLikelihood,
+}
+
+impl LikelihoodTable<'_> {
+    /// `I(index + 1)`.
+    fn at(&self, index: usize) -> f64 {
+        match self.values.get(index) {
+            Some(&v) => v,
+            None => self.likelihood.at(index as u64 + 1),
+        }
+    }
+}
+
+fn likelihood_table(likelihood: &ViewingLikelihood, len: usize) -> LikelihoodTable<'_> {
+    LikelihoodTable {
+        values: (1..=len as u64).map(|r| likelihood.at(r)).collect(),
+        likelihood,
     }
 }
 
@@ -141,25 +176,38 @@ pub fn evaluate(
         fresh: Option<f64>,
         ap: Option<f64>,
     }
+    let table = likelihood_table(likelihood, repository.num_docs() as usize);
     let per_query: Vec<PerQuery> = queries
         .par_iter()
         .enumerate()
         .map(|(qi, q)| {
-            let ranked = repository.ranked(scorer, &q.terms);
             let live = &truth.lists[qi];
+            // The repository's list in page order, joined with the live scores (also in page
+            // order) by a merge, then ranked.
+            let mut ranked: Vec<(Score, u64, PageId, Score)> = Vec::new();
+            let mut j = 0;
+            repository.for_each_scored(scorer, &q.terms, |page, score, url_hash| {
+                j += live.by_page[j..].partition_point(|&(p, _)| p < page);
+                let live_score = match live.by_page.get(j) {
+                    Some(&(p, s)) if p == page => s,
+                    _ => 0.0,
+                };
+                ranked.push((score, url_hash, page, live_score));
+            });
+            ranked.sort_unstable_by(|a, b| rank_order((a.0, a.1, a.2), (b.0, b.1, b.2)));
             let absolute: f64 = ranked
                 .iter()
                 .enumerate()
-                .map(|(r, hit)| likelihood.at(r as u64 + 1) * f64::from(live.score(hit.page)))
+                .map(|(r, hit)| table.at(r) * f64::from(hit.3))
                 .sum();
             let top = &ranked[..ranked.len().min(TOP_K)];
             let fresh = (!top.is_empty())
-                .then(|| top.iter().filter(|h| is_fresh(h.page)).count() as f64 / top.len() as f64);
+                .then(|| top.iter().filter(|h| is_fresh(h.2)).count() as f64 / top.len() as f64);
             let ap = (!live.top.is_empty()).then(|| {
                 let mut hits = 0usize;
                 let mut sum = 0.0;
                 for (k, h) in top.iter().enumerate() {
-                    if live.top.binary_search(&h.page).is_ok() {
+                    if live.top.binary_search(&h.2).is_ok() {
                         hits += 1;
                         sum += hits as f64 / (k + 1) as f64;
                     }
@@ -200,7 +248,7 @@ mod tests {
     use crate::corpus::{Clock, Corpus, LiveWeb, PageTimeline};
     use crate::index::testutil::{random_corpus, version};
     use crate::index::{ForwardDoc, ScoringKind};
-    use crate::text::Vocabulary;
+    use crate::text::{TermId, Vocabulary};
 
     fn queries_of(corpus: &Corpus, terms: &[&str]) -> Vec<MetricQuery> {
         terms
@@ -298,6 +346,129 @@ mod tests {
         // Relevant = live top 10 = {p0, p1, p2}; repository shows p0 (rel), p1 (rel):
         // AP = (1/1 + 2/2) / 3.
         assert!((m.map_at_10 - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    /// The straightforward metrics: every list fully ranked, live scores looked up per hit,
+    /// `I(r)` computed per rank. Returns (ideal, per-query live top 10, metrics).
+    fn reference(
+        repository: &ForwardIndex,
+        scorer: &dyn Scorer,
+        live: &LiveScores,
+        queries: &[MetricQuery],
+        i: &ViewingLikelihood,
+        is_fresh: &dyn Fn(PageId) -> bool,
+    ) -> (f64, Vec<Vec<PageId>>, UnitMetrics) {
+        let mut ideal = 0.0;
+        let mut tops = Vec::new();
+        let (mut absolute_quality, mut fresh, mut aps) = (0.0, Vec::new(), Vec::new());
+        for q in queries {
+            let live_list = live.ranked(&q.terms);
+            let q_ideal: f64 = live_list
+                .iter()
+                .enumerate()
+                .map(|(r, h)| i.at(r as u64 + 1) * f64::from(h.score))
+                .sum();
+            ideal += q.frequency * q_ideal;
+            let mut live_top: Vec<PageId> = live_list.iter().take(TOP_K).map(|h| h.page).collect();
+            live_top.sort_unstable();
+            let live_score = |p: PageId| {
+                live_list
+                    .iter()
+                    .find(|h| h.page == p)
+                    .map_or(0.0, |h| h.score)
+            };
+            let ranked = repository.ranked(scorer, &q.terms);
+            let absolute: f64 = ranked
+                .iter()
+                .enumerate()
+                .map(|(r, h)| i.at(r as u64 + 1) * f64::from(live_score(h.page)))
+                .sum();
+            absolute_quality += q.frequency * absolute;
+            let top = &ranked[..ranked.len().min(TOP_K)];
+            if !top.is_empty() {
+                fresh.push(
+                    top.iter().filter(|h| is_fresh(h.page)).count() as f64 / top.len() as f64,
+                );
+            }
+            if !live_top.is_empty() {
+                let (mut hits, mut sum) = (0usize, 0.0);
+                for (k, h) in top.iter().enumerate() {
+                    if live_top.contains(&h.page) {
+                        hits += 1;
+                        sum += hits as f64 / (k + 1) as f64;
+                    }
+                }
+                aps.push(sum / live_top.len() as f64);
+            }
+            tops.push(live_top);
+        }
+        let mean = |v: Vec<f64>| {
+            if v.is_empty() {
+                1.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        let metrics = UnitMetrics {
+            unit: live.unit(),
+            quality: if ideal > 0.0 {
+                absolute_quality / ideal
+            } else {
+                1.0
+            },
+            fresh_at_10: mean(fresh),
+            map_at_10: mean(aps),
+            absolute_quality,
+        };
+        (ideal, tops, metrics)
+    }
+
+    #[test]
+    fn optimised_metrics_equal_the_reference_exactly() {
+        use rand::{Rng, SeedableRng};
+        let corpus = random_corpus(150, 8, 9);
+        let n = corpus.vocabulary.len() as TermId;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut queries: Vec<MetricQuery> = (0..n)
+            .map(|t| MetricQuery {
+                terms: vec![t],
+                frequency: 1.0 + t as f64,
+            })
+            .collect();
+        for _ in 0..60 {
+            let a = rng.gen_range(0..n);
+            let b = (a + rng.gen_range(1..n)) % n;
+            queries.push(MetricQuery {
+                terms: vec![a, b],
+                frequency: rng.gen_range(1.0..5.0),
+            });
+        }
+        let i = ViewingLikelihood::default();
+        for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let scorer = kind.scorer();
+            for (stale_at, live_at) in [(0, 7), (2, 5), (6, 6)] {
+                let live = LiveScores::at(&corpus, live_at, kind);
+                let repo = LiveScores::at(&corpus, stale_at, kind);
+                let truth = LiveTruth::compute(&live, &queries, &i);
+                let fresh = |p: PageId| !p.is_multiple_of(3);
+                let m = evaluate(
+                    repo.forward(),
+                    scorer.as_ref(),
+                    &queries,
+                    &truth,
+                    &i,
+                    &fresh,
+                );
+                let (ideal, tops, want) =
+                    reference(repo.forward(), scorer.as_ref(), &live, &queries, &i, &fresh);
+                assert_eq!(truth.ideal.to_bits(), ideal.to_bits(), "{kind}");
+                let got_tops: Vec<Vec<PageId>> =
+                    truth.lists.iter().map(|l| l.top.clone()).collect();
+                assert_eq!(got_tops, tops, "{kind}");
+                assert_eq!(m, want, "{kind} {stale_at} {live_at}");
+                assert_eq!(m.quality.to_bits(), want.quality.to_bits());
+            }
+        }
     }
 
     #[test]

@@ -27,21 +27,56 @@ impl ScoreRankFn {
     /// linearly in log(rank) between the neighbouring integer ranks. Returns `None` for an
     /// empty list.
     pub fn fit(scores_desc: &[f32], pieces: usize) -> Option<ScoreRankFn> {
+        Self::fit_at(scores_desc.len(), pieces, |r| scores_desc[r - 1])
+    }
+
+    /// The breakpoint `k` of a fit to a list of `len` results: its fractional rank and the
+    /// integer ranks `lo ≤ rank ≤ hi` (1-based) it interpolates between.
+    fn breakpoint(len: usize, pieces: usize, k: usize) -> (f64, usize, usize) {
+        let ln_len = (len as f64).ln();
+        let ln_rank = ln_len * k as f64 / pieces as f64;
+        let rank = ln_rank.exp().clamp(1.0, len as f64);
+        let lo = rank.floor() as usize; // 1-based
+        let hi = (lo + 1).min(len);
+        (rank, lo, hi)
+    }
+
+    /// The ranks (1-based, ascending, distinct) whose scores a fit to a list of `len` results
+    /// reads: [`fit_at`](Self::fit_at) needs only these, so a caller can select them from an
+    /// unsorted list instead of sorting it.
+    pub fn needed_ranks(len: usize, pieces: usize) -> Vec<usize> {
         let pieces = pieces.max(1);
-        let len = scores_desc.len();
+        if len == 0 {
+            return Vec::new();
+        }
+        let mut ranks: Vec<usize> = (0..=pieces)
+            .flat_map(|k| {
+                let (_, lo, hi) = Self::breakpoint(len, pieces, k);
+                [lo, hi]
+            })
+            .collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        ranks
+    }
+
+    /// [`fit`](Self::fit) to a list of `len` results whose score at 1-based rank `r` is
+    /// `score_at(r)`; reads only the [`needed_ranks`](Self::needed_ranks).
+    pub fn fit_at(
+        len: usize,
+        pieces: usize,
+        score_at: impl Fn(usize) -> f32,
+    ) -> Option<ScoreRankFn> {
+        let pieces = pieces.max(1);
         if len == 0 {
             return None;
         }
-        let ln_len = (len as f64).ln();
         let mut log_scores = Vec::with_capacity(pieces + 1);
         let mut previous = f32::INFINITY;
         for k in 0..=pieces {
-            let ln_rank = ln_len * k as f64 / pieces as f64;
-            let rank = ln_rank.exp().clamp(1.0, len as f64);
-            let lo = rank.floor() as usize; // 1-based
-            let hi = (lo + 1).min(len);
-            let s_lo = (scores_desc[lo - 1].max(f32::MIN_POSITIVE) as f64).ln();
-            let s_hi = (scores_desc[hi - 1].max(f32::MIN_POSITIVE) as f64).ln();
+            let (rank, lo, hi) = Self::breakpoint(len, pieces, k);
+            let s_lo = (score_at(lo).max(f32::MIN_POSITIVE) as f64).ln();
+            let s_hi = (score_at(hi).max(f32::MIN_POSITIVE) as f64).ln();
             let frac = if hi > lo {
                 (rank.ln() - (lo as f64).ln()) / ((hi as f64).ln() - (lo as f64).ln())
             } else {

@@ -3,16 +3,15 @@
 
 use rayon::prelude::*;
 
-use crate::change::shingles::text_change;
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
 use crate::index::{
-    changes_at, IndexError, LiveScores, Repository, ScoreShift, ScoringKind, ShiftSink,
-    WorkloadTerms,
+    changes_at, ForwardIndex, IndexError, LiveScores, Repository, ScoreShift, ScoringKind,
+    ShiftSink, WorkloadTerms,
 };
 use crate::policy::{ChangeHistory, PageHistory};
 use crate::quality::estimate::{DeltaQEstimator, ScoreRankTable};
 use crate::quality::exact::{LiveTruth, MetricQuery};
-use crate::quality::score_rank::DEFAULT_PIECES;
+use crate::quality::score_rank::{ScoreRankFn, DEFAULT_PIECES};
 use crate::quality::viewing::ViewingLikelihood;
 
 use super::workload::SimWorkload;
@@ -45,6 +44,9 @@ pub struct Environment<'c> {
     pub truths: Vec<LiveTruth>,
     /// EBR's weight per page: `Σ_q f_q · I(rank in A(q, W_0))` (how often users are shown p).
     pub view_weight: Vec<f64>,
+    /// The repository's forward index at unit 0 (every page present then): where every run
+    /// starts, built once and cloned per run.
+    pub initial: ForwardIndex,
     /// The true history (oracle mode): change units, shingle changes, and ΔQ_A measured when
     /// every change is refreshed at once (paper 003 §6's forecasting experiment).
     pub history: ChangeHistory,
@@ -75,7 +77,10 @@ impl<'c> Environment<'c> {
             &config.likelihood,
         );
         let mut history = shingle_history(corpus);
-        let measured = measure_every_change(corpus, &workload, &config)?;
+        let initial = Repository::forward_only_at(corpus, 0, config.scoring)
+            .forward()
+            .clone();
+        let measured = measure_from(corpus, initial.clone(), &workload, &config)?;
         for (page, h) in history.pages.iter_mut().enumerate() {
             h.delta_q = h
                 .change_units
@@ -94,6 +99,7 @@ impl<'c> Environment<'c> {
             config,
             truths,
             view_weight,
+            initial,
             history,
         })
     }
@@ -127,23 +133,37 @@ fn view_weights(
 }
 
 /// Change units and shingle changes of every page (a new version after the first, or gone).
+/// Each present version's shingles are computed once (it is the new copy of one change and the
+/// old copy of the next).
 fn shingle_history(corpus: &Corpus) -> ChangeHistory {
+    use crate::change::shingles::{shingle_change, shingles, DEFAULT_SHINGLE_WIDTH};
     let pages = (0..corpus.page_count() as PageId)
         .into_par_iter()
         .map(|p| {
             let versions = &corpus.timeline(p).versions;
             let mut h = PageHistory::default();
+            let of = |v: &crate::corpus::PageVersion| {
+                v.is_present()
+                    .then(|| shingles(&v.indexed_text(), DEFAULT_SHINGLE_WIDTH))
+            };
+            let mut previous = versions.first().and_then(of);
             for pair in versions.windows(2) {
                 let (old, new) = (&pair[0], &pair[1]);
-                let change = match (old.is_present(), new.is_present()) {
-                    (true, true) => text_change(&old.indexed_text(), &new.indexed_text()),
-                    (true, false) => 1.0,
+                let current = of(new);
+                let change = match (&previous, &current) {
+                    (Some(a), Some(b)) => shingle_change(a, b),
+                    (Some(_), None) => 1.0,
                     // Back after being gone: everything it shows is new to the repository.
-                    (false, true) => 1.0,
-                    (false, false) => continue,
+                    (None, Some(_)) => 1.0,
+                    (None, None) => {
+                        previous = current;
+                        continue;
+                    }
                 };
+                debug_assert_eq!(previous.is_some(), old.is_present());
                 h.change_units.push(new.unit);
                 h.shingle_changes.push(change);
+                previous = current;
             }
             h
         })
@@ -168,17 +188,32 @@ impl ShiftSink for ShiftBuffer {
 }
 
 /// Fits F_q for every single-term workload query from the repository's current result lists.
+///
+/// A fit reads the scores at a handful of ranks only ([`ScoreRankFn::needed_ranks`]), so each
+/// list's scores are selected at those ranks rather than the list being ranked; the functions
+/// equal those fitted on the fully sorted lists (tested below).
 pub(crate) fn fit_table(
     repo: &Repository,
     workload: &SimWorkload,
     pieces: usize,
 ) -> ScoreRankTable {
     let ids = workload.term_ids();
-    let lists: Vec<(u32, Vec<f32>)> = ids
+    let functions: Vec<(u32, ScoreRankFn)> = ids
         .par_iter()
-        .map(|&t| (t, repo.ranked(&[t]).into_iter().map(|h| h.score).collect()))
+        .filter_map(|&t| {
+            let (len, scores) = repo.forward().scores_at_ranks(repo.scorer(), &[t], |len| {
+                ScoreRankFn::needed_ranks(len, pieces)
+            });
+            let ranks = ScoreRankFn::needed_ranks(len, pieces);
+            ScoreRankFn::fit_at(len, pieces, |r| {
+                scores[ranks
+                    .binary_search(&r)
+                    .expect("fit_at reads needed ranks only")]
+            })
+            .map(|f| (t, f))
+        })
         .collect();
-    ScoreRankTable::fit(lists, pieces)
+    ScoreRankTable::from_functions(functions)
 }
 
 /// ΔQ_A per page of a batch, from the hook's shifts (grouped by page).
@@ -205,7 +240,24 @@ pub fn measure_every_change(
     workload: &SimWorkload,
     config: &EnvironmentConfig,
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
-    let mut repo = Repository::forward_only_at(corpus, 0, config.scoring);
+    let initial = Repository::forward_only_at(corpus, 0, config.scoring)
+        .forward()
+        .clone();
+    measure_from(corpus, initial, workload, config)
+}
+
+/// [`measure_every_change`] from the repository's forward index at unit 0.
+fn measure_from(
+    corpus: &Corpus,
+    initial: ForwardIndex,
+    workload: &SimWorkload,
+    config: &EnvironmentConfig,
+) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
+    let mut repo = Repository::forward_only_from(
+        initial,
+        std::sync::Arc::clone(&corpus.vocabulary),
+        config.scoring,
+    );
     repo.set_hook(Some(WorkloadTerms::from_ids(workload.term_ids())));
     let estimator = DeltaQEstimator::new(config.likelihood);
     let mut out = vec![std::collections::HashMap::new()];
@@ -228,5 +280,37 @@ pub fn is_fresh(corpus: &Corpus, page: PageId, held: Option<Unit>, unit: Unit) -
     match corpus.page_at(page, unit) {
         PageState::Present(v) => held == Some(v.unit),
         PageState::Gone | PageState::NotYetCreated => held.is_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::testutil::random_corpus;
+
+    #[test]
+    fn selected_fits_equal_fits_on_fully_ranked_lists() {
+        let corpus = random_corpus(150, 5, 23);
+        let mut workload = SimWorkload::default();
+        for t in 0..corpus.vocabulary.len() as u32 + 2 {
+            workload.term_frequency.insert(t, 1.0);
+        }
+        for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let repo = Repository::forward_only_at(&corpus, 3, kind);
+            for pieces in 1..=5 {
+                let table = fit_table(&repo, &workload, pieces);
+                let reference = ScoreRankTable::fit(
+                    workload
+                        .term_ids()
+                        .into_iter()
+                        .map(|t| (t, repo.ranked(&[t]).iter().map(|h| h.score).collect())),
+                    pieces,
+                );
+                assert_eq!(table.len(), reference.len());
+                for t in workload.term_ids() {
+                    assert_eq!(table.get(t), reference.get(t), "{kind} {pieces} {t}");
+                }
+            }
+        }
     }
 }

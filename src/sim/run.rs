@@ -101,10 +101,15 @@ pub fn run_with(
     config: &RunConfig,
     on_unit: &mut dyn FnMut(&UnitRecord) -> ControlFlow<()>,
 ) -> Result<RunResult, IndexError> {
+    let __t0 = std::time::Instant::now();
     let corpus = env.corpus;
     let units = env.units();
     let pages = corpus.page_count();
-    let mut repo = Repository::forward_only_at(corpus, 0, env.config.scoring);
+    let mut repo = Repository::forward_only_from(
+        env.initial.clone(),
+        std::sync::Arc::clone(&corpus.vocabulary),
+        env.config.scoring,
+    );
     repo.set_hook(Some(WorkloadTerms::from_ids(env.workload.term_ids())));
     // The unit of the version each repository copy holds (None: not in the repository).
     let mut held: Vec<Option<Unit>> = (0..pages as PageId)

@@ -3,7 +3,7 @@
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::Bm25Weight;
 
-use super::{Score, ScoringKind, Weight};
+use super::{DocLength, Score, ScoringKind, Weight};
 use crate::corpus::PageId;
 use crate::index::stats::CollectionStats;
 use crate::text::{TermCounts, TermId};
@@ -53,6 +53,21 @@ impl Weight for Bm25TermsWeight {
                 return 0.0;
             }
             sum += w.score(fieldnorm_id, tf);
+        }
+        sum
+    }
+
+    fn score_tfs(&self, _page: PageId, tfs: &[u32], length: DocLength) -> Score {
+        debug_assert_eq!(tfs.len(), self.terms.len());
+        if self.terms.is_empty() {
+            return 0.0;
+        }
+        let mut sum: Score = 0.0;
+        for ((_, w), &tf) in self.terms.iter().zip(tfs) {
+            if tf == 0 {
+                return 0.0;
+            }
+            sum += w.score(length.fieldnorm_id, tf);
         }
         sum
     }

@@ -1,6 +1,6 @@
 //! In-link count, paper 003's second scoring function.
 
-use super::{contains_all, Score, ScoringKind, Weight};
+use super::{contains_all, DocLength, Score, ScoringKind, Weight};
 use crate::corpus::PageId;
 use crate::index::stats::CollectionStats;
 use crate::text::{TermCounts, TermId};
@@ -35,6 +35,14 @@ impl super::Scorer for InLinks {
 impl Weight for InLinksWeight<'_> {
     fn score(&self, page: PageId, doc: &TermCounts) -> Score {
         if !contains_all(doc, &self.terms) {
+            return 0.0;
+        }
+        1.0 + self.stats.inlinks(page) as Score
+    }
+
+    fn score_tfs(&self, page: PageId, tfs: &[u32], _length: DocLength) -> Score {
+        debug_assert_eq!(tfs.len(), self.terms.len());
+        if tfs.is_empty() || tfs.contains(&0) {
             return 0.0;
         }
         1.0 + self.stats.inlinks(page) as Score

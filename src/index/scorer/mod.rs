@@ -41,6 +41,31 @@ pub trait Weight {
     /// The score of `page` whose copy has `terms`: 0 unless it contains every query term (and 0
     /// for an empty query), positive otherwise.
     fn score(&self, page: PageId, terms: &TermCounts) -> Score;
+
+    /// The same score from what a posting list already carries: `tfs[i]` is the copy's
+    /// frequency of the i-th query term (in the order the terms were compiled), `length` its
+    /// token count. Equal to [`score`](Self::score) bit for bit (same arithmetic, same order);
+    /// the forward index uses it to score whole result lists without searching each page's
+    /// [`TermCounts`] for every term (tested in `forward::tests`).
+    fn score_tfs(&self, page: PageId, tfs: &[u32], length: DocLength) -> Score;
+}
+
+/// A copy's length as the scorers read it: the exact token count (TF-IDF) and tantivy's
+/// one-byte fieldnorm id of it (BM25), computed once per copy rather than once per scored
+/// posting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DocLength {
+    pub tokens: u32,
+    pub fieldnorm_id: u8,
+}
+
+impl DocLength {
+    pub fn new(tokens: u32) -> Self {
+        DocLength {
+            tokens,
+            fieldnorm_id: tantivy::fieldnorm::FieldNormReader::fieldnorm_to_id(tokens),
+        }
+    }
 }
 
 /// The scoring functions offered on the command line (`--scoring`).

@@ -1,6 +1,6 @@
 //! Lucene's classic TF-IDF (`DefaultSimilarity`), the variant paper 003 used.
 
-use super::{Score, ScoringKind, Weight};
+use super::{DocLength, Score, ScoringKind, Weight};
 use crate::corpus::PageId;
 use crate::index::stats::CollectionStats;
 use crate::text::{TermCounts, TermId};
@@ -52,6 +52,22 @@ impl Weight for TfIdfWeight {
         let mut sum = 0.0f64;
         for &(t, idf2) in &self.terms {
             let tf = doc.tf(t);
+            if tf == 0 {
+                return 0.0;
+            }
+            sum += (tf as f64).sqrt() * idf2 * norm;
+        }
+        sum as Score
+    }
+
+    fn score_tfs(&self, _page: PageId, tfs: &[u32], length: DocLength) -> Score {
+        debug_assert_eq!(tfs.len(), self.terms.len());
+        if self.terms.is_empty() || length.tokens == 0 {
+            return 0.0;
+        }
+        let norm = 1.0 / (length.tokens as f64).sqrt();
+        let mut sum = 0.0f64;
+        for (&(_, idf2), &tf) in self.terms.iter().zip(tfs) {
             if tf == 0 {
                 return 0.0;
             }
