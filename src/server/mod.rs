@@ -114,11 +114,9 @@ impl AppState {
         let served_unit = options.served_unit.min(last);
         let live_unit = options.live_unit.unwrap_or(last).min(last);
         let repo = match &options.index_dir {
-            Some(dir) if dir.join("meta.json").exists() => Repository::open(
-                Some(dir),
-                Arc::new(corpus.vocabulary.clone()),
-                options.scoring,
-            )?,
+            Some(dir) if dir.join("meta.json").exists() => {
+                Repository::open(Some(dir), corpus.vocabulary.clone(), options.scoring)?
+            }
             dir => {
                 Repository::from_corpus_at(corpus, served_unit, options.scoring, dir.as_deref())?
             }
