@@ -7,9 +7,11 @@
 //! * [`querylog`]: AOL / Excite / plain query logs and the workload derived from them.
 //! * [`text`]: the one analyzer shared by the index, the workload and every scorer.
 //! * [`index`]: the tantivy repository `W_L`, its single update path and the measurement hook.
-//!
-//! Later stages (quality metrics, refresh policies, the simulator, the HTTP server) build on
-//! these modules through their public APIs only.
+//! * [`quality`]: viewing likelihood, score-to-rank functions, the ΔQ estimate, exact metrics.
+//! * [`change`]: shingles and change-rate estimators.
+//! * [`policy`]: the [`policy::RefreshPolicy`] seam and the refresh policies.
+//! * [`sim`]: the time-stepped simulation, comparison sweeps and the estimate check.
+//! * [`server`]: the HTTP API and web UI; [`report`]: SVG charts.
 
 pub mod change;
 pub mod corpus;

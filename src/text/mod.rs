@@ -6,7 +6,11 @@
 //! tantivy's built-in `en_stem` pipeline (simple tokenizer, drop tokens longer than 40 bytes,
 //! lower-case, English Porter stemmer).
 
+mod vocabulary;
+
 use tantivy::tokenizer::{TextAnalyzer, TokenStream, TokenizerManager};
+
+pub use vocabulary::{TermCounts, TermId, Vocabulary};
 
 /// Name of the tantivy analyzer used for every indexed text field.
 pub const ANALYZER_NAME: &str = "en_stem";
@@ -82,6 +86,3 @@ mod tests {
         assert_eq!(a.terms(&format!("short {long}")), vec!["short"]);
     }
 }
-
-mod vocabulary;
-pub use vocabulary::{TermCounts, TermId, Vocabulary};
