@@ -60,7 +60,7 @@ impl ForwardDoc {
 }
 
 /// Page → copy, with live statistics, postings and in-link counts. See the module docs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ForwardIndex {
     docs: Vec<Option<ForwardDoc>>,
     /// Indexed by page id: the present copy's length (default for absent pages).
@@ -96,6 +96,54 @@ fn gallop(list: &[PageId], from: usize, target: PageId) -> usize {
 impl ForwardIndex {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The index of `docs` (pages ascending and distinct): equal to [`put`](Self::put)ting
+    /// them one by one into an empty index, but every posting list is allocated once at its
+    /// final size (document frequencies are counted first), which matters for a full crawl of
+    /// tens of millions of postings.
+    pub fn from_docs(docs: Vec<(PageId, ForwardDoc)>) -> Self {
+        debug_assert!(docs.windows(2).all(|w| w[0].0 < w[1].0));
+        let mut f = ForwardIndex::new();
+        let pages = docs.last().map_or(0, |(p, _)| *p as usize + 1);
+        let terms = docs
+            .iter()
+            .filter_map(|(_, d)| d.terms.counts.last().map(|&(t, _)| t as usize + 1))
+            .max()
+            .unwrap_or(0);
+        let targets = docs
+            .iter()
+            .filter_map(|(_, d)| d.links.last().map(|&l| l as usize + 1))
+            .max()
+            .unwrap_or(0);
+        let mut df = vec![0usize; terms];
+        for (_, d) in &docs {
+            for &(t, _) in &d.terms.counts {
+                df[t as usize] += 1;
+            }
+        }
+        f.postings = df.iter().map(|&n| Vec::with_capacity(n)).collect();
+        f.tfs = df.iter().map(|&n| Vec::with_capacity(n)).collect();
+        f.docs = vec![None; pages];
+        f.lengths = vec![DocLength::default(); pages];
+        f.url_hashes = vec![0; pages];
+        f.inlinks = vec![0; targets];
+        for (page, doc) in docs {
+            let i = page as usize;
+            f.num_docs += 1;
+            f.total_tokens += u64::from(doc.terms.length);
+            f.lengths[i] = DocLength::new(doc.terms.length);
+            f.url_hashes[i] = doc.url_hash;
+            for &(t, tf) in &doc.terms.counts {
+                f.postings[t as usize].push(page);
+                f.tfs[t as usize].push(tf);
+            }
+            for &target in &doc.links {
+                f.inlinks[target as usize] += 1;
+            }
+            f.docs[i] = Some(doc);
+        }
+        f
     }
 
     /// The copy of `page`, if present.
@@ -448,6 +496,37 @@ mod tests {
         hits.into_iter()
             .map(|(score, _, page)| Ranked { page, score })
             .collect()
+    }
+
+    #[test]
+    fn bulk_construction_equals_one_put_at_a_time() {
+        use crate::corpus::LiveWeb;
+        use crate::index::testutil::random_corpus;
+        let corpus = random_corpus(90, 6, 31);
+        for unit in 0..corpus.units() {
+            let docs: Vec<(PageId, ForwardDoc)> = (0..corpus.page_count() as PageId)
+                .filter_map(|p| {
+                    let v = corpus.page_at(p, unit).present()?;
+                    Some((p, ForwardDoc::from_version(corpus.url(p), v)))
+                })
+                .collect();
+            let mut one_by_one = ForwardIndex::new();
+            for (p, d) in docs.clone() {
+                one_by_one.put(p, d);
+            }
+            let bulk = ForwardIndex::from_docs(docs);
+            // Vectors compare by content; trailing empty postings/in-links may differ in
+            // length only when no copy reaches them, so compare the observable state.
+            assert_eq!(bulk.docs, one_by_one.docs);
+            assert_eq!(bulk.lengths, one_by_one.lengths);
+            assert_eq!(bulk.url_hashes, one_by_one.url_hashes);
+            assert_eq!(bulk.num_docs, one_by_one.num_docs);
+            assert_eq!(bulk.total_tokens, one_by_one.total_tokens);
+            assert_eq!(bulk.postings, one_by_one.postings);
+            assert_eq!(bulk.tfs, one_by_one.tfs);
+            assert_eq!(bulk.inlinks, one_by_one.inlinks);
+        }
+        assert_eq!(ForwardIndex::from_docs(Vec::new()), ForwardIndex::new());
     }
 
     fn bits(list: &[Ranked]) -> Vec<(PageId, u32)> {
