@@ -24,14 +24,14 @@ pub struct LiveScores {
 impl LiveScores {
     /// The live Web at `unit`.
     pub fn at<W: LiveWeb + ?Sized>(web: &W, unit: Unit, scoring: ScoringKind) -> Self {
-        let mut live = LiveScores {
+        LiveScores {
             unit,
-            forward: ForwardIndex::new(),
-            held: vec![None; web.page_count()],
+            forward: super::repository::forward_at(web, unit),
+            held: (0..web.page_count() as PageId)
+                .map(|p| web.page_at(p, unit).present().map(|v| v.unit))
+                .collect(),
             scorer: scoring.scorer(),
-        };
-        live.sync(web, unit);
-        live
+        }
     }
 
     /// Moves to `unit` (forwards or backwards), touching only pages whose version differs.

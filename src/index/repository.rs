@@ -120,15 +120,15 @@ impl Repository {
 
     /// [`from_corpus_at`](Self::from_corpus_at) for a [`forward_only`](Self::forward_only)
     /// repository.
+    ///
+    /// Built in bulk ([`ForwardIndex::from_docs`]); the result equals applying the crawl as
+    /// one batch (with the hook off, `apply` on a forward-only repository only puts copies).
     pub fn forward_only_at(corpus: &Corpus, unit: Unit, scoring: ScoringKind) -> Self {
-        let mut repo = Self::forward_only(Arc::clone(&corpus.vocabulary), scoring);
-        let batch: Vec<PageUpdate> = (0..corpus.page_count() as PageId)
-            .map(|p| PageUpdate::fetch(corpus, p, unit))
-            .filter(|u| u.version.is_some())
-            .collect();
-        repo.apply(unit, &batch, &mut super::hook::NullSink)
-            .expect("a forward-only apply does no I/O");
-        repo
+        Self::forward_only_from(
+            forward_at(corpus, unit),
+            Arc::clone(&corpus.vocabulary),
+            scoring,
+        )
     }
 
     /// Whether this repository has a tantivy index (false for forward-only ones).
@@ -599,6 +599,19 @@ impl Repository {
         }
         Ok(())
     }
+}
+
+/// The forward index of every page present at `unit`: the copies a repository synchronised
+/// with the live Web at `unit` holds.
+pub fn forward_at<W: LiveWeb + ?Sized>(web: &W, unit: Unit) -> ForwardIndex {
+    ForwardIndex::from_docs(
+        (0..web.page_count() as PageId)
+            .filter_map(|p| {
+                let v = web.page_at(p, unit).present()?;
+                Some((p, ForwardDoc::from_version(web.url(p), v)))
+            })
+            .collect(),
+    )
 }
 
 /// Calls `f` with every term id of `a` or `b` once, ascending (both are sorted by id).

@@ -22,7 +22,9 @@
 use rayon::prelude::*;
 
 use crate::corpus::{PageId, Unit};
-use crate::index::{rank_order, CollectionStats, ForwardIndex, LiveScores, Score, Scorer};
+use crate::index::{
+    rank_key, rank_order, CollectionStats, ForwardIndex, LiveScores, Score, Scorer,
+};
 use crate::text::TermId;
 
 use super::viewing::ViewingLikelihood;
@@ -121,6 +123,12 @@ impl LiveTruth {
     }
 }
 
+thread_local! {
+    /// Per worker thread: the live score of each page of the list being evaluated, indexed by
+    /// page id (only the entries of the current list are read, and each is written first).
+    static LIVE_SCRATCH: std::cell::RefCell<Vec<Score>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `I(r)` for the ranks of any list of a collection of `len` documents, computed once per call
 /// rather than once per result (the same `ViewingLikelihood::at` values).
 struct LikelihoodTable<'a> {
@@ -183,31 +191,43 @@ pub fn evaluate(
         .map(|(qi, q)| {
             let live = &truth.lists[qi];
             // The repository's list in page order, joined with the live scores (also in page
-            // order) by a merge, then ranked.
-            let mut ranked: Vec<(Score, u64, PageId, Score)> = Vec::new();
-            let mut j = 0;
-            repository.for_each_scored(scorer, &q.terms, |page, score, url_hash| {
-                j += live.by_page[j..].partition_point(|&(p, _)| p < page);
-                let live_score = match live.by_page.get(j) {
-                    Some(&(p, s)) if p == page => s,
-                    _ => 0.0,
-                };
-                ranked.push((score, url_hash, page, live_score));
+            // order) by a merge into a per-thread page-indexed scratch array, then ranked by
+            // sorting integer rank keys (whose low 32 bits are the page).
+            let mut ranked: Vec<u128> = Vec::new();
+            let absolute: f64 = LIVE_SCRATCH.with(|cell| {
+                let mut live_of = cell.borrow_mut();
+                let mut j = 0;
+                repository.for_each_scored(scorer, &q.terms, |page, score, url_hash| {
+                    j += live.by_page[j..].partition_point(|&(p, _)| p < page);
+                    let live_score = match live.by_page.get(j) {
+                        Some(&(p, s)) if p == page => s,
+                        _ => 0.0,
+                    };
+                    let i = page as usize;
+                    if live_of.len() <= i {
+                        live_of.resize(i + 1, 0.0);
+                    }
+                    live_of[i] = live_score;
+                    ranked.push(rank_key(score, url_hash, page));
+                });
+                ranked.sort_unstable();
+                ranked
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &key)| table.at(r) * f64::from(live_of[key as PageId as usize]))
+                    .sum()
             });
-            ranked.sort_unstable_by(|a, b| rank_order((a.0, a.1, a.2), (b.0, b.1, b.2)));
-            let absolute: f64 = ranked
+            let top: Vec<PageId> = ranked[..ranked.len().min(TOP_K)]
                 .iter()
-                .enumerate()
-                .map(|(r, hit)| table.at(r) * f64::from(hit.3))
-                .sum();
-            let top = &ranked[..ranked.len().min(TOP_K)];
+                .map(|&key| key as PageId)
+                .collect();
             let fresh = (!top.is_empty())
-                .then(|| top.iter().filter(|h| is_fresh(h.2)).count() as f64 / top.len() as f64);
+                .then(|| top.iter().filter(|&&p| is_fresh(p)).count() as f64 / top.len() as f64);
             let ap = (!live.top.is_empty()).then(|| {
                 let mut hits = 0usize;
                 let mut sum = 0.0;
-                for (k, h) in top.iter().enumerate() {
-                    if live.top.binary_search(&h.2).is_ok() {
+                for (k, &page) in top.iter().enumerate() {
+                    if live.top.binary_search(&page).is_ok() {
                         hits += 1;
                         sum += hits as f64 / (k + 1) as f64;
                     }

@@ -5,8 +5,8 @@ use rayon::prelude::*;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
 use crate::index::{
-    changes_at, ForwardIndex, IndexError, LiveScores, Repository, ScoreShift, ScoringKind,
-    ShiftSink, WorkloadTerms,
+    changes_at, forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoreShift,
+    ScoringKind, ShiftSink, WorkloadTerms,
 };
 use crate::policy::{ChangeHistory, PageHistory};
 use crate::quality::estimate::{DeltaQEstimator, ScoreRankTable};
@@ -77,9 +77,7 @@ impl<'c> Environment<'c> {
             &config.likelihood,
         );
         let mut history = shingle_history(corpus);
-        let initial = Repository::forward_only_at(corpus, 0, config.scoring)
-            .forward()
-            .clone();
+        let initial = forward_at(corpus, 0);
         let measured = measure_from(corpus, initial.clone(), &workload, &config)?;
         for (page, h) in history.pages.iter_mut().enumerate() {
             h.delta_q = h
@@ -240,9 +238,7 @@ pub fn measure_every_change(
     workload: &SimWorkload,
     config: &EnvironmentConfig,
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
-    let initial = Repository::forward_only_at(corpus, 0, config.scoring)
-        .forward()
-        .clone();
+    let initial = forward_at(corpus, 0);
     measure_from(corpus, initial, workload, config)
 }
 
