@@ -58,6 +58,10 @@ pub struct ForwardDoc {
     pub links: Vec<PageId>,
     /// [`url_hash`](super::schema::url_hash) of the page's URL: the ranking tie-breaker.
     pub url_hash: u64,
+    /// The captured body's hash ([`PageVersion::content_hash`]); 0 when unknown (a copy
+    /// rebuilt from a reopened index). Lets the update path skip re-downloads that brought
+    /// nothing new.
+    pub content_hash: u64,
 }
 
 impl ForwardDoc {
@@ -67,6 +71,7 @@ impl ForwardDoc {
             terms: version.terms.clone(),
             links: version.links.clone(),
             url_hash: super::schema::url_hash(url),
+            content_hash: version.content_hash,
         }
     }
 }
@@ -466,6 +471,7 @@ mod tests {
             },
             links: links.to_vec(),
             url_hash: 0,
+            content_hash: 0,
         }
     }
 

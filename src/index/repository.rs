@@ -52,6 +52,8 @@ pub struct ApplyReport {
     pub put: usize,
     /// Pages deleted (gone) that were in the repository.
     pub deleted: usize,
+    /// Pages whose fetched copy equals the held one (same content hash): not re-indexed.
+    pub unchanged: usize,
     /// Score shifts handed to the sink (0 with the hook off).
     pub shifts: usize,
     /// Whether the batch ended with an explicit merge (more than [`MAX_SEGMENTS`] segments).
@@ -267,11 +269,30 @@ impl Repository {
         for (i, u) in batch.iter().enumerate() {
             last.insert(u.page, i);
         }
+        // A re-download that brought back the very copy the repository holds changes no
+        // posting, so (as a crawler comparing checksums would) it is not re-indexed, and the
+        // hook — which records shifts "whenever a posting ... is added or removed" (paper 003
+        // §5.2) — records nothing for it.
+        let unchanged = |u: &PageUpdate| {
+            u.version.is_some_and(|v| {
+                v.content_hash != 0
+                    && self
+                        .forward
+                        .doc(u.page)
+                        .is_some_and(|d| d.content_hash == v.content_hash)
+            })
+        };
+        let mut skipped = 0;
         let batch: Vec<&PageUpdate> = batch
             .iter()
             .enumerate()
             .filter(|(i, u)| last[&u.page] == *i)
             .map(|(_, u)| u)
+            .filter(|u| {
+                let same = unchanged(u);
+                skipped += usize::from(same);
+                !same
+            })
             .collect();
 
         let hook_started = std::time::Instant::now();
@@ -281,7 +302,10 @@ impl Repository {
         };
         let mut hook_time = hook_started.elapsed();
 
-        let mut report = ApplyReport::default();
+        let mut report = ApplyReport {
+            unchanged: skipped,
+            ..ApplyReport::default()
+        };
         for u in &batch {
             if let Some(store) = &mut self.store {
                 store
@@ -593,6 +617,8 @@ impl Repository {
                         terms: TermCounts { counts, length },
                         links,
                         url_hash: url_hash(url),
+                        // Unknown: the first refresh of a reopened index re-indexes the page.
+                        content_hash: 0,
                     },
                 );
             }

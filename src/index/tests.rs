@@ -285,3 +285,30 @@ fn forward_only_repository_matches_the_tantivy_backed_one() {
         assert!(full.search("emacs", 0, 10).unwrap().total_hits > 0);
     }
 }
+
+#[test]
+fn refetching_an_unchanged_copy_is_not_reindexed_and_records_no_shift() {
+    use crate::index::{RecordingSink, WorkloadTerms};
+    let corpus = random_corpus(40, 5, 13);
+    let mut repo = Repository::from_corpus_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
+    repo.set_hook(Some(WorkloadTerms::from_ids(
+        0..corpus.vocabulary.len() as u32,
+    )));
+    let pages: Vec<PageId> = repo.forward().pages().collect();
+    let before: Vec<_> = (0..corpus.vocabulary.len() as u32)
+        .map(|t| repo.ranked(&[t]))
+        .collect();
+    let batch: Vec<PageUpdate> = pages
+        .iter()
+        .map(|&p| PageUpdate::fetch(&corpus, p, 0))
+        .collect();
+    let mut sink = RecordingSink::default();
+    let report = repo.apply(1, &batch, &mut sink).unwrap();
+    assert_eq!(report.unchanged, pages.len());
+    assert_eq!((report.put, report.shifts), (0, 0));
+    assert!(sink.batches[0].1.is_empty());
+    let after: Vec<_> = (0..corpus.vocabulary.len() as u32)
+        .map(|t| repo.ranked(&[t]))
+        .collect();
+    assert_eq!(before, after);
+}

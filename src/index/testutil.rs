@@ -67,6 +67,9 @@ pub fn version(
     };
     let terms = Analyzer::new().terms(&v.indexed_text());
     v.terms = TermCounts::from_terms(vocabulary, terms.iter().map(String::as_str));
+    // As ingest does: a hash of the captured content (here the text and the links).
+    v.content_hash =
+        xxhash_rust::xxh3::xxh3_64(format!("{}\n{}\n{:?}", v.title, v.text, v.links).as_bytes());
     v
 }
 

@@ -147,6 +147,7 @@ mod tests {
                 terms: tc(&[(0, 3), (1, 1)], 10),
                 links: vec![1, 2],
                 url_hash: 0,
+                content_hash: 0,
             },
         );
         f.put(
@@ -155,6 +156,7 @@ mod tests {
                 terms: tc(&[(0, 1)], 4),
                 links: vec![2],
                 url_hash: 0,
+                content_hash: 0,
             },
         );
         f.put(
@@ -163,6 +165,7 @@ mod tests {
                 terms: tc(&[(1, 2), (2, 1)], 7),
                 links: vec![],
                 url_hash: 0,
+                content_hash: 0,
             },
         );
         f
