@@ -136,11 +136,11 @@ pub fn assign(instances: &[Instance], first: Unit, len: u32, capacity: usize) ->
                 .then(a.ideal.total_cmp(&b.ideal))
                 .then(a.page.cmp(&b.page))
         });
+        // Pages per unit, so membership tests cost O(1) even with thousands per unit.
+        let mut members: Vec<std::collections::HashSet<PageId>> = vec![Default::default(); len_us];
         for inst in kept {
             let best = (0..len_us)
-                .filter(|&i| {
-                    units[i].len() < capacity && !units[i].iter().any(|x| x.page == inst.page)
-                })
+                .filter(|&i| units[i].len() < capacity && !members[i].contains(&inst.page))
                 .min_by(|&a, &b| {
                     (unit_of(a) - inst.ideal)
                         .abs()
@@ -148,6 +148,7 @@ pub fn assign(instances: &[Instance], first: Unit, len: u32, capacity: usize) ->
                         .then(a.cmp(&b))
                 });
             if let Some(i) = best {
+                members[i].insert(inst.page);
                 units[i].push(inst);
             }
         }
@@ -161,13 +162,35 @@ pub fn assign(instances: &[Instance], first: Unit, len: u32, capacity: usize) ->
 /// Removes same-page duplicates within a unit by swapping with a neighbouring unit
 /// (see [`assign`]).
 fn repair_duplicates(units: &mut [Vec<Instance>], first: Unit) {
+    use std::collections::{HashMap, HashSet};
     let len = units.len();
     let cost = |inst: &Instance, i: usize| (first as f64 + i as f64 - inst.ideal).abs();
+    // How many instances of each page every unit holds: O(1) membership tests, so units of
+    // thousands of refreshes stay linear.
+    let mut counts: Vec<HashMap<PageId, u32>> = units
+        .iter()
+        .map(|u| {
+            let mut c = HashMap::new();
+            for x in u {
+                *c.entry(x.page).or_insert(0) += 1;
+            }
+            c
+        })
+        .collect();
+    let dec = |c: &mut HashMap<PageId, u32>, p: PageId| {
+        if let Some(n) = c.get_mut(&p) {
+            *n -= 1;
+            if *n == 0 {
+                c.remove(&p);
+            }
+        }
+    };
     for i in 0..len {
+        let mut seen: HashSet<PageId> = HashSet::new();
         let mut k = 0;
         while k < units[i].len() {
             let page = units[i][k].page;
-            if !units[i][..k].iter().any(|x| x.page == page) {
+            if seen.insert(page) {
                 k += 1;
                 continue;
             }
@@ -176,11 +199,11 @@ fn repair_duplicates(units: &mut [Vec<Instance>], first: Unit) {
             for dist in 1..len {
                 let mut best: Option<(f64, usize, usize)> = None;
                 for j in [i.checked_sub(dist), Some(i + dist)].into_iter().flatten() {
-                    if j >= len || units[j].iter().any(|x| x.page == page) {
+                    if j >= len || counts[j].contains_key(&page) {
                         continue;
                     }
                     for (m, other) in units[j].iter().enumerate() {
-                        if units[i].iter().any(|x| x.page == other.page) {
+                        if counts[i].contains_key(&other.page) {
                             continue;
                         }
                         let delta = cost(&units[i][k], j) + cost(other, i)
@@ -193,14 +216,21 @@ fn repair_duplicates(units: &mut [Vec<Instance>], first: Unit) {
                 }
                 if let Some((_, j, m)) = best {
                     let moved = units[i][k];
-                    units[i][k] = units[j][m];
+                    let other = units[j][m];
+                    units[i][k] = other;
                     units[j][m] = moved;
+                    dec(&mut counts[i], moved.page);
+                    *counts[i].entry(other.page).or_insert(0) += 1;
+                    dec(&mut counts[j], other.page);
+                    *counts[j].entry(moved.page).or_insert(0) += 1;
+                    seen.insert(other.page);
                     done = true;
                     break;
                 }
             }
             if !done {
-                units[i].remove(k);
+                let removed = units[i].remove(k);
+                dec(&mut counts[i], removed.page);
             } else {
                 k += 1;
             }
