@@ -154,6 +154,7 @@ mod tests {
             shingle_change: 1.0,
             delta_q: 0.0,
             gone: true,
+            discovered: false,
         }
     }
 

@@ -11,7 +11,8 @@
 //! 2. For each unit `t = 1, 2, …`: [`RefreshPolicy::choose`] returns at most `budget` distinct
 //!    pages; the simulator fetches them from the live Web at `t`, applies them to the index
 //!    (the measurement hook fires) and then calls [`RefreshPolicy::observe`] with one
-//!    [`RefreshOutcome`] per refreshed page.
+//!    [`RefreshOutcome`] per refreshed page, plus one with `discovered` set per page that first
+//!    appeared at `t` and was crawled outside the budget.
 //!
 //! A policy in `online` mode must learn only from the outcomes it observed: it never reads the
 //! live Web itself. The simulator enforces that by giving policies no live-Web handle at all.
@@ -55,6 +56,10 @@ pub struct RefreshOutcome {
     pub delta_q: f64,
     /// Whether the page is gone (404) at this unit.
     pub gone: bool,
+    /// The page was not refreshed but discovered: it first appeared at `unit` and was crawled
+    /// outside the refresh budget (the simulator's new-page crawl). Such an outcome says only
+    /// "this page exists now, with a copy as of `unit`": it carries no change or ΔQ measurement.
+    pub discovered: bool,
 }
 
 /// The true evolution of one page, as an oracle-mode policy may see it.

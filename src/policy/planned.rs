@@ -271,7 +271,10 @@ impl<M: PageModel> Planner<M> {
         let theta = self.model.theta();
         for o in outcomes {
             if let Some(obs) = self.observations.get_mut(o.page as usize) {
-                obs.record(o, theta);
+                // A discovery is a first copy, not a revisit: no change can be seen in it.
+                if !o.discovered {
+                    obs.record(o, theta);
+                }
                 self.last_refresh[o.page as usize] = o.unit;
             }
         }

@@ -61,6 +61,7 @@ pub fn outcome(history: &ChangeHistory, page: PageId, unit: Unit, last: Unit) ->
         shingle_change: shingle,
         delta_q: dq,
         gone: false,
+        discovered: false,
     }
 }
 

@@ -163,8 +163,9 @@ impl RefreshPolicy for UserCentric {
             }
             self.gone[p] = o.gone;
             self.last_refresh[p] = o.unit;
-            // Oracle parameters are fixed on the whole history; only online mode learns.
-            if !self.fitted_on_history {
+            // Oracle parameters are fixed on the whole history; only online mode learns, and a
+            // discovery measures no refresh.
+            if !self.fitted_on_history && !o.discovered {
                 self.push_ratio(p, normalised_delta_q(o.delta_q, o.unit, o.last_refresh));
             }
         }
@@ -185,6 +186,7 @@ mod tests {
             shingle_change: 0.0,
             delta_q: dq,
             gone: false,
+            discovered: false,
         }
     }
 

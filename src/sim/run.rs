@@ -201,6 +201,7 @@ pub fn run_with(
                 shingle_change,
                 delta_q: delta_of(p),
                 gone: now.is_none(),
+                discovered: false,
             });
             held[p as usize] = now;
             last_refresh[p as usize] = unit;
@@ -208,6 +209,16 @@ pub fn run_with(
         for &p in &discovered {
             held[p as usize] = corpus.page_at(p, unit).present().map(|v| v.unit);
             last_refresh[p as usize] = unit;
+            outcomes.push(RefreshOutcome {
+                page: p,
+                unit,
+                last_refresh: unit,
+                changed: false,
+                shingle_change: 0.0,
+                delta_q: 0.0,
+                gone: false,
+                discovered: true,
+            });
         }
         policy.observe(&outcomes);
 
@@ -521,7 +532,7 @@ mod online_tests {
             for o in outcomes {
                 assert_eq!(o.unit, self.unit, "outcome of another unit");
                 assert!(
-                    self.chosen.contains(&o.page),
+                    o.discovered || self.chosen.contains(&o.page),
                     "outcome of page {} it did not fetch",
                     o.page
                 );
