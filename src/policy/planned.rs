@@ -271,8 +271,12 @@ impl<M: PageModel> Planner<M> {
         let theta = self.model.theta();
         for o in outcomes {
             if let Some(obs) = self.observations.get_mut(o.page as usize) {
-                // A discovery is a first copy, not a revisit: no change can be seen in it.
-                if !o.discovered {
+                // A discovery is a first copy, not a revisit: no change can be seen in it. It
+                // does say the page exists now, so a page seen 404 before it was created (or
+                // while it was deleted) is planned again.
+                if o.discovered {
+                    obs.gone = false;
+                } else {
                     obs.record(o, theta);
                 }
                 self.last_refresh[o.page as usize] = o.unit;

@@ -136,6 +136,63 @@ mod tests {
     }
 
     #[test]
+    fn a_page_seen_gone_is_planned_again_once_discovered() {
+        // Page 1 does not exist yet at unit 1 (404) and is created at unit 3, then changes
+        // often; page 0 never changes. A plan that kept skipping page 1 after its 404 would
+        // never refresh it again (SBR/EBR then plateaued below full quality at any budget).
+        let h = history(
+            13,
+            &[vec![], vec![4, 5, 6, 7, 8, 9, 10, 11, 12]],
+            &[1.0; 2],
+            &[],
+        );
+        let pages = [0, 1];
+        let ctx = context(FitMode::Oracle, &pages, &[0.0; 2], Some(&h), 12, 1);
+        let mut sbr = Sbr::new(0.1);
+        sbr.prepare(&ctx);
+        let mut seen_gone = false;
+        let mut after_discovery = 0;
+        for t in 1..=12 {
+            let chosen = sbr.choose(t, 1);
+            let outcomes: Vec<RefreshOutcome> = chosen
+                .iter()
+                .map(|&p| {
+                    let mut o = crate::policy::testkit::outcome(&h, p, t, 0);
+                    if p == 1 && t < 3 {
+                        o.gone = true;
+                        seen_gone = true;
+                    }
+                    o
+                })
+                .collect();
+            if t >= 4 {
+                after_discovery += chosen.iter().filter(|&&p| p == 1).count();
+            }
+            sbr.observe(&outcomes);
+            if t == 3 {
+                sbr.observe(&[RefreshOutcome {
+                    page: 1,
+                    unit: 3,
+                    last_refresh: 0,
+                    changed: false,
+                    shingle_change: 0.0,
+                    delta_q: 0.0,
+                    gone: false,
+                    discovered: true,
+                }]);
+            }
+        }
+        assert!(
+            seen_gone,
+            "the test needs page 1 refreshed while it was 404"
+        );
+        assert!(
+            after_discovery >= 4,
+            "page 1 refreshed {after_discovery} times after discovery"
+        );
+    }
+
+    #[test]
     fn online_sbr_never_reads_the_history() {
         let h = history(
             13,
