@@ -2,6 +2,12 @@
 
 mod cli;
 
+/// The simulations allocate and free many small vectors (postings, term lists, result lists)
+/// from rayon threads; mimalloc's thread-local free lists make that markedly cheaper than
+/// glibc's malloc.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 
 /// A search engine that decides what to re-crawl by what its users search for.

@@ -53,7 +53,16 @@ impl ExperimentArgs {
                 self.viewing_exponent
             );
         }
-        let (corpus, _report) = self.corpus.load()?;
+        // The log is read (one thread: gzip and line parsing are sequential) while the corpus
+        // is ingested (a reading thread plus the rayon pool).
+        let (corpus, log) = std::thread::scope(|scope| {
+            let log = scope.spawn(|| self.workload.read(&self.log));
+            let corpus = self.corpus.load();
+            let log = log.join().expect("query log reading thread panicked");
+            (corpus, log)
+        });
+        let (corpus, _report) = corpus?;
+        let log = log?;
         if corpus.units() < 2 {
             anyhow::bail!(
                 "{}: the corpus spans {} time unit(s); a simulation needs at least 2",
@@ -61,7 +70,6 @@ impl ExperimentArgs {
                 corpus.units()
             );
         }
-        let log = self.workload.read(&self.log)?;
         let mut args = self.clone();
         if self.fit_viewing_exponent {
             let ranks = &log.click_ranks;

@@ -47,8 +47,11 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let policy = make_policy(&args.policy, args.theta, &PolicyOptions::default())
         .map_err(|e| anyhow::anyhow!("--policy: {e}"))?;
+    let started = std::time::Instant::now();
     let loaded = args.experiment.load()?;
+    let load_seconds = started.elapsed().as_secs_f64();
     let env = loaded.environment(args.scoring)?;
+    let environment_seconds = started.elapsed().as_secs_f64() - load_seconds;
     let mut config = RunConfig::new(args.budget, args.mode);
     config.seed = args.seed;
     if let Some(u) = args.trec_unit {
@@ -66,6 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         std::ops::ControlFlow::Continue(())
     })?;
     bar.finish_and_clear();
+    let run_seconds = started.elapsed().as_secs_f64() - load_seconds - environment_seconds;
     if let Some(dir) = &args.out {
         write_run(dir, &result, &loaded.corpus)?;
         if let (Some(u), Some((run, qrels))) = (args.trec_unit, &result.trec) {
@@ -80,6 +84,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.json {
         let mut value = serde_json::to_value(&result)?;
         value["theta"] = serde_json::json!(args.theta);
+        // Where the wall time went: reading the inputs, the policy-independent environment
+        // (live truths, change history, every change measured), and the run itself.
+        value["seconds"] = serde_json::json!({
+            "load": load_seconds,
+            "environment": environment_seconds,
+            "run": run_seconds,
+        });
         println!("{value}");
     } else {
         println!(
@@ -98,6 +109,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             result.mean_change_ratio,
             result.mean_ndcg,
             result.mean_obsolete_pages
+        );
+        println!(
+            "wall time: load {load_seconds:.2} s, environment {environment_seconds:.2} s, run {run_seconds:.2} s"
         );
         println!("unit  quality  fresh@10  MAP@10  refreshed  changed%  obsolete  est.ΔQ");
         for r in &result.per_unit {

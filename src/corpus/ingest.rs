@@ -16,6 +16,8 @@
 //! are reported skips.
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -332,21 +334,33 @@ fn indexed_text(title: &str, text: &str) -> String {
 }
 
 /// Distinct terms in first-occurrence order with their counts, and the token count.
+///
+/// One allocation per distinct term (the map's key, moved into the result); FxHash because the
+/// keys are short analyzed terms from our own tokenizer, hashed millions of times per corpus.
 pub(crate) fn distinct_terms(analyzer: &mut Analyzer, text: &str) -> (Vec<(String, u32)>, u32) {
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut terms: Vec<(String, u32)> = Vec::new();
+    let mut index: FxHashMap<String, (u32, u32)> = FxHashMap::default();
     let mut length = 0u32;
     analyzer.for_each_term(text, |t| {
         length += 1;
-        match index.get(t) {
-            Some(&i) => terms[i].1 += 1,
-            None => {
-                index.insert(t.to_string(), terms.len());
-                terms.push((t.to_string(), 1));
-            }
+        if let Some(entry) = index.get_mut(t) {
+            entry.1 += 1;
+        } else {
+            let order = index.len() as u32;
+            index.insert(t.to_string(), (order, 1));
         }
     });
-    (terms, length)
+    let mut terms: Vec<(u32, String, u32)> = index
+        .into_iter()
+        .map(|(term, (order, count))| (order, term, count))
+        .collect();
+    terms.sort_unstable_by_key(|t| t.0);
+    (
+        terms
+            .into_iter()
+            .map(|(_, term, count)| (term, count))
+            .collect(),
+        length,
+    )
 }
 
 /// Places captures on the clock, builds per-URL timelines, resolves links and interns terms.
@@ -429,7 +443,7 @@ pub(crate) fn build_corpus(
             .collect();
         links.sort_unstable();
         links.dedup();
-        let terms = intern(&mut vocabulary, &c.terms, c.length);
+        let terms = intern(&mut vocabulary, c.terms, c.length);
         let version = PageVersion {
             unit: clock.unit_of(c.capture_time) as Unit,
             capture_time: c.capture_time,
@@ -450,10 +464,10 @@ pub(crate) fn build_corpus(
 }
 
 /// Interns one capture's distinct terms (in first-occurrence order) into a [`TermCounts`].
-fn intern(vocabulary: &mut Vocabulary, terms: &[(String, u32)], length: u32) -> TermCounts {
+fn intern(vocabulary: &mut Vocabulary, terms: Vec<(String, u32)>, length: u32) -> TermCounts {
     let mut counts: Vec<(u32, u32)> = terms
-        .iter()
-        .map(|(t, n)| (vocabulary.intern(t), *n))
+        .into_iter()
+        .map(|(t, n)| (vocabulary.intern_owned(t), n))
         .collect();
     counts.sort_unstable_by_key(|&(t, _)| t);
     TermCounts { counts, length }

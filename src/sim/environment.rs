@@ -58,27 +58,23 @@ impl<'c> Environment<'c> {
         workload: SimWorkload,
         config: EnvironmentConfig,
     ) -> Result<Self, IndexError> {
-        let units = corpus.units();
-        let mut live = LiveScores::at(corpus, 0, config.scoring);
-        let mut truths = Vec::with_capacity(units as usize);
-        for unit in 0..units {
-            live.advance_to(corpus, unit);
-            truths.push(LiveTruth::compute(
-                &live,
-                &workload.queries,
-                &config.likelihood,
-            ));
-        }
-        live.advance_to(corpus, 0);
-        let view_weight = view_weights(
-            &live,
-            corpus.page_count(),
-            &workload.queries,
-            &config.likelihood,
+        // Three independent parts, run side by side: each has sequential stretches (advancing
+        // the live index, applying the weekly batches) that would leave a core idle alone.
+        let ((truths, view_weight), (mut history, measured)) = rayon::join(
+            || live_truths(corpus, &workload, &config),
+            || {
+                rayon::join(
+                    || shingle_history(corpus),
+                    || {
+                        let initial = forward_at(corpus, 0);
+                        let measured = measure_from(corpus, initial.clone(), &workload, &config);
+                        (initial, measured)
+                    },
+                )
+            },
         );
-        let mut history = shingle_history(corpus);
-        let initial = forward_at(corpus, 0);
-        let measured = measure_from(corpus, initial.clone(), &workload, &config)?;
+        let (initial, measured) = measured;
+        let measured = measured?;
         for (page, h) in history.pages.iter_mut().enumerate() {
             h.delta_q = h
                 .change_units
@@ -112,6 +108,33 @@ impl<'c> Environment<'c> {
             .filter(|&p| self.corpus.page_at(p, 0).present().is_some())
             .collect()
     }
+}
+
+/// The live side of the exact metrics at every unit, and EBR's view weights at unit 0.
+fn live_truths(
+    corpus: &Corpus,
+    workload: &SimWorkload,
+    config: &EnvironmentConfig,
+) -> (Vec<LiveTruth>, Vec<f64>) {
+    let units = corpus.units();
+    let mut live = LiveScores::at(corpus, 0, config.scoring);
+    let mut truths = Vec::with_capacity(units as usize);
+    for unit in 0..units {
+        live.advance_to(corpus, unit);
+        truths.push(LiveTruth::compute(
+            &live,
+            &workload.queries,
+            &config.likelihood,
+        ));
+    }
+    live.advance_to(corpus, 0);
+    let view_weight = view_weights(
+        &live,
+        corpus.page_count(),
+        &workload.queries,
+        &config.likelihood,
+    );
+    (truths, view_weight)
 }
 
 /// `Σ_q f_q · I(rank of p in A(q, W))` for every page.

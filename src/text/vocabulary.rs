@@ -4,16 +4,22 @@
 //! rather than strings. Ids are assigned in a deterministic order (the order terms are first
 //! interned by a sequential pass), so two runs over the same input give the same ids.
 
-use std::collections::HashMap;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 /// Dense id of a term in a [`Vocabulary`].
 pub type TermId = u32;
 
 /// Interns analyzed terms (already stemmed, lower-cased) into dense ids.
+///
+/// Each term's text is stored once, shared by the id → text list and the text → id map. The
+/// map hashes with FxHash: interning runs sequentially over every distinct term of every
+/// version (millions on a real site), and the keys come from our own analyzer.
 #[derive(Debug, Default, Clone)]
 pub struct Vocabulary {
-    ids: HashMap<String, TermId>,
-    terms: Vec<String>,
+    ids: FxHashMap<Arc<str>, TermId>,
+    terms: Vec<Arc<str>>,
 }
 
 impl Vocabulary {
@@ -26,9 +32,21 @@ impl Vocabulary {
         if let Some(&id) = self.ids.get(term) {
             return id;
         }
+        self.insert_new(Arc::from(term))
+    }
+
+    /// [`Vocabulary::intern`] for a term the caller owns (no copy unless it is new).
+    pub fn intern_owned(&mut self, term: String) -> TermId {
+        if let Some(&id) = self.ids.get(term.as_str()) {
+            return id;
+        }
+        self.insert_new(Arc::from(term))
+    }
+
+    fn insert_new(&mut self, term: Arc<str>) -> TermId {
         let id = self.terms.len() as TermId;
-        self.terms.push(term.to_string());
-        self.ids.insert(term.to_string(), id);
+        self.terms.push(Arc::clone(&term));
+        self.ids.insert(term, id);
         id
     }
 
@@ -67,7 +85,7 @@ impl TermCounts {
         vocabulary: &mut Vocabulary,
         terms: impl IntoIterator<Item = &'a str>,
     ) -> Self {
-        let mut map: HashMap<TermId, u32> = HashMap::new();
+        let mut map: FxHashMap<TermId, u32> = FxHashMap::default();
         let mut length = 0u32;
         for t in terms {
             length += 1;
