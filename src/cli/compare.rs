@@ -7,6 +7,7 @@ use anyhow::Context;
 use refresher::corpus::LiveWeb;
 use refresher::index::ScoringKind;
 use refresher::policy::registry::{make_policy, PolicyOptions, POLICY_NAMES};
+use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
 use refresher::report::svg::{Chart, Scale, Series};
 use refresher::sim::compare::{
@@ -35,6 +36,10 @@ pub struct Args {
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     pub scoring: ScoringKind,
+    /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios or by the pooled rate
+    /// (default: mean-of-ratios in oracle mode, pooled in online mode).
+    #[arg(long, value_enum)]
+    pub uc_estimator: Option<Estimator>,
     /// Seed of randomised policies.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -89,6 +94,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             thresholds: thresholds.clone(),
             mode,
             seed: args.seed,
+            options: PolicyOptions {
+                estimator: args.uc_estimator,
+                ..PolicyOptions::default()
+            },
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
         let c = sweep(&env, &config, &|done, total| {

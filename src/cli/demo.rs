@@ -89,6 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         thetas: Some(vec![0.1, 0.3, 0.5, 0.7, 0.9]),
         mode: args.mode,
         scoring: ScoringKind::Bm25,
+        uc_estimator: None,
         seed: 1,
         out: Some(args.out.join("compare")),
         json: false,

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use refresher::index::ScoringKind;
 use refresher::policy::registry::{make_policy, PolicyOptions};
+use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
 use refresher::sim::{self, RunConfig};
 
@@ -29,6 +30,13 @@ pub struct Args {
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     pub scoring: ScoringKind,
+    /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios or by the pooled rate
+    /// (default: mean-of-ratios in oracle mode, pooled in online mode).
+    #[arg(long, value_enum)]
+    pub uc_estimator: Option<Estimator>,
+    /// User-centric: average over the last W refreshes of each page only.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub uc_window: Option<u32>,
     /// Seed of randomised policies.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -45,7 +53,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let policy = make_policy(&args.policy, args.theta, &PolicyOptions::default())
+    let options = PolicyOptions {
+        window: args.uc_window.map(|w| w as usize),
+        estimator: args.uc_estimator,
+        ..PolicyOptions::default()
+    };
+    let policy = make_policy(&args.policy, args.theta, &options)
         .map_err(|e| anyhow::anyhow!("--policy: {e}"))?;
     let started = std::time::Instant::now();
     let loaded = args.experiment.load()?;

@@ -19,6 +19,9 @@ pub const DEFAULT_THETA: f64 = 0.0;
 pub struct PolicyOptions {
     /// User-centric: average `ΔQ̄` over the last `W` refreshes only (default: all).
     pub window: Option<usize>,
+    /// User-centric: how `ΔQ̄` is estimated (default: by fit mode,
+    /// [`super::user_centric::Estimator::default_for`]).
+    pub estimator: Option<super::user_centric::Estimator>,
     /// SBR/EBR online: replan every this many units (default
     /// [`super::planned::DEFAULT_REPLAN_EVERY`]).
     pub replan_every: Option<u32>,
@@ -50,7 +53,9 @@ pub fn make_policy(
     }
     let theta = theta.unwrap_or(DEFAULT_THETA);
     Ok(match name {
-        "user-centric" => Box::new(UserCentric::new(options.window)),
+        "user-centric" => {
+            Box::new(UserCentric::new(options.window).with_estimator(options.estimator))
+        }
         "sbr" => {
             let mut p = Sbr::new(theta);
             if let Some(r) = options.replan_every {

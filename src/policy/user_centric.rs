@@ -13,14 +13,28 @@
 //!   previous change `c_{i−1}` (`c_0 = 0`, the initial crawl), so the ratios are
 //!   `ΔQ_A(c_i) / (c_i − c_{i−1})`. A page that never changed has `ΔQ̄ = 0` (measured: a refresh
 //!   gains nothing).
-//! * Never measured (online pages not yet refreshed, oracle pages with changes but no
-//!   `delta_q`): `ΔQ̄` = the mean `ΔQ̄` of the measured pages (0 while none is): the unbiased
-//!   estimate of the value of a page about which nothing is known yet. Its priority then grows
-//!   with the time since its last refresh like any other page's, so unmeasured pages are
-//!   explored in proportion to how long they have waited. (A median default, tried first, is 0
-//!   on real sites — most refreshes find nothing users search for — and then an online crawler
-//!   never looks at an unmeasured page again while any measured page has value; a zero default
-//!   has the same flaw.)
+//!
+//! # Estimating `ΔQ̄` ([`Estimator`])
+//!
+//! * [`Estimator::MeanOfRatios`] is paper 003's extrapolation: the mean of the ratios above.
+//!   Pages never measured (online pages not yet refreshed, oracle pages with changes but no
+//!   `delta_q`) get the mean `ΔQ̄` of the measured pages (0 while none is). This is the default
+//!   in oracle mode, where every ratio is a measured change.
+//! * [`Estimator::Pooled`] (default in online mode) treats `ΔQ̄(p)` as a rate — quality gained
+//!   per unit of staleness — and estimates it as `(ΣΔQ_A + m₀·τ) / (ΣΔt + τ)` over the page's
+//!   observed refreshes: its own evidence plus a prior of one pseudo-interval `τ` at the pooled
+//!   rate `m₀ = ΣΔQ_A / ΣΔt` of every observed refresh. `τ = N/B`, one round-robin cycle, so
+//!   the prior weighs as much as one full sweep of the site (the same prior SBR/EBR's online
+//!   change rates use, [`super::planned::online_rate`]).
+//!
+//!   Why not the mean of ratios online: a deployed crawler mostly refreshes pages that have not
+//!   changed since the last visit, and a single such refresh measures `ΔQ̄ = 0` and, under the
+//!   mean of ratios, writes the page off for good; the pages whose changes matter are then only
+//!   found among the never-visited ones. The pooled estimate instead decays a page measured at
+//!   0 like `τ/(Δt + τ)`, so it is revisited once its wait makes it as promising as the
+//!   unexplored pages, and a page that did pay off is ranked by its whole observed rate, not by
+//!   its luckiest interval. With nothing measured yet it is the unbiased guess, like
+//!   the mean-of-ratios default.
 //!
 //! Ties (notably the many pages of priority 0) are broken by the oldest last refresh, then by
 //! page id, so pages with nothing to tell them apart are visited round-robin.
@@ -55,9 +69,27 @@ pub fn oracle_ratios(change_units: &[Unit], delta_q: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// Mean of the values; `None` when empty.
-fn mean(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+/// How `ΔQ̄(p)` is estimated from a page's observed refreshes (see the module docs).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Estimator {
+    /// Paper 003: mean of `ΔQ_A / Δt`; unmeasured pages get the mean over measured pages.
+    MeanOfRatios,
+    /// `(ΣΔQ_A + m₀·τ) / (ΣΔt + τ)`: the page's rate shrunk towards the pooled rate `m₀`.
+    Pooled,
+}
+
+impl Estimator {
+    /// The default of a fit mode: paper 003's estimator on the oracle's measured changes, the
+    /// pooled one on what an online crawler observes.
+    pub fn default_for(mode: FitMode) -> Self {
+        match mode {
+            FitMode::Oracle => Estimator::MeanOfRatios,
+            FitMode::Online => Estimator::Pooled,
+        }
+    }
 }
 
 /// The user-centric policy (see the module docs).
@@ -65,11 +97,18 @@ fn mean(values: &[f64]) -> Option<f64> {
 pub struct UserCentric {
     /// Sliding window of the last `W` refreshes; `None` = the whole history.
     pub window: Option<usize>,
-    ratios: Vec<VecDeque<f64>>,
+    /// `None`: [`Estimator::default_for`] the fit mode.
+    pub estimator: Option<Estimator>,
+    /// The estimator in use (set by `prepare`).
+    active: Option<Estimator>,
+    /// Per page, the observed refreshes as `(ΔQ_A, Δt)`.
+    samples: Vec<VecDeque<(f64, f64)>>,
     measured: Vec<bool>,
     last_refresh: Vec<Unit>,
     gone: Vec<bool>,
     fitted_on_history: bool,
+    /// τ of the pooled estimator: `N/B` units (at least 1).
+    prior_interval: f64,
 }
 
 impl UserCentric {
@@ -80,9 +119,14 @@ impl UserCentric {
         }
     }
 
-    fn push_ratio(&mut self, page: usize, ratio: f64) {
-        let q = &mut self.ratios[page];
-        q.push_back(ratio);
+    pub fn with_estimator(mut self, estimator: Option<Estimator>) -> Self {
+        self.estimator = estimator;
+        self
+    }
+
+    fn push_sample(&mut self, page: usize, delta_q: f64, interval: f64) {
+        let q = &mut self.samples[page];
+        q.push_back((delta_q, interval.max(1.0)));
         if let Some(w) = self.window {
             while q.len() > w.max(1) {
                 q.pop_front();
@@ -91,22 +135,53 @@ impl UserCentric {
         self.measured[page] = true;
     }
 
-    /// `ΔQ̄(p)` of every page, with the documented default for unmeasured pages.
+    /// `ΔQ̄(p)` of every page, with the active estimator.
     pub fn mean_normalised(&self) -> Vec<f64> {
-        let means: Vec<Option<f64>> = (0..self.ratios.len())
+        match self.active.unwrap_or(Estimator::MeanOfRatios) {
+            Estimator::MeanOfRatios => self.mean_of_ratios(),
+            Estimator::Pooled => self.pooled(),
+        }
+    }
+
+    fn mean_of_ratios(&self) -> Vec<f64> {
+        let means: Vec<Option<f64>> = (0..self.samples.len())
             .map(|p| {
+                let s = &self.samples[p];
                 if !self.measured[p] {
                     None
-                } else if self.ratios[p].is_empty() {
+                } else if s.is_empty() {
                     Some(0.0)
                 } else {
-                    Some(self.ratios[p].iter().sum::<f64>() / self.ratios[p].len() as f64)
+                    Some(s.iter().map(|(dq, dt)| dq / dt).sum::<f64>() / s.len() as f64)
                 }
             })
             .collect();
         let known: Vec<f64> = means.iter().flatten().copied().collect();
-        let default = mean(&known).unwrap_or(0.0);
+        let default = if known.is_empty() {
+            0.0
+        } else {
+            known.iter().sum::<f64>() / known.len() as f64
+        };
         means.into_iter().map(|m| m.unwrap_or(default)).collect()
+    }
+
+    fn pooled(&self) -> Vec<f64> {
+        let sums: Vec<(f64, f64)> = self
+            .samples
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .fold((0.0, 0.0), |(a, b), (dq, dt)| (a + dq, b + dt))
+            })
+            .collect();
+        let (all_dq, all_dt) = sums
+            .iter()
+            .fold((0.0, 0.0), |(a, b), (dq, dt)| (a + dq, b + dt));
+        let pooled_rate = if all_dt > 0.0 { all_dq / all_dt } else { 0.0 };
+        let tau = self.prior_interval;
+        sums.into_iter()
+            .map(|(dq, dt)| (dq + pooled_rate * tau) / (dt + tau))
+            .collect()
     }
 }
 
@@ -117,7 +192,12 @@ impl RefreshPolicy for UserCentric {
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         let n = context.page_count;
-        self.ratios = vec![VecDeque::new(); n];
+        self.active = Some(
+            self.estimator
+                .unwrap_or_else(|| Estimator::default_for(context.mode)),
+        );
+        self.prior_interval = (n as f64 / context.budget.max(1) as f64).max(1.0);
+        self.samples = vec![VecDeque::new(); n];
         self.measured = vec![false; n];
         self.last_refresh = vec![0; n];
         self.gone = vec![false; n];
@@ -126,10 +206,16 @@ impl RefreshPolicy for UserCentric {
             self.fitted_on_history = true;
             for (p, page) in history.pages.iter().enumerate().take(n) {
                 if page.change_units.is_empty() {
+                    // Measured: a refresh at any time gains nothing.
                     self.measured[p] = true;
+                    if self.active == Some(Estimator::Pooled) {
+                        self.push_sample(p, 0.0, f64::from(history.units.max(1)));
+                    }
                 } else if page.delta_q.len() == page.change_units.len() {
-                    for r in oracle_ratios(&page.change_units, &page.delta_q) {
-                        self.push_ratio(p, r);
+                    let mut prev = 0;
+                    for (&c, &dq) in page.change_units.iter().zip(&page.delta_q) {
+                        self.push_sample(p, dq, f64::from(c.saturating_sub(prev)));
+                        prev = c;
                     }
                 }
             }
@@ -158,7 +244,7 @@ impl RefreshPolicy for UserCentric {
     fn observe(&mut self, outcomes: &[RefreshOutcome]) {
         for o in outcomes {
             let p = o.page as usize;
-            if p >= self.ratios.len() {
+            if p >= self.samples.len() {
                 continue;
             }
             self.gone[p] = o.gone;
@@ -166,7 +252,8 @@ impl RefreshPolicy for UserCentric {
             // Oracle parameters are fixed on the whole history; only online mode learns, and a
             // discovery measures no refresh.
             if !self.fitted_on_history && !o.discovered {
-                self.push_ratio(p, normalised_delta_q(o.delta_q, o.unit, o.last_refresh));
+                let interval = o.unit.saturating_sub(o.last_refresh) as f64;
+                self.push_sample(p, o.delta_q, interval);
             }
         }
     }
@@ -205,7 +292,7 @@ mod tests {
     fn online_priorities_from_a_hand_made_history() {
         let pages = [0, 1, 2, 3];
         let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 10, 2);
-        let mut uc = UserCentric::new(None);
+        let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::MeanOfRatios));
         uc.prepare(&ctx);
         // Nothing measured: round-robin by age then id.
         assert_eq!(uc.choose(1, 2), vec![0, 1]);
@@ -223,10 +310,59 @@ mod tests {
     }
 
     #[test]
+    fn pooled_estimate_shrinks_each_page_towards_the_pooled_rate() {
+        // 4 pages, B = 2: τ = N/B = 2 units.
+        let pages = [0, 1, 2, 3];
+        let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 10, 2);
+        let mut uc = UserCentric::new(None);
+        uc.prepare(&ctx);
+        assert_eq!(uc.mean_normalised(), vec![0.0; 4], "nothing observed yet");
+        assert_eq!(uc.choose(1, 2), vec![0, 1]);
+        // Page 0 gained 4 over 1 unit, page 1 nothing: pooled rate m₀ = 4/2 = 2.
+        uc.observe(&[measured(0, 1, 0, 4.0), measured(1, 1, 0, 0.0)]);
+        // ΔQ̄ = (ΣΔQ + m₀τ)/(ΣΔt + τ): (4 + 4)/3, (0 + 4)/3, and m₀ = 2 for the unobserved.
+        let m = uc.mean_normalised();
+        let expected = [8.0 / 3.0, 4.0 / 3.0, 2.0, 2.0];
+        for (a, b) in m.iter().zip(expected) {
+            assert!((a - b).abs() < 1e-12, "{m:?}");
+        }
+        // Unlike the mean of ratios, the page measured at 0 is not written off: after a wait
+        // of 2 units its priority 8/3 exceeds page 0's fresh 8/3 · 1.
+        assert_eq!(
+            uc.choose(2, 2),
+            vec![2, 3],
+            "unexplored pages first: 2·2 > 8/3"
+        );
+        uc.observe(&[measured(2, 2, 0, 0.0), measured(3, 2, 0, 0.0)]);
+        // m₀ = 4/6; page 1 (ΔQ̄ = (0 + 4/3)/3 = 4/9, waited 2) vs page 0 ((4 + 4/3)/3 = 16/9,
+        // waited 2) vs pages 2, 3 ((0 + 4/3)/4 = 1/3, waited 1).
+        assert_eq!(uc.choose(3, 2), vec![0, 1]);
+    }
+
+    #[test]
+    fn pooled_revisits_a_page_measured_at_zero_but_mean_of_ratios_never_does() {
+        // Page 0 changes once, at unit 6, with a large ΔQ; page 1 changes every unit with a
+        // small one. With B = 1 page 0 is first refreshed at unit 1 (nothing changed yet).
+        let h = history(13, &[vec![6], (1..=12).collect()], &[1.0; 2], &[50.0, 1.0]);
+        let pages = [0, 1];
+        let ctx = context(FitMode::Online, &pages, &[0.0; 2], None, 12, 1);
+        let refreshed_after_change = |estimator| {
+            let mut uc = UserCentric::new(None).with_estimator(Some(estimator));
+            let choices = run(&mut uc, &ctx, &h);
+            choices
+                .iter()
+                .enumerate()
+                .any(|(i, c)| i + 1 >= 6 && c.contains(&0))
+        };
+        assert!(refreshed_after_change(Estimator::Pooled));
+        assert!(!refreshed_after_change(Estimator::MeanOfRatios));
+    }
+
+    #[test]
     fn sliding_window_forgets_old_refreshes() {
         let pages = [0];
         let ctx = context(FitMode::Online, &pages, &[0.0], None, 10, 1);
-        let mut uc = UserCentric::new(Some(2));
+        let mut uc = UserCentric::new(Some(2)).with_estimator(Some(Estimator::MeanOfRatios));
         uc.prepare(&ctx);
         uc.observe(&[measured(0, 1, 0, 9.0)]);
         uc.observe(&[measured(0, 2, 1, 1.0)]);

@@ -27,6 +27,8 @@ pub struct SweepConfig {
     pub thresholds: Vec<f64>,
     pub mode: FitMode,
     pub seed: u64,
+    /// Options of every policy built (the θ of each SBR/EBR run comes from `thresholds`).
+    pub options: PolicyOptions,
 }
 
 /// The default budget grid: 0, then powers of two up to the largest number of pages present
@@ -115,7 +117,7 @@ pub fn sweep(
     let points: Vec<SweepPoint> = jobs
         .par_iter()
         .map(|(policy, theta, budget)| {
-            let p = make_policy(policy, *theta, &PolicyOptions::default())
+            let p = make_policy(policy, *theta, &config.options)
                 .expect("policy names are validated before the sweep");
             let mut rc = RunConfig::new(*budget, config.mode);
             rc.seed = config.seed;
