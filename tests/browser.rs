@@ -303,21 +303,28 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
     assert_eq!(final_points, json!(server.corpus.units() - 1));
     browser.screenshot("dashboard-done.png").await;
 
-    // Compare: a sweep's Fig. 4 curves and table.
-    let mut api = HttpClient::new(&base).unwrap();
-    let (status, _) = api
-        .send_json(
-            Method::POST,
-            "/api/compare",
-            &json!({"policies": ["round-robin", "user-centric"], "budgets": [0, 3, 10]}),
-        )
-        .await
-        .unwrap();
-    assert!(status.is_success());
+    // Compare: a sweep started from the form (two policies, SBR over two thresholds), then
+    // its Fig. 4 curves, table and best θ per budget.
     browser.goto(&format!("{base}/compare")).await;
     browser
         .wait_for(
-            "return document.getElementById('message').textContent.includes('6/6 runs finished')",
+            "return document.querySelectorAll('#policies input').length > 0",
+            "the policy checkboxes",
+        )
+        .await;
+    browser
+        .eval(
+            "for (const i of document.querySelectorAll('#policies input')) \
+               i.checked = i.value === 'round-robin' || i.value === 'sbr'; \
+             document.getElementById('budgets').value = '0, 3, 10'; \
+             document.getElementById('thetas').value = '0.1, 0.9'; \
+             document.getElementById('start-sweep').click(); return true",
+        )
+        .await;
+    // round-robin: 3 runs; sbr: 1 at B = 0 plus 2 thresholds × 2 budgets.
+    browser
+        .wait_for(
+            "return document.getElementById('message').textContent.includes('8/8 runs finished')",
             "the sweep to finish",
         )
         .await;
@@ -333,6 +340,18 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         .eval("return document.querySelectorAll('#fig4-table tbody td').length")
         .await;
     assert_eq!(cells, 2 * 7);
+    let best_thetas = browser
+        .eval(
+            "return [...document.querySelectorAll('#curves tbody tr')] \
+               .filter(r => r.cells[0].textContent === 'sbr' && r.cells[1].textContent !== '0') \
+               .map(r => r.cells[2].textContent)",
+        )
+        .await;
+    let best_thetas = best_thetas.as_array().expect("an array of θ cells").clone();
+    assert_eq!(best_thetas.len(), 2, "{best_thetas:?}");
+    for t in &best_thetas {
+        assert!(t == "0.1" || t == "0.9", "{best_thetas:?}");
+    }
     browser.screenshot("compare.png").await;
     browser.quit().await;
 }

@@ -236,12 +236,28 @@ async fn bad_requests_get_json_errors_with_4xx_codes() {
             "colour",
         ),
         (
+            json!({"policy": "round-robin", "budget": 1, "theta": 0.3}),
+            "takes no shingle threshold",
+        ),
+        (
+            json!({"policy": "sbr", "budget": 1, "theta": 1.5}),
+            "outside [0, 1]",
+        ),
+        (
             json!({"policies": ["round-robin"], "budgets": []}),
             "budgets",
         ),
+        (
+            json!({"policies": ["sbr"], "budgets": [1], "thetas": [0.5, -0.1]}),
+            "thetas",
+        ),
+        (
+            json!({"policies": ["sbr", "ebr"], "budgets": (0..20).collect::<Vec<_>>(), "thetas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}),
+            "at most",
+        ),
     ];
     for (i, (body, needle)) in bodies.iter().enumerate() {
-        let path = if i < 5 { "/api/runs" } else { "/api/compare" };
+        let path = if i < 7 { "/api/runs" } else { "/api/compare" };
         let (status, v) = c.send_json(Method::POST, path, body).await.unwrap();
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {v}");
         assert_eq!(v["error"]["code"], "bad_parameter");
@@ -441,6 +457,70 @@ async fn a_sweep_fills_the_fig4_table_and_replayed_queries_feed_the_live_workloa
     let done = wait_for_status(&mut c, run["id"].as_u64().unwrap(), &["done", "failed"]).await;
     assert_eq!(done["run"]["status"], "done", "{done}");
     assert_eq!(done["run"]["workload"], "log+live");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_over_thresholds_keeps_the_best_theta_per_budget() {
+    let server = start(60, 5, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let (status, sweep) = c
+        .send_json(
+            Method::POST,
+            "/api/compare",
+            &json!({"policies": ["sbr", "round-robin"], "budgets": [2, 8], "thetas": [0.9, 0.1]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{sweep}");
+    // sbr: 2 budgets × 2 thresholds; round-robin takes none: 2 budgets.
+    assert_eq!(sweep["runs"].as_array().unwrap().len(), 6, "{sweep}");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let comparison = loop {
+        let (_, v) = c.get_json("/api/compare").await.unwrap();
+        if v["runs_finished"] == 6 {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (status, runs) = c.get_json("/api/runs").await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let runs = runs.as_array().unwrap().clone();
+    let curves = comparison["curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 4, "{comparison}");
+    for budget in [2u64, 8] {
+        let sbr_runs: Vec<&Value> = runs
+            .iter()
+            .filter(|r| r["policy"] == "sbr" && r["budget"] == budget)
+            .collect();
+        assert_eq!(sbr_runs.len(), 2, "{runs:?}");
+        let mut thetas: Vec<f64> = sbr_runs
+            .iter()
+            .map(|r| r["theta"].as_f64().unwrap())
+            .collect();
+        thetas.sort_by(f64::total_cmp);
+        assert_eq!(thetas, vec![0.1, 0.9]);
+        let best = sbr_runs
+            .iter()
+            .map(|r| r["mean_quality"].as_f64().unwrap())
+            .fold(f64::MIN, f64::max);
+        let point = curves
+            .iter()
+            .find(|p| p["policy"] == "sbr" && p["budget"] == budget)
+            .unwrap();
+        assert_eq!(point["mean_quality"].as_f64().unwrap(), best, "{point}");
+        let theta = point["theta"].as_f64().unwrap();
+        let of_theta = sbr_runs
+            .iter()
+            .find(|r| r["theta"].as_f64() == Some(theta))
+            .unwrap();
+        assert_eq!(of_theta["mean_quality"].as_f64().unwrap(), best);
+        let rr = curves
+            .iter()
+            .find(|p| p["policy"] == "round-robin" && p["budget"] == budget)
+            .unwrap();
+        assert!(rr["theta"].is_null(), "{rr}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

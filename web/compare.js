@@ -19,7 +19,7 @@ function render(c) {
   $("fig4-table").tBodies[0].replaceChildren(...[...groups.keys()].map(p => el("tr", {}, el("td", { text: p }),
     ...targets.map(t => { const r = c.rows.find(r => r.policy === p && r.target_quality === t); return el("td", { class: "num", text: r && r.budget_needed != null ? r.budget_needed : "—" }); }))));
   $("curves").tBodies[0].replaceChildren(...c.curves.map(p => el("tr", {}, el("td", { text: p.policy }), el("td", { class: "num", text: p.budget }),
-    el("td", { class: "num", text: fmt(p.mean_quality) }), el("td", { class: "num", text: fmt(p.mean_fresh_at_10) }), el("td", { class: "num", text: fmt(p.mean_map_at_10) }))));
+    el("td", { class: "num", text: p.theta != null ? p.theta : "" }), el("td", { class: "num", text: fmt(p.mean_quality) }), el("td", { class: "num", text: fmt(p.mean_fresh_at_10) }), el("td", { class: "num", text: fmt(p.mean_map_at_10) }))));
   const pending = c.runs_total - c.runs_finished;
   $("message").textContent = (c.sweep ? `Sweep #${c.sweep}: ` : "All runs: ") + `${c.runs_finished}/${c.runs_total} runs finished` + (pending ? " — updating…" : ".") + " “—” means no budget in the grid reached the target.";
   clearTimeout(timer);
@@ -33,9 +33,11 @@ async function load() {
 $("sweep-form").addEventListener("submit", async e => {
   e.preventDefault();
   const policies = [...document.querySelectorAll("#policies input:checked")].map(i => i.value);
-  const budgets = $("budgets").value.split(",").map(s => s.trim()).filter(Boolean).map(Number);
+  const list = id => $(id).value.split(",").map(s => s.trim()).filter(Boolean).map(Number);
+  const budgets = list("budgets");
+  const thetas = list("thetas");
   try {
-    const r = await postJSON("/api/compare", { policies, budgets, mode: $("mode").value });
+    const r = await postJSON("/api/compare", { policies, budgets, thetas, mode: $("mode").value });
     $("message").textContent = `Sweep #${r.sweep} queued (${r.runs.length} runs).`;
     load();
   } catch (err) { showError($("message"), err); }

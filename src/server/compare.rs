@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use crate::index::ScoringKind;
+use crate::policy::registry::uses_threshold;
 use crate::policy::FitMode;
+use crate::sim::compare::{best_curves, SweepPoint};
 pub use crate::sim::compare::{CurvePoint, TargetRow as TableRow, TARGET_QUALITIES as TARGETS};
 
 use super::error::ApiError;
@@ -27,6 +29,10 @@ pub struct SweepSpec {
     pub scoring: Option<ScoringKind>,
     #[serde(default)]
     pub workload: WorkloadSource,
+    /// Shingle thresholds θ swept for sbr/ebr, each budget run once per θ and the best θ kept
+    /// per budget (paper 003 §6). Empty: one run at the policy's default θ.
+    #[serde(default)]
+    pub thetas: Vec<f64>,
 }
 
 /// The body of `GET /api/compare`.
@@ -60,11 +66,32 @@ pub fn start_sweep(
     let mut budgets = spec.budgets;
     budgets.sort_unstable();
     budgets.dedup();
-    if policies.len() * budgets.len() > MAX_SWEEP_RUNS {
+    if let Some(t) = spec.thetas.iter().find(|t| !(0.0..=1.0).contains(*t)) {
         return Err(ApiError::BadParameter(format!(
-            "a sweep may hold at most {MAX_SWEEP_RUNS} runs ({} policies × {} budgets asked)",
+            "`thetas`: {t} is outside [0, 1]"
+        )));
+    }
+    let mut thetas = spec.thetas;
+    thetas.sort_by(f64::total_cmp);
+    thetas.dedup();
+    // The thresholds of a policy's runs at a budget (at B = 0 θ changes nothing: one run).
+    let thresholds_of = |p: &str, budget: usize| -> Vec<Option<f64>> {
+        if uses_threshold(p) && !thetas.is_empty() && budget > 0 {
+            thetas.iter().copied().map(Some).collect()
+        } else {
+            vec![None]
+        }
+    };
+    let total: usize = policies
+        .iter()
+        .flat_map(|p| budgets.iter().map(|&b| thresholds_of(p, b).len()))
+        .sum();
+    if total > MAX_SWEEP_RUNS {
+        return Err(ApiError::BadParameter(format!(
+            "a sweep may hold at most {MAX_SWEEP_RUNS} runs ({total} asked: {} policies × {} budgets, sbr/ebr × {} thresholds)",
             policies.len(),
-            budgets.len()
+            budgets.len(),
+            thetas.len().max(1)
         )));
     }
     for p in &policies {
@@ -78,18 +105,21 @@ pub fn start_sweep(
     let mut ids = Vec::new();
     for p in &policies {
         for &b in &budgets {
-            let run = manager.start(
-                RunSpec {
-                    policy: p.clone(),
-                    budget: b,
-                    mode: spec.mode.unwrap_or(FitMode::Oracle),
-                    scoring: spec.scoring,
-                    workload: spec.workload,
-                    seed: None,
-                },
-                Some(next_sweep),
-            )?;
-            ids.push(run.id);
+            for theta in thresholds_of(p, b) {
+                let run = manager.start(
+                    RunSpec {
+                        policy: p.clone(),
+                        budget: b,
+                        mode: spec.mode.unwrap_or(FitMode::Oracle),
+                        scoring: spec.scoring,
+                        workload: spec.workload,
+                        seed: None,
+                        theta,
+                    },
+                    Some(next_sweep),
+                )?;
+                ids.push(run.id);
+            }
         }
     }
     Ok(ids)
@@ -101,8 +131,9 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
         .iter()
         .filter(|r| sweep.is_none() || r.sweep == sweep)
         .collect();
-    // Latest finished run per (policy, budget).
-    let mut points: BTreeMap<(String, usize), CurvePoint> = BTreeMap::new();
+    // Latest finished run per (policy, budget, θ); then, as `refresher compare`, the best θ
+    // per (policy, budget).
+    let mut points: BTreeMap<(String, usize, Option<u64>), SweepPoint> = BTreeMap::new();
     let mut finished = 0;
     for run in &chosen {
         let info = run.info();
@@ -113,18 +144,33 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
             continue;
         }
         points.insert(
-            (info.policy.clone(), info.budget),
-            CurvePoint {
+            (
+                info.policy.clone(),
+                info.budget,
+                info.theta.map(f64::to_bits),
+            ),
+            SweepPoint {
                 policy: info.policy,
+                theta: info.theta,
                 budget: info.budget,
                 mean_quality: info.mean_quality.unwrap_or(0.0),
                 mean_fresh_at_10: info.mean_fresh_at_10.unwrap_or(0.0),
                 mean_map_at_10: info.mean_map_at_10.unwrap_or(0.0),
-                theta: None,
             },
         );
     }
-    let curves: Vec<CurvePoint> = points.into_values().collect();
+    let points: Vec<SweepPoint> = points.into_values().collect();
+    let mut policies: Vec<String> = Vec::new();
+    let mut budgets: Vec<usize> = Vec::new();
+    for p in &points {
+        if !policies.contains(&p.policy) {
+            policies.push(p.policy.clone());
+        }
+        budgets.push(p.budget);
+    }
+    budgets.sort_unstable();
+    budgets.dedup();
+    let curves = best_curves(&policies, &budgets, &points);
     Comparison {
         sweep,
         runs_total: chosen.len(),

@@ -30,8 +30,10 @@ use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, SimWorkloa
 use super::error::ApiError;
 use super::live_workload::LiveWorkload;
 
-/// Builds a policy by name; `Err` carries a message for the user (unknown name, bad option).
-pub type PolicyFactory = Arc<dyn Fn(&str) -> Result<Box<dyn RefreshPolicy>, String> + Send + Sync>;
+/// Builds a policy by name and shingle threshold θ (`None`: the policy's default); `Err`
+/// carries a message for the user (unknown name, θ given to a policy without one, θ ∉ [0, 1]).
+pub type PolicyFactory =
+    Arc<dyn Fn(&str, Option<f64>) -> Result<Box<dyn RefreshPolicy>, String> + Send + Sync>;
 
 /// The policies a server offers.
 #[derive(Clone)]
@@ -74,6 +76,9 @@ pub struct RunSpec {
     pub workload: WorkloadSource,
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Shingle threshold θ of sbr/ebr (default: the policy's own, every change counts).
+    #[serde(default)]
+    pub theta: Option<f64>,
 }
 
 fn default_mode() -> FitMode {
@@ -131,6 +136,7 @@ pub struct Run {
 pub struct RunInfo {
     pub id: u64,
     pub policy: String,
+    pub theta: Option<f64>,
     pub budget: usize,
     pub mode: FitMode,
     pub scoring: ScoringKind,
@@ -165,6 +171,7 @@ impl Run {
         RunInfo {
             id: self.id,
             policy: self.spec.policy.clone(),
+            theta: self.spec.theta,
             budget: self.spec.budget,
             mode: self.spec.mode,
             scoring: self.scoring,
@@ -335,6 +342,8 @@ impl RunManager {
                 self.policies.names.join(", ")
             )));
         }
+        // Builds the policy once to validate θ before anything is queued.
+        (self.policies.make)(&spec.policy, spec.theta).map_err(ApiError::BadParameter)?;
         let pages = self.environments.corpus.page_count();
         if spec.budget > pages {
             return Err(ApiError::BadParameter(format!(
@@ -457,7 +466,7 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
     if run.cancel.load(Ordering::Relaxed) {
         return Ok(true);
     }
-    let policy = make(&run.spec.policy)?;
+    let policy = make(&run.spec.policy, run.spec.theta)?;
     run.set_running(env.units().saturating_sub(1) as usize);
     let mut config = RunConfig::new(run.spec.budget, run.spec.mode);
     if let Some(seed) = run.spec.seed {
@@ -484,7 +493,9 @@ impl Policies {
         use crate::policy::registry::{make_policy, PolicyOptions, POLICY_NAMES};
         Policies {
             names: POLICY_NAMES.iter().map(|n| n.to_string()).collect(),
-            make: Arc::new(|name: &str| make_policy(name, None, &PolicyOptions::default())),
+            make: Arc::new(|name: &str, theta: Option<f64>| {
+                make_policy(name, theta, &PolicyOptions::default())
+            }),
         }
     }
 }

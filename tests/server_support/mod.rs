@@ -50,7 +50,7 @@ pub fn policies(delay: Duration) -> Policies {
     let make = registry.make.clone();
     Policies {
         names,
-        make: Arc::new(move |name: &str| {
+        make: Arc::new(move |name: &str, theta: Option<f64>| {
             if name == "test-slow" {
                 Ok(Box::new(SlowCycle {
                     delay,
@@ -58,7 +58,7 @@ pub fn policies(delay: Duration) -> Policies {
                     pages: 0,
                 }))
             } else {
-                make(name)
+                make(name, theta)
             }
         }),
     }
