@@ -24,6 +24,10 @@ use refresher::querylog::layouts::{read_log, ReadOptions};
 use refresher::querylog::workload::{Workload, WorkloadOptions};
 use refresher::sim::{MetricWorkload, SimWorkload};
 
+/// The allocator the `refresher` binary ships with, so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn data_root() -> PathBuf {
     std::env::var_os("REFRESHER_SHARED_DATA")
         .map(PathBuf::from)

@@ -16,6 +16,10 @@ use refresher::corpus::LiveWeb;
 use refresher::index::{changes_at, NullSink, Repository, ScoringKind, WorkloadTerms};
 use refresher::text::TermId;
 
+/// The allocator the `refresher` binary ships with, so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Counts shifts without keeping them, so the sink's cost is not part of the measurement.
 struct CountingSink(usize);
 

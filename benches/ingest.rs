@@ -14,6 +14,10 @@ use refresher::corpus::ingest::{load_corpus, warc_files, IngestOptions};
 use refresher::corpus::warc_reader::{WarcFile, WarcItem};
 use refresher::text::Analyzer;
 
+/// The allocator the `refresher` binary ships with, so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn corpus_path() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("REFRESHER_BENCH_CORPUS") {
         return Some(PathBuf::from(p));

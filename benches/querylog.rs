@@ -11,6 +11,10 @@ use std::time::Instant;
 
 use refresher::querylog::layouts::{read_log, read_log_from, ReadOptions};
 
+/// The allocator the `refresher` binary ships with, so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const AOL: &str = "querylogs/aol-2006-heavy-users.even-anonid.collection-layout.txt.gz";
 const PER_USER: &str = "querylogs/aol-wasiahmad-user_search_logs.even-anonid.tar.gz";
 const RUNS: usize = 5;

@@ -22,6 +22,10 @@ use refresher::server::replay::{replay, ReplayOptions, ReplayQuery};
 use refresher::server::search::{SearchParams, SearchRequest};
 use refresher::server::{AppState, Policies, ServerOptions};
 
+/// The allocator the `refresher` binary ships with, so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()

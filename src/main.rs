@@ -40,6 +40,14 @@ enum Command {
 }
 
 fn main() {
+    // Output piped into `head` and the like: end quietly when the reader goes away, as Unix
+    // tools do, instead of panicking on the failed write.
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; restoring the
+    // default disposition of SIGPIPE has no other effect on the program.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => cli::demo::run(args),

@@ -73,6 +73,12 @@ fn print_readable(path: &Path, summary: &CorpusSummary, report: &IngestReport, s
             report.superseded
         );
     }
+    if report.unchanged > 0 {
+        println!(
+            "{} capture(s) identical to the page's previous version (not new versions)",
+            report.unchanged
+        );
+    }
     println!("skipped records        {}", report.skipped.len());
     for skip in &report.skipped {
         println!("  {skip}");

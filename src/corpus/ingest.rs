@@ -11,8 +11,12 @@
 //!
 //! Timeline rules: versions are sorted by unit; when a URL has several captures in one unit the
 //! latest capture (by `WARC-Date`, then by reading order) is kept and the others are counted in
-//! [`IngestReport::superseded`]. A 404/410 capture marks the page gone from its unit until a
-//! later 2xx capture. Other statuses (3xx, 5xx, ...) say nothing about the page's content and
+//! [`IngestReport::superseded`]. A capture identical to the page's previous version (the same
+//! body, or gone again) is not a new version: collections that re-record every page every
+//! week, changed or not, give the same timelines as those that record changes only, and a
+//! copy fetched at one unit stays fresh while the page does not change. Such captures are
+//! counted in [`IngestReport::unchanged`]. A 404/410 capture marks the page gone from its unit
+//! until a later 2xx capture. Other statuses (3xx, 5xx, ...) say nothing about the page's content and
 //! are reported skips.
 
 use std::collections::HashMap;
@@ -72,6 +76,9 @@ pub struct IngestReport {
     pub records_per_unit: Vec<u64>,
     /// Captures replaced by a later capture of the same URL in the same unit.
     pub superseded: u64,
+    /// Captures identical to the page's previous version (same body, or gone again): not new
+    /// versions.
+    pub unchanged: u64,
     /// Response records not used, with file, record and reason.
     pub skipped: Vec<SkippedInput>,
     /// Bodies that were not valid UTF-8 and were decoded lossily (U+FFFD for bad bytes).
@@ -414,6 +421,23 @@ pub(crate) fn build_corpus(
         }
         kept.push(c);
     }
+    // Drop captures that repeat the page's previous version.
+    let mut versions: Vec<Capture> = Vec::with_capacity(kept.len());
+    for c in kept {
+        if let Some(prev) = versions.last() {
+            let same_state = if is_gone_status(prev.status) {
+                is_gone_status(c.status)
+            } else {
+                !is_gone_status(c.status) && prev.content_hash == c.content_hash
+            };
+            if prev.url == c.url && same_state {
+                report.unchanged += 1;
+                continue;
+            }
+        }
+        versions.push(c);
+    }
+    let kept = versions;
 
     // Page ids and the link-matching map.
     let mut urls: Vec<&str> = kept.iter().map(|c| c.url.as_str()).collect();
@@ -537,6 +561,33 @@ mod tests {
         let gone = &corpus.timeline(b).versions[1];
         assert!(gone.title.is_empty() && gone.text.is_empty() && gone.links.is_empty());
         assert_eq!(gone.terms.length, 0);
+    }
+
+    #[test]
+    fn recaptures_of_an_unchanged_page_are_not_new_versions() {
+        let t0 = 0;
+        let (corpus, report) = build(vec![
+            capture(0, "http://s/a", t0, 200, "<p>same</p>"),
+            capture(1, "http://s/a", t0 + W, 200, "<p>same</p>"),
+            capture(2, "http://s/a", t0 + 2 * W, 200, "<p>edited</p>"),
+            capture(3, "http://s/a", t0 + 3 * W, 404, "<p>Not found</p>"),
+            capture(4, "http://s/a", t0 + 4 * W, 404, "<p>Still not found</p>"),
+            capture(5, "http://s/a", t0 + 5 * W, 200, "<p>edited</p>"),
+            capture(6, "http://s/b", t0 + 5 * W, 200, "<p>edited</p>"),
+        ]);
+        let units: Vec<Unit> = corpus.timeline(0).versions.iter().map(|v| v.unit).collect();
+        // Unit 1 repeats unit 0 and unit 4 is gone again; unit 5 is back (a change).
+        assert_eq!(units, vec![0, 2, 3, 5]);
+        assert_eq!(report.unchanged, 2);
+        assert_eq!(corpus.page_at(0, 1).present().unwrap().unit, 0);
+        assert!(matches!(corpus.page_at(0, 4), PageState::Gone));
+        assert_eq!(
+            corpus.timeline(1).versions.len(),
+            1,
+            "another URL is another page"
+        );
+        // The report still counts every used record.
+        assert_eq!(report.records_per_unit, vec![1, 1, 1, 1, 1, 2]);
     }
 
     #[test]
