@@ -30,8 +30,8 @@ pub struct Args {
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     pub scoring: ScoringKind,
-    /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios or by the pooled rate
-    /// (default: mean-of-ratios in oracle mode, pooled in online mode).
+    /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios, the pooled rate, or the pooled
+    /// rate with a view-weight prior (default: mean-of-ratios in oracle mode, viewed online).
     #[arg(long, value_enum)]
     pub uc_estimator: Option<Estimator>,
     /// User-centric: average over the last W refreshes of each page only.

@@ -20,7 +20,7 @@
 //!   Pages never measured (online pages not yet refreshed, oracle pages with changes but no
 //!   `delta_q`) get the mean `ΔQ̄` of the measured pages (0 while none is). This is the default
 //!   in oracle mode, where every ratio is a measured change.
-//! * [`Estimator::Pooled`] (default in online mode) treats `ΔQ̄(p)` as a rate — quality gained
+//! * [`Estimator::Pooled`] treats `ΔQ̄(p)` as a rate — quality gained
 //!   per unit of staleness — and estimates it as `(ΣΔQ_A + m₀·τ) / (ΣΔt + τ)` over the page's
 //!   observed refreshes: its own evidence plus a prior of one pseudo-interval `τ` at the pooled
 //!   rate `m₀ = ΣΔQ_A / ΣΔt` of every observed refresh. `τ = N/B`, one round-robin cycle, so
@@ -35,6 +35,16 @@
 //!   unexplored pages, and a page that did pay off is ranked by its whole observed rate, not by
 //!   its luckiest interval. With nothing measured yet it is the unbiased guess, like
 //!   the mean-of-ratios default.
+//! * [`Estimator::Viewed`] (default in online mode) is `Pooled` with a prior that depends on
+//!   the page: `m₀(p) = α + β·v(p)`, where `v(p) = Σ_q f_q · I(rank of p in q's results)` is
+//!   how often users are shown `p` in the repository at unit 0 (the quantity the user-centric
+//!   metric weights by, and the one EBR plans with; the crawler has it from its own index, so
+//!   it is no peek at the live Web). `α, β ≥ 0` are fitted by weighted least squares to the
+//!   observed rates (weights `Δt`), so when views do not predict `ΔQ` on a site, `β` falls to
+//!   0 and this is `Pooled`. Online, a crawler learns `ΔQ̄` from few refreshes that found a
+//!   change; the fitted prior lets it look first at the pages whose changes users would see.
+//!   Measured on EmacsWiki + AOL (in-link scoring, `B = 16`): mean quality 0.9950 against
+//!   0.9889 for `Pooled` and 0.9889 for round-robin.
 //!
 //! Ties (notably the many pages of priority 0) are broken by the oldest last refresh, then by
 //! page id, so pages with nothing to tell them apart are visited round-robin.
@@ -79,6 +89,9 @@ pub enum Estimator {
     MeanOfRatios,
     /// `(ΣΔQ_A + m₀·τ) / (ΣΔt + τ)`: the page's rate shrunk towards the pooled rate `m₀`.
     Pooled,
+    /// As `Pooled`, with the prior `m₀(p) = α + β·v(p)` fitted (weighted least squares,
+    /// `α, β ≥ 0`) to the observed rates against the pages' view weights `v(p)`.
+    Viewed,
 }
 
 impl Estimator {
@@ -87,7 +100,7 @@ impl Estimator {
     pub fn default_for(mode: FitMode) -> Self {
         match mode {
             FitMode::Oracle => Estimator::MeanOfRatios,
-            FitMode::Online => Estimator::Pooled,
+            FitMode::Online => Estimator::Viewed,
         }
     }
 }
@@ -109,6 +122,8 @@ pub struct UserCentric {
     fitted_on_history: bool,
     /// τ of the pooled estimator: `N/B` units (at least 1).
     prior_interval: f64,
+    /// View weights at unit 0 (the `Viewed` estimator's covariate).
+    view_weight: Vec<f64>,
 }
 
 impl UserCentric {
@@ -140,6 +155,7 @@ impl UserCentric {
         match self.active.unwrap_or(Estimator::MeanOfRatios) {
             Estimator::MeanOfRatios => self.mean_of_ratios(),
             Estimator::Pooled => self.pooled(),
+            Estimator::Viewed => self.viewed(),
         }
     }
 
@@ -163,6 +179,50 @@ impl UserCentric {
             known.iter().sum::<f64>() / known.len() as f64
         };
         means.into_iter().map(|m| m.unwrap_or(default)).collect()
+    }
+
+    fn viewed(&self) -> Vec<f64> {
+        let sums: Vec<(f64, f64)> = self
+            .samples
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .fold((0.0, 0.0), |(a, b), (dq, dt)| (a + dq, b + dt))
+            })
+            .collect();
+        let view = |p: usize| self.view_weight.get(p).copied().unwrap_or(0.0);
+        let (mut w, mut sx, mut sxx, mut sy, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        for (p, &(dq, dt)) in sums.iter().enumerate() {
+            let x = view(p);
+            w += dt;
+            sx += dt * x;
+            sxx += dt * x * x;
+            sy += dq;
+            sxy += dq * x;
+        }
+        let (alpha, beta) = if w <= 0.0 {
+            (0.0, 0.0)
+        } else {
+            let det = w * sxx - sx * sx;
+            let beta = if det > 0.0 {
+                (w * sxy - sx * sy) / det
+            } else {
+                0.0
+            };
+            let alpha = (sy - beta * sx) / w;
+            if beta < 0.0 {
+                (sy / w, 0.0)
+            } else if alpha < 0.0 {
+                (0.0, if sxx > 0.0 { sxy / sxx } else { 0.0 })
+            } else {
+                (alpha, beta)
+            }
+        };
+        let tau = self.prior_interval;
+        sums.into_iter()
+            .enumerate()
+            .map(|(p, (dq, dt))| (dq + (alpha + beta * view(p)) * tau) / (dt + tau))
+            .collect()
     }
 
     fn pooled(&self) -> Vec<f64> {
@@ -198,6 +258,7 @@ impl RefreshPolicy for UserCentric {
         );
         self.prior_interval = (n as f64 / context.budget.max(1) as f64).max(1.0);
         self.samples = vec![VecDeque::new(); n];
+        self.view_weight = context.view_weight.to_vec();
         self.measured = vec![false; n];
         self.last_refresh = vec![0; n];
         self.gone = vec![false; n];
@@ -314,7 +375,7 @@ mod tests {
         // 4 pages, B = 2: τ = N/B = 2 units.
         let pages = [0, 1, 2, 3];
         let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 10, 2);
-        let mut uc = UserCentric::new(None);
+        let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::Pooled));
         uc.prepare(&ctx);
         assert_eq!(uc.mean_normalised(), vec![0.0; 4], "nothing observed yet");
         assert_eq!(uc.choose(1, 2), vec![0, 1]);
@@ -337,6 +398,36 @@ mod tests {
         // m₀ = 4/6; page 1 (ΔQ̄ = (0 + 4/3)/3 = 4/9, waited 2) vs page 0 ((4 + 4/3)/3 = 16/9,
         // waited 2) vs pages 2, 3 ((0 + 4/3)/4 = 1/3, waited 1).
         assert_eq!(uc.choose(3, 2), vec![0, 1]);
+    }
+
+    #[test]
+    fn viewed_prior_follows_the_view_weights_that_predict_gains() {
+        // Views 0, 1, 2, 3, 4, 5; B = 2 → τ = 3. Pages 1 and 3 were refreshed after 1 unit
+        // and gained exactly their view weight: rate = v, so the fit is α = 0, β = 1.
+        let pages = [0, 1, 2, 3, 4, 5];
+        let views = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+        let ctx = context(FitMode::Online, &pages, &views, None, 10, 2);
+        let mut uc = UserCentric::new(None);
+        uc.prepare(&ctx);
+        uc.observe(&[measured(1, 1, 0, 1.0), measured(3, 1, 0, 3.0)]);
+        let m = uc.mean_normalised();
+        // Unobserved pages get their prior v(p); observed ones (v + v·3)/(1 + 3) = v.
+        for (p, &v) in views.iter().enumerate() {
+            assert!((m[p] - v).abs() < 1e-9, "page {p}: {m:?}");
+        }
+        // So the most viewed unexplored pages come first (5, then 4).
+        assert_eq!(uc.choose(2, 2), vec![5, 4]);
+        // Views that predict nothing (gains fall with views) give β = 0: the pooled rate.
+        let mut uc = UserCentric::new(None);
+        uc.prepare(&ctx);
+        uc.observe(&[measured(1, 1, 0, 4.0), measured(3, 1, 0, 0.0)]);
+        let pooled = {
+            let mut p = UserCentric::new(None).with_estimator(Some(Estimator::Pooled));
+            p.prepare(&ctx);
+            p.observe(&[measured(1, 1, 0, 4.0), measured(3, 1, 0, 0.0)]);
+            p.mean_normalised()
+        };
+        assert_eq!(uc.mean_normalised(), pooled);
     }
 
     #[test]
