@@ -90,13 +90,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             std::fs::write(dir.join(format!("qrels-unit{u}.txt")), qrels)?;
         }
     }
+    let uc_estimator = args
+        .uc_estimator
+        .unwrap_or_else(|| Estimator::default_for(args.mode));
     let label = match args.theta {
         Some(t) => format!("{} (θ = {t})", result.policy),
+        None if args.policy == "user-centric" => {
+            format!("{} (ΔQ̄ {})", result.policy, uc_estimator.as_str())
+        }
         None => result.policy.clone(),
     };
     if args.json {
         let mut value = serde_json::to_value(&result)?;
         value["theta"] = serde_json::json!(args.theta);
+        if args.policy == "user-centric" {
+            value["uc_estimator"] = serde_json::json!(uc_estimator.as_str());
+        }
         // Where the wall time went: reading the inputs, the policy-independent environment
         // (live truths, change history, every change measured), and the run itself.
         value["seconds"] = serde_json::json!({

@@ -95,6 +95,15 @@ pub enum Estimator {
 }
 
 impl Estimator {
+    /// The name used on the command line and in outputs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Estimator::MeanOfRatios => "mean-of-ratios",
+            Estimator::Pooled => "pooled",
+            Estimator::Viewed => "viewed",
+        }
+    }
+
     /// The default of a fit mode: paper 003's estimator on the oracle's measured changes, the
     /// pooled one on what an online crawler observes.
     pub fn default_for(mode: FitMode) -> Self {

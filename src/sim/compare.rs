@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use crate::index::IndexError;
 use crate::policy::registry::{make_policy, uses_threshold, PolicyOptions};
+use crate::policy::user_centric::Estimator;
 use crate::policy::FitMode;
 
 use super::environment::Environment;
@@ -86,6 +87,8 @@ pub struct Comparison {
     pub scoring: String,
     pub units: u32,
     pub workload_queries: usize,
+    /// The ΔQ̄ estimator user-centric ran with in this mode.
+    pub uc_estimator: Estimator,
     pub rows: Vec<TargetRow>,
     pub curves: Vec<CurvePoint>,
     pub points: Vec<SweepPoint>,
@@ -140,6 +143,10 @@ pub fn sweep(
         scoring: env.config.scoring.name().to_string(),
         units: env.units(),
         workload_queries: env.workload.queries.len(),
+        uc_estimator: config
+            .options
+            .estimator
+            .unwrap_or_else(|| Estimator::default_for(config.mode)),
         rows,
         curves,
         points,
