@@ -111,6 +111,17 @@ impl RefreshPolicy for Ebr {
     fn observe(&mut self, outcomes: &[RefreshOutcome]) {
         self.planner.observe(outcomes);
     }
+
+    /// Online, each replan weighs pages by how often users are shown them in the repository
+    /// now: pages created after unit 0, or that became prominent since, get their weight
+    /// (with unit-0 weights they would never be planned). The oracle plan is fitted once.
+    fn wants_views(&self, unit: Unit) -> bool {
+        self.planner.replans_at(unit)
+    }
+
+    fn observe_views(&mut self, view_weight: &[f64]) {
+        self.planner.model.view_weight = view_weight.to_vec();
+    }
 }
 
 #[cfg(test)]
@@ -159,6 +170,44 @@ mod tests {
             h.pages[0].shingle_changes = vec![0.1, 0.5, 0.2, 0.9];
             ChangeHistoryFixture(h)
         }
+    }
+
+    #[test]
+    fn online_ebr_replans_with_the_repository_views_it_is_sent() {
+        // Page 2 is not shown to anyone at unit 0 (a page created later, say); from unit 5 the
+        // repository shows it most. Online EBR asks for views when a plan is due and weighs
+        // page 2 by them from then on.
+        let pages = [0, 1, 2];
+        let ctx = context(FitMode::Online, &pages, &[1.0, 1.0, 0.0], None, 12, 1);
+        let mut ebr = Ebr::new(0.1);
+        ebr.prepare(&ctx);
+        let mut asked = Vec::new();
+        let mut chosen_2_after = 0;
+        for t in 1..=12 {
+            if ebr.wants_views(t) {
+                asked.push(t);
+                if t >= 5 {
+                    ebr.observe_views(&[1.0, 1.0, 50.0]);
+                }
+            }
+            let chosen = ebr.choose(t, 1);
+            if t >= 5 {
+                chosen_2_after += chosen.iter().filter(|&&p| p == 2).count();
+            }
+            ebr.observe(&[]);
+        }
+        assert_eq!(asked[0], 1, "the first plan is due at unit 1: {asked:?}");
+        assert!(asked.len() >= 3, "replans every few units: {asked:?}");
+        assert!(
+            chosen_2_after >= 3,
+            "page 2 refreshed {chosen_2_after} times after unit 5"
+        );
+        // Oracle EBR plans once on unit-0 weights and asks for nothing.
+        let h = history(13, &[vec![], vec![], vec![]], &[1.0; 3], &[]);
+        let oracle = context(FitMode::Oracle, &pages, &[1.0, 1.0, 0.0], Some(&h), 12, 1);
+        let mut ebr = Ebr::new(0.1);
+        ebr.prepare(&oracle);
+        assert!((1..=12).all(|t| !ebr.wants_views(t)));
     }
 
     #[test]

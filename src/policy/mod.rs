@@ -13,6 +13,8 @@
 //!    (the measurement hook fires) and then calls [`RefreshPolicy::observe`] with one
 //!    [`RefreshOutcome`] per refreshed page, plus one with `discovered` set per page that first
 //!    appeared at `t` and was crawled outside the budget.
+//! 3. If [`RefreshPolicy::wants_views`] says so for `t + 1`, the simulator then sends the
+//!    repository's current view weights through [`RefreshPolicy::observe_views`].
 //!
 //! A policy in `online` mode must learn only from the outcomes it observed: it never reads the
 //! live Web itself. The simulator enforces that by giving policies no live-Web handle at all.
@@ -113,6 +115,18 @@ pub trait RefreshPolicy: Send {
     fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId>;
     /// What the refreshes of `unit` revealed (called after the batch is indexed).
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
+    /// Whether the policy wants the repository's current view weights before choosing at
+    /// `unit` (computing them ranks every workload query, so it is done on request only).
+    fn wants_views(&self, _unit: Unit) -> bool {
+        false
+    }
+    /// The repository's view weights `Σ_q f_q · I(rank of p in q's results)`, as the search
+    /// engine ranks its own copies now (no live-Web data): sent after [`observe`] when
+    /// [`wants_views`] asked for them.
+    ///
+    /// [`observe`]: RefreshPolicy::observe
+    /// [`wants_views`]: RefreshPolicy::wants_views
+    fn observe_views(&mut self, _view_weight: &[f64]) {}
 }
 
 pub mod baselines;

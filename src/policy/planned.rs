@@ -209,6 +209,12 @@ impl<M: PageModel> Planner<M> {
         self.frequencies = plan.frequencies;
     }
 
+    /// Whether `choose(unit, ·)` will compute a new online plan (the current one is due).
+    pub fn replans_at(&self, unit: Unit) -> bool {
+        self.mode == FitMode::Online
+            && (self.plan.is_empty() || unit >= self.plan_start + self.replan_every.max(1))
+    }
+
     /// The pages to refresh at `unit` (at most `budget`, distinct): the planned ones, topped up
     /// when the plan leaves spare capacity by the pages of highest remaining marginal value
     /// `c_p · ∂F/∂f(λ_p, f_p)`, ties by oldest last refresh, then page id (with nothing left to

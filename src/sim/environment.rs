@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
 use crate::index::{
-    changes_at, forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoreShift,
+    changes_at, forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoreShift, Scorer,
     ScoringKind, ShiftSink, WorkloadTerms,
 };
 use crate::policy::{ChangeHistory, PageHistory};
@@ -137,17 +137,43 @@ fn live_truths(
     (truths, view_weight)
 }
 
-/// `Σ_q f_q · I(rank of p in A(q, W))` for every page.
+/// `Σ_q f_q · I(rank of p in A(q, W))` for every page, from the live Web's lists.
 fn view_weights(
     live: &LiveScores,
     pages: usize,
     queries: &[MetricQuery],
     likelihood: &ViewingLikelihood,
 ) -> Vec<f64> {
+    view_weights_of(live.forward(), live.scorer(), pages, queries, likelihood)
+}
+
+/// `Σ_q f_q · I(rank of p in q's results)` for every page, as `forward` ranks them: EBR's
+/// weight, of the live Web at unit 0 or of the repository during a run.
+pub fn view_weights_of(
+    forward: &ForwardIndex,
+    scorer: &dyn Scorer,
+    pages: usize,
+    queries: &[MetricQuery],
+    likelihood: &ViewingLikelihood,
+) -> Vec<f64> {
+    // Lists are ranked in parallel, then summed in query order so that the floating-point sums
+    // do not depend on how rayon split the work.
+    let lists: Vec<Vec<PageId>> = queries
+        .par_iter()
+        .map(|q| {
+            forward
+                .ranked(scorer, &q.terms)
+                .iter()
+                .map(|hit| hit.page)
+                .collect()
+        })
+        .collect();
     let mut weight = vec![0.0; pages];
-    for q in queries {
-        for (r, hit) in live.ranked(&q.terms).iter().enumerate() {
-            weight[hit.page as usize] += q.frequency * likelihood.at(r as u64 + 1);
+    for (q, list) in queries.iter().zip(&lists) {
+        for (r, &page) in list.iter().enumerate() {
+            if let Some(w) = weight.get_mut(page as usize) {
+                *w += q.frequency * likelihood.at(r as u64 + 1);
+            }
         }
     }
     weight

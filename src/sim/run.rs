@@ -9,7 +9,9 @@ use crate::quality::estimate::DeltaQEstimator;
 use crate::quality::exact::{evaluate, UnitMetrics};
 use crate::quality::trec;
 
-use super::environment::{delta_q_by_page, fit_table, is_fresh, Environment, ShiftBuffer};
+use super::environment::{
+    delta_q_by_page, fit_table, is_fresh, view_weights_of, Environment, ShiftBuffer,
+};
 
 /// What varies between runs over one environment.
 #[derive(Debug, Clone)]
@@ -221,6 +223,15 @@ pub fn run_with(
             });
         }
         policy.observe(&outcomes);
+        if unit + 1 < units && policy.wants_views(unit + 1) {
+            policy.observe_views(&view_weights_of(
+                repo.forward(),
+                repo.scorer(),
+                pages,
+                &env.workload.queries,
+                &env.config.likelihood,
+            ));
+        }
 
         let fresh = |p: PageId| is_fresh(corpus, p, held[p as usize], unit);
         let metrics: UnitMetrics = evaluate(
