@@ -105,7 +105,7 @@ impl Estimator {
     }
 
     /// The default of a fit mode: paper 003's estimator on the oracle's measured changes, the
-    /// pooled one on what an online crawler observes.
+    /// view-weighted pooled one on what an online crawler observes.
     pub fn default_for(mode: FitMode) -> Self {
         match mode {
             FitMode::Oracle => Estimator::MeanOfRatios,
@@ -190,15 +190,19 @@ impl UserCentric {
         means.into_iter().map(|m| m.unwrap_or(default)).collect()
     }
 
-    fn viewed(&self) -> Vec<f64> {
-        let sums: Vec<(f64, f64)> = self
-            .samples
+    /// `(ΣΔQ_A, ΣΔt)` of each page's observed refreshes.
+    fn page_sums(&self) -> Vec<(f64, f64)> {
+        self.samples
             .iter()
             .map(|s| {
                 s.iter()
                     .fold((0.0, 0.0), |(a, b), (dq, dt)| (a + dq, b + dt))
             })
-            .collect();
+            .collect()
+    }
+
+    fn viewed(&self) -> Vec<f64> {
+        let sums = self.page_sums();
         let view = |p: usize| self.view_weight.get(p).copied().unwrap_or(0.0);
         let (mut w, mut sx, mut sxx, mut sy, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
         for (p, &(dq, dt)) in sums.iter().enumerate() {
@@ -235,14 +239,7 @@ impl UserCentric {
     }
 
     fn pooled(&self) -> Vec<f64> {
-        let sums: Vec<(f64, f64)> = self
-            .samples
-            .iter()
-            .map(|s| {
-                s.iter()
-                    .fold((0.0, 0.0), |(a, b), (dq, dt)| (a + dq, b + dt))
-            })
-            .collect();
+        let sums = self.page_sums();
         let (all_dq, all_dt) = sums
             .iter()
             .fold((0.0, 0.0), |(a, b), (dq, dt)| (a + dq, b + dt));
