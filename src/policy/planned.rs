@@ -225,9 +225,7 @@ impl<M: PageModel> Planner<M> {
         }
         let in_plan =
             unit >= self.plan_start && ((unit - self.plan_start) as usize) < self.plan.len();
-        let stale_plan =
-            self.mode == FitMode::Online && unit >= self.plan_start + self.replan_every.max(1);
-        if !in_plan || stale_plan || budget != self.plan_budget {
+        if !in_plan || self.replans_at(unit) || budget != self.plan_budget {
             self.replan(unit, budget);
         }
         let idx = (unit - self.plan_start) as usize;

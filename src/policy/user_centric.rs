@@ -231,11 +231,7 @@ impl UserCentric {
                 (alpha, beta)
             }
         };
-        let tau = self.prior_interval;
-        sums.into_iter()
-            .enumerate()
-            .map(|(p, (dq, dt))| (dq + (alpha + beta * view(p)) * tau) / (dt + tau))
-            .collect()
+        Self::shrunk(sums, self.prior_interval, |p| alpha + beta * view(p))
     }
 
     fn pooled(&self) -> Vec<f64> {
@@ -244,9 +240,15 @@ impl UserCentric {
             .iter()
             .fold((0.0, 0.0), |(a, b), (dq, dt)| (a + dq, b + dt));
         let pooled_rate = if all_dt > 0.0 { all_dq / all_dt } else { 0.0 };
-        let tau = self.prior_interval;
+        Self::shrunk(sums, self.prior_interval, |_| pooled_rate)
+    }
+
+    /// `(ΣΔQ_A + m₀(p)·τ) / (ΣΔt + τ)` per page: its observed rate with a prior of one
+    /// pseudo-interval `τ` at rate `prior(p)`.
+    fn shrunk(sums: Vec<(f64, f64)>, tau: f64, prior: impl Fn(usize) -> f64) -> Vec<f64> {
         sums.into_iter()
-            .map(|(dq, dt)| (dq + pooled_rate * tau) / (dt + tau))
+            .enumerate()
+            .map(|(p, (dq, dt))| (dq + prior(p) * tau) / (dt + tau))
             .collect()
     }
 }

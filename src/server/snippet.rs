@@ -7,9 +7,9 @@
 
 use std::collections::HashSet;
 
-use tantivy::tokenizer::{TextAnalyzer, TokenStream, TokenizerManager};
+use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 
-use crate::text::ANALYZER_NAME;
+use crate::text::Analyzer;
 
 /// Words of context shown before the first match.
 const LEAD_TOKENS: usize = 8;
@@ -26,9 +26,8 @@ impl Snippeter {
     /// `terms`: the query's analyzed terms.
     pub fn new(terms: &[String]) -> Self {
         Snippeter {
-            analyzer: TokenizerManager::default()
-                .get(ANALYZER_NAME)
-                .expect("tantivy always registers en_stem"),
+            // tantivy's own pipeline: the snippet needs each token's byte offsets.
+            analyzer: Analyzer::tantivy_en_stem(),
             terms: terms.iter().cloned().collect(),
             max_bytes: 240,
         }

@@ -128,23 +128,14 @@ fn live_truths(
         ));
     }
     live.advance_to(corpus, 0);
-    let view_weight = view_weights(
-        &live,
+    let view_weight = view_weights_of(
+        live.forward(),
+        live.scorer(),
         corpus.page_count(),
         &workload.queries,
         &config.likelihood,
     );
     (truths, view_weight)
-}
-
-/// `Σ_q f_q · I(rank of p in A(q, W))` for every page, from the live Web's lists.
-fn view_weights(
-    live: &LiveScores,
-    pages: usize,
-    queries: &[MetricQuery],
-    likelihood: &ViewingLikelihood,
-) -> Vec<f64> {
-    view_weights_of(live.forward(), live.scorer(), pages, queries, likelihood)
 }
 
 /// `Σ_q f_q · I(rank of p in q's results)` for every page, as `forward` ranks them: EBR's
