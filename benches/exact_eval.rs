@@ -10,6 +10,7 @@
 //! `cargo bench --bench exact_eval [-- CORPUS LOG]`; defaults to the shared EmacsWiki corpus
 //! and AOL log (`$REFRESHER_SHARED_DATA` or `../shared/data`).
 
+use refresher::crawl::SnapshotFetcher;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -17,12 +18,12 @@ use std::time::Instant;
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::{LiveWeb, PageId};
 use refresher::index::schema::url_hash;
-use refresher::index::{changes_at, rank_order, LiveScores, NullSink, Repository, ScoringKind};
+use refresher::index::{rank_order, LiveScores, NullSink, Repository, ScoringKind};
 use refresher::quality::exact::{evaluate, LiveTruth, MetricQuery, TOP_K};
 use refresher::quality::ViewingLikelihood;
 use refresher::querylog::layouts::{read_log, ReadOptions};
+use refresher::querylog::term_workload::{MetricWorkload, TermWorkload};
 use refresher::querylog::workload::{Workload, WorkloadOptions};
-use refresher::sim::{MetricWorkload, SimWorkload};
 
 /// The allocator the `refresher` binary ships with, so the figures are the binary's.
 #[global_allocator]
@@ -70,7 +71,7 @@ fn main() {
     let (corpus, _) = load_corpus(&corpus_path, &IngestOptions::default()).expect("corpus");
     let log = read_log(&log_path, &ReadOptions::default()).expect("log");
     let workload = Workload::build(&log, &corpus, &WorkloadOptions::default());
-    let sim = SimWorkload::new(&workload, &corpus.vocabulary, MetricWorkload::Queries);
+    let sim = TermWorkload::new(&workload, &corpus.vocabulary, MetricWorkload::Queries);
     let queries = &sim.queries;
     let likelihood = ViewingLikelihood::default();
     let units = corpus.units();
@@ -110,15 +111,21 @@ fn main() {
 
     // Naive path: two tantivy indexes, full lists from tantivy searches.
     let started = Instant::now();
-    let stale =
-        Repository::from_corpus_at(&corpus, 0, ScoringKind::Bm25, None).expect("stale index");
-    let mut live_index =
-        Repository::from_corpus_at(&corpus, 0, ScoringKind::Bm25, None).expect("live index");
+    let stale = SnapshotFetcher::new(&corpus)
+        .repository_at(0, ScoringKind::Bm25, None)
+        .expect("stale index");
+    let mut live_index = SnapshotFetcher::new(&corpus)
+        .repository_at(0, ScoringKind::Bm25, None)
+        .expect("live index");
     let mut naive = Vec::new();
     for unit in 0..units {
         if unit > 0 {
             live_index
-                .apply(unit, &changes_at(&corpus, unit), &mut NullSink)
+                .apply(
+                    unit,
+                    &SnapshotFetcher::new(&corpus).changes_at(unit),
+                    &mut NullSink,
+                )
                 .expect("apply");
         }
         let (mut num, mut den) = (0.0, 0.0);

@@ -8,12 +8,13 @@
 //! `cargo bench --bench hook_overhead [-- CORPUS_PATH]`; the corpus defaults to
 //! `$REFRESHER_SHARED_DATA/corpora/emacswiki`, else `../shared/data/corpora/emacswiki`.
 
+use refresher::crawl::SnapshotFetcher;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::LiveWeb;
-use refresher::index::{changes_at, NullSink, Repository, ScoringKind, WorkloadTerms};
+use refresher::index::{NullSink, Repository, ScoringKind, WorkloadTerms};
 use refresher::text::TermId;
 
 /// The allocator the `refresher` binary ships with, so the figures are the binary's.
@@ -60,13 +61,17 @@ fn main() {
     let mut forward_bytes = 0;
     let mut pages_applied = 0;
     for round in 0..rounds {
-        let mut on = Repository::from_corpus_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
+        let mut on = SnapshotFetcher::new(&corpus)
+            .repository_at(0, ScoringKind::Bm25, None)
+            .unwrap();
         on.set_hook(Some(WorkloadTerms::from_ids(
             0..corpus.vocabulary.len() as TermId,
         )));
-        let mut off = Repository::from_corpus_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
+        let mut off = SnapshotFetcher::new(&corpus)
+            .repository_at(0, ScoringKind::Bm25, None)
+            .unwrap();
         for week in 1..corpus.units() {
-            let batch = changes_at(&corpus, week);
+            let batch = SnapshotFetcher::new(&corpus).changes_at(week);
             pages_applied += batch.len();
             let mut timed_on = |repo: &mut Repository| {
                 let t = Instant::now();
@@ -142,12 +147,14 @@ fn workload_hook(corpus: &refresher::corpus::Corpus) {
         .iter()
         .filter_map(|(t, _)| corpus.vocabulary.get(t))
         .collect();
-    let mut repo = Repository::from_corpus_at(corpus, 0, ScoringKind::Bm25, None).unwrap();
+    let mut repo = SnapshotFetcher::new(corpus)
+        .repository_at(0, ScoringKind::Bm25, None)
+        .unwrap();
     repo.set_hook(Some(WorkloadTerms::from_ids(terms.iter().copied())));
     let (mut total, mut hook) = (Duration::ZERO, Duration::ZERO);
     let mut shifts = CountingSink(0);
     for week in 1..corpus.units() {
-        let batch = changes_at(corpus, week);
+        let batch = SnapshotFetcher::new(corpus).changes_at(week);
         let t = Instant::now();
         let report = repo.apply(week, &batch, &mut shifts).unwrap();
         total += t.elapsed();

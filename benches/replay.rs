@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use refresher::client::replay::{replay, ReplayOptions, ReplayQuery};
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::querylog::layouts::{read_log, ReadOptions};
-use refresher::server::replay::{replay, ReplayOptions, ReplayQuery};
 use refresher::server::search::{SearchParams, SearchRequest};
 use refresher::server::{AppState, Policies, ServerOptions};
 

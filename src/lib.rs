@@ -14,13 +14,16 @@
 //! * [`server`]: the HTTP API and web UI; [`report`]: SVG charts.
 
 pub mod change;
+pub mod client;
 pub mod corpus;
+pub mod crawl;
 pub mod error;
 pub mod index;
 pub mod policy;
 pub mod progress;
 pub mod quality;
 pub mod querylog;
+pub mod refresh;
 pub mod report;
 pub mod server;
 pub mod sim;

@@ -31,6 +31,8 @@ enum Command {
     Simulate(cli::simulate::Args),
     /// Compare refresh policies over a budget grid: the budget each needs for a target quality.
     Compare(cli::compare::Args),
+    /// List the refresh policy families and their parameters.
+    Policies(cli::policies::Args),
     /// Check the ΔQ estimate against brute force and its forecastability (paper 003 Fig. 3).
     EstimateCheck(cli::estimate_check::Args),
     /// Serve the search API, dashboards and comparison pages over HTTP.
@@ -55,6 +57,7 @@ fn main() {
         Command::Ingest(args) => cli::ingest::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Compare(args) => cli::compare::run(args),
+        Command::Policies(args) => cli::policies::run(args),
         Command::EstimateCheck(args) => cli::estimate_check::run(args),
         Command::Serve(args) => cli::serve::run(args),
         Command::Replay(args) => cli::replay::run(args),

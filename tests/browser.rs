@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use hyper::Method;
+use refresher::client::http::HttpClient;
 use refresher::corpus::LiveWeb;
-use refresher::server::http_client::HttpClient;
 use serde_json::{json, Value};
 
 const CHROMIUM: &str = "/usr/bin/chromium";

@@ -155,9 +155,25 @@ fn simulate_compare_and_estimate_check_end_to_end() {
     ]);
     let cmp = json(&args);
     let rows = cmp["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 6 * 6 * 2, "6 policies × 6 targets × 2 modes");
+    assert_eq!(
+        rows.len(),
+        6 * (6 + 5) * 2,
+        "6 policies × (6 absolute + 5 gap-share targets) × 2 modes"
+    );
+    let gap_rows = rows.iter().filter(|r| r["gap_share"].is_number()).count();
+    assert_eq!(
+        gap_rows,
+        6 * 5 * 2,
+        "the B = 0 point gives every policy gap targets"
+    );
     for r in rows {
-        for key in ["policy", "target_quality", "budget_needed", "mode"] {
+        for key in [
+            "policy",
+            "target_quality",
+            "budget_needed",
+            "mode",
+            "gap_share",
+        ] {
             assert!(r.get(key).is_some(), "row lacks {key}");
         }
         // Refreshing every page reaches every target.
@@ -208,18 +224,34 @@ fn simulate_compare_and_estimate_check_end_to_end() {
 fn bad_parameters_get_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, log, _) = site(dir.path());
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 9] = [
         (
             &["--policy", "fastest", "--budget", "3"],
             "unknown policy `fastest`",
         ),
         (
             &["--policy", "sbr", "--budget", "3", "--theta", "1.5"],
-            "outside [0, 1]",
+            "--theta: policy `sbr` parameter `theta` = 1.5: outside [0, 1]",
         ),
         (
             &["--policy", "age", "--budget", "3", "--theta", "0.5"],
-            "takes no shingle threshold",
+            "--theta: policy `age` has no parameter `theta` (it takes none)",
+        ),
+        (
+            &["--policy", "ebr", "--budget", "3", "--param", "theta=lots"],
+            "--param theta: policy `ebr` parameter `theta` = lots: expected a number",
+        ),
+        (
+            &["--policy", "user-centric", "--budget", "3", "--param", "windw=3"],
+            "--param windw: policy `user-centric` has no parameter `windw`; it takes: estimator, window",
+        ),
+        (
+            &["--policy", "user-centric", "--budget", "3", "--param", "estimator"],
+            "expected key=value",
+        ),
+        (
+            &["--policy", "sbr", "--budget", "3", "--param", "replan_every=0"],
+            "outside [1, ∞)",
         ),
         (&["--policy", "age", "--budget", "-3"], "--budget"),
         (
@@ -387,4 +419,145 @@ fn trec_export_reproduces_map_at_10() {
     ] {
         assert!(out.join(file).is_file(), "{file} not written");
     }
+}
+
+#[test]
+fn policies_describe_themselves_and_params_reach_every_command() {
+    let listed = json(&["policies", "--json"]);
+    let families = listed.as_array().unwrap();
+    let names: Vec<&str> = families
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["user-centric", "sbr", "ebr", "round-robin", "random", "age"]
+    );
+    let sbr = &families[1];
+    assert_eq!(sbr["params"][0]["key"], "theta");
+    assert_eq!(sbr["params"][0]["kind"]["max"], 1.0);
+    let (code, text, _) = refresher(&["policies"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("--param estimator=") && text.contains("compare sweeps: 0.1"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log, _) = site(dir.path());
+    let simulate = |extra: &[&str]| {
+        let mut args = vec!["simulate", "--corpus", &corpus, "--log", &log, "--json"];
+        args.extend(extra);
+        json(&args)
+    };
+    // `--theta` is a shorthand for `--param theta=`: the same run, labelled the same.
+    let a = simulate(&["--policy", "sbr", "--budget", "4", "--theta", "0.3"]);
+    let b = simulate(&["--policy", "sbr", "--budget", "4", "--param", "theta=0.3"]);
+    assert_eq!(a["per_unit"], b["per_unit"]);
+    assert_eq!(a["label"], "sbr (θ = 0.3)");
+    assert_eq!(b["theta"], 0.3);
+    assert_eq!(b["params"]["replan_every"], 4);
+    let uc = simulate(&[
+        "--policy",
+        "user-centric",
+        "--budget",
+        "4",
+        "--mode",
+        "online",
+        "--param",
+        "estimator=pooled",
+    ]);
+    assert_eq!(uc["uc_estimator"], "pooled");
+    assert_eq!(uc["label"], "user-centric (ΔQ̄ pooled)");
+
+    // compare: a parameter grid through --sweep, the best value kept per budget.
+    let c = json(&[
+        "compare",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--policies",
+        "ebr,age",
+        "--budgets",
+        "0,8",
+        "--sweep",
+        "theta=0.2,0.6",
+        "--json",
+    ]);
+    let points = c["sweeps"][0]["points"].as_array().unwrap();
+    // ebr: B = 0 once and B = 8 at two θ; age once per budget.
+    assert_eq!(points.len(), 5);
+    let ebr8 = c["curves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["policy"] == "ebr" && p["budget"] == 8)
+        .unwrap();
+    assert!(ebr8["theta"] == 0.2 || ebr8["theta"] == 0.6);
+    assert_eq!(ebr8["params"]["theta"], ebr8["theta"]);
+    let (code, _, stderr) = refresher(&[
+        "compare",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--policies",
+        "age",
+        "--sweep",
+        "theta=0.2",
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("--sweep theta"), "{stderr}");
+}
+
+#[test]
+fn compare_reads_targets_as_qualities_or_shares_of_the_staleness_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log, _) = site(dir.path());
+    let c = json(&[
+        "compare",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--policies",
+        "user-centric,age",
+        "--budgets",
+        "2,8",
+        "--targets",
+        "0.99,50%,90%",
+        "--json",
+    ]);
+    let q0 = c["sweeps"][0]["unrefreshed_quality"].as_f64().unwrap();
+    assert!(q0 > 0.0 && q0 < 1.0, "{q0}");
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "3 targets × 2 policies");
+    let half = rows
+        .iter()
+        .find(|r| r["policy"] == "age" && r["gap_share"] == 0.5)
+        .unwrap();
+    let want = q0 + 0.5 * (1.0 - q0);
+    assert!((half["target_quality"].as_f64().unwrap() - want).abs() < 1e-12);
+    // The budget needed is the smallest budget whose curve reaches the target.
+    let curve = |b: u64| {
+        c["curves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["policy"] == "age" && p["budget"] == b)
+            .unwrap()["mean_quality"]
+            .as_f64()
+            .unwrap()
+    };
+    let expected = [2u64, 8].into_iter().find(|&b| curve(b) >= want - 1e-12);
+    assert_eq!(half["budget_needed"].as_u64(), expected);
+    let (code, _, stderr) = refresher(&[
+        "compare",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--targets",
+        "150%",
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("--targets"), "{stderr}");
 }

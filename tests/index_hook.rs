@@ -2,6 +2,7 @@
 
 mod common;
 
+use refresher::crawl::SnapshotFetcher;
 use std::collections::HashSet;
 
 use rand::seq::SliceRandom;
@@ -9,9 +10,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::{Corpus, LiveWeb, PageId};
-use refresher::index::{
-    changes_at, LiveScores, RecordingSink, Repository, ScoringKind, WorkloadTerms,
-};
+use refresher::index::{LiveScores, RecordingSink, Repository, ScoringKind, WorkloadTerms};
 use refresher::text::TermId;
 
 fn emacswiki() -> Option<Corpus> {
@@ -31,13 +30,16 @@ fn hook_scores_equal_tantivy_term_query_scores_over_weekly_batches() {
     // weekly batches until both kinds were seen and at least 200 pairs were checked.
     let first_event = (1..corpus.units())
         .find(|&w| {
-            changes_at(&corpus, w)
+            SnapshotFetcher::new(&corpus)
+                .changes_at(w)
                 .iter()
                 .any(|u| u.version.is_none() || corpus.page_at(u.page, w - 1).present().is_none())
         })
         .expect("the corpus has new or gone pages");
     let start = first_event - 1;
-    let mut repo = Repository::from_corpus_at(&corpus, start, ScoringKind::Bm25, None).unwrap();
+    let mut repo = SnapshotFetcher::new(&corpus)
+        .repository_at(start, ScoringKind::Bm25, None)
+        .unwrap();
     repo.set_hook(Some(every_term(&corpus)));
     let mut rng = ChaCha8Rng::seed_from_u64(2013);
     let mut checked = 0;
@@ -46,7 +48,7 @@ fn hook_scores_equal_tantivy_term_query_scores_over_weekly_batches() {
         if checked >= 200 && saw_new && saw_gone {
             break;
         }
-        let batch = changes_at(&corpus, week);
+        let batch = SnapshotFetcher::new(&corpus).changes_at(week);
         // Candidate (page, term) pairs: terms of the old or the new copy.
         let mut pairs: Vec<(PageId, TermId)> = Vec::new();
         for u in &batch {
@@ -116,11 +118,17 @@ fn hook_scores_equal_tantivy_term_query_scores_over_weekly_batches() {
 fn rankings_are_deterministic_across_runs_and_merges_and_match_the_live_web() {
     let Some(corpus) = emacswiki() else { return };
     let build = || {
-        let mut repo = Repository::from_corpus_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
+        let mut repo = SnapshotFetcher::new(&corpus)
+            .repository_at(0, ScoringKind::Bm25, None)
+            .unwrap();
         for week in 1..=6 {
             let mut sink = RecordingSink::default();
-            repo.apply(week, &changes_at(&corpus, week), &mut sink)
-                .unwrap();
+            repo.apply(
+                week,
+                &SnapshotFetcher::new(&corpus).changes_at(week),
+                &mut sink,
+            )
+            .unwrap();
         }
         repo
     };

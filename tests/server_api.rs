@@ -7,9 +7,9 @@ mod server_support;
 use std::time::{Duration, Instant};
 
 use hyper::{Method, StatusCode};
+use refresher::client::http::{encode, HttpClient};
+use refresher::client::replay::{replay, ReplayOptions, ReplayQuery};
 use refresher::corpus::{LiveWeb, PageId};
-use refresher::server::http_client::{encode, HttpClient};
-use refresher::server::replay::{replay, ReplayOptions, ReplayQuery};
 use serde_json::{json, Value};
 
 use server_support::{start, TestServer};
@@ -237,7 +237,15 @@ async fn bad_requests_get_json_errors_with_4xx_codes() {
         ),
         (
             json!({"policy": "round-robin", "budget": 1, "theta": 0.3}),
-            "takes no shingle threshold",
+            "has no parameter `theta` (it takes none)",
+        ),
+        (
+            json!({"policy": "user-centric", "budget": 1, "params": {"estimator": "best"}}),
+            "expected one of: mean-of-ratios, pooled, viewed",
+        ),
+        (
+            json!({"policy": "sbr", "budget": 1, "theta": 0.2, "params": {"theta": 0.3}}),
+            "give θ once",
         ),
         (
             json!({"policy": "sbr", "budget": 1, "theta": 1.5}),
@@ -255,9 +263,13 @@ async fn bad_requests_get_json_errors_with_4xx_codes() {
             json!({"policies": ["sbr", "ebr"], "budgets": (0..20).collect::<Vec<_>>(), "thetas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}),
             "at most",
         ),
+        (
+            json!({"policies": ["age"], "budgets": [1], "sweep": {"window": [1, 2]}}),
+            "no parameter `window`",
+        ),
     ];
     for (i, (body, needle)) in bodies.iter().enumerate() {
-        let path = if i < 7 { "/api/runs" } else { "/api/compare" };
+        let path = if i < 9 { "/api/runs" } else { "/api/compare" };
         let (status, v) = c.send_json(Method::POST, path, body).await.unwrap();
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {v}");
         assert_eq!(v["error"]["code"], "bad_parameter");
@@ -403,7 +415,8 @@ async fn a_sweep_fills_the_fig4_table_and_replayed_queries_feed_the_live_workloa
     let curves = comparison["curves"].as_array().unwrap();
     assert_eq!(curves.len(), 6);
     let rows = comparison["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2 * 6);
+    // Six absolute targets and five shares of the staleness gap, per policy.
+    assert_eq!(rows.len(), 2 * (6 + 5));
     for row in rows {
         // budget_needed is the smallest grid budget whose curve point reaches the target.
         let policy = row["policy"].as_str().unwrap();
@@ -521,6 +534,65 @@ async fn a_sweep_over_thresholds_keeps_the_best_theta_per_budget() {
             .unwrap();
         assert!(rr["theta"].is_null(), "{rr}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_and_sweeps_take_the_policy_tables_parameters() {
+    let server = start(60, 5, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let (status, listed) = c.get_json("/api/policies").await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let families = listed["families"].as_array().unwrap();
+    let uc = families
+        .iter()
+        .find(|f| f["name"] == "user-centric")
+        .unwrap();
+    assert!(uc["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["key"] == "window"));
+    // One run with parameters: they are validated, shown and applied.
+    let (status, run) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "user-centric", "budget": 3, "mode": "online",
+                    "params": {"estimator": "pooled", "window": 2}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+    assert_eq!(run["params"]["estimator"], "pooled");
+    let id = run["id"].as_u64().unwrap();
+    let done = wait_for_status(&mut c, id, &["done"]).await;
+    assert_eq!(done["run"]["params"]["window"], 2.0);
+    // A sweep over a parameter other than θ: user-centric's window, each budget twice.
+    let (status, sweep) = c
+        .send_json(
+            Method::POST,
+            "/api/compare",
+            &json!({"policies": ["user-centric", "age"], "budgets": [2],
+                    "params": {"estimator": "pooled"}, "sweep": {"window": [1, 3]}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{sweep}");
+    assert_eq!(sweep["runs"].as_array().unwrap().len(), 3, "{sweep}");
+    let (_, runs) = c.get_json("/api/runs").await.unwrap();
+    let windows: Vec<i64> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["sweep"].is_number() && r["policy"] == "user-centric")
+        .map(|r| {
+            assert_eq!(r["params"]["estimator"], "pooled", "{r}");
+            r["params"]["window"].as_f64().unwrap() as i64
+        })
+        .collect();
+    let mut sorted = windows.clone();
+    sorted.sort();
+    assert_eq!(sorted, vec![1, 3]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

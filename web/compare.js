@@ -14,10 +14,17 @@ function render(c) {
   const groups = byPolicy(c.curves);
   fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.mean_quality, p.budget]).sort((a, b) => a[0] - b[0]) })));
   freshChart.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_fresh_at_10]).sort((a, b) => a[0] - b[0]) })));
-  const targets = [...new Set(c.rows.map(r => r.target_quality))];
-  $("fig4-table").tHead.replaceChildren(el("tr", {}, el("th", { text: "policy" }), ...targets.map(t => el("th", { class: "num", text: "Q ≥ " + t }))));
+  // Absolute targets ("Q ≥ 0.99") and shares of the quality lost to staleness ("90 % of gap":
+  // recover 90 % of the gap between the unrefreshed repository and a perfect one).
+  const key = r => r.gap_share != null ? "gap:" + r.gap_share : "q:" + r.target_quality;
+  const targets = [...new Map(c.rows.map(r => [key(r), r])).values()];
+  $("fig4-table").tHead.replaceChildren(el("tr", {}, el("th", { text: "policy" }), ...targets.map(t => el("th", {
+    class: "num",
+    text: t.gap_share != null ? `${Math.round(t.gap_share * 100)} % of gap` : "Q ≥ " + t.target_quality,
+    title: t.gap_share != null ? `recover ${Math.round(t.gap_share * 100)} % of the quality lost to staleness: Q ≥ ${fmt(t.target_quality)}` : "mean repository quality",
+  }))));
   $("fig4-table").tBodies[0].replaceChildren(...[...groups.keys()].map(p => el("tr", {}, el("td", { text: p }),
-    ...targets.map(t => { const r = c.rows.find(r => r.policy === p && r.target_quality === t); return el("td", { class: "num", text: r && r.budget_needed != null ? r.budget_needed : "—" }); }))));
+    ...targets.map(t => { const r = c.rows.find(r => r.policy === p && key(r) === key(t)); return el("td", { class: "num", text: r && r.budget_needed != null ? r.budget_needed : "—" }); }))));
   $("curves").tBodies[0].replaceChildren(...c.curves.map(p => el("tr", {}, el("td", { text: p.policy }), el("td", { class: "num", text: p.budget }),
     el("td", { class: "num", text: p.theta != null ? p.theta : "" }), el("td", { class: "num", text: fmt(p.mean_quality) }), el("td", { class: "num", text: fmt(p.mean_fresh_at_10) }), el("td", { class: "num", text: fmt(p.mean_map_at_10) }))));
   const pending = c.runs_total - c.runs_finished;

@@ -6,15 +6,17 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use refresher::corpus::LiveWeb;
 use refresher::index::ScoringKind;
-use refresher::policy::registry::{make_policy, PolicyOptions, POLICY_NAMES};
+use std::collections::BTreeMap;
+
+use refresher::policy::family::{expand_sweep, GridDefault};
+use refresher::policy::registry::{family, names};
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
 use refresher::report::svg::{Chart, Scale, Series};
-use refresher::sim::compare::{
-    default_budgets, sweep, Comparison, SweepConfig, TARGET_QUALITIES, THRESHOLDS,
-};
+use refresher::sim::compare::{default_budgets, sweep, Comparison, SweepConfig, Target};
 
 use super::experiment::ExperimentArgs;
+use super::policy_args;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,8 +30,22 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<String>>,
     /// Shingle thresholds θ swept for sbr/ebr (comma-separated; default 0.1,…,1.0).
+    /// Shorthand for `--sweep theta=…`.
     #[arg(long, value_delimiter = ',')]
     pub thetas: Option<Vec<f64>>,
+    /// A parameter given to every compared policy that has it, `key=value` (repeatable).
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
+    pub params: Vec<(String, String)>,
+    /// Values swept for a parameter, `key=v1,v2,…` (repeatable; overrides the family's own
+    /// grid, see `refresher policies`).
+    #[arg(long = "sweep", value_name = "KEY=V1,V2,…", value_parser = policy_args::parse_param)]
+    pub sweeps: Vec<(String, String)>,
+    /// Targets of the table (comma-separated): qualities such as 0.99, and shares of the
+    /// quality lost to staleness such as 90% (recover 90 % of the gap between the unrefreshed
+    /// repository and a perfect one). Default: 0.9,0.95,0.98,0.99,0.995,0.999 and
+    /// 50%,75%,90%,95%,99%.
+    #[arg(long, value_delimiter = ',', value_parser = Target::parse)]
+    pub targets: Option<Vec<Target>>,
     /// Fitting modes (comma-separated): oracle (paper 003) and/or online.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FitMode::Oracle])]
     pub mode: Vec<FitMode>,
@@ -55,15 +71,51 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let policies = args
         .policies
         .clone()
-        .unwrap_or_else(|| POLICY_NAMES.iter().map(|s| s.to_string()).collect());
-    for p in &policies {
-        make_policy(p, None, &PolicyOptions::default())
-            .map_err(|e| anyhow::anyhow!("--policies: {e}"))?;
+        .unwrap_or_else(|| names().iter().map(|s| s.to_string()).collect());
+    let families = policies
+        .iter()
+        .map(|p| family(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow::anyhow!("--policies: {e}"))?;
+    let mut grids: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    if let Some(thetas) = &args.thetas {
+        if let Some(t) = thetas.iter().find(|t| !(0.0..=1.0).contains(*t)) {
+            anyhow::bail!("--thetas: {t} is outside [0, 1]");
+        }
+        grids.insert("theta".into(), thetas.clone());
     }
-    let thresholds = args.thetas.clone().unwrap_or_else(|| THRESHOLDS.to_vec());
-    if let Some(t) = thresholds.iter().find(|t| !(0.0..=1.0).contains(*t)) {
-        anyhow::bail!("--thetas: {t} is outside [0, 1]");
+    for (key, values) in &args.sweeps {
+        let grid = values
+            .split(',')
+            .map(|v| v.trim().parse::<f64>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| anyhow::anyhow!("--sweep {key}: `{values}` is not a list of numbers"))?;
+        grids.insert(key.clone(), grid);
     }
+    let given = policy_args::collect(
+        &args.params,
+        &[(
+            "--uc-estimator",
+            "estimator",
+            args.uc_estimator.map(|e| e.as_str().to_string()),
+        )],
+    );
+    let fixed: Vec<_> = given
+        .iter()
+        .map(|(k, v, _)| (k.clone(), v.clone()))
+        .collect();
+    // Every run's parameters checked before any input is read.
+    expand_sweep(&families, &[1], &fixed, &grids, GridDefault::FamilyGrids).map_err(|e| {
+        let flag = match e.key() {
+            Some(k) if grids.contains_key(k) => format!("--sweep {k}"),
+            _ => String::new(),
+        };
+        if flag.is_empty() {
+            policy_args::explain(e, &given, "--policies")
+        } else {
+            anyhow::anyhow!("{flag}: {e}")
+        }
+    })?;
     let loaded = args.experiment.load()?;
     let max_pages = (0..loaded.corpus.units())
         .map(|u| {
@@ -91,13 +143,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let config = SweepConfig {
             policies: policies.clone(),
             budgets: budgets.clone(),
-            thresholds: thresholds.clone(),
+            params: fixed.clone(),
+            grids: grids.clone(),
             mode,
             seed: args.seed,
-            options: PolicyOptions {
-                estimator: args.uc_estimator,
-                ..PolicyOptions::default()
-            },
+            targets: args.targets.clone().unwrap_or_default(),
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
         let c = sweep(&env, &config, &|done, total| {
@@ -160,15 +210,38 @@ fn print_summary(c: &Comparison) {
         c.seconds
     );
     println!("Budget B needed per unit to reach a mean repository quality (paper 003 Fig. 4; – = not reached):");
-    print!("{:<14}", "policy");
-    for t in TARGET_QUALITIES {
+    if let Some(q0) = c.unrefreshed_quality {
+        println!(
+            "unrefreshed quality {q0:.4}; \"N% gap\" = recover N % of the {:.4} lost to staleness",
+            1.0 - q0
+        );
+    }
+    let mut policies: Vec<&String> = c.rows.iter().map(|r| &r.policy).collect();
+    policies.dedup();
+    let width = policies
+        .iter()
+        .map(|p| p.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6)
+        + 2;
+    let first = policies.first().copied();
+    let columns: Vec<String> = c
+        .rows
+        .iter()
+        .filter(|r| Some(&r.policy) == first)
+        .map(|r| match r.gap_share {
+            Some(s) => format!("{}% gap", s * 100.0),
+            None => format!("{}", r.target_quality),
+        })
+        .collect();
+    print!("{:<width$}", "policy");
+    for t in &columns {
         print!("{:>9}", t);
     }
     println!();
-    let mut policies: Vec<&String> = c.rows.iter().map(|r| &r.policy).collect();
-    policies.dedup();
     for p in policies {
-        print!("{:<14}", p);
+        print!("{:<width$}", p);
         for r in c.rows.iter().filter(|r| &r.policy == p) {
             match r.budget_needed {
                 Some(b) => print!("{:>9}", b),
@@ -219,7 +292,7 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         serde_json::to_string_pretty(&to_json(comparisons))?,
     )?;
     let mut table = std::io::BufWriter::new(std::fs::File::create(dir.join("fig4_table.csv"))?);
-    writeln!(table, "mode,policy,target_quality,budget_needed")?;
+    writeln!(table, "mode,policy,target_quality,budget_needed,gap_share")?;
     let mut curves = std::io::BufWriter::new(std::fs::File::create(dir.join("curves.csv"))?);
     writeln!(
         curves,
@@ -234,7 +307,12 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         let mode = c.mode.as_str();
         for r in &c.rows {
             let need = r.budget_needed.map(|b| b.to_string()).unwrap_or_default();
-            writeln!(table, "{mode},{},{},{need}", r.policy, r.target_quality)?;
+            let share = r.gap_share.map(|s| s.to_string()).unwrap_or_default();
+            writeln!(
+                table,
+                "{mode},{},{},{need},{share}",
+                r.policy, r.target_quality
+            )?;
         }
         for p in &c.curves {
             let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();

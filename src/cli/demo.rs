@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use refresher::corpus::generate::{generate_site, GeneratorConfig};
 use refresher::index::ScoringKind;
 use refresher::policy::FitMode;
+use refresher::querylog::term_workload::MetricWorkload;
 use refresher::querylog::workload::RelevanceFilter;
-use refresher::sim::MetricWorkload;
 
 use super::experiment::ExperimentArgs;
 use super::inputs::{CorpusArgs, WorkloadArgs};
@@ -87,6 +87,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         budgets: Some(budgets),
         policies: None,
         thetas: Some(vec![0.1, 0.3, 0.5, 0.7, 0.9]),
+        params: Vec::new(),
+        sweeps: Vec::new(),
+        targets: None,
         mode: args.mode,
         scoring: ScoringKind::Bm25,
         uc_estimator: None,

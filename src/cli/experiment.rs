@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use refresher::corpus::{Corpus, LiveWeb};
 use refresher::index::ScoringKind;
+use refresher::querylog::term_workload::{MetricWorkload, TermWorkload};
 use refresher::querylog::workload::Workload;
-use refresher::sim::{Environment, EnvironmentConfig, MetricWorkload, RunResult, SimWorkload};
+use refresher::sim::{Environment, EnvironmentConfig, RunResult};
 
 use super::inputs::{CorpusArgs, WorkloadArgs};
 
@@ -104,7 +105,7 @@ impl ExperimentArgs {
 impl Loaded {
     /// The policy-independent simulation environment for one scoring function.
     pub fn environment(&self, scoring: ScoringKind) -> anyhow::Result<Environment<'_>> {
-        let workload = SimWorkload::new(
+        let workload = TermWorkload::new(
             &self.workload,
             &self.corpus.vocabulary,
             self.args.metric_workload,

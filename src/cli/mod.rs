@@ -7,6 +7,8 @@ pub mod experiment;
 pub mod generate;
 pub mod ingest;
 pub mod inputs;
+pub mod policies;
+pub mod policy_args;
 pub mod replay;
 pub mod serve;
 pub mod simulate;

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
+use refresher::client::replay::{replay, ReplayOptions, ReplayQuery};
 use refresher::querylog::layouts::{read_log, ReadOptions};
 use refresher::querylog::LogLayout;
-use refresher::server::replay::{replay, ReplayOptions, ReplayQuery};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -3,24 +3,28 @@
 use std::path::PathBuf;
 
 use refresher::index::ScoringKind;
-use refresher::policy::registry::{make_policy, PolicyOptions};
+use refresher::policy::registry::family;
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
 use refresher::sim::{self, RunConfig};
 
 use super::experiment::{write_run, ExperimentArgs};
+use super::policy_args;
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
     pub experiment: ExperimentArgs,
-    /// Refresh policy: user-centric, sbr, ebr, round-robin, random, age.
+    /// Refresh policy family (`refresher policies` lists them with their parameters).
     #[arg(long)]
     pub policy: String,
+    /// A parameter of the policy, `key=value` (repeatable; `refresher policies` lists them).
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
+    pub params: Vec<(String, String)>,
     /// Refreshes per time unit (B).
     #[arg(long)]
     pub budget: usize,
-    /// Shingle threshold θ of sbr/ebr, in [0, 1].
+    /// Shingle threshold θ of sbr/ebr, in [0, 1] (shorthand for `--param theta=θ`).
     #[arg(long)]
     pub theta: Option<f64>,
     /// Fit policy parameters on the whole history (oracle, paper 003) or only on what was
@@ -53,13 +57,25 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let options = PolicyOptions {
-        window: args.uc_window.map(|w| w as usize),
-        estimator: args.uc_estimator,
-        ..PolicyOptions::default()
-    };
-    let policy = make_policy(&args.policy, args.theta, &options)
-        .map_err(|e| anyhow::anyhow!("--policy: {e}"))?;
+    let given = policy_args::collect(
+        &args.params,
+        &[
+            ("--theta", "theta", args.theta.map(|t| t.to_string())),
+            (
+                "--uc-estimator",
+                "estimator",
+                args.uc_estimator.map(|e| e.as_str().to_string()),
+            ),
+            (
+                "--uc-window",
+                "window",
+                args.uc_window.map(|w| w.to_string()),
+            ),
+        ],
+    );
+    let policy = family(&args.policy)
+        .and_then(|f| f.make(given.iter().map(|(k, v, _)| (k.as_str(), v.clone()))))
+        .map_err(|e| policy_args::explain(e, &given, "--policy"))?;
     let started = std::time::Instant::now();
     let loaded = args.experiment.load()?;
     let load_seconds = started.elapsed().as_secs_f64();
@@ -90,21 +106,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             std::fs::write(dir.join(format!("qrels-unit{u}.txt")), qrels)?;
         }
     }
-    let uc_estimator = args
-        .uc_estimator
-        .unwrap_or_else(|| Estimator::default_for(args.mode));
-    let label = match args.theta {
-        Some(t) => format!("{} (θ = {t})", result.policy),
-        None if args.policy == "user-centric" => {
-            format!("{} (ΔQ̄ {})", result.policy, uc_estimator.as_str())
-        }
-        None => result.policy.clone(),
-    };
+    let label = &result.label;
     if args.json {
         let mut value = serde_json::to_value(&result)?;
-        value["theta"] = serde_json::json!(args.theta);
-        if args.policy == "user-centric" {
-            value["uc_estimator"] = serde_json::json!(uc_estimator.as_str());
+        // As given (null when the family's default applied), as before `params` existed.
+        let theta: Option<f64> = given
+            .iter()
+            .rev()
+            .find(|(k, _, _)| k == "theta")
+            .and_then(|(_, v, _)| v.to_string().parse().ok());
+        value["theta"] = serde_json::json!(theta);
+        if let Some(e) = result.params.get("estimator") {
+            value["uc_estimator"] = e.clone();
         }
         // Where the wall time went: reading the inputs, the policy-independent environment
         // (live truths, change history, every change measured), and the run itself.

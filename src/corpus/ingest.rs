@@ -20,6 +20,7 @@
 //! are reported skips.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
@@ -482,7 +483,7 @@ pub(crate) fn build_corpus(
             .last_mut()
             .expect("a timeline was pushed above")
             .versions
-            .push(version);
+            .push(Arc::new(version));
     }
     Corpus::from_parts(clock, pages, vocabulary)
 }

@@ -106,10 +106,26 @@ pub trait LiveWeb: Sync {
 pub struct PageTimeline {
     pub url: String,
     /// Versions sorted by unit, at most one per unit (the latest capture of that unit).
-    pub versions: Vec<PageVersion>,
+    /// Shared (`Arc`): a fetch hands the crawler its own reference to a capture without
+    /// copying the text.
+    pub versions: Vec<Arc<PageVersion>>,
 }
 
 impl PageTimeline {
+    /// A timeline of `versions` (sorted by unit, at most one per unit).
+    pub fn new(url: impl Into<String>, versions: Vec<PageVersion>) -> Self {
+        PageTimeline {
+            url: url.into(),
+            versions: versions.into_iter().map(Arc::new).collect(),
+        }
+    }
+
+    /// The version the live Web shows at `unit`, shared: what a fetch at `unit` returns.
+    pub fn shared_at(&self, unit: Unit) -> Option<&Arc<PageVersion>> {
+        let after = self.versions.partition_point(|v| v.unit <= unit);
+        self.versions[..after].last().filter(|v| v.is_present())
+    }
+
     /// The state of this page at `unit`, by binary search over its versions.
     pub fn at(&self, unit: Unit) -> PageState<'_> {
         let after = self.versions.partition_point(|v| v.unit <= unit);
@@ -182,5 +198,18 @@ impl LiveWeb for Corpus {
 
     fn page_at(&self, page: PageId, unit: Unit) -> PageState<'_> {
         self.pages[page as usize].at(unit)
+    }
+}
+
+/// Whether the repository's copy (the version captured at `held`) is the live version at `unit`.
+pub fn is_fresh<W: LiveWeb + ?Sized>(
+    corpus: &W,
+    page: PageId,
+    held: Option<Unit>,
+    unit: Unit,
+) -> bool {
+    match corpus.page_at(page, unit) {
+        PageState::Present(v) => held == Some(v.unit),
+        PageState::Gone | PageState::NotYetCreated => held.is_none(),
     }
 }

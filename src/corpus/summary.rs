@@ -269,10 +269,7 @@ mod tests {
     fn corpus(pages: Vec<(&str, Vec<PageVersion>)>, units: u32) -> Corpus {
         let pages = pages
             .into_iter()
-            .map(|(url, versions)| PageTimeline {
-                url: url.to_string(),
-                versions,
-            })
+            .map(|(url, versions)| PageTimeline::new(url, versions))
             .collect();
         let clock = Clock {
             origin: 0,

@@ -28,7 +28,7 @@ use std::path::PathBuf;
 pub use forward::{rank_key, rank_order, ForwardDoc, ForwardIndex, Ranked};
 pub use hook::{NullSink, RecordingSink, ScoreShift, ShiftSink, WorkloadTerms};
 pub use live::LiveScores;
-pub use repository::{changes_at, forward_at, ApplyReport, PageUpdate, Repository, MAX_SEGMENTS};
+pub use repository::{forward_at, ApplyReport, PageUpdate, Repository, MAX_SEGMENTS};
 pub use scorer::{DocLength, Score, Scorer, ScoringKind, Weight};
 pub use search::{Hit, SearchResults};
 pub use stats::{CollectionStats, LiveStatistics};

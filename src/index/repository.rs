@@ -33,18 +33,6 @@ pub struct PageUpdate<'a> {
     pub version: Option<&'a PageVersion>,
 }
 
-impl<'a> PageUpdate<'a> {
-    /// Fetches `page` from the live Web at `unit`: its present version, or gone (also for a
-    /// page not yet created).
-    pub fn fetch<W: LiveWeb + ?Sized>(web: &'a W, page: PageId, unit: Unit) -> Self {
-        PageUpdate {
-            page,
-            url: web.url(page),
-            version: web.page_at(page, unit).present(),
-        }
-    }
-}
-
 /// What one [`Repository::apply`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApplyReport {
@@ -190,22 +178,16 @@ impl Repository {
         Ok(repo)
     }
 
-    /// A repository synchronised with the live Web at `unit`: every page present then.
-    pub fn from_corpus_at(
-        corpus: &Corpus,
+    /// [`apply`](Self::apply) with the hook off (an initial crawl measures nothing).
+    pub fn apply_unmeasured(
+        &mut self,
         unit: Unit,
-        scoring: ScoringKind,
-        dir: Option<&Path>,
-    ) -> Result<Self, IndexError> {
-        let mut repo = Self::open(dir, Arc::clone(&corpus.vocabulary), scoring)?;
-        let batch: Vec<PageUpdate> = (0..corpus.page_count() as PageId)
-            .map(|p| PageUpdate::fetch(corpus, p, unit))
-            .filter(|u| u.version.is_some())
-            .collect();
-        let hook = repo.hook.take();
-        repo.apply(unit, &batch, &mut super::hook::NullSink)?;
-        repo.hook = hook;
-        Ok(repo)
+        batch: &[PageUpdate<'_>],
+    ) -> Result<ApplyReport, IndexError> {
+        let hook = self.hook.take();
+        let report = self.apply(unit, batch, &mut super::hook::NullSink);
+        self.hook = hook;
+        report
     }
 
     /// Turns the measurement hook on for `terms` (single-term workload queries), or off.
@@ -667,14 +649,4 @@ fn merge_ids(a: &TermCounts, b: &TermCounts, mut f: impl FnMut(TermId)) {
         };
         f(t);
     }
-}
-
-/// The pages whose live state changes at `unit` (a new version, or gone), fetched at `unit`:
-/// the full weekly change batch of a corpus. A policy refreshes a subset of these (or of all
-/// pages); tests and the overhead benchmark apply them all.
-pub fn changes_at(corpus: &Corpus, unit: Unit) -> Vec<PageUpdate<'_>> {
-    (0..corpus.page_count() as PageId)
-        .filter(|&p| corpus.timeline(p).versions.iter().any(|v| v.unit == unit))
-        .map(|p| PageUpdate::fetch(corpus, p, unit))
-        .collect()
 }

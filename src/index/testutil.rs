@@ -123,7 +123,7 @@ pub fn random_corpus(pages: u32, units: Unit, seed: u64) -> Corpus {
             versions.push(version(&mut vocabulary, u, &title, &text.join(" "), links));
             alive = true;
         }
-        timelines.push(PageTimeline { url, versions });
+        timelines.push(PageTimeline::new(url, versions));
     }
     let clock = Clock {
         origin: 0,

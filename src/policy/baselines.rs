@@ -5,15 +5,24 @@ use rand::seq::index::sample;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use super::family::PolicyFamily;
 use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::corpus::{PageId, Unit};
+use crate::crawl::CrawlState;
 
-/// Marks pages observed gone (a later refresh that finds content clears the mark).
-fn note_gone(gone: &mut [bool], outcomes: &[RefreshOutcome]) {
+/// Marks pages observed gone (a later refresh that finds content clears the mark), making
+/// room for page ids met after `prepare`.
+fn note_gone(gone: &mut Vec<bool>, outcomes: &[RefreshOutcome]) {
     for o in outcomes {
-        if let Some(g) = gone.get_mut(o.page as usize) {
-            *g = o.gone;
-        }
+        grow(gone, o.page as usize + 1, false);
+        gone[o.page as usize] = o.gone;
+    }
+}
+
+/// Resizes a per-page vector to at least `count` pages.
+fn grow<T: Clone>(v: &mut Vec<T>, count: usize, value: T) {
+    if count > v.len() {
+        v.resize(count, value);
     }
 }
 
@@ -34,7 +43,8 @@ impl RefreshPolicy for RoundRobin {
         self.gone = vec![false; context.page_count];
     }
 
-    fn choose(&mut self, _unit: Unit, budget: usize) -> Vec<PageId> {
+    fn choose(&mut self, _unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+        grow(&mut self.gone, crawl.len(), false);
         let n = self.gone.len();
         let mut out = Vec::with_capacity(budget.min(n));
         let mut scanned = 0;
@@ -81,7 +91,8 @@ impl RefreshPolicy for UniformRandom {
         self.gone = vec![false; context.page_count];
     }
 
-    fn choose(&mut self, _unit: Unit, budget: usize) -> Vec<PageId> {
+    fn choose(&mut self, _unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+        grow(&mut self.gone, crawl.len(), false);
         let alive: Vec<PageId> = (0..self.gone.len())
             .filter(|&p| !self.gone[p])
             .map(|p| p as PageId)
@@ -116,7 +127,9 @@ impl RefreshPolicy for OldestFirst {
         self.gone = vec![false; context.page_count];
     }
 
-    fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
+    fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+        grow(&mut self.gone, crawl.len(), false);
+        grow(&mut self.last_refresh, crawl.len(), 0);
         let mut pages: Vec<usize> = (0..self.last_refresh.len())
             .filter(|&p| !self.gone[p])
             .collect();
@@ -132,12 +145,35 @@ impl RefreshPolicy for OldestFirst {
     fn observe(&mut self, outcomes: &[RefreshOutcome]) {
         note_gone(&mut self.gone, outcomes);
         for o in outcomes {
-            if let Some(lr) = self.last_refresh.get_mut(o.page as usize) {
-                *lr = o.unit;
-            }
+            grow(&mut self.last_refresh, o.page as usize + 1, 0);
+            self.last_refresh[o.page as usize] = o.unit;
         }
     }
 }
+
+/// The `round-robin` family.
+pub const ROUND_ROBIN: PolicyFamily = PolicyFamily {
+    name: "round-robin",
+    description: "Every page in turn, B per unit, in page-id (URL) order",
+    params: &[],
+    build: |_| Ok(Box::new(RoundRobin::default())),
+};
+
+/// The `random` family.
+pub const RANDOM: PolicyFamily = PolicyFamily {
+    name: "random",
+    description: "B distinct pages drawn uniformly each unit (seeded)",
+    params: &[],
+    build: |_| Ok(Box::new(UniformRandom::default())),
+};
+
+/// The `age` family.
+pub const AGE: PolicyFamily = PolicyFamily {
+    name: "age",
+    description: "Oldest first: the B pages refreshed longest ago",
+    params: &[],
+    build: |_| Ok(Box::new(OldestFirst::default())),
+};
 
 #[cfg(test)]
 mod tests {
@@ -164,11 +200,24 @@ mod tests {
         let ctx = context(FitMode::Online, &pages, &[0.0; 5], None, 4, 2);
         let mut rr = RoundRobin::default();
         rr.prepare(&ctx);
-        assert_eq!(rr.choose(1, 2), vec![0, 1]);
+        assert_eq!(
+            rr.choose(1, 2, &crate::policy::testkit::no_crawl()),
+            vec![0, 1]
+        );
         rr.observe(&[gone(1, 1)]);
-        assert_eq!(rr.choose(2, 2), vec![2, 3]);
-        assert_eq!(rr.choose(3, 2), vec![4, 0]);
-        assert_eq!(rr.choose(4, 2), vec![2, 3], "page 1 is skipped once gone");
+        assert_eq!(
+            rr.choose(2, 2, &crate::policy::testkit::no_crawl()),
+            vec![2, 3]
+        );
+        assert_eq!(
+            rr.choose(3, 2, &crate::policy::testkit::no_crawl()),
+            vec![4, 0]
+        );
+        assert_eq!(
+            rr.choose(4, 2, &crate::policy::testkit::no_crawl()),
+            vec![2, 3],
+            "page 1 is skipped once gone"
+        );
     }
 
     #[test]
@@ -177,11 +226,17 @@ mod tests {
         let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 4, 3);
         let mut age = OldestFirst::default();
         age.prepare(&ctx);
-        assert_eq!(age.choose(1, 3), vec![0, 1, 2]);
-        assert_eq!(age.choose(2, 3), vec![3, 0, 1]);
+        assert_eq!(
+            age.choose(1, 3, &crate::policy::testkit::no_crawl()),
+            vec![0, 1, 2]
+        );
+        assert_eq!(
+            age.choose(2, 3, &crate::policy::testkit::no_crawl()),
+            vec![3, 0, 1]
+        );
         age.observe(&[gone(2, 2)]);
         assert_eq!(
-            age.choose(3, 3),
+            age.choose(3, 3, &crate::policy::testkit::no_crawl()),
             vec![0, 1, 3],
             "2 is gone; the rest all have age 1: by id"
         );

@@ -17,10 +17,12 @@
 //!   rule: ½ before any change was seen, so an unexplored page is neither ignored nor assumed
 //!   always embarrassing).
 
+use super::family::{ParamKind, ParamSpec, PolicyFamily};
 use super::planned::{online_rate, Observations, PageModel, Planner};
-use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use super::registry::DEFAULT_THETA;
+use super::PolicyContext;
 use crate::change::oracle_rate;
-use crate::corpus::{PageId, Unit};
+use crate::corpus::PageId;
 
 /// Oracle `d(p)`: the share of a page's updates whose shingle change is at least θ
 /// (paper 003 §6: "the fraction of updates to page p that induce at least θ_EBR fraction of
@@ -74,61 +76,74 @@ impl PageModel for EbrModel {
     fn theta(&self) -> f64 {
         self.theta
     }
-}
 
-/// The EBR policy (see the module docs).
-#[derive(Debug, Clone)]
-pub struct Ebr {
-    pub planner: Planner<EbrModel>,
-}
-
-impl Ebr {
-    /// EBR at threshold `theta ∈ [0, 1]`.
-    pub fn new(theta: f64) -> Self {
-        Ebr {
-            planner: Planner::new(EbrModel {
-                theta,
-                view_weight: Vec::new(),
-            }),
-        }
-    }
-}
-
-impl RefreshPolicy for Ebr {
-    fn name(&self) -> String {
-        "ebr".to_string()
+    fn name(&self) -> &'static str {
+        "ebr"
     }
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {
-        self.planner.model.view_weight = context.view_weight.to_vec();
-        self.planner.prepare(context);
+        self.view_weight = context.view_weight.to_vec();
     }
 
-    fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
-        self.planner.choose(unit, budget)
-    }
-
-    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
-        self.planner.observe(outcomes);
-    }
-
-    /// Online, each replan weighs pages by how often users are shown them in the repository
-    /// now: pages created after unit 0, or that became prominent since, get their weight
-    /// (with unit-0 weights they would never be planned). The oracle plan is fitted once.
-    fn wants_views(&self, unit: Unit) -> bool {
-        self.planner.replans_at(unit)
+    /// Online, pages created after unit 0, or that became prominent since, get their weight
+    /// at each replan (with unit-0 weights they would never be planned).
+    fn uses_views(&self) -> bool {
+        true
     }
 
     fn observe_views(&mut self, view_weight: &[f64]) {
-        self.planner.model.view_weight = view_weight.to_vec();
+        self.view_weight = view_weight.to_vec();
     }
 }
+
+/// The EBR policy (see the module docs): a [`Planner`] of [`EbrModel`].
+pub type Ebr = Planner<EbrModel>;
+
+impl Ebr {
+    /// EBR at threshold `theta ∈ [0, 1]`.
+    pub fn at_threshold(theta: f64) -> Self {
+        Planner::new(EbrModel {
+            theta,
+            view_weight: Vec::new(),
+        })
+    }
+}
+
+/// The `ebr` family.
+pub const FAMILY: PolicyFamily = PolicyFamily {
+    name: "ebr",
+    description: "Wolf et al. (WWW 2002) as paper 003 adapted it: minimise expected embarrassment (views × θ-changes) under the budget",
+    params: &[
+        ParamSpec {
+            key: "theta",
+            description: "Shingle threshold θ: a change counts when at least this share of the held copy's shingles is gone",
+            kind: ParamKind::Number { min: 0.0, max: 1.0, integer: false },
+            default: "0 (every content change counts)",
+            sweep: &[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+        },
+        ParamSpec {
+            key: "replan_every",
+            description: "Online mode: replan every this many units",
+            kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
+            default: "4",
+            sweep: &[],
+        },
+    ],
+    build: |params| {
+        let mut p = Ebr::at_threshold(params.number("theta").unwrap_or(DEFAULT_THETA));
+        if let Some(r) = params.number("replan_every") {
+            p.replan_every = r as u32;
+        }
+        Ok(Box::new(p))
+    },
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::policy::testkit::{context, history, run};
     use crate::policy::FitMode;
+    use crate::policy::RefreshPolicy;
 
     #[test]
     fn d_is_the_share_of_updates_reaching_theta() {
@@ -179,7 +194,7 @@ mod tests {
         // page 2 by them from then on.
         let pages = [0, 1, 2];
         let ctx = context(FitMode::Online, &pages, &[1.0, 1.0, 0.0], None, 12, 1);
-        let mut ebr = Ebr::new(0.1);
+        let mut ebr = Ebr::at_threshold(0.1);
         ebr.prepare(&ctx);
         let mut asked = Vec::new();
         let mut chosen_2_after = 0;
@@ -190,7 +205,7 @@ mod tests {
                     ebr.observe_views(&[1.0, 1.0, 50.0]);
                 }
             }
-            let chosen = ebr.choose(t, 1);
+            let chosen = ebr.choose(t, 1, &crate::policy::testkit::no_crawl());
             if t >= 5 {
                 chosen_2_after += chosen.iter().filter(|&&p| p == 2).count();
             }
@@ -205,7 +220,7 @@ mod tests {
         // Oracle EBR plans once on unit-0 weights and asks for nothing.
         let h = history(13, &[vec![], vec![], vec![]], &[1.0; 3], &[]);
         let oracle = context(FitMode::Oracle, &pages, &[1.0, 1.0, 0.0], Some(&h), 12, 1);
-        let mut ebr = Ebr::new(0.1);
+        let mut ebr = Ebr::at_threshold(0.1);
         ebr.prepare(&oracle);
         assert!((1..=12).all(|t| !ebr.wants_views(t)));
     }
@@ -216,9 +231,9 @@ mod tests {
         let pages = [0, 1, 2];
         let views = [2.0, 5.0, 0.0];
         let ctx = context(FitMode::Oracle, &pages, &views, Some(&f.0), 8, 1);
-        let mut ebr = Ebr::new(0.4);
+        let mut ebr = Ebr::at_threshold(0.4);
         let choices = run(&mut ebr, &ctx, &f.0);
-        let fr = ebr.planner.frequencies();
+        let fr = ebr.frequencies();
         assert!(fr[0] > 0.0 && fr[1] == 0.0 && fr[2] == 0.0, "{fr:?}");
         assert!(choices.iter().filter(|c| c.contains(&0)).count() >= 4);
     }
@@ -231,8 +246,8 @@ mod tests {
         let with = context(FitMode::Online, &pages, &views, Some(&f.0), 8, 1);
         let without = context(FitMode::Online, &pages, &views, None, 8, 1);
         assert_eq!(
-            run(&mut Ebr::new(0.4), &with, &f.0),
-            run(&mut Ebr::new(0.4), &without, &f.0)
+            run(&mut Ebr::at_threshold(0.4), &with, &f.0),
+            run(&mut Ebr::at_threshold(0.4), &without, &f.0)
         );
     }
 }

@@ -20,6 +20,7 @@
 //! live Web itself. The simulator enforces that by giving policies no live-Web handle at all.
 
 use crate::corpus::{PageId, Unit};
+use crate::crawl::CrawlState;
 
 /// Whether policy parameters may be fitted on the whole history or only on what was observed.
 #[derive(
@@ -107,12 +108,24 @@ pub struct PolicyContext<'a> {
 
 /// A refresh policy. See the module docs for the order of calls.
 pub trait RefreshPolicy: Send {
-    /// Short name used in outputs (`user-centric`, `sbr`, …).
+    /// The family's name (`user-centric`, `sbr`, …).
     fn name(&self) -> String;
+    /// The policy as outputs label it: its name and the parameters that distinguish it
+    /// (e.g. `sbr (θ = 0.3)`). Valid after [`prepare`](Self::prepare) (some defaults depend on
+    /// the fit mode).
+    fn label(&self) -> String {
+        self.name()
+    }
+    /// The parameters in effect, as JSON (empty for families without parameters).
+    fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
     /// Called once before unit 1.
     fn prepare(&mut self, context: &PolicyContext<'_>);
     /// The pages to refresh at `unit`: at most `budget`, distinct, in priority order.
-    fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId>;
+    /// `crawl` is what the crawler knows of every page from its own fetches (held copy,
+    /// last refresh, gone, visits): read it rather than keeping a copy.
+    fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId>;
     /// What the refreshes of `unit` revealed (called after the batch is indexed).
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
     /// Whether the policy wants the repository's current view weights before choosing at
@@ -131,6 +144,7 @@ pub trait RefreshPolicy: Send {
 
 pub mod baselines;
 pub mod ebr;
+pub mod family;
 pub mod freshness;
 pub mod planned;
 pub mod registry;
@@ -138,6 +152,7 @@ pub mod sbr;
 pub mod schedule;
 pub mod user_centric;
 
-pub use registry::{make_policy, uses_threshold, PolicyOptions, POLICY_NAMES};
+pub use family::{ParamValue, Params, PolicyError, PolicyFamily};
+pub use registry::{family, make_policy, FAMILIES};
 #[cfg(test)]
 mod testkit;

@@ -6,9 +6,10 @@
 
 use super::freshness::{marginal_freshness, optimal_frequencies};
 use super::schedule::{assign, plan_instances};
-use super::{FitMode, PolicyContext, RefreshOutcome};
+use super::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::cg_rate_per_unit;
 use crate::corpus::{PageId, Unit};
+use crate::crawl::CrawlState;
 
 /// What a policy observed of one page through its own refreshes (online mode).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -73,6 +74,17 @@ pub trait PageModel: Send {
     fn online(&self, page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64);
     /// The θ an outcome is compared to when recorded.
     fn theta(&self) -> f64;
+    /// The policy's name in outputs.
+    fn name(&self) -> &'static str;
+    /// Reads what the model needs from the context (called first by [`Planner`]'s `prepare`).
+    fn prepare(&mut self, _context: &PolicyContext<'_>) {}
+    /// Whether the model weighs pages by the repository's view weights, refreshed at each
+    /// online replan.
+    fn uses_views(&self) -> bool {
+        false
+    }
+    /// The repository's current view weights (see [`RefreshPolicy::observe_views`]).
+    fn observe_views(&mut self, _view_weight: &[f64]) {}
 }
 
 /// Plans and replans the refresh schedule for a [`PageModel`].
@@ -125,7 +137,7 @@ impl<M: PageModel> Planner<M> {
     }
 
     /// Fits the oracle parameters (oracle mode) or resets the observations (online mode).
-    pub fn prepare(&mut self, context: &PolicyContext<'_>) {
+    fn prepare_plan(&mut self, context: &PolicyContext<'_>) {
         let n = context.page_count;
         self.mode = context.mode;
         self.horizon = context.units.max(1);
@@ -142,6 +154,16 @@ impl<M: PageModel> Planner<M> {
             }
             _ => vec![(0.0, 0.0); n],
         };
+    }
+
+    /// Makes room for page ids `0..count` met after `prepare`: no observation, no parameters
+    /// until the next (online) replan.
+    fn grow(&mut self, count: usize) {
+        if count > self.observations.len() {
+            self.observations.resize(count, Observations::default());
+            self.last_refresh.resize(count, 0);
+            self.params.resize(count, (0.0, 0.0));
+        }
     }
 
     /// The current `(λ_p, c_p)` of every page.
@@ -219,7 +241,7 @@ impl<M: PageModel> Planner<M> {
     /// when the plan leaves spare capacity by the pages of highest remaining marginal value
     /// `c_p · ∂F/∂f(λ_p, f_p)`, ties by oldest last refresh, then page id (with nothing left to
     /// gain, that is the Age policy). Pages observed gone are skipped.
-    pub fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
+    fn choose_pages(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
         if budget == 0 || self.last_refresh.is_empty() {
             return Vec::new();
         }
@@ -271,9 +293,10 @@ impl<M: PageModel> Planner<M> {
     }
 
     /// Records outcomes (online estimates read them at the next replan).
-    pub fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+    fn record(&mut self, outcomes: &[RefreshOutcome]) {
         let theta = self.model.theta();
         for o in outcomes {
+            self.grow(o.page as usize + 1);
             if let Some(obs) = self.observations.get_mut(o.page as usize) {
                 // A discovery is a first copy, not a revisit: no change can be seen in it. It
                 // does say the page exists now, so a page seen 404 before it was created (or
@@ -286,5 +309,47 @@ impl<M: PageModel> Planner<M> {
                 self.last_refresh[o.page as usize] = o.unit;
             }
         }
+    }
+}
+
+/// A planner is the policy of its model (SBR, EBR): it plans, replans and records outcomes.
+impl<M: PageModel> RefreshPolicy for Planner<M> {
+    fn name(&self) -> String {
+        self.model.name().to_string()
+    }
+
+    fn label(&self) -> String {
+        format!("{} (θ = {})", self.model.name(), self.model.theta())
+    }
+
+    fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("theta".into(), self.model.theta().into());
+        m.insert("replan_every".into(), self.replan_every.into());
+        m
+    }
+
+    fn prepare(&mut self, context: &PolicyContext<'_>) {
+        self.model.prepare(context);
+        self.prepare_plan(context);
+    }
+
+    fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+        self.grow(crawl.len());
+        self.choose_pages(unit, budget)
+    }
+
+    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+        self.record(outcomes);
+    }
+
+    /// Online, each replan can weigh pages by how often users are shown them in the
+    /// repository now (models that use views: EBR). The oracle plan is fitted once.
+    fn wants_views(&self, unit: Unit) -> bool {
+        self.model.uses_views() && self.replans_at(unit)
+    }
+
+    fn observe_views(&mut self, view_weight: &[f64]) {
+        self.model.observe_views(view_weight);
     }
 }

@@ -1,109 +1,152 @@
-//! Policies by name (DESIGN.md §7): `user-centric`, `sbr`, `ebr`, `round-robin`, `random`,
-//! `age`.
+//! The table of policy families (see [`super::family`]): one row per family, in the order
+//! results list them. Adding a family is one file defining its [`PolicyFamily`] and one row
+//! here.
 
-use super::baselines::{OldestFirst, RoundRobin, UniformRandom};
-use super::ebr::Ebr;
-use super::sbr::Sbr;
-use super::user_centric::UserCentric;
-use super::RefreshPolicy;
+use super::family::{ParamValue, PolicyError, PolicyFamily};
+use super::{baselines, ebr, sbr, user_centric, RefreshPolicy};
 
-/// Every policy name [`make_policy`] accepts, in the order results list them.
-pub const POLICY_NAMES: &[&str] = &["user-centric", "sbr", "ebr", "round-robin", "random", "age"];
+/// Every family, in the order results list them.
+pub static FAMILIES: &[&PolicyFamily] = &[
+    &user_centric::FAMILY,
+    &sbr::FAMILY,
+    &ebr::FAMILY,
+    &baselines::ROUND_ROBIN,
+    &baselines::RANDOM,
+    &baselines::AGE,
+];
 
 /// Default shingle threshold of SBR and EBR when none is given: 0, i.e. every content change
 /// counts (paper 003's "simplest implementation of SBR"); sweeps pass 0.1 … 1.0.
 pub const DEFAULT_THETA: f64 = 0.0;
 
-/// Options beyond the threshold.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct PolicyOptions {
-    /// User-centric: average `ΔQ̄` over the last `W` refreshes only (default: all).
-    pub window: Option<usize>,
-    /// User-centric: how `ΔQ̄` is estimated (default: by fit mode,
-    /// [`super::user_centric::Estimator::default_for`]).
-    pub estimator: Option<super::user_centric::Estimator>,
-    /// SBR/EBR online: replan every this many units (default
-    /// [`super::planned::DEFAULT_REPLAN_EVERY`]).
-    pub replan_every: Option<u32>,
+/// The family named `name`.
+pub fn family(name: &str) -> Result<&'static PolicyFamily, PolicyError> {
+    FAMILIES
+        .iter()
+        .copied()
+        .find(|f| f.name == name)
+        .ok_or_else(|| PolicyError::UnknownPolicy {
+            name: name.to_string(),
+            known: names().join(", "),
+        })
 }
 
-/// Whether the named policy takes a shingle threshold θ (`sbr`, `ebr`).
-pub fn uses_threshold(name: &str) -> bool {
-    matches!(name, "sbr" | "ebr")
+/// Every family's name, in table order.
+pub fn names() -> Vec<&'static str> {
+    FAMILIES.iter().map(|f| f.name).collect()
 }
 
-/// Builds a policy by name. `theta` is the shingle threshold of `sbr`/`ebr` (must lie in
-/// `[0, 1]`); giving one to another policy is an error, as is an unknown name.
-pub fn make_policy(
+/// Builds a policy by family name and parameters.
+pub fn make_policy<'a>(
     name: &str,
-    theta: Option<f64>,
-    options: &PolicyOptions,
-) -> Result<Box<dyn RefreshPolicy>, String> {
-    if let Some(t) = theta {
-        if !uses_threshold(name) {
-            return Err(format!(
-                "policy `{name}` takes no shingle threshold (got θ = {t}); only sbr and ebr do"
-            ));
-        }
-        if !(0.0..=1.0).contains(&t) {
-            return Err(format!(
-                "shingle threshold θ = {t} for `{name}` is outside [0, 1]"
-            ));
-        }
-    }
-    let theta = theta.unwrap_or(DEFAULT_THETA);
-    Ok(match name {
-        "user-centric" => {
-            Box::new(UserCentric::new(options.window).with_estimator(options.estimator))
-        }
-        "sbr" => {
-            let mut p = Sbr::new(theta);
-            if let Some(r) = options.replan_every {
-                p.planner.replan_every = r.max(1);
-            }
-            Box::new(p)
-        }
-        "ebr" => {
-            let mut p = Ebr::new(theta);
-            if let Some(r) = options.replan_every {
-                p.planner.replan_every = r.max(1);
-            }
-            Box::new(p)
-        }
-        "round-robin" => Box::new(RoundRobin::default()),
-        "random" => Box::new(UniformRandom::default()),
-        "age" => Box::new(OldestFirst::default()),
-        other => {
-            return Err(format!(
-                "unknown policy `{other}`; expected one of: {}",
-                POLICY_NAMES.join(", ")
-            ))
-        }
-    })
+    params: impl IntoIterator<Item = (&'a str, ParamValue)>,
+) -> Result<Box<dyn RefreshPolicy>, PolicyError> {
+    family(name)?.make(params)
+}
+
+/// Every family as JSON: `refresher policies --json`, `GET /api/policies`.
+pub fn families_json() -> serde_json::Value {
+    serde_json::Value::Array(FAMILIES.iter().map(|f| f.to_json()).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::family::{expand_sweep, GridDefault};
     use crate::policy::testkit::{context, history, run};
     use crate::policy::FitMode;
+    use std::collections::BTreeMap;
+
+    fn theta(t: f64) -> Vec<(&'static str, ParamValue)> {
+        vec![("theta", ParamValue::Number(t))]
+    }
 
     #[test]
-    fn builds_every_named_policy_and_rejects_bad_requests() {
-        for &name in POLICY_NAMES {
-            let p = make_policy(name, None, &PolicyOptions::default()).unwrap();
-            assert_eq!(p.name(), name);
+    fn builds_every_family_and_rejects_bad_requests() {
+        for f in FAMILIES {
+            let p = make_policy(f.name, []).unwrap();
+            assert_eq!(p.name(), f.name);
         }
-        assert!(make_policy("sbr", Some(0.3), &PolicyOptions::default()).is_ok());
-        assert!(make_policy("sbr", Some(1.5), &PolicyOptions::default()).is_err());
-        assert!(make_policy("age", Some(0.3), &PolicyOptions::default()).is_err());
-        let err = make_policy("greedy", None, &PolicyOptions::default())
-            .err()
-            .unwrap();
+        assert!(make_policy("sbr", theta(0.3)).is_ok());
+        let err = make_policy("sbr", theta(1.5)).err().unwrap();
+        assert_eq!(err.key(), Some("theta"));
+        assert!(err.to_string().contains("[0, 1]"), "{err}");
+        let err = make_policy("age", theta(0.3)).err().unwrap();
+        assert!(err.to_string().contains("takes none"), "{err}");
+        let err = make_policy("greedy", []).err().unwrap();
         assert!(
-            err.contains("greedy") && err.contains("user-centric"),
+            err.to_string().contains("greedy") && err.to_string().contains("user-centric"),
             "{err}"
         );
+        let err = make_policy(
+            "user-centric",
+            [("estimator", ParamValue::Text("best".into()))],
+        )
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("viewed"), "{err}");
+        let err = make_policy("user-centric", [("window", ParamValue::Number(0.5))])
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("integer"), "{err}");
+        // Text values of number parameters are parsed (the CLI's key=value).
+        assert!(make_policy("ebr", [("theta", ParamValue::Text("0.25".into()))]).is_ok());
+    }
+
+    #[test]
+    fn every_family_describes_its_parameters() {
+        let json = families_json();
+        let list = json.as_array().unwrap();
+        assert_eq!(list.len(), FAMILIES.len());
+        for f in list {
+            assert!(!f["description"].as_str().unwrap().is_empty());
+            for p in f["params"].as_array().unwrap() {
+                assert!(!p["key"].as_str().unwrap().is_empty());
+                assert!(!p["default"].as_str().unwrap().is_empty());
+            }
+        }
+        let sbr = list.iter().find(|f| f["name"] == "sbr").unwrap();
+        assert_eq!(sbr["params"][0]["key"], "theta");
+        assert_eq!(sbr["params"][0]["sweep"].as_array().unwrap().len(), 10);
+    }
+
+    #[test]
+    fn sweeps_expand_grids_per_family_and_one_run_at_budget_zero() {
+        let families = [family("sbr").unwrap(), family("age").unwrap()];
+        let runs = expand_sweep(
+            &families,
+            &[0, 4],
+            &[],
+            &BTreeMap::new(),
+            GridDefault::FamilyGrids,
+        )
+        .unwrap();
+        // sbr: B = 0 once, B = 4 at ten θ; age: once per budget.
+        assert_eq!(runs.len(), 1 + 10 + 2);
+        assert_eq!(runs[1].params.number("theta"), Some(0.1));
+        let only = expand_sweep(
+            &families,
+            &[0, 4],
+            &[],
+            &BTreeMap::new(),
+            GridDefault::OnlyGiven,
+        )
+        .unwrap();
+        assert_eq!(only.len(), 4);
+        let grids = BTreeMap::from([("theta".to_string(), vec![0.2, 0.4])]);
+        let fixed = vec![("replan_every".to_string(), ParamValue::Number(2.0))];
+        let given = expand_sweep(&families, &[4], &fixed, &grids, GridDefault::OnlyGiven).unwrap();
+        assert_eq!(given.len(), 3);
+        assert_eq!(given[0].params.number("replan_every"), Some(2.0));
+        assert_eq!(given[1].params.number("theta"), Some(0.4));
+        assert!(expand_sweep(
+            &families,
+            &[4],
+            &[],
+            &BTreeMap::from([("window".to_string(), vec![1.0])]),
+            GridDefault::OnlyGiven
+        )
+        .is_err());
     }
 
     #[test]
@@ -119,15 +162,20 @@ mod tests {
         for mode in [FitMode::Oracle, FitMode::Online] {
             let hist = (mode == FitMode::Oracle).then_some(&h);
             let ctx = context(mode, &pages, &views, hist, 12, 4);
-            for &name in POLICY_NAMES {
-                let theta = uses_threshold(name).then_some(0.3);
-                let mut a = make_policy(name, theta, &PolicyOptions::default()).unwrap();
-                let mut b = make_policy(name, theta, &PolicyOptions::default()).unwrap();
+            for f in FAMILIES {
+                let params = if f.param("theta").is_some() {
+                    theta(0.3)
+                } else {
+                    vec![]
+                };
+                let mut a = f.make(params.clone()).unwrap();
+                let mut b = f.make(params).unwrap();
                 let ra = run(a.as_mut(), &ctx, &h);
-                assert_eq!(ra, run(b.as_mut(), &ctx, &h), "{name} {mode:?}");
+                assert_eq!(ra, run(b.as_mut(), &ctx, &h), "{} {mode:?}", f.name);
                 assert!(
                     ra.iter().all(|c| c.len() == 4),
-                    "{name} {mode:?} spends the budget"
+                    "{} {mode:?} spends the budget",
+                    f.name
                 );
             }
         }

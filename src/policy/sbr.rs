@@ -14,10 +14,12 @@
 //!   [`super::planned::online_rate`]; replanned every [`super::planned::DEFAULT_REPLAN_EVERY`]
 //!   units.
 
+use super::family::{ParamKind, ParamSpec, PolicyFamily};
 use super::planned::{online_rate, Observations, PageModel, Planner};
-use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use super::registry::DEFAULT_THETA;
+use super::PolicyContext;
 use crate::change::oracle_rate;
-use crate::corpus::{PageId, Unit};
+use crate::corpus::PageId;
 
 /// SBR's page model: weight 1, rate of θ-changes.
 #[derive(Debug, Clone, Copy)]
@@ -49,46 +51,57 @@ impl PageModel for SbrModel {
     fn theta(&self) -> f64 {
         self.theta
     }
+
+    fn name(&self) -> &'static str {
+        "sbr"
+    }
 }
 
-/// The SBR policy (see the module docs).
-#[derive(Debug, Clone)]
-pub struct Sbr {
-    pub planner: Planner<SbrModel>,
-}
+/// The SBR policy (see the module docs): a [`Planner`] of [`SbrModel`].
+pub type Sbr = Planner<SbrModel>;
 
 impl Sbr {
     /// SBR at threshold `theta ∈ [0, 1]` (0 counts every content change: the "simplest SBR").
-    pub fn new(theta: f64) -> Self {
-        Sbr {
-            planner: Planner::new(SbrModel { theta }),
+    pub fn at_threshold(theta: f64) -> Self {
+        Planner::new(SbrModel { theta })
+    }
+}
+
+/// The `sbr` family.
+pub const FAMILY: PolicyFamily = PolicyFamily {
+    name: "sbr",
+    description: "Cho & Garcia-Molina (TODS 2003) as paper 003 ran it: maximise expected freshness of θ-changes under the budget",
+    params: &[
+        ParamSpec {
+            key: "theta",
+            description: "Shingle threshold θ: a change counts when at least this share of the held copy's shingles is gone",
+            kind: ParamKind::Number { min: 0.0, max: 1.0, integer: false },
+            default: "0 (every content change counts)",
+            sweep: &[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+        },
+        ParamSpec {
+            key: "replan_every",
+            description: "Online mode: replan every this many units",
+            kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
+            default: "4",
+            sweep: &[],
+        },
+    ],
+    build: |params| {
+        let mut p = Sbr::at_threshold(params.number("theta").unwrap_or(DEFAULT_THETA));
+        if let Some(r) = params.number("replan_every") {
+            p.replan_every = r as u32;
         }
-    }
-}
-
-impl RefreshPolicy for Sbr {
-    fn name(&self) -> String {
-        "sbr".to_string()
-    }
-
-    fn prepare(&mut self, context: &PolicyContext<'_>) {
-        self.planner.prepare(context);
-    }
-
-    fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
-        self.planner.choose(unit, budget)
-    }
-
-    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
-        self.planner.observe(outcomes);
-    }
-}
+        Ok(Box::new(p))
+    },
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::policy::testkit::{context, history, run};
     use crate::policy::FitMode;
+    use crate::policy::{RefreshOutcome, RefreshPolicy};
 
     #[test]
     fn oracle_rates_count_changes_at_theta() {
@@ -120,9 +133,9 @@ mod tests {
         let h = history(17, &changes, &[1.0; 10], &[]);
         let pages: Vec<u32> = (0..10).collect();
         let ctx = context(FitMode::Oracle, &pages, &[0.0; 10], Some(&h), 16, 1);
-        let mut sbr = Sbr::new(0.1);
+        let mut sbr = Sbr::at_threshold(0.1);
         let choices = run(&mut sbr, &ctx, &h);
-        let f = sbr.planner.frequencies();
+        let f = sbr.frequencies();
         assert_eq!(f[0], 0.0, "λ = 1 is too fast for B = 1");
         for fp in &f[1..=8] {
             assert!((fp - 0.125).abs() < 1e-9);
@@ -148,12 +161,12 @@ mod tests {
         );
         let pages = [0, 1];
         let ctx = context(FitMode::Oracle, &pages, &[0.0; 2], Some(&h), 12, 1);
-        let mut sbr = Sbr::new(0.1);
+        let mut sbr = Sbr::at_threshold(0.1);
         sbr.prepare(&ctx);
         let mut seen_gone = false;
         let mut after_discovery = 0;
         for t in 1..=12 {
-            let chosen = sbr.choose(t, 1);
+            let chosen = sbr.choose(t, 1, &crate::policy::testkit::no_crawl());
             let outcomes: Vec<RefreshOutcome> = chosen
                 .iter()
                 .map(|&p| {
@@ -203,8 +216,8 @@ mod tests {
         let pages = [0, 1, 2, 3];
         let with = context(FitMode::Online, &pages, &[0.0; 4], Some(&h), 12, 1);
         let without = context(FitMode::Online, &pages, &[0.0; 4], None, 12, 1);
-        let a = run(&mut Sbr::new(0.2), &with, &h);
-        let b = run(&mut Sbr::new(0.2), &without, &h);
+        let a = run(&mut Sbr::at_threshold(0.2), &with, &h);
+        let b = run(&mut Sbr::at_threshold(0.2), &without, &h);
         assert_eq!(a, b);
         // Learning: the frequently changing page ends up refreshed most.
         let count = |p| a.iter().filter(|c| c.contains(&p)).count();

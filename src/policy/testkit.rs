@@ -2,6 +2,12 @@
 
 use super::{ChangeHistory, FitMode, PageHistory, PolicyContext, RefreshOutcome};
 use crate::corpus::{PageId, Unit};
+use crate::crawl::CrawlState;
+
+/// A crawl state for tests that drive `choose` by hand (policies that read none).
+pub fn no_crawl() -> CrawlState {
+    CrawlState::default()
+}
 
 /// A history of `units` units where page `p` changes at `changes[p]` with shingle change
 /// `shingle` and ΔQ `dq[p]` at every change (empty `dq` = not measured).
@@ -75,8 +81,9 @@ pub fn run(
     policy.prepare(ctx);
     let mut last = vec![0; ctx.page_count];
     let mut out = Vec::new();
+    let crawl = CrawlState::default();
     for t in 1..=ctx.units {
-        let chosen = policy.choose(t, ctx.budget);
+        let chosen = policy.choose(t, ctx.budget, &crawl);
         assert!(chosen.len() <= ctx.budget, "unit {t}: {chosen:?}");
         let mut d = chosen.clone();
         d.sort();

@@ -51,8 +51,10 @@
 
 use std::collections::VecDeque;
 
+use super::family::{ParamKind, ParamSpec, PolicyFamily};
 use super::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::corpus::{PageId, Unit};
+use crate::crawl::CrawlState;
 
 /// Time-normalised quality change of one refresh: `ΔQ_A(p, t) / (t − LR(p, t))` (paper 003 §6).
 /// An interval of 0 is treated as 1.
@@ -104,6 +106,17 @@ impl Estimator {
         }
     }
 
+    /// The estimator named `name` (as [`Estimator::as_str`] spells it).
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            Estimator::MeanOfRatios,
+            Estimator::Pooled,
+            Estimator::Viewed,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == name)
+    }
+
     /// The default of a fit mode: paper 003's estimator on the oracle's measured changes, the
     /// view-weighted pooled one on what an online crawler observes.
     pub fn default_for(mode: FitMode) -> Self {
@@ -113,6 +126,33 @@ impl Estimator {
         }
     }
 }
+
+/// The `user-centric` family: paper 003's refresher.
+pub const FAMILY: PolicyFamily = PolicyFamily {
+    name: "user-centric",
+    description: "Paper 003: refresh the pages whose expected ΔQ_A (measured by the index hook) times time since refresh is largest",
+    params: &[
+        ParamSpec {
+            key: "estimator",
+            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, or the pooled rate with a view-weight prior",
+            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed"]),
+            default: "mean-of-ratios in oracle mode, viewed online",
+            sweep: &[],
+        },
+        ParamSpec {
+            key: "window",
+            description: "Average over the last W refreshes of each page only",
+            kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
+            default: "every refresh",
+            sweep: &[],
+        },
+    ],
+    build: |params| {
+        let estimator = params.choice("estimator").and_then(Estimator::parse);
+        let window = params.number("window").map(|w| w as usize);
+        Ok(Box::new(UserCentric::new(window).with_estimator(estimator)))
+    },
+};
 
 /// The user-centric policy (see the module docs).
 #[derive(Debug, Clone, Default)]
@@ -146,6 +186,17 @@ impl UserCentric {
     pub fn with_estimator(mut self, estimator: Option<Estimator>) -> Self {
         self.estimator = estimator;
         self
+    }
+
+    /// Makes room for page ids `0..count`: pages the crawler met after `prepare` start
+    /// unmeasured, never refreshed, with no view weight.
+    fn grow(&mut self, count: usize) {
+        if count > self.samples.len() {
+            self.samples.resize(count, VecDeque::new());
+            self.measured.resize(count, false);
+            self.last_refresh.resize(count, 0);
+            self.gone.resize(count, false);
+        }
     }
 
     fn push_sample(&mut self, page: usize, delta_q: f64, interval: f64) {
@@ -258,6 +309,28 @@ impl RefreshPolicy for UserCentric {
         "user-centric".to_string()
     }
 
+    fn label(&self) -> String {
+        let estimator = self
+            .active
+            .or(self.estimator)
+            .map_or("default", Estimator::as_str);
+        match self.window {
+            Some(w) => format!("user-centric (ΔQ̄ {estimator}, W = {w})"),
+            None => format!("user-centric (ΔQ̄ {estimator})"),
+        }
+    }
+
+    fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        if let Some(e) = self.active.or(self.estimator) {
+            m.insert("estimator".into(), e.as_str().into());
+        }
+        if let Some(w) = self.window {
+            m.insert("window".into(), w.into());
+        }
+        m
+    }
+
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         let n = context.page_count;
         self.active = Some(
@@ -291,7 +364,8 @@ impl RefreshPolicy for UserCentric {
         }
     }
 
-    fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
+    fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+        self.grow(crawl.len());
         let means = self.mean_normalised();
         let prio: Vec<f64> = (0..means.len())
             .map(|p| priority(means[p], unit, self.last_refresh[p]))
@@ -313,9 +387,7 @@ impl RefreshPolicy for UserCentric {
     fn observe(&mut self, outcomes: &[RefreshOutcome]) {
         for o in outcomes {
             let p = o.page as usize;
-            if p >= self.samples.len() {
-                continue;
-            }
+            self.grow(p + 1);
             self.gone[p] = o.gone;
             self.last_refresh[p] = o.unit;
             // Oracle parameters are fixed on the whole history; only online mode learns, and a
@@ -364,15 +436,24 @@ mod tests {
         let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::MeanOfRatios));
         uc.prepare(&ctx);
         // Nothing measured: round-robin by age then id.
-        assert_eq!(uc.choose(1, 2), vec![0, 1]);
+        assert_eq!(
+            uc.choose(1, 2, &crate::policy::testkit::no_crawl()),
+            vec![0, 1]
+        );
         uc.observe(&[measured(0, 1, 0, 3.0), measured(1, 1, 0, 0.0)]);
         // ΔQ̄: page 0 = 3, page 1 = 0; unmeasured 2, 3 get the mean 1.5.
         assert_eq!(uc.mean_normalised(), vec![3.0, 0.0, 1.5, 1.5]);
         // Unit 2: P = 3·1, 0·1, 1.5·2, 1.5·2 → 0 (3, LR 1) loses the tie with 2, 3 (LR 0).
-        assert_eq!(uc.choose(2, 2), vec![2, 3]);
+        assert_eq!(
+            uc.choose(2, 2, &crate::policy::testkit::no_crawl()),
+            vec![2, 3]
+        );
         uc.observe(&[measured(2, 2, 0, 1.0), measured(3, 2, 0, 10.0)]);
         // ΔQ̄ = 3, 0, 0.5, 5. Unit 3: P = 6, 0, 0.5, 5.
-        assert_eq!(uc.choose(3, 2), vec![0, 3]);
+        assert_eq!(
+            uc.choose(3, 2, &crate::policy::testkit::no_crawl()),
+            vec![0, 3]
+        );
         uc.observe(&[measured(0, 3, 1, 0.0), measured(3, 3, 2, 0.0)]);
         // Whole-history means: page 0 = (3 + 0)/2, page 3 = (5 + 0)/2.
         assert_eq!(uc.mean_normalised(), vec![1.5, 0.0, 0.5, 2.5]);
@@ -386,7 +467,10 @@ mod tests {
         let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::Pooled));
         uc.prepare(&ctx);
         assert_eq!(uc.mean_normalised(), vec![0.0; 4], "nothing observed yet");
-        assert_eq!(uc.choose(1, 2), vec![0, 1]);
+        assert_eq!(
+            uc.choose(1, 2, &crate::policy::testkit::no_crawl()),
+            vec![0, 1]
+        );
         // Page 0 gained 4 over 1 unit, page 1 nothing: pooled rate m₀ = 4/2 = 2.
         uc.observe(&[measured(0, 1, 0, 4.0), measured(1, 1, 0, 0.0)]);
         // ΔQ̄ = (ΣΔQ + m₀τ)/(ΣΔt + τ): (4 + 4)/3, (0 + 4)/3, and m₀ = 2 for the unobserved.
@@ -398,14 +482,17 @@ mod tests {
         // Unlike the mean of ratios, the page measured at 0 is not written off: after a wait
         // of 2 units its priority 8/3 exceeds page 0's fresh 8/3 · 1.
         assert_eq!(
-            uc.choose(2, 2),
+            uc.choose(2, 2, &crate::policy::testkit::no_crawl()),
             vec![2, 3],
             "unexplored pages first: 2·2 > 8/3"
         );
         uc.observe(&[measured(2, 2, 0, 0.0), measured(3, 2, 0, 0.0)]);
         // m₀ = 4/6; page 1 (ΔQ̄ = (0 + 4/3)/3 = 4/9, waited 2) vs page 0 ((4 + 4/3)/3 = 16/9,
         // waited 2) vs pages 2, 3 ((0 + 4/3)/4 = 1/3, waited 1).
-        assert_eq!(uc.choose(3, 2), vec![0, 1]);
+        assert_eq!(
+            uc.choose(3, 2, &crate::policy::testkit::no_crawl()),
+            vec![0, 1]
+        );
     }
 
     #[test]
@@ -424,7 +511,10 @@ mod tests {
             assert!((m[p] - v).abs() < 1e-9, "page {p}: {m:?}");
         }
         // So the most viewed unexplored pages come first (5, then 4).
-        assert_eq!(uc.choose(2, 2), vec![5, 4]);
+        assert_eq!(
+            uc.choose(2, 2, &crate::policy::testkit::no_crawl()),
+            vec![5, 4]
+        );
         // Views that predict nothing (gains fall with views) give β = 0: the pooled rate.
         let mut uc = UserCentric::new(None);
         uc.prepare(&ctx);

@@ -324,10 +324,7 @@ mod tests {
             live_versions
                 .iter()
                 .enumerate()
-                .map(|(p, ver)| PageTimeline {
-                    url: format!("https://t/{p}"),
-                    versions: vec![ver.clone()],
-                })
+                .map(|(p, ver)| PageTimeline::new(format!("https://t/{p}"), vec![ver.clone()]))
                 .collect(),
             v.clone(),
         );

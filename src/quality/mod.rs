@@ -3,9 +3,12 @@
 //! * [`viewing`]: the viewing likelihood `I(r) = c·r^(−3/2)`.
 //! * [`score_rank`]: per-query score-to-rank functions `F_q` and their inverses.
 //! * [`estimate`]: the cheap ΔQ_A estimate that drives the user-centric refresher.
+//! * [`measure`]: the ΔQ measurement sink fed by the index hook, with its refit cadence.
+//! * [`exact`]: the exact metrics (Eq. 5 quality, top-10 freshness, MAP@10); [`trec`]: export.
 
 pub mod estimate;
 pub mod exact;
+pub mod measure;
 pub mod score_rank;
 pub mod trec;
 pub mod viewing;

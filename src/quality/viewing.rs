@@ -6,6 +6,13 @@
 //! repository quality ratio (paper 003 Eq. 5) and does not change the order of priorities; it
 //! only scales absolute ΔQ values.
 
+use rayon::prelude::*;
+
+use crate::corpus::PageId;
+use crate::index::{ForwardIndex, Scorer};
+
+use super::exact::MetricQuery;
+
 /// Default exponent of the viewing likelihood (paper 003 §4).
 pub const DEFAULT_EXPONENT: f64 = 1.5;
 
@@ -71,6 +78,38 @@ impl ViewingLikelihood {
         let hi = (j as f64 + 0.5).powf(1.0 - a);
         head + self.c * (lo - hi) / (a - 1.0)
     }
+}
+
+/// `Σ_q f_q · I(rank of p in q's results)` for every page, as `forward` ranks them: EBR's
+/// weight, of the live Web at unit 0 or of the repository during a run.
+pub fn view_weights_of(
+    forward: &ForwardIndex,
+    scorer: &dyn Scorer,
+    pages: usize,
+    queries: &[MetricQuery],
+    likelihood: &ViewingLikelihood,
+) -> Vec<f64> {
+    // Lists are ranked in parallel, then summed in query order so that the floating-point sums
+    // do not depend on how rayon split the work.
+    let lists: Vec<Vec<PageId>> = queries
+        .par_iter()
+        .map(|q| {
+            forward
+                .ranked(scorer, &q.terms)
+                .iter()
+                .map(|hit| hit.page)
+                .collect()
+        })
+        .collect();
+    let mut weight = vec![0.0; pages];
+    for (q, list) in queries.iter().zip(&lists) {
+        for (r, &page) in list.iter().enumerate() {
+            if let Some(w) = weight.get_mut(page as usize) {
+                *w += q.frequency * likelihood.at(r as u64 + 1);
+            }
+        }
+    }
+    weight
 }
 
 /// Riemann zeta for `s > 1`: the first terms summed, the tail by Euler–Maclaurin.

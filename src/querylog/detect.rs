@@ -148,11 +148,11 @@ fn classify_line(line: &str) -> LogLayout {
     }
     let fields: Vec<&str> = line.split('\t').collect();
     if (fields.len() == 3 || fields.len() == 5)
-        && super::layouts::parse_iso_time(fields[2].as_bytes()).is_some()
+        && super::time::parse_iso_time(fields[2].as_bytes()).is_some()
     {
         return LogLayout::Aol;
     }
-    if fields.len() == 3 && super::layouts::parse_excite_time(fields[1].as_bytes()).is_some() {
+    if fields.len() == 3 && super::time::parse_excite_time(fields[1].as_bytes()).is_some() {
         return LogLayout::Excite;
     }
     LogLayout::Plain

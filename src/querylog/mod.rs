@@ -6,6 +6,8 @@
 
 pub mod detect;
 pub mod layouts;
+pub mod term_workload;
+pub mod time;
 pub mod workload;
 
 use crate::error::SkippedInput;

@@ -37,6 +37,7 @@ use std::collections::HashMap;
 
 use super::QueryLog;
 use crate::corpus::{Corpus, PageId};
+use crate::index::scorer::tfidf::lucene_idf;
 use crate::text::{Analyzer, TermId};
 
 /// Which relevance filter drops queries that do not fit the corpus.
@@ -359,14 +360,16 @@ impl InvertedIndex {
         }
     }
 
-    /// Lucene classic idf: `1 + ln(N / (df + 1))`.
+    /// Lucene classic idf, the index's own ([`lucene_idf`]).
     fn idf(&self, df: usize) -> f64 {
-        1.0 + (self.pages as f64 / (df as f64 + 1.0)).ln()
+        lucene_idf(df as u64, self.pages as u64)
     }
 
     /// Paper 003's summed TF-IDF of a query over the data set: `Σ_p Σ_t sqrt(tf(t,p)) · idf(t)² ·
-    /// 1/sqrt(len(p))` over the pages `p` containing every term (Lucene classic similarity, coord
-    /// and query norm left out; see the module doc). `None` when no page contains every term
+    /// 1/sqrt(len(p))` over the pages `p` containing every term: the index's
+    /// [`TfIdf`](crate::index::scorer::tfidf::TfIdf) score summed over pages (same idf function;
+    /// each page's term sum is divided by `sqrt(len)` once, in f64, rather than scored per page
+    /// in f32, so the relevance filter does not round). `None` when no page contains every term
     /// (including a term the corpus never saw).
     pub fn summed_tfidf(&self, corpus: &Corpus, terms: &[String]) -> Option<f64> {
         let mut lists: Vec<(&[(PageId, u32)], f64)> = Vec::with_capacity(terms.len());
@@ -436,10 +439,7 @@ mod tests {
         let p2 = vec![version(0, 404, "", &mut v), version(1, 200, "lisp", &mut v)];
         let pages = [("a", p0), ("b", p1), ("c", p2)]
             .into_iter()
-            .map(|(url, versions)| PageTimeline {
-                url: url.to_string(),
-                versions,
-            })
+            .map(|(url, versions)| PageTimeline::new(url, versions))
             .collect();
         let clock = Clock {
             origin: 0,

@@ -59,7 +59,23 @@ pub async fn compare_page() -> Html<&'static str> {
 }
 
 pub async fn openapi() -> Response {
-    ([(CONTENT_TYPE, "application/json")], OPENAPI_JSON).into_response()
+    (
+        [(CONTENT_TYPE, "application/json")],
+        openapi_document().to_string(),
+    )
+        .into_response()
+}
+
+/// `web/openapi.json` with the policy table filled in: the families as the `policy` enum of
+/// run requests and, under `x-policy-families`, each family's parameters.
+pub fn openapi_document() -> serde_json::Value {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(OPENAPI_JSON).expect("web/openapi.json is JSON (tested)");
+    let names = crate::policy::registry::names();
+    doc["components"]["schemas"]["RunSpec"]["properties"]["policy"]["enum"] =
+        serde_json::json!(names);
+    doc["x-policy-families"] = crate::policy::registry::families_json();
+    doc
 }
 
 pub async fn static_file(Path(name): Path<String>) -> Result<Response, ApiError> {
@@ -99,5 +115,23 @@ mod tests {
                 "{route} missing from openapi.json"
             );
         }
+    }
+
+    #[test]
+    fn the_served_description_lists_every_policy_family_and_its_parameters() {
+        let doc = openapi_document();
+        let families = doc["x-policy-families"].as_array().unwrap();
+        assert_eq!(families.len(), crate::policy::registry::FAMILIES.len());
+        let policy = &doc["components"]["schemas"]["RunSpec"]["properties"]["policy"]["enum"];
+        assert!(policy.as_array().unwrap().iter().any(|p| p == "ebr"));
+        let uc = families
+            .iter()
+            .find(|f| f["name"] == "user-centric")
+            .unwrap();
+        assert!(uc["params"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["key"] == "estimator"));
     }
 }

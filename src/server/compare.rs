@@ -4,13 +4,17 @@
 use std::collections::BTreeMap;
 
 use crate::index::ScoringKind;
-use crate::policy::registry::uses_threshold;
+use crate::policy::family::{expand_sweep, GridDefault, ParamValue};
+use crate::policy::registry::family;
 use crate::policy::FitMode;
 use crate::sim::compare::{best_curves, SweepPoint};
 pub use crate::sim::compare::{CurvePoint, TargetRow as TableRow, TARGET_QUALITIES as TARGETS};
 
 use super::error::ApiError;
 use super::runs::{Run, RunManager, RunSpec, RunStatus, WorkloadSource};
+
+/// A run's parameters as the API takes them.
+type Params = Vec<(String, ParamValue)>;
 
 /// Most runs one sweep may queue.
 pub const MAX_SWEEP_RUNS: usize = 200;
@@ -30,9 +34,16 @@ pub struct SweepSpec {
     #[serde(default)]
     pub workload: WorkloadSource,
     /// Shingle thresholds θ swept for sbr/ebr, each budget run once per θ and the best θ kept
-    /// per budget (paper 003 §6). Empty: one run at the policy's default θ.
+    /// per budget (paper 003 §6). Empty: one run at the policy's default θ. Shorthand for
+    /// `sweep.theta`.
     #[serde(default)]
     pub thetas: Vec<f64>,
+    /// Parameters given to every policy of the sweep that has them.
+    #[serde(default)]
+    pub params: BTreeMap<String, ParamValue>,
+    /// Values swept per parameter (each budget run once per combination, the best kept).
+    #[serde(default)]
+    pub sweep: BTreeMap<String, Vec<f64>>,
 }
 
 /// The body of `GET /api/compare`.
@@ -71,28 +82,18 @@ pub fn start_sweep(
             "`thetas`: {t} is outside [0, 1]"
         )));
     }
-    let mut thetas = spec.thetas;
-    thetas.sort_by(f64::total_cmp);
-    thetas.dedup();
-    // The thresholds of a policy's runs at a budget (at B = 0 θ changes nothing: one run).
-    let thresholds_of = |p: &str, budget: usize| -> Vec<Option<f64>> {
-        if uses_threshold(p) && !thetas.is_empty() && budget > 0 {
-            thetas.iter().copied().map(Some).collect()
-        } else {
-            vec![None]
+    let mut grids = spec.sweep;
+    if !spec.thetas.is_empty() {
+        if grids.contains_key("theta") {
+            return Err(ApiError::BadParameter(
+                "give θ values once: `thetas` or `sweep.theta`".into(),
+            ));
         }
-    };
-    let total: usize = policies
-        .iter()
-        .flat_map(|p| budgets.iter().map(|&b| thresholds_of(p, b).len()))
-        .sum();
-    if total > MAX_SWEEP_RUNS {
-        return Err(ApiError::BadParameter(format!(
-            "a sweep may hold at most {MAX_SWEEP_RUNS} runs ({total} asked: {} policies × {} budgets, sbr/ebr × {} thresholds)",
-            policies.len(),
-            budgets.len(),
-            thetas.len().max(1)
-        )));
+        grids.insert("theta".into(), spec.thetas);
+    }
+    for values in grids.values_mut() {
+        values.sort_by(f64::total_cmp);
+        values.dedup();
     }
     for p in &policies {
         if !manager.policies.names.contains(p) {
@@ -102,25 +103,55 @@ pub fn start_sweep(
             )));
         }
     }
-    let mut ids = Vec::new();
+    let fixed: Vec<(String, ParamValue)> = spec.params.into_iter().collect();
+    // The table's families expand through the one sweep expansion `refresher compare` uses;
+    // a policy the server offers beyond the table (tests) runs once per budget.
+    let mut jobs: Vec<(String, Params, usize)> = Vec::new();
+    let families: Vec<_> = policies.iter().filter_map(|p| family(p).ok()).collect();
+    let expanded = if families.is_empty() {
+        Vec::new()
+    } else {
+        expand_sweep(&families, &budgets, &fixed, &grids, GridDefault::OnlyGiven)
+            .map_err(|e| ApiError::BadParameter(e.to_string()))?
+    };
     for p in &policies {
-        for &b in &budgets {
-            for theta in thresholds_of(p, b) {
-                let run = manager.start(
-                    RunSpec {
-                        policy: p.clone(),
-                        budget: b,
-                        mode: spec.mode.unwrap_or(FitMode::Oracle),
-                        scoring: spec.scoring,
-                        workload: spec.workload,
-                        seed: None,
-                        theta,
-                    },
-                    Some(next_sweep),
-                )?;
-                ids.push(run.id);
+        if family(p).is_ok() {
+            for run in expanded.iter().filter(|r| r.policy.name == p) {
+                let params = run
+                    .params
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect();
+                jobs.push((p.clone(), params, run.budget));
             }
+        } else {
+            jobs.extend(budgets.iter().map(|&b| (p.clone(), Vec::new(), b)));
         }
+    }
+    let total = jobs.len();
+    if total > MAX_SWEEP_RUNS {
+        return Err(ApiError::BadParameter(format!(
+            "a sweep may hold at most {MAX_SWEEP_RUNS} runs ({total} asked: {} policies × {} budgets × the swept parameter values)",
+            policies.len(),
+            budgets.len(),
+        )));
+    }
+    let mut ids = Vec::new();
+    for (policy, params, budget) in jobs {
+        let run = manager.start(
+            RunSpec {
+                policy,
+                budget,
+                mode: spec.mode.unwrap_or(FitMode::Oracle),
+                scoring: spec.scoring,
+                workload: spec.workload,
+                seed: None,
+                theta: None,
+                params: params.into_iter().collect(),
+            },
+            Some(next_sweep),
+        )?;
+        ids.push(run.id);
     }
     Ok(ids)
 }
@@ -133,7 +164,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
         .collect();
     // Latest finished run per (policy, budget, θ); then, as `refresher compare`, the best θ
     // per (policy, budget).
-    let mut points: BTreeMap<(String, usize, Option<u64>), SweepPoint> = BTreeMap::new();
+    let mut points: BTreeMap<(String, usize, String), SweepPoint> = BTreeMap::new();
     let mut finished = 0;
     for run in &chosen {
         let info = run.info();
@@ -147,11 +178,16 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
             (
                 info.policy.clone(),
                 info.budget,
-                info.theta.map(f64::to_bits),
+                serde_json::to_string(&info.params).unwrap_or_default(),
             ),
             SweepPoint {
                 policy: info.policy,
                 theta: info.theta,
+                params: info
+                    .params
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+                    .collect(),
                 budget: info.budget,
                 mean_quality: info.mean_quality.unwrap_or(0.0),
                 mean_fresh_at_10: info.mean_fresh_at_10.unwrap_or(0.0),
@@ -189,7 +225,17 @@ pub fn table(curves: &[CurvePoint]) -> Vec<TableRow> {
             policies.push(c.policy.clone());
         }
     }
-    crate::sim::compare::target_rows(&policies, curves)
+    // Q₀: the B = 0 point, when the sweep has one (every policy's is the same repository).
+    let unrefreshed = curves
+        .iter()
+        .find(|c| c.budget == 0)
+        .map(|c| c.mean_quality);
+    crate::sim::compare::target_rows(
+        &policies,
+        curves,
+        &crate::sim::compare::default_targets(),
+        unrefreshed,
+    )
 }
 
 #[cfg(test)]
@@ -204,6 +250,7 @@ mod tests {
             mean_fresh_at_10: 0.0,
             mean_map_at_10: 0.0,
             theta: None,
+            params: Default::default(),
         }
     }
 
@@ -228,6 +275,8 @@ mod tests {
         assert_eq!(needed("a", 0.999), Some(10));
         assert_eq!(needed("b", 0.95), Some(5));
         assert_eq!(needed("b", 0.98), None);
-        assert_eq!(rows.len(), 12);
+        // Six absolute targets and five shares of the gap from Q₀ = the B = 0 point, per policy.
+        assert_eq!(rows.len(), 22);
+        assert!(rows.iter().any(|r| r.gap_share == Some(0.5)));
     }
 }

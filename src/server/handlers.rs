@@ -73,7 +73,12 @@ pub async fn quality(State(state): State<Arc<AppState>>) -> Json<serde_json::Val
 
 /// `GET /api/policies`
 pub async fn policies(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
-    Json(serde_json::json!({ "policies": state.runs.policies.names }))
+    // `families`: each family of the table with its parameters (the server may offer more
+    // names than the table, e.g. in tests; those have no entry).
+    Json(serde_json::json!({
+        "policies": state.runs.policies.names,
+        "families": crate::policy::registry::families_json(),
+    }))
 }
 
 /// `GET /api/runs`

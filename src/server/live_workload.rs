@@ -20,8 +20,8 @@ use std::collections::HashMap;
 use dashmap::DashMap;
 
 use crate::quality::exact::MetricQuery;
+use crate::querylog::term_workload::{MetricWorkload, TermWorkload};
 use crate::querylog::workload::Workload;
-use crate::sim::{MetricWorkload, SimWorkload};
 use crate::text::{TermId, Vocabulary};
 
 /// Counts of served queries by sorted term set. Shared by all request threads.
@@ -65,10 +65,10 @@ impl LiveWorkload {
 
     /// The log workload (if any) with the served counts added, in the simulator's term-id form.
     /// See the module docs for the rule.
-    pub fn merged(&self, log: Option<&Workload>, vocabulary: &Vocabulary) -> SimWorkload {
+    pub fn merged(&self, log: Option<&Workload>, vocabulary: &Vocabulary) -> TermWorkload {
         let mut sim = match log {
-            Some(w) => SimWorkload::new(w, vocabulary, MetricWorkload::Queries),
-            None => SimWorkload::default(),
+            Some(w) => TermWorkload::new(w, vocabulary, MetricWorkload::Queries),
+            None => TermWorkload::default(),
         };
         merge_counts(&mut sim, &self.snapshot(), vocabulary);
         sim
@@ -76,7 +76,11 @@ impl LiveWorkload {
 }
 
 /// Adds served counts (term set → submissions) into `sim`.
-pub fn merge_counts(sim: &mut SimWorkload, served: &[(Vec<String>, u64)], vocabulary: &Vocabulary) {
+pub fn merge_counts(
+    sim: &mut TermWorkload,
+    served: &[(Vec<String>, u64)],
+    vocabulary: &Vocabulary,
+) {
     let mut index: HashMap<Vec<TermId>, usize> = sim
         .queries
         .iter()
@@ -118,7 +122,7 @@ mod tests {
         let mut vocab = Vocabulary::default();
         let a = vocab.intern("emac");
         let b = vocab.intern("lisp");
-        let mut sim = SimWorkload::default();
+        let mut sim = TermWorkload::default();
         sim.queries.push(MetricQuery {
             terms: vec![b, a],
             frequency: 3.0,

@@ -6,8 +6,7 @@
 //!   [`LiveWorkload`] fed by served queries, the request [`Metrics`].
 //! * [`router`]: the routes; handlers in [`handlers`] only validate, call the library and
 //!   serialise. Every failure is an [`ApiError`] (JSON body, 4xx for the caller's mistakes).
-//! * [`replay`]: the client side of `refresher replay` (a query log sent at its own pace or as
-//!   fast as possible), with [`http_client`], the small HTTP/1 client it and the tests use.
+//! * The client side (`refresher replay`, the tests' HTTP client) lives in [`crate::client`].
 //!
 //! The API is described by `web/openapi.json`, served at `/api/openapi.json`.
 
@@ -15,14 +14,13 @@ pub mod assets;
 pub mod compare;
 pub mod error;
 pub mod handlers;
-pub mod http_client;
 pub mod live_workload;
 pub mod metrics;
-pub mod replay;
 pub mod runs;
 pub mod search;
 pub mod snippet;
 
+use crate::crawl::SnapshotFetcher;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -31,11 +29,11 @@ use std::time::Duration;
 use axum::routing::{get, post};
 use axum::Router;
 
+use crate::corpus::is_fresh;
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
 use crate::index::{IndexError, Repository, ScoringKind};
 use crate::quality::exact::evaluate;
 use crate::querylog::workload::Workload;
-use crate::sim::environment::is_fresh;
 use crate::sim::EnvironmentConfig;
 
 pub use error::ApiError;
@@ -117,9 +115,11 @@ impl AppState {
             Some(dir) if dir.join("meta.json").exists() => {
                 Repository::open(Some(dir), corpus.vocabulary.clone(), options.scoring)?
             }
-            dir => {
-                Repository::from_corpus_at(corpus, served_unit, options.scoring, dir.as_deref())?
-            }
+            dir => SnapshotFetcher::new(corpus).repository_at(
+                served_unit,
+                options.scoring,
+                dir.as_deref(),
+            )?,
         };
         let search = Arc::new(SearchService {
             corpus,

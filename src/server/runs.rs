@@ -14,6 +14,7 @@
 //! History and broadcast are updated under one lock, and subscribers take the backlog and
 //! their receiver under the same lock, so a stream sees every unit exactly once, in order.
 
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,17 +24,20 @@ use tokio::sync::{broadcast, Semaphore};
 
 use crate::corpus::{Corpus, LiveWeb};
 use crate::index::ScoringKind;
+use crate::policy::family::ParamValue;
 use crate::policy::{FitMode, RefreshPolicy};
+use crate::querylog::term_workload::TermWorkload;
 use crate::querylog::workload::Workload;
-use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, SimWorkload, UnitRecord};
+use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, UnitRecord};
 
 use super::error::ApiError;
 use super::live_workload::LiveWorkload;
 
-/// Builds a policy by name and shingle threshold θ (`None`: the policy's default); `Err`
-/// carries a message for the user (unknown name, θ given to a policy without one, θ ∉ [0, 1]).
-pub type PolicyFactory =
-    Arc<dyn Fn(&str, Option<f64>) -> Result<Box<dyn RefreshPolicy>, String> + Send + Sync>;
+/// Builds a policy by family name and parameters; `Err` carries a message for the user
+/// (unknown name or parameter, a value out of range).
+pub type PolicyFactory = Arc<
+    dyn Fn(&str, &[(String, ParamValue)]) -> Result<Box<dyn RefreshPolicy>, String> + Send + Sync,
+>;
 
 /// The policies a server offers.
 #[derive(Clone)]
@@ -76,9 +80,31 @@ pub struct RunSpec {
     pub workload: WorkloadSource,
     #[serde(default)]
     pub seed: Option<u64>,
-    /// Shingle threshold θ of sbr/ebr (default: the policy's own, every change counts).
+    /// Shingle threshold θ of sbr/ebr (default: the policy's own, every change counts);
+    /// shorthand for `params.theta`.
     #[serde(default)]
     pub theta: Option<f64>,
+    /// The policy's parameters (`GET /api/policies` lists each family's).
+    #[serde(default)]
+    pub params: BTreeMap<String, ParamValue>,
+}
+
+impl RunSpec {
+    /// Every parameter given, `theta` included; `Err` when θ is given both ways.
+    pub fn all_params(&self) -> Result<Vec<(String, ParamValue)>, String> {
+        let mut out: Vec<(String, ParamValue)> = self
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(t) = self.theta {
+            if self.params.contains_key("theta") {
+                return Err("give θ once: `theta` or `params.theta`".into());
+            }
+            out.push(("theta".into(), ParamValue::Number(t)));
+        }
+        Ok(out)
+    }
 }
 
 fn default_mode() -> FitMode {
@@ -137,6 +163,8 @@ pub struct RunInfo {
     pub id: u64,
     pub policy: String,
     pub theta: Option<f64>,
+    /// The parameters given (θ included).
+    pub params: BTreeMap<String, ParamValue>,
     pub budget: usize,
     pub mode: FitMode,
     pub scoring: ScoringKind,
@@ -171,7 +199,16 @@ impl Run {
         RunInfo {
             id: self.id,
             policy: self.spec.policy.clone(),
-            theta: self.spec.theta,
+            theta: self.spec.theta.or(match self.spec.params.get("theta") {
+                Some(ParamValue::Number(t)) => Some(*t),
+                _ => None,
+            }),
+            params: self
+                .spec
+                .all_params()
+                .unwrap_or_default()
+                .into_iter()
+                .collect(),
             budget: self.spec.budget,
             mode: self.spec.mode,
             scoring: self.scoring,
@@ -284,12 +321,12 @@ impl Environments {
             }
         }
         let mut workload = match &self.log {
-            Some(w) => SimWorkload::new(
+            Some(w) => TermWorkload::new(
                 w,
                 &self.corpus.vocabulary,
-                crate::sim::MetricWorkload::Queries,
+                crate::querylog::term_workload::MetricWorkload::Queries,
             ),
-            None => SimWorkload::default(),
+            None => TermWorkload::default(),
         };
         super::live_workload::merge_counts(&mut workload, &snapshot, &self.corpus.vocabulary);
         if workload.queries.is_empty() {
@@ -342,8 +379,9 @@ impl RunManager {
                 self.policies.names.join(", ")
             )));
         }
-        // Builds the policy once to validate θ before anything is queued.
-        (self.policies.make)(&spec.policy, spec.theta).map_err(ApiError::BadParameter)?;
+        // Builds the policy once to validate its parameters before anything is queued.
+        let params = spec.all_params().map_err(ApiError::BadParameter)?;
+        (self.policies.make)(&spec.policy, &params).map_err(ApiError::BadParameter)?;
         let pages = self.environments.corpus.page_count();
         if spec.budget > pages {
             return Err(ApiError::BadParameter(format!(
@@ -466,7 +504,7 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
     if run.cancel.load(Ordering::Relaxed) {
         return Ok(true);
     }
-    let policy = make(&run.spec.policy, run.spec.theta)?;
+    let policy = make(&run.spec.policy, &run.spec.all_params()?)?;
     run.set_running(env.units().saturating_sub(1) as usize);
     let mut config = RunConfig::new(run.spec.budget, run.spec.mode);
     if let Some(seed) = run.spec.seed {
@@ -487,14 +525,14 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
 }
 
 impl Policies {
-    /// Every policy of [`crate::policy::registry`], with default options (SBR/EBR at the
-    /// default threshold).
+    /// Every family of [`crate::policy::registry::FAMILIES`].
     pub fn registry() -> Self {
-        use crate::policy::registry::{make_policy, PolicyOptions, POLICY_NAMES};
+        use crate::policy::registry::{make_policy, names};
         Policies {
-            names: POLICY_NAMES.iter().map(|n| n.to_string()).collect(),
-            make: Arc::new(|name: &str, theta: Option<f64>| {
-                make_policy(name, theta, &PolicyOptions::default())
+            names: names().iter().map(|n| n.to_string()).collect(),
+            make: Arc::new(|name: &str, params: &[(String, ParamValue)]| {
+                make_policy(name, params.iter().map(|(k, v)| (k.as_str(), v.clone())))
+                    .map_err(|e| e.to_string())
             }),
         }
     }

@@ -3,9 +3,9 @@
 
 use std::time::Instant;
 
+use crate::corpus::is_fresh;
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
 use crate::index::Repository;
-use crate::sim::environment::is_fresh;
 use crate::text::Analyzer;
 
 use super::error::ApiError;

@@ -6,30 +6,102 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
+use std::collections::BTreeMap;
+
 use crate::index::IndexError;
-use crate::policy::registry::{make_policy, uses_threshold, PolicyOptions};
+use crate::policy::family::{expand_sweep, GridDefault, ParamValue, PolicyError};
+use crate::policy::registry::family;
 use crate::policy::user_centric::Estimator;
 use crate::policy::FitMode;
 
 use super::environment::Environment;
 use super::run::{run, RunConfig};
 
-/// Target qualities of the Fig. 4 table (DESIGN §7).
+/// Target qualities of the Fig. 4 table (paper 003 Fig. 4's absolute targets).
 pub const TARGET_QUALITIES: [f64; 6] = [0.90, 0.95, 0.98, 0.99, 0.995, 0.999];
 
-/// Thresholds swept for SBR and EBR (paper 003 §6: θ ∈ {0.1, …, 1.0}).
-pub const THRESHOLDS: [f64; 10] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+/// Shares of the quality lost to staleness a policy must win back: on real sites the
+/// unrefreshed repository already scores 0.98–0.995, so absolute targets below that say
+/// nothing; "recover 90 % of the gap between unrefreshed and perfect" says something on every
+/// site.
+pub const GAP_SHARES: [f64; 5] = [0.5, 0.75, 0.9, 0.95, 0.99];
+
+/// A target of the Fig. 4 table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    /// A mean repository quality.
+    Quality(f64),
+    /// A share of the gap `1 − Q₀` between the unrefreshed quality `Q₀` (B = 0) and a perfect
+    /// repository: the target quality is `Q₀ + share · (1 − Q₀)`.
+    GapShare(f64),
+}
+
+impl Target {
+    /// `0.99` (a quality) or `90%` (a share of the staleness gap).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        if let Some(pct) = t.strip_suffix('%') {
+            let share: f64 = pct
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{t}`: expected a percentage such as 90%"))?;
+            if !(share > 0.0 && share <= 100.0) {
+                return Err(format!("`{t}`: a share of the gap must be in (0, 100] %"));
+            }
+            return Ok(Target::GapShare(share / 100.0));
+        }
+        let q: f64 = t.parse().map_err(|_| {
+            format!("`{t}`: expected a quality such as 0.99 or a share such as 90%")
+        })?;
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(format!("`{t}`: a target quality must be in (0, 1]"));
+        }
+        Ok(Target::Quality(q))
+    }
+
+    /// The absolute quality of the target, given the unrefreshed quality (`None`: unknown, so a
+    /// gap target has none).
+    pub fn quality(self, unrefreshed: Option<f64>) -> Option<f64> {
+        match self {
+            Target::Quality(q) => Some(q),
+            Target::GapShare(s) => unrefreshed.map(|q0| q0 + s * (1.0 - q0)),
+        }
+    }
+
+    /// How tables label the target.
+    pub fn label(self) -> String {
+        match self {
+            Target::Quality(q) => format!("{q}"),
+            Target::GapShare(s) => format!("{}% gap", s * 100.0),
+        }
+    }
+}
+
+/// The default targets: the absolute ones, then the shares of the staleness gap.
+pub fn default_targets() -> Vec<Target> {
+    TARGET_QUALITIES
+        .iter()
+        .map(|&q| Target::Quality(q))
+        .chain(GAP_SHARES.iter().map(|&s| Target::GapShare(s)))
+        .collect()
+}
 
 /// What to sweep.
 #[derive(Debug, Clone)]
 pub struct SweepConfig {
+    /// Policy family names (see [`crate::policy::registry::FAMILIES`]).
     pub policies: Vec<String>,
     pub budgets: Vec<usize>,
-    pub thresholds: Vec<f64>,
+    /// Parameters given to every family that has them (e.g. user-centric's `estimator`).
+    pub params: Vec<(String, ParamValue)>,
+    /// Values swept per parameter, overriding the families' own grids (e.g. `theta`); a
+    /// swept parameter without an entry takes its family's grid (paper 003 §6: θ ∈ {0.1, …,
+    /// 1.0} for SBR and EBR).
+    pub grids: BTreeMap<String, Vec<f64>>,
     pub mode: FitMode,
     pub seed: u64,
-    /// Options of every policy built (the θ of each SBR/EBR run comes from `thresholds`).
-    pub options: PolicyOptions,
+    /// The targets of the table ([`default_targets`] when empty).
+    pub targets: Vec<Target>,
 }
 
 /// The default budget grid: 0, then powers of two up to the largest number of pages present
@@ -51,6 +123,8 @@ pub fn default_budgets(max_pages: usize) -> Vec<usize> {
 pub struct SweepPoint {
     pub policy: String,
     pub theta: Option<f64>,
+    /// Every parameter given to the run (θ included).
+    pub params: serde_json::Map<String, serde_json::Value>,
     pub budget: usize,
     pub mean_quality: f64,
     pub mean_fresh_at_10: f64,
@@ -68,13 +142,20 @@ pub struct CurvePoint {
     /// The threshold that gave this point (SBR/EBR only).
     #[serde(default)]
     pub theta: Option<f64>,
+    /// The parameters that gave this point.
+    #[serde(default)]
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A cell of the Fig. 4 table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TargetRow {
     pub policy: String,
+    /// The mean repository quality to reach (for a gap target: `Q₀ + share · (1 − Q₀)`).
     pub target_quality: f64,
+    /// For a target relative to the quality lost to staleness: the share of the gap.
+    #[serde(default)]
+    pub gap_share: Option<f64>,
     /// The smallest budget of the grid whose mean quality reaches the target; 0 when the
     /// repository reaches it with no refresh; `None` when no budget of the grid does.
     pub budget_needed: Option<usize>,
@@ -89,64 +170,94 @@ pub struct Comparison {
     pub workload_queries: usize,
     /// The ΔQ̄ estimator user-centric ran with in this mode.
     pub uc_estimator: Estimator,
+    /// Mean quality with no refresh (B = 0): where the staleness gap starts.
+    pub unrefreshed_quality: Option<f64>,
     pub rows: Vec<TargetRow>,
     pub curves: Vec<CurvePoint>,
     pub points: Vec<SweepPoint>,
     pub seconds: f64,
 }
 
-/// Runs every (policy, θ, B) of `config` in parallel; `progress(done, total)` is called after
-/// each run.
+/// Why a sweep failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+}
+
+/// Runs every (policy, parameters, B) of `config` in parallel; `progress(done, total)` is
+/// called after each run.
 pub fn sweep(
     env: &Environment<'_>,
     config: &SweepConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Comparison, IndexError> {
+) -> Result<Comparison, SweepError> {
     let started = std::time::Instant::now();
-    let mut jobs: Vec<(String, Option<f64>, usize)> = Vec::new();
-    for policy in &config.policies {
-        for &budget in &config.budgets {
-            if uses_threshold(policy) && budget > 0 {
-                for &t in &config.thresholds {
-                    jobs.push((policy.clone(), Some(t), budget));
-                }
-            } else {
-                jobs.push((policy.clone(), None, budget));
-            }
-        }
-    }
+    let families = config
+        .policies
+        .iter()
+        .map(|p| family(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let jobs = expand_sweep(
+        &families,
+        &config.budgets,
+        &config.params,
+        &config.grids,
+        GridDefault::FamilyGrids,
+    )?;
     let done = AtomicUsize::new(0);
     let total = jobs.len();
     let points: Vec<SweepPoint> = jobs
         .par_iter()
-        .map(|(policy, theta, budget)| {
-            let p = make_policy(policy, *theta, &config.options)
-                .expect("policy names are validated before the sweep");
-            let mut rc = RunConfig::new(*budget, config.mode);
+        .map(|job| {
+            let p = (job.policy.build)(&job.params)?;
+            let mut rc = RunConfig::new(job.budget, config.mode);
             rc.seed = config.seed;
             let r = run(env, p, &rc)?;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
             Ok(SweepPoint {
-                policy: policy.clone(),
-                theta: *theta,
-                budget: *budget,
+                policy: job.policy.name.to_string(),
+                theta: job.params.number("theta"),
+                params: job.params.to_json(),
+                budget: job.budget,
                 mean_quality: r.mean_quality,
                 mean_fresh_at_10: r.mean_fresh_at_10,
                 mean_map_at_10: r.mean_map_at_10,
             })
         })
-        .collect::<Result<_, IndexError>>()?;
+        .collect::<Result<_, SweepError>>()?;
     let curves = best_curves(&config.policies, &config.budgets, &points);
-    let rows = target_rows(&config.policies, &curves);
+    // Q₀: every policy's B = 0 run is the same repository; without one in the grid, one run.
+    let unrefreshed = match points.iter().find(|p| p.budget == 0) {
+        Some(p) => p.mean_quality,
+        None => {
+            let nothing = family("round-robin")?.make([])?;
+            run(env, nothing, &RunConfig::new(0, config.mode))?.mean_quality
+        }
+    };
+    let targets = if config.targets.is_empty() {
+        default_targets()
+    } else {
+        config.targets.clone()
+    };
+    let rows = target_rows(&config.policies, &curves, &targets, Some(unrefreshed));
+    let estimator = config
+        .params
+        .iter()
+        .find(|(k, _)| k == "estimator")
+        .and_then(|(_, v)| match v {
+            ParamValue::Text(e) => Estimator::parse(e),
+            ParamValue::Number(_) => None,
+        });
     Ok(Comparison {
         mode: config.mode,
         scoring: env.config.scoring.name().to_string(),
         units: env.units(),
         workload_queries: env.workload.queries.len(),
-        uc_estimator: config
-            .options
-            .estimator
-            .unwrap_or_else(|| Estimator::default_for(config.mode)),
+        uc_estimator: estimator.unwrap_or_else(|| Estimator::default_for(config.mode)),
+        unrefreshed_quality: Some(unrefreshed),
         rows,
         curves,
         points,
@@ -179,6 +290,7 @@ pub fn best_curves(
                     mean_fresh_at_10: p.mean_fresh_at_10,
                     mean_map_at_10: p.mean_map_at_10,
                     theta: p.theta,
+                    params: p.params.clone(),
                 });
             }
         }
@@ -186,19 +298,32 @@ pub fn best_curves(
     curves
 }
 
-/// The Fig. 4 table: the smallest budget reaching each target quality.
-pub fn target_rows(policies: &[String], curves: &[CurvePoint]) -> Vec<TargetRow> {
+/// The Fig. 4 table: the smallest budget reaching each target (gap targets only when the
+/// unrefreshed quality is known).
+pub fn target_rows(
+    policies: &[String],
+    curves: &[CurvePoint],
+    targets: &[Target],
+    unrefreshed: Option<f64>,
+) -> Vec<TargetRow> {
     let mut rows = Vec::new();
     for policy in policies {
         let mut curve: Vec<&CurvePoint> = curves.iter().filter(|c| &c.policy == policy).collect();
         curve.sort_by_key(|c| c.budget);
-        for &target in &TARGET_QUALITIES {
+        for &target in targets {
+            let Some(quality) = target.quality(unrefreshed) else {
+                continue;
+            };
             rows.push(TargetRow {
                 policy: policy.clone(),
-                target_quality: target,
+                target_quality: quality,
+                gap_share: match target {
+                    Target::GapShare(s) => Some(s),
+                    Target::Quality(_) => None,
+                },
                 budget_needed: curve
                     .iter()
-                    .find(|c| c.mean_quality >= target - 1e-12)
+                    .find(|c| c.mean_quality >= quality - 1e-12)
                     .map(|c| c.budget),
             });
         }
@@ -214,6 +339,7 @@ mod tests {
         SweepPoint {
             policy: policy.into(),
             theta,
+            params: Default::default(),
             budget,
             mean_quality: q,
             mean_fresh_at_10: q,
@@ -240,7 +366,11 @@ mod tests {
             .find(|c| c.policy == "sbr" && c.budget == 4)
             .unwrap();
         assert_eq!(sbr4.theta, Some(0.5));
-        let rows = target_rows(&policies, &curves);
+        let targets: Vec<Target> = TARGET_QUALITIES
+            .iter()
+            .map(|&q| Target::Quality(q))
+            .collect();
+        let rows = target_rows(&policies, &curves, &targets, None);
         let need = |p: &str, t: f64| {
             rows.iter()
                 .find(|r| r.policy == p && r.target_quality == t)
@@ -252,6 +382,34 @@ mod tests {
         assert_eq!(need("sbr", 0.99), Some(8));
         assert_eq!(need("sbr", 0.999), None);
         assert_eq!(need("age", 0.98), None);
+        // Gap targets: Q₀ = 0.95, so 50 % of the gap is 0.975 and 80 % is 0.99.
+        let gap = target_rows(
+            &policies,
+            &curves,
+            &[Target::GapShare(0.5), Target::GapShare(0.8)],
+            Some(0.95),
+        );
+        assert_eq!(gap.len(), 4);
+        assert_eq!(gap[0].gap_share, Some(0.5));
+        assert!((gap[0].target_quality - 0.975).abs() < 1e-12);
+        assert_eq!(gap[0].budget_needed, Some(4));
+        assert_eq!(gap[1].budget_needed, Some(8));
+        assert_eq!(gap[3].budget_needed, None, "age never recovers 80 %");
+        assert!(target_rows(&policies, &curves, &[Target::GapShare(0.5)], None).is_empty());
+    }
+
+    #[test]
+    fn targets_parse_as_qualities_or_shares_of_the_gap() {
+        assert_eq!(Target::parse("0.99"), Ok(Target::Quality(0.99)));
+        assert_eq!(Target::parse(" 90% "), Ok(Target::GapShare(0.9)));
+        assert!(Target::parse("1.5").is_err());
+        assert!(Target::parse("0%").is_err());
+        assert!(Target::parse("abc").is_err());
+        assert_eq!(
+            Target::GapShare(0.9).quality(Some(0.98)),
+            Some(0.98 + 0.9 * 0.02)
+        );
+        assert_eq!(Target::GapShare(0.75).label(), "75% gap");
     }
 
     #[test]

@@ -1,20 +1,19 @@
 //! Everything a simulation run reads that does not depend on the refresh policy, computed once
 //! per (corpus, workload, scoring) and shared by every run of a comparison.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
-use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
-use crate::index::{
-    changes_at, forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoreShift, Scorer,
-    ScoringKind, ShiftSink, WorkloadTerms,
-};
+use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
+use crate::crawl::SnapshotFetcher;
+use crate::index::{forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoringKind};
 use crate::policy::{ChangeHistory, PageHistory};
-use crate::quality::estimate::{DeltaQEstimator, ScoreRankTable};
-use crate::quality::exact::{LiveTruth, MetricQuery};
-use crate::quality::score_rank::{ScoreRankFn, DEFAULT_PIECES};
-use crate::quality::viewing::ViewingLikelihood;
-
-use super::workload::SimWorkload;
+use crate::quality::exact::LiveTruth;
+use crate::quality::measure::DeltaQMeasure;
+use crate::quality::score_rank::DEFAULT_PIECES;
+use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
+use crate::querylog::term_workload::TermWorkload;
 
 /// Settings shared by every run over one environment.
 #[derive(Debug, Clone)]
@@ -38,7 +37,8 @@ impl Default for EnvironmentConfig {
 /// The policy-independent part of a simulation. See the module docs.
 pub struct Environment<'c> {
     pub corpus: &'c Corpus,
-    pub workload: SimWorkload,
+    /// Shared with every run's ΔQ measurement.
+    pub workload: Arc<TermWorkload>,
     pub config: EnvironmentConfig,
     /// The live side of the exact metrics, per unit `0..units`.
     pub truths: Vec<LiveTruth>,
@@ -55,9 +55,10 @@ pub struct Environment<'c> {
 impl<'c> Environment<'c> {
     pub fn new(
         corpus: &'c Corpus,
-        workload: SimWorkload,
+        workload: TermWorkload,
         config: EnvironmentConfig,
     ) -> Result<Self, IndexError> {
+        let workload = Arc::new(workload);
         // Three independent parts, run side by side: each has sequential stretches (advancing
         // the live index, applying the weekly batches) that would leave a core idle alone.
         let ((truths, view_weight), (mut history, measured)) = rayon::join(
@@ -113,7 +114,7 @@ impl<'c> Environment<'c> {
 /// The live side of the exact metrics at every unit, and EBR's view weights at unit 0.
 fn live_truths(
     corpus: &Corpus,
-    workload: &SimWorkload,
+    workload: &TermWorkload,
     config: &EnvironmentConfig,
 ) -> (Vec<LiveTruth>, Vec<f64>) {
     let units = corpus.units();
@@ -138,38 +139,6 @@ fn live_truths(
     (truths, view_weight)
 }
 
-/// `Σ_q f_q · I(rank of p in q's results)` for every page, as `forward` ranks them: EBR's
-/// weight, of the live Web at unit 0 or of the repository during a run.
-pub fn view_weights_of(
-    forward: &ForwardIndex,
-    scorer: &dyn Scorer,
-    pages: usize,
-    queries: &[MetricQuery],
-    likelihood: &ViewingLikelihood,
-) -> Vec<f64> {
-    // Lists are ranked in parallel, then summed in query order so that the floating-point sums
-    // do not depend on how rayon split the work.
-    let lists: Vec<Vec<PageId>> = queries
-        .par_iter()
-        .map(|q| {
-            forward
-                .ranked(scorer, &q.terms)
-                .iter()
-                .map(|hit| hit.page)
-                .collect()
-        })
-        .collect();
-    let mut weight = vec![0.0; pages];
-    for (q, list) in queries.iter().zip(&lists) {
-        for (r, &page) in list.iter().enumerate() {
-            if let Some(w) = weight.get_mut(page as usize) {
-                *w += q.frequency * likelihood.at(r as u64 + 1);
-            }
-        }
-    }
-    weight
-}
-
 /// Change units and shingle changes of every page (a new version after the first, or gone).
 /// Each present version's shingles are computed once (it is the new copy of one change and the
 /// old copy of the next).
@@ -180,7 +149,7 @@ fn shingle_history(corpus: &Corpus) -> ChangeHistory {
         .map(|p| {
             let versions = &corpus.timeline(p).versions;
             let mut h = PageHistory::default();
-            let of = |v: &crate::corpus::PageVersion| {
+            let of = |v: &std::sync::Arc<crate::corpus::PageVersion>| {
                 v.is_present()
                     .then(|| shingles(&v.indexed_text(), DEFAULT_SHINGLE_WIDTH))
             };
@@ -212,81 +181,22 @@ fn shingle_history(corpus: &Corpus) -> ChangeHistory {
     }
 }
 
-/// Collects the hook's shifts of one batch.
-#[derive(Default)]
-pub(crate) struct ShiftBuffer {
-    pub shifts: Vec<ScoreShift>,
-}
-
-impl ShiftSink for ShiftBuffer {
-    fn shifts(&mut self, _unit: Unit, shifts: &[ScoreShift]) {
-        self.shifts.clear();
-        self.shifts.extend_from_slice(shifts);
-    }
-}
-
-/// Fits F_q for every single-term workload query from the repository's current result lists.
-///
-/// A fit reads the scores at a handful of ranks only ([`ScoreRankFn::needed_ranks`]), so each
-/// list's scores are selected at those ranks rather than the list being ranked; the functions
-/// equal those fitted on the fully sorted lists (tested below).
-pub(crate) fn fit_table(
-    repo: &Repository,
-    workload: &SimWorkload,
-    pieces: usize,
-) -> ScoreRankTable {
-    let ids = workload.term_ids();
-    let functions: Vec<(u32, ScoreRankFn)> = ids
-        .par_iter()
-        .filter_map(|&t| {
-            let (len, scores) = repo.forward().scores_at_ranks(repo.scorer(), &[t], |len| {
-                ScoreRankFn::needed_ranks(len, pieces)
-            });
-            let ranks = ScoreRankFn::needed_ranks(len, pieces);
-            ScoreRankFn::fit_at(len, pieces, |r| {
-                scores[ranks
-                    .binary_search(&r)
-                    .expect("fit_at reads needed ranks only")]
-            })
-            .map(|f| (t, f))
-        })
-        .collect();
-    ScoreRankTable::from_functions(functions)
-}
-
-/// ΔQ_A per page of a batch, from the hook's shifts (grouped by page).
-pub(crate) fn delta_q_by_page(
-    shifts: &[ScoreShift],
-    table: &ScoreRankTable,
-    workload: &SimWorkload,
-    estimator: &DeltaQEstimator,
-) -> Vec<(PageId, f64)> {
-    let mut out: Vec<(PageId, f64)> = Vec::new();
-    for group in shifts.chunk_by(|a, b| a.page == b.page) {
-        let delta = estimator.page_delta(table, group.iter().map(|s| (s.term, s.s1, s.s2)), |t| {
-            workload.frequency(t)
-        });
-        out.push((group[0].page, delta));
-    }
-    out
-}
-
 /// ΔQ_A of every change when every change is refreshed in the unit it happens (paper 003 §6),
 /// per unit: page → ΔQ_A. Index 0 is empty (the initial crawl).
 pub fn measure_every_change(
     corpus: &Corpus,
-    workload: &SimWorkload,
+    workload: &TermWorkload,
     config: &EnvironmentConfig,
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
     let initial = forward_at(corpus, 0);
-    measure_from(corpus, initial, workload, config)
+    measure_from(corpus, initial, &Arc::new(workload.clone()), config)
 }
 
 /// [`measure_every_change`] from the repository's forward index at unit 0.
 fn measure_from(
     corpus: &Corpus,
     initial: ForwardIndex,
-    workload: &SimWorkload,
+    workload: &Arc<TermWorkload>,
     config: &EnvironmentConfig,
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
     let mut repo = Repository::forward_only_from(
@@ -294,59 +204,23 @@ fn measure_from(
         std::sync::Arc::clone(&corpus.vocabulary),
         config.scoring,
     );
-    repo.set_hook(Some(WorkloadTerms::from_ids(workload.term_ids())));
-    let estimator = DeltaQEstimator::new(config.likelihood);
+    // Refit before every unit: each unit's changes are measured against the repository that
+    // holds every earlier change.
+    let mut measure = DeltaQMeasure::new(
+        &repo,
+        Arc::clone(workload),
+        config.likelihood,
+        config.pieces,
+        1,
+    );
+    repo.set_hook(Some(measure.watched_terms()));
+    let fetcher = SnapshotFetcher::new(corpus);
     let mut out = vec![std::collections::HashMap::new()];
-    let mut sink = ShiftBuffer::default();
     for unit in 1..corpus.units() {
-        let table = fit_table(&repo, workload, config.pieces);
-        let batch = changes_at(corpus, unit);
-        repo.apply(unit, &batch, &mut sink)?;
-        out.push(
-            delta_q_by_page(&sink.shifts, &table, workload, &estimator)
-                .into_iter()
-                .collect(),
-        );
+        measure.before_unit(&repo, unit);
+        let batch = fetcher.changes_at(unit);
+        repo.apply(unit, &batch, &mut measure)?;
+        out.push(measure.delta_q_by_page().into_iter().collect());
     }
     Ok(out)
-}
-
-/// Whether the repository's copy (the version captured at `held`) is the live version at `unit`.
-pub fn is_fresh(corpus: &Corpus, page: PageId, held: Option<Unit>, unit: Unit) -> bool {
-    match corpus.page_at(page, unit) {
-        PageState::Present(v) => held == Some(v.unit),
-        PageState::Gone | PageState::NotYetCreated => held.is_none(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::index::testutil::random_corpus;
-
-    #[test]
-    fn selected_fits_equal_fits_on_fully_ranked_lists() {
-        let corpus = random_corpus(150, 5, 23);
-        let mut workload = SimWorkload::default();
-        for t in 0..corpus.vocabulary.len() as u32 + 2 {
-            workload.term_frequency.insert(t, 1.0);
-        }
-        for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
-            let repo = Repository::forward_only_at(&corpus, 3, kind);
-            for pieces in 1..=5 {
-                let table = fit_table(&repo, &workload, pieces);
-                let reference = ScoreRankTable::fit(
-                    workload
-                        .term_ids()
-                        .into_iter()
-                        .map(|t| (t, repo.ranked(&[t]).iter().map(|h| h.score).collect())),
-                    pieces,
-                );
-                assert_eq!(table.len(), reference.len());
-                for t in workload.term_ids() {
-                    assert_eq!(table.get(t), reference.get(t), "{kind} {pieces} {t}");
-                }
-            }
-        }
-    }
 }

@@ -16,19 +16,19 @@
 //!   halves are not plotted (as in the paper).
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::corpus::{LiveWeb, PageId, Unit};
-use crate::index::{
-    changes_at, IndexError, LiveScores, PageUpdate, Ranked, Repository, WorkloadTerms,
-};
-use crate::quality::estimate::DeltaQEstimator;
+use crate::crawl::SnapshotFetcher;
+use crate::index::{IndexError, LiveScores, PageUpdate, Ranked, Repository};
+use crate::quality::measure::DeltaQMeasure;
 use crate::text::TermId;
 
-use super::environment::{delta_q_by_page, fit_table, Environment, ShiftBuffer};
+use super::environment::Environment;
 
 /// One sampled refresh.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -135,20 +135,28 @@ fn check_pairs(
 
     let scorer_kind = env.config.scoring;
     let mut repo = Repository::forward_only_at(corpus, 0, scorer_kind);
-    repo.set_hook(Some(WorkloadTerms::from_ids(workload.term_ids())));
-    let estimator = DeltaQEstimator::new(env.config.likelihood);
+    // The paper's scenario: F_t refitted before every unit's changes.
+    let mut measure = DeltaQMeasure::new(
+        &repo,
+        Arc::clone(&env.workload),
+        env.config.likelihood,
+        env.config.pieces,
+        1,
+    );
+    repo.set_hook(Some(measure.watched_terms()));
     let likelihood = env.config.likelihood;
-    let mut sink = ShiftBuffer::default();
+    let fetcher = SnapshotFetcher::new(corpus);
     let mut live = LiveScores::at(corpus, 0, scorer_kind);
     let mut out = Vec::new();
     let mut bytes_per_query = 0.0;
     for unit in 1..corpus.units() {
         live.advance_to(corpus, unit);
-        let table = fit_table(&repo, workload, env.config.pieces);
+        measure.before_unit(&repo, unit);
+        let table = measure.table();
         if !table.is_empty() {
             bytes_per_query = table.payload_bytes() as f64 / table.len() as f64;
         }
-        let batch = changes_at(corpus, unit);
+        let batch = fetcher.changes_at(unit);
         let (checked, rest): (Vec<PageUpdate>, Vec<PageUpdate>) = batch
             .into_iter()
             .partition(|u| sampled.contains(&(unit, u.page)));
@@ -166,11 +174,8 @@ fn check_pairs(
             terms.dedup();
             terms.retain(|&t| workload.frequency(t) > 0.0);
             let before: Vec<Vec<Ranked>> = terms.iter().map(|&t| repo.ranked(&[t])).collect();
-            repo.apply(unit, &[update], &mut sink)?;
-            let estimate: f64 = delta_q_by_page(&sink.shifts, &table, workload, &estimator)
-                .iter()
-                .map(|&(_, d)| d)
-                .sum();
+            repo.apply(unit, &[update], &mut measure)?;
+            let estimate: f64 = measure.delta_q_by_page().iter().map(|&(_, d)| d).sum();
             let mut truth = 0.0;
             for (k, &t) in terms.iter().enumerate() {
                 let after = repo.ranked(&[t]);
@@ -196,7 +201,7 @@ fn check_pairs(
                 truth,
             });
         }
-        repo.apply(unit, &rest, &mut sink)?;
+        repo.apply(unit, &rest, &mut measure)?;
     }
     out.sort_by_key(|p| (p.unit, p.page));
     Ok((out, bytes_per_query))
@@ -286,9 +291,10 @@ mod tests {
     fn estimates_track_the_truth_on_a_random_site() {
         use crate::index::testutil::random_corpus;
         use crate::quality::exact::MetricQuery;
-        use crate::sim::{EnvironmentConfig, SimWorkload};
+        use crate::querylog::term_workload::TermWorkload;
+        use crate::sim::EnvironmentConfig;
         let corpus = random_corpus(120, 10, 4);
-        let mut workload = SimWorkload::default();
+        let mut workload = TermWorkload::default();
         for (i, t) in [
             "emac", "buffer", "lisp", "window", "org", "mode", "git", "python",
         ]

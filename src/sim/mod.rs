@@ -14,8 +14,6 @@ pub mod compare;
 pub mod environment;
 pub mod estimate_check;
 pub mod run;
-pub mod workload;
 
 pub use environment::{Environment, EnvironmentConfig};
 pub use run::{run, run_with, RunConfig, RunResult, UnitRecord};
-pub use workload::{MetricWorkload, SimWorkload};

@@ -2,16 +2,18 @@
 
 use std::ops::ControlFlow;
 
-use crate::corpus::{LiveWeb, PageId, Unit};
-use crate::index::{IndexError, LiveScores, PageUpdate, Repository, WorkloadTerms};
-use crate::policy::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
-use crate::quality::estimate::DeltaQEstimator;
-use crate::quality::exact::{evaluate, UnitMetrics};
-use crate::quality::trec;
+use std::sync::Arc;
 
-use super::environment::{
-    delta_q_by_page, fit_table, is_fresh, view_weights_of, Environment, ShiftBuffer,
-};
+use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
+use crate::crawl::{CrawlState, SnapshotFetcher};
+use crate::index::{IndexError, LiveScores, Repository};
+use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
+use crate::quality::exact::{evaluate, UnitMetrics};
+use crate::quality::measure::DeltaQMeasure;
+use crate::quality::trec;
+use crate::refresh::{Refresher, RefresherConfig};
+
+use super::environment::Environment;
 
 /// What varies between runs over one environment.
 #[derive(Debug, Clone)]
@@ -68,6 +70,10 @@ pub struct UnitRecord {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunResult {
     pub policy: String,
+    /// The policy with the parameters that distinguish it (e.g. `sbr (θ = 0.3)`).
+    pub label: String,
+    /// The policy's parameters in effect.
+    pub params: serde_json::Map<String, serde_json::Value>,
     pub budget: usize,
     pub mode: FitMode,
     pub scoring: String,
@@ -97,28 +103,20 @@ pub fn run(
 
 /// [`run`], calling `on_unit` after every unit's metrics (for streaming progress); returning
 /// `ControlFlow::Break` stops the run early (cancellation) with the units done so far.
+///
+/// The run is a judge around a [`Refresher`] over a [`SnapshotFetcher`]: the refresher does the
+/// refreshing (and sees only what it fetched); the judge reads the live Web for the exact
+/// metrics, the schedule's NDCG, change ratios and obsolete pages, and exports TREC files.
 pub fn run_with(
     env: &Environment<'_>,
-    mut policy: Box<dyn RefreshPolicy>,
+    policy: Box<dyn RefreshPolicy>,
     config: &RunConfig,
     on_unit: &mut dyn FnMut(&UnitRecord) -> ControlFlow<()>,
 ) -> Result<RunResult, IndexError> {
-    let __t0 = std::time::Instant::now();
     let corpus = env.corpus;
     let units = env.units();
     let pages = corpus.page_count();
-    let mut repo = Repository::forward_only_from(
-        env.initial.clone(),
-        std::sync::Arc::clone(&corpus.vocabulary),
-        env.config.scoring,
-    );
-    repo.set_hook(Some(WorkloadTerms::from_ids(env.workload.term_ids())));
-    // The unit of the version each repository copy holds (None: not in the repository).
-    let mut held: Vec<Option<Unit>> = (0..pages as PageId)
-        .map(|p| corpus.page_at(p, 0).present().map(|v| v.unit))
-        .collect();
-    let mut last_refresh: Vec<Unit> = vec![0; pages];
-    let initial = env.initial_pages();
+    let mut refresher = refresher_for(env, policy, config);
     let weight_scale = {
         let total: f64 = env.view_weight.iter().sum();
         if total > 0.0 {
@@ -127,113 +125,33 @@ pub fn run_with(
             0.0
         }
     };
-    policy.prepare(&PolicyContext {
-        mode: config.mode,
-        page_count: pages,
-        units: units.saturating_sub(1),
-        budget: config.budget,
-        initial_pages: &initial,
-        view_weight: &env.view_weight,
-        history: (config.mode == FitMode::Oracle).then_some(&env.history),
-        seed: config.seed,
-    });
-    let estimator = DeltaQEstimator::new(env.config.likelihood);
-    let mut table = fit_table(&repo, &env.workload, env.config.pieces);
-    let mut sink = ShiftBuffer::default();
     let mut per_unit = Vec::with_capacity(units as usize);
     let mut refreshed_pages = Vec::with_capacity(units as usize);
     let mut trec = None;
 
     for unit in 1..units {
-        if config.refit_every > 0 && unit > 1 && (unit - 1) % config.refit_every == 0 {
-            table = fit_table(&repo, &env.workload, env.config.pieces);
-        }
-        let mut chosen = policy.choose(unit, config.budget);
-        let mut seen = std::collections::HashSet::new();
-        chosen.retain(|&p| (p as usize) < pages && seen.insert(p));
-        chosen.truncate(config.budget);
-
-        let stale: Vec<bool> = (0..pages as PageId)
-            .map(|p| held[p as usize].is_some() && !is_fresh(corpus, p, held[p as usize], unit))
-            .collect();
-        let mut batch: Vec<PageUpdate> = chosen
-            .iter()
-            .map(|&p| PageUpdate::fetch(corpus, p, unit))
-            .collect();
-        let mut discovered = Vec::new();
-        if config.crawl_new_pages {
-            for p in 0..pages as PageId {
-                if held[p as usize].is_none()
-                    && !seen.contains(&p)
-                    && corpus.page_at(p, unit).present().is_some()
-                    && corpus
-                        .page_at(p, unit.saturating_sub(1))
-                        .present()
-                        .is_none()
-                {
-                    discovered.push(p);
-                    batch.push(PageUpdate::fetch(corpus, p, unit));
-                }
-            }
-        }
-        repo.apply(unit, &batch, &mut sink)?;
-        let deltas: std::collections::HashMap<PageId, f64> =
-            delta_q_by_page(&sink.shifts, &table, &env.workload, &estimator)
-                .into_iter()
-                .collect();
-        let delta_of = |p: PageId| deltas.get(&p).copied().unwrap_or(0.0);
-
-        let mut outcomes = Vec::with_capacity(batch.len());
-        let mut changed_count = 0usize;
-        let mut weighted = 0.0;
-        for &p in &chosen {
-            let old = held[p as usize];
-            let now = corpus.page_at(p, unit).present().map(|v| v.unit);
-            let changed = old != now;
-            if changed {
+        // Judged before the refreshes: which held copies are stale now.
+        let stale: Vec<bool> = {
+            let crawl = refresher.crawl();
+            (0..pages as PageId)
+                .map(|p| {
+                    let held = crawl.held_unit(p);
+                    held.is_some() && !is_fresh(corpus, p, held, unit)
+                })
+                .collect()
+        };
+        let step = refresher.step(unit)?;
+        let (mut changed_count, mut weighted, mut estimated) = (0usize, 0.0, 0.0);
+        for o in step.refresh_outcomes() {
+            if o.changed {
                 changed_count += 1;
-                weighted += env.view_weight[p as usize] * weight_scale;
+                weighted += env.view_weight[o.page as usize] * weight_scale;
             }
-            let shingle_change = shingle_change_between(corpus, p, old, now);
-            outcomes.push(RefreshOutcome {
-                page: p,
-                unit,
-                last_refresh: last_refresh[p as usize],
-                changed,
-                shingle_change,
-                delta_q: delta_of(p),
-                gone: now.is_none(),
-                discovered: false,
-            });
-            held[p as usize] = now;
-            last_refresh[p as usize] = unit;
+            estimated += o.delta_q;
         }
-        for &p in &discovered {
-            held[p as usize] = corpus.page_at(p, unit).present().map(|v| v.unit);
-            last_refresh[p as usize] = unit;
-            outcomes.push(RefreshOutcome {
-                page: p,
-                unit,
-                last_refresh: unit,
-                changed: false,
-                shingle_change: 0.0,
-                delta_q: 0.0,
-                gone: false,
-                discovered: true,
-            });
-        }
-        policy.observe(&outcomes);
-        if unit + 1 < units && policy.wants_views(unit + 1) {
-            policy.observe_views(&view_weights_of(
-                repo.forward(),
-                repo.scorer(),
-                pages,
-                &env.workload.queries,
-                &env.config.likelihood,
-            ));
-        }
-
-        let fresh = |p: PageId| is_fresh(corpus, p, held[p as usize], unit);
+        let repo = refresher.repository();
+        let crawl = refresher.crawl();
+        let fresh = |p: PageId| is_fresh(corpus, p, crawl.held_unit(p), unit);
         let metrics: UnitMetrics = evaluate(
             repo.forward(),
             repo.scorer(),
@@ -244,7 +162,7 @@ pub fn run_with(
         );
         if config.trec_unit == Some(unit) {
             let live = LiveScores::at(corpus, unit, env.config.scoring);
-            let tag = format!("{}-B{}", policy.name(), config.budget);
+            let tag = format!("{}-B{}", refresher.policy().name(), config.budget);
             trec = Some((
                 trec::run_file(
                     corpus,
@@ -257,8 +175,9 @@ pub fn run_with(
             ));
         }
         let obsolete_pages = (0..pages as PageId)
-            .filter(|&p| held[p as usize].is_some() && !fresh(p))
+            .filter(|&p| crawl.held_unit(p).is_some() && !fresh(p))
             .count();
+        let chosen = step.refreshed;
         let n = chosen.len();
         per_unit.push(UnitRecord {
             unit,
@@ -274,7 +193,7 @@ pub fn run_with(
             weighted_change_ratio: if n > 0 { weighted / n as f64 } else { 0.0 },
             ndcg: ndcg(&chosen, &stale, config.budget),
             obsolete_pages,
-            estimated_delta_q: chosen.iter().map(|&p| delta_of(p)).sum(),
+            estimated_delta_q: estimated,
         });
         refreshed_pages.push(chosen);
         if on_unit(per_unit.last().expect("just pushed")).is_break() {
@@ -290,7 +209,9 @@ pub fn run_with(
         }
     };
     Ok(RunResult {
-        policy: policy.name(),
+        policy: refresher.policy().name(),
+        label: refresher.policy().label(),
+        params: refresher.policy().settings(),
         budget: config.budget,
         mode: config.mode,
         scoring: env.config.scoring.name().to_string(),
@@ -306,26 +227,59 @@ pub fn run_with(
     })
 }
 
-/// Shingle change between the repository's copy (version of unit `old`) and the fetched one.
-fn shingle_change_between(
-    corpus: &crate::corpus::Corpus,
-    page: PageId,
-    old: Option<Unit>,
-    now: Option<Unit>,
-) -> f64 {
-    if old == now {
-        return 0.0;
-    }
-    let text_of = |unit: Unit| {
-        corpus
-            .page_at(page, unit)
-            .present()
-            .map(|v| v.indexed_text())
+/// The refresher of one run: the repository of the initial crawl (cloned from the
+/// environment), the crawl state of its copies, the policy prepared with the environment's
+/// context (the history in oracle mode only), a snapshot fetcher and a ΔQ measurement.
+pub fn refresher_for<'e>(
+    env: &Environment<'e>,
+    policy: Box<dyn RefreshPolicy>,
+    config: &RunConfig,
+) -> Refresher<'e> {
+    let corpus = env.corpus;
+    let units = env.units();
+    let pages = corpus.page_count();
+    let repo = Repository::forward_only_from(
+        env.initial.clone(),
+        Arc::clone(&corpus.vocabulary),
+        env.config.scoring,
+    );
+    let crawl = CrawlState::with_initial_crawl(
+        pages,
+        (0..pages as PageId)
+            .filter_map(|p| corpus.timeline(p).shared_at(0).map(|v| (p, Arc::clone(v)))),
+    );
+    let initial = env.initial_pages();
+    let context = PolicyContext {
+        mode: config.mode,
+        page_count: pages,
+        units: units.saturating_sub(1),
+        budget: config.budget,
+        initial_pages: &initial,
+        view_weight: &env.view_weight,
+        history: (config.mode == FitMode::Oracle).then_some(&env.history),
+        seed: config.seed,
     };
-    match (old.and_then(text_of), now.and_then(text_of)) {
-        (Some(a), Some(b)) => crate::change::shingles::text_change(&a, &b),
-        _ => 1.0,
-    }
+    let measure = DeltaQMeasure::new(
+        &repo,
+        Arc::clone(&env.workload),
+        env.config.likelihood,
+        env.config.pieces,
+        config.refit_every,
+    );
+    Refresher::new(
+        repo,
+        crawl,
+        policy,
+        &context,
+        Box::new(SnapshotFetcher::new(corpus)),
+        measure,
+        RefresherConfig {
+            budget: config.budget,
+            crawl_new_pages: config.crawl_new_pages,
+            last_unit: Some(units.saturating_sub(1)),
+            likelihood: env.config.likelihood,
+        },
+    )
 }
 
 /// NDCG@k of a schedule (paper 001 Eq. 2–3) with binary relevance `stale[p]`.
@@ -381,8 +335,10 @@ mod sim_tests {
     use super::*;
     use crate::index::testutil::random_corpus;
     use crate::index::ScoringKind;
+    use crate::policy::RefreshOutcome;
     use crate::quality::exact::MetricQuery;
-    use crate::sim::{Environment, EnvironmentConfig, SimWorkload};
+    use crate::querylog::term_workload::TermWorkload;
+    use crate::sim::{Environment, EnvironmentConfig};
 
     /// Refreshes the pages with the lowest ids that it has not refreshed most recently.
     struct Cycle {
@@ -397,7 +353,7 @@ mod sim_tests {
         fn prepare(&mut self, context: &PolicyContext<'_>) {
             self.pages = context.page_count as u32;
         }
-        fn choose(&mut self, _unit: Unit, budget: usize) -> Vec<PageId> {
+        fn choose(&mut self, _unit: Unit, budget: usize, _crawl: &CrawlState) -> Vec<PageId> {
             (0..budget)
                 .map(|_| {
                     let p = self.next;
@@ -410,7 +366,7 @@ mod sim_tests {
     }
 
     fn environment(corpus: &crate::corpus::Corpus) -> Environment<'_> {
-        let mut workload = SimWorkload::default();
+        let mut workload = TermWorkload::default();
         for (i, t) in ["emac", "buffer", "lisp", "window", "org", "mode"]
             .iter()
             .enumerate()
@@ -506,9 +462,11 @@ mod sim_tests {
 mod online_tests {
     use super::*;
     use crate::index::testutil::random_corpus;
-    use crate::policy::registry::{make_policy, PolicyOptions, POLICY_NAMES};
+    use crate::policy::registry::FAMILIES;
+    use crate::policy::RefreshOutcome;
     use crate::quality::exact::MetricQuery;
-    use crate::sim::{Environment, EnvironmentConfig, SimWorkload};
+    use crate::querylog::term_workload::TermWorkload;
+    use crate::sim::{Environment, EnvironmentConfig};
 
     /// Wraps a policy and fails the test if, in online mode, it is offered anything beyond
     /// what it fetched: the history, or an outcome of a page it did not choose at that unit.
@@ -534,9 +492,9 @@ mod online_tests {
             }
             self.inner.prepare(context);
         }
-        fn choose(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
+        fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
             self.unit = unit;
-            self.chosen = self.inner.choose(unit, budget);
+            self.chosen = self.inner.choose(unit, budget, crawl);
             self.chosen.clone()
         }
         fn observe(&mut self, outcomes: &[RefreshOutcome]) {
@@ -556,7 +514,7 @@ mod online_tests {
     #[test]
     fn online_policies_learn_only_from_what_they_fetched() {
         let corpus = random_corpus(50, 7, 21);
-        let mut workload = SimWorkload::default();
+        let mut workload = TermWorkload::default();
         for t in ["emac", "lisp", "buffer"] {
             let id = corpus.vocabulary.get(t).unwrap();
             workload.term_frequency.insert(id, 3.0);
@@ -566,10 +524,10 @@ mod online_tests {
             });
         }
         let env = Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap();
-        for name in POLICY_NAMES {
+        for family in FAMILIES {
             for mode in [FitMode::Online, FitMode::Oracle] {
                 let guard = Guard {
-                    inner: make_policy(name, None, &PolicyOptions::default()).unwrap(),
+                    inner: family.make([]).unwrap(),
                     mode: None,
                     chosen: Vec::new(),
                     unit: 0,
@@ -577,7 +535,7 @@ mod online_tests {
                 };
                 let result = run(&env, Box::new(guard), &RunConfig::new(5, mode)).unwrap();
                 let refreshed: usize = result.per_unit.iter().map(|r| r.refreshed).sum();
-                assert!(refreshed > 0, "{name} refreshed nothing");
+                assert!(refreshed > 0, "{} refreshed nothing", family.name);
             }
         }
     }

@@ -16,7 +16,7 @@ use tantivy::tokenizer::{
     TokenStream, TokenizerManager,
 };
 
-pub use vocabulary::{TermCounts, TermId, Vocabulary};
+pub use vocabulary::{GrowingVocabulary, TermCounts, TermId, Vocabulary};
 
 /// Name of the tantivy analyzer used for every indexed text field.
 pub const ANALYZER_NAME: &str = "en_stem";

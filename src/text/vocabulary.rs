@@ -69,6 +69,65 @@ impl Vocabulary {
     }
 }
 
+/// A vocabulary that grows past a frozen one: the ids of `base` stay as they are and new terms
+/// get the ids after them. A simulation shares one frozen [`Vocabulary`] among every run
+/// (`Arc`, no lock on the hot path); a live crawl, which meets words no snapshot held, holds
+/// its own `GrowingVocabulary` over the same base, so ids already stored in indexes and
+/// workloads keep their meaning.
+#[derive(Debug, Clone, Default)]
+pub struct GrowingVocabulary {
+    base: Arc<Vocabulary>,
+    added: Vocabulary,
+}
+
+impl GrowingVocabulary {
+    pub fn new(base: Arc<Vocabulary>) -> Self {
+        GrowingVocabulary {
+            base,
+            added: Vocabulary::new(),
+        }
+    }
+
+    /// The id of `term`, assigning the next free id (after every base id) if it is new.
+    pub fn intern(&mut self, term: &str) -> TermId {
+        if let Some(id) = self.base.get(term) {
+            return id;
+        }
+        self.base.len() as TermId + self.added.intern(term)
+    }
+
+    pub fn get(&self, term: &str) -> Option<TermId> {
+        self.base.get(term).or_else(|| {
+            self.added
+                .get(term)
+                .map(|id| self.base.len() as TermId + id)
+        })
+    }
+
+    /// The term text of `id`. Panics on an id this vocabulary never issued.
+    pub fn term(&self, id: TermId) -> &str {
+        let base = self.base.len() as TermId;
+        if id < base {
+            self.base.term(id)
+        } else {
+            self.added.term(id - base)
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.base.len() + self.added.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Terms added beyond the base.
+    pub fn added(&self) -> usize {
+        self.added.len()
+    }
+}
+
 /// The analyzed content of one document: each distinct term with its frequency, sorted by
 /// term id, and the total number of tokens (the document length tantivy records as fieldnorm).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -112,6 +171,23 @@ impl TermCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_growing_vocabulary_keeps_base_ids_and_appends_new_ones() {
+        let mut base = Vocabulary::new();
+        let emacs = base.intern("emac");
+        let lisp = base.intern("lisp");
+        let mut g = GrowingVocabulary::new(Arc::new(base));
+        assert_eq!(g.intern("lisp"), lisp);
+        let vim = g.intern("vim");
+        assert_eq!(vim, 2);
+        assert_eq!(g.intern("vim"), vim);
+        assert_eq!(g.get("emac"), Some(emacs));
+        assert_eq!(g.term(vim), "vim");
+        assert_eq!(g.term(lisp), "lisp");
+        assert_eq!((g.len(), g.added()), (3, 1));
+        assert_eq!(g.get("org"), None);
+    }
 
     #[test]
     fn counts_are_sorted_and_lengths_include_repeats() {

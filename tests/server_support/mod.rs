@@ -8,7 +8,8 @@ use std::time::Duration;
 use refresher::corpus::generate::{generate_site, GeneratorConfig};
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::{Corpus, PageId, Unit};
-use refresher::policy::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use refresher::crawl::CrawlState;
+use refresher::policy::{ParamValue, PolicyContext, RefreshOutcome, RefreshPolicy};
 use refresher::querylog::layouts::{read_log, ReadOptions};
 use refresher::querylog::workload::{RelevanceFilter, Workload, WorkloadOptions};
 use refresher::querylog::QueryLog;
@@ -29,7 +30,7 @@ impl RefreshPolicy for SlowCycle {
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         self.pages = context.page_count.max(1) as u32;
     }
-    fn choose(&mut self, _unit: Unit, budget: usize) -> Vec<PageId> {
+    fn choose(&mut self, _unit: Unit, budget: usize, _crawl: &CrawlState) -> Vec<PageId> {
         std::thread::sleep(self.delay);
         (0..budget.min(self.pages as usize))
             .map(|_| {
@@ -50,7 +51,7 @@ pub fn policies(delay: Duration) -> Policies {
     let make = registry.make.clone();
     Policies {
         names,
-        make: Arc::new(move |name: &str, theta: Option<f64>| {
+        make: Arc::new(move |name: &str, params: &[(String, ParamValue)]| {
             if name == "test-slow" {
                 Ok(Box::new(SlowCycle {
                     delay,
@@ -58,7 +59,7 @@ pub fn policies(delay: Duration) -> Policies {
                     pages: 0,
                 }))
             } else {
-                make(name, theta)
+                make(name, params)
             }
         }),
     }

@@ -14,7 +14,7 @@
 
 mod bm25;
 mod inlinks;
-mod tfidf;
+pub mod tfidf;
 
 pub use bm25::Bm25;
 pub use inlinks::InLinks;

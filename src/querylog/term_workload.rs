@@ -1,4 +1,5 @@
-//! The workload as the simulator uses it: term ids instead of strings.
+//! The workload in term ids (what the hook watches, the ΔQ estimate weights by and the exact
+//! metrics evaluate), mapped from a [`Workload`] onto a vocabulary.
 
 use std::collections::HashMap;
 
@@ -29,14 +30,14 @@ pub enum MetricWorkload {
 
 /// Term-id form of a [`Workload`].
 #[derive(Debug, Clone, Default)]
-pub struct SimWorkload {
+pub struct TermWorkload {
     /// What the exact metrics evaluate.
     pub queries: Vec<MetricQuery>,
     /// The single-term workload Q': `f_t` per term id (hook and ΔQ estimator).
     pub term_frequency: HashMap<TermId, f64>,
 }
 
-impl SimWorkload {
+impl TermWorkload {
     /// Maps a workload onto a corpus vocabulary. Queries with a term the corpus never contains
     /// can match no page, live or stale, and are left out (they add 0 to both sides of Eq. 5).
     pub fn new(workload: &Workload, vocabulary: &Vocabulary, metric: MetricWorkload) -> Self {
@@ -71,7 +72,7 @@ impl SimWorkload {
                     .collect()
             }
         };
-        SimWorkload {
+        TermWorkload {
             queries,
             term_frequency,
         }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::http_client::{encode, ClientError, HttpClient};
+use super::http::{encode, ClientError, HttpClient};
 use crate::querylog::Submission;
 
 /// One query to send.

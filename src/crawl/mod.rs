@@ -1,0 +1,104 @@
+//! The seam between deciding what to re-download and downloading it.
+//!
+//! A [`Fetcher`] turns page ids into fetched copies at a time unit. The refresher
+//! ([`crate::refresh::Refresher`]) is its only caller; it never reads the live Web any other
+//! way, so what it learns in `online` mode is exactly what a deployed crawler would see.
+//!
+//! * [`SnapshotFetcher`]: the live Web replayed from WARC timelines (simulations, the server's
+//!   runs and the estimate check).
+//! * [`CrawlState`]: what the crawler knows of every page it has fetched (held copy, last
+//!   refresh, gone, visits), owned by the refresh loop and offered read-only to policies.
+//! * [`UrlCatalogue`]: URL ↔ page id, growable for crawls that meet new URLs.
+//!
+//! # Protocol
+//!
+//! The refresh loop drives a fetcher in this order, once per unit `t = 1, 2, …` (units strictly
+//! increase; unit 0 is the initial crawl, done before the loop):
+//!
+//! 1. [`Fetcher::fetch`] with the unit's refresh batch: distinct pages, each with the
+//!    [`Validator`] of the copy the repository holds (`None` when it holds none). The fetcher
+//!    returns exactly one [`Fetched`] per request, in request order.
+//! 2. [`Fetcher::discover`] (only when the loop crawls new pages outside the budget): pages
+//!    that became reachable at `t` and that the loop neither holds nor fetched in step 1. Their
+//!    first copies are then fetched in a second [`Fetcher::fetch`] call at the same unit.
+//!
+//! Guarantees a fetcher gives: results are owned (a fetch lends nothing, so an HTTP fetcher can
+//! implement the trait); the same `(page, unit, validator)` gives the same answer (snapshot
+//! fetchers are deterministic); a [`FetchResult::NotModified`] is only answered when the
+//! validator names the copy the live Web still shows (a conditional GET's 304).
+//!
+//! What must never be read: a fetcher answers for the unit it is asked about and nothing else.
+//! Policies never hold a fetcher; in `online` mode nothing a fetcher did not return at a unit
+//! reaches them.
+
+mod catalogue;
+mod snapshot;
+mod state;
+
+use std::sync::Arc;
+
+pub use catalogue::UrlCatalogue;
+pub use snapshot::SnapshotFetcher;
+pub use state::{CrawlState, HeldCopy, PageCrawl};
+
+use crate::corpus::{PageId, PageVersion, Unit};
+
+/// What identifies the copy the repository holds, sent with a fetch so the server can answer
+/// "not modified" (HTTP's `If-Modified-Since` / `If-None-Match`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Validator {
+    /// Capture time of the held copy (seconds since the Unix epoch): `Last-Modified`.
+    pub captured: i64,
+    /// xxh3 of the held copy's body: the strong `ETag`.
+    pub content_hash: u64,
+}
+
+impl Validator {
+    /// The validator of a held copy.
+    pub fn of(version: &PageVersion) -> Self {
+        Validator {
+            captured: version.capture_time,
+            content_hash: version.content_hash,
+        }
+    }
+}
+
+/// One page to fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchRequest {
+    pub page: PageId,
+    /// The held copy's validator; `None` when the repository holds no copy.
+    pub validator: Option<Validator>,
+}
+
+/// What a fetch brought back.
+#[derive(Debug, Clone)]
+pub enum FetchResult {
+    /// A copy other than the held one (or the first copy).
+    Copy(Arc<PageVersion>),
+    /// The held copy is still the live one (HTTP 304).
+    NotModified,
+    /// The page does not exist (now): 404/410, or not created yet.
+    Gone,
+}
+
+/// The answer to one [`FetchRequest`].
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub page: PageId,
+    pub result: FetchResult,
+}
+
+/// Fetches pages from the live Web at a time unit. See the module docs for the protocol.
+pub trait Fetcher: Send {
+    /// Number of page ids allocated so far (ids are `0..page_count()`). May grow between calls
+    /// as the fetcher meets new URLs; never shrinks.
+    fn page_count(&self) -> usize;
+    /// The URL of an allocated page id.
+    fn url(&self, page: PageId) -> &str;
+    /// One result per request, in request order.
+    fn fetch(&mut self, unit: Unit, requests: &[FetchRequest]) -> Vec<Fetched>;
+    /// Pages first reachable at `unit` that `known` says the crawler neither holds nor has
+    /// just fetched, ascending.
+    fn discover(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId>;
+}

@@ -1,0 +1,161 @@
+//! [`CrawlState`]: one record per page of what the crawler knows from its own fetches (the
+//! held copy, when it was last refreshed, whether it was last seen gone, how often it was
+//! visited and found changed), owned by the refresh loop and offered read-only to policies —
+//! as Nutch keeps a `CrawlDatum` per URL for its fetch schedule.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::change::shingles::{shingle_change, shingles, DEFAULT_SHINGLE_WIDTH};
+use crate::corpus::{PageId, PageVersion, Unit};
+
+use super::Validator;
+
+/// The repository's copy of a page, with its shingle sketch computed on first use (kept with
+/// the copy: a live crawler has no previous live version to compare a new copy with, only
+/// what it stored).
+#[derive(Debug, Clone)]
+pub struct HeldCopy {
+    pub version: Arc<PageVersion>,
+    sketch: OnceLock<Arc<[u64]>>,
+}
+
+impl HeldCopy {
+    pub fn new(version: Arc<PageVersion>) -> Self {
+        HeldCopy {
+            version,
+            sketch: OnceLock::new(),
+        }
+    }
+
+    /// The copy's [`DEFAULT_SHINGLE_WIDTH`]-word shingles (see [`crate::change::shingles`]).
+    pub fn sketch(&self) -> &[u64] {
+        self.sketch
+            .get_or_init(|| shingles(&self.version.indexed_text(), DEFAULT_SHINGLE_WIDTH).into())
+    }
+
+    /// The validator a conditional fetch of this copy sends.
+    pub fn validator(&self) -> Validator {
+        Validator::of(&self.version)
+    }
+}
+
+/// What the crawler knows about one page.
+#[derive(Debug, Clone, Default)]
+pub struct PageCrawl {
+    /// The copy the repository holds; `None` when it holds none (never fetched, or gone).
+    pub held: Option<HeldCopy>,
+    /// Unit of the last fetch (0: the initial crawl, or never).
+    pub last_refresh: Unit,
+    /// The last fetch found the page gone.
+    pub gone: bool,
+    /// Refreshes (budgeted fetches) of the page so far.
+    pub visits: u32,
+    /// Refreshes that found a copy other than the held one.
+    pub changes: u32,
+}
+
+/// Per-page crawl records, indexed by page id; grows with the fetcher's page ids.
+#[derive(Debug, Clone, Default)]
+pub struct CrawlState {
+    pages: Vec<PageCrawl>,
+}
+
+impl CrawlState {
+    /// After an initial crawl that brought `copies` (page, copy) at unit 0.
+    pub fn with_initial_crawl(
+        page_count: usize,
+        copies: impl IntoIterator<Item = (PageId, Arc<PageVersion>)>,
+    ) -> Self {
+        let mut state = CrawlState {
+            pages: vec![PageCrawl::default(); page_count],
+        };
+        for (p, v) in copies {
+            state.grow(p as usize + 1);
+            state.pages[p as usize].held = Some(HeldCopy::new(v));
+        }
+        state
+    }
+
+    /// Makes room for page ids `0..count` (new pages: never fetched).
+    pub fn grow(&mut self, count: usize) {
+        if count > self.pages.len() {
+            self.pages.resize(count, PageCrawl::default());
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// The record of `page` (a default, never-fetched record past the known ids).
+    pub fn page(&self, page: PageId) -> &PageCrawl {
+        static NEVER: PageCrawl = PageCrawl {
+            held: None,
+            last_refresh: 0,
+            gone: false,
+            visits: 0,
+            changes: 0,
+        };
+        self.pages.get(page as usize).unwrap_or(&NEVER)
+    }
+
+    /// The held copy of `page`, if any.
+    pub fn held(&self, page: PageId) -> Option<&HeldCopy> {
+        self.page(page).held.as_ref()
+    }
+
+    /// The unit whose capture the repository holds for `page` (`None`: no copy).
+    pub fn held_unit(&self, page: PageId) -> Option<Unit> {
+        self.held(page).map(|h| h.version.unit)
+    }
+
+    /// Records a refresh of `page` at `unit` that brought `fetched` (`None`: gone; the held
+    /// copy when not modified) and returns the shingle change from the held copy to it:
+    /// 0 when nothing changed, 1 when either side has no copy.
+    pub(crate) fn record_refresh(
+        &mut self,
+        page: PageId,
+        unit: Unit,
+        fetched: Option<HeldCopy>,
+        changed: bool,
+    ) -> f64 {
+        self.grow(page as usize + 1);
+        let record = &mut self.pages[page as usize];
+        let shingle = if !changed {
+            0.0
+        } else {
+            match (&record.held, &fetched) {
+                (Some(old), Some(new)) => shingle_change(old.sketch(), new.sketch()),
+                _ => 1.0,
+            }
+        };
+        record.gone = fetched.is_none();
+        record.held = fetched;
+        record.last_refresh = unit;
+        record.visits += 1;
+        record.changes += u32::from(changed);
+        shingle
+    }
+
+    /// Records the first copy of a page discovered at `unit` (outside the budget).
+    pub(crate) fn record_discovery(&mut self, page: PageId, unit: Unit, copy: HeldCopy) {
+        self.grow(page as usize + 1);
+        let record = &mut self.pages[page as usize];
+        record.held = Some(copy);
+        record.gone = false;
+        record.last_refresh = unit;
+    }
+
+    /// Page ids whose copy the repository holds.
+    pub fn held_pages(&self) -> impl Iterator<Item = PageId> + '_ {
+        self.pages
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.held.is_some())
+            .map(|(p, _)| p as PageId)
+    }
+}

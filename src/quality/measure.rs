@@ -1,0 +1,205 @@
+//! [`DeltaQMeasure`]: ΔQ_A of every refreshed page, measured inside index maintenance
+//! (paper 003 §5). It is the [`ShiftSink`] the repository's update path pushes the hook's
+//! score shifts into, owns the score-to-rank functions `F_t` of the single-term workload and
+//! their refit cadence, and turns a batch's shifts into ΔQ_A per page with the paper's
+//! estimate ([`DeltaQEstimator`], Eq. 7–8).
+//!
+//! # Protocol
+//!
+//! 1. [`DeltaQMeasure::new`] fits `F_t` on the repository as it stands (before unit 1).
+//! 2. Per unit `t`: [`DeltaQMeasure::before_unit`] (refits when due), then the repository's
+//!    `apply(t, batch, &mut measure)` pushes the batch's shifts, then
+//!    [`DeltaQMeasure::delta_q_by_page`] reads ΔQ_A of that batch.
+//!
+//! Each `apply` replaces the previous batch's shifts; pages of a batch the hook recorded no
+//! shift for (no workload term in either copy, or an unchanged copy) have ΔQ_A = 0.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::corpus::{PageId, Unit};
+use crate::index::{Repository, ScoreShift, ShiftSink, WorkloadTerms};
+use crate::querylog::term_workload::TermWorkload;
+
+use super::estimate::{DeltaQEstimator, ScoreRankTable};
+use super::score_rank::ScoreRankFn;
+use super::viewing::ViewingLikelihood;
+
+/// See the module docs.
+pub struct DeltaQMeasure {
+    workload: Arc<TermWorkload>,
+    estimator: DeltaQEstimator,
+    pieces: usize,
+    refit_every: Unit,
+    table: ScoreRankTable,
+    shifts: Vec<ScoreShift>,
+}
+
+impl DeltaQMeasure {
+    /// A measure over `workload`'s single terms, with `F_t` of `pieces` pieces fitted on
+    /// `repo` now and refitted before every unit `t > 1` with `(t − 1) % refit_every == 0`
+    /// (`refit_every = 0`: never refitted).
+    pub fn new(
+        repo: &Repository,
+        workload: Arc<TermWorkload>,
+        likelihood: ViewingLikelihood,
+        pieces: usize,
+        refit_every: Unit,
+    ) -> Self {
+        let table = fit_table(repo, &workload, pieces);
+        DeltaQMeasure {
+            workload,
+            estimator: DeltaQEstimator::new(likelihood),
+            pieces,
+            refit_every,
+            table,
+            shifts: Vec::new(),
+        }
+    }
+
+    /// The terms the repository's hook must watch for this measure.
+    pub fn watched_terms(&self) -> WorkloadTerms {
+        WorkloadTerms::from_ids(self.workload.term_ids())
+    }
+
+    /// Refits the score-to-rank functions on `repo` when unit `unit`'s cadence says so.
+    pub fn before_unit(&mut self, repo: &Repository, unit: Unit) {
+        if self.refit_every > 0 && unit > 1 && (unit - 1).is_multiple_of(self.refit_every) {
+            self.table = fit_table(repo, &self.workload, self.pieces);
+        }
+    }
+
+    /// The workload measured.
+    pub fn workload(&self) -> &Arc<TermWorkload> {
+        &self.workload
+    }
+
+    /// The functions in use.
+    pub fn table(&self) -> &ScoreRankTable {
+        &self.table
+    }
+
+    /// The last batch's shifts, grouped by page.
+    pub fn shifts(&self) -> &[ScoreShift] {
+        &self.shifts
+    }
+
+    /// ΔQ_A per page of the last batch (pages in shift order).
+    pub fn delta_q_by_page(&self) -> Vec<(PageId, f64)> {
+        delta_q_by_page(&self.shifts, &self.table, &self.workload, &self.estimator)
+    }
+}
+
+impl ShiftSink for DeltaQMeasure {
+    fn shifts(&mut self, _unit: Unit, shifts: &[ScoreShift]) {
+        self.shifts.clear();
+        self.shifts.extend_from_slice(shifts);
+    }
+}
+
+/// Fits F_t for every single-term workload query from the repository's current result lists.
+///
+/// A fit reads the scores at a handful of ranks only ([`ScoreRankFn::needed_ranks`]), so each
+/// list's scores are selected at those ranks rather than the list being ranked; the functions
+/// equal those fitted on the fully sorted lists (tested below).
+pub fn fit_table(repo: &Repository, workload: &TermWorkload, pieces: usize) -> ScoreRankTable {
+    let ids = workload.term_ids();
+    let functions: Vec<(u32, ScoreRankFn)> = ids
+        .par_iter()
+        .filter_map(|&t| {
+            let (len, scores) = repo.forward().scores_at_ranks(repo.scorer(), &[t], |len| {
+                ScoreRankFn::needed_ranks(len, pieces)
+            });
+            let ranks = ScoreRankFn::needed_ranks(len, pieces);
+            ScoreRankFn::fit_at(len, pieces, |r| {
+                scores[ranks
+                    .binary_search(&r)
+                    .expect("fit_at reads needed ranks only")]
+            })
+            .map(|f| (t, f))
+        })
+        .collect();
+    ScoreRankTable::from_functions(functions)
+}
+
+/// ΔQ_A per page of a batch, from the hook's shifts (grouped by page).
+pub fn delta_q_by_page(
+    shifts: &[ScoreShift],
+    table: &ScoreRankTable,
+    workload: &TermWorkload,
+    estimator: &DeltaQEstimator,
+) -> Vec<(PageId, f64)> {
+    let mut out: Vec<(PageId, f64)> = Vec::new();
+    for group in shifts.chunk_by(|a, b| a.page == b.page) {
+        let delta = estimator.page_delta(table, group.iter().map(|s| (s.term, s.s1, s.s2)), |t| {
+            workload.frequency(t)
+        });
+        out.push((group[0].page, delta));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::testutil::random_corpus;
+    use crate::index::ScoringKind;
+
+    #[test]
+    fn selected_fits_equal_fits_on_fully_ranked_lists() {
+        let corpus = random_corpus(150, 5, 23);
+        let mut workload = TermWorkload::default();
+        for t in 0..corpus.vocabulary.len() as u32 + 2 {
+            workload.term_frequency.insert(t, 1.0);
+        }
+        for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let repo = Repository::forward_only_at(&corpus, 3, kind);
+            for pieces in 1..=5 {
+                let table = fit_table(&repo, &workload, pieces);
+                let reference = ScoreRankTable::fit(
+                    workload
+                        .term_ids()
+                        .into_iter()
+                        .map(|t| (t, repo.ranked(&[t]).iter().map(|h| h.score).collect())),
+                    pieces,
+                );
+                assert_eq!(table.len(), reference.len());
+                for t in workload.term_ids() {
+                    assert_eq!(table.get(t), reference.get(t), "{kind} {pieces} {t}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn refits_follow_the_cadence() {
+        let corpus = random_corpus(30, 8, 4);
+        let mut workload = TermWorkload::default();
+        for t in 0..corpus.vocabulary.len() as u32 {
+            workload.term_frequency.insert(t, 1.0);
+        }
+        let workload = Arc::new(workload);
+        let at_0 = Repository::forward_only_at(&corpus, 0, ScoringKind::Bm25);
+        let at_5 = Repository::forward_only_at(&corpus, 5, ScoringKind::Bm25);
+        let fitted_at_5 = fit_table(&at_5, &workload, 3);
+        let mut m = DeltaQMeasure::new(
+            &at_0,
+            Arc::clone(&workload),
+            ViewingLikelihood::default(),
+            3,
+            3,
+        );
+        let initial = fit_table(&at_0, &workload, 3);
+        // Unit 3: (3 − 1) % 3 ≠ 0, no refit; unit 4: refit.
+        m.before_unit(&at_5, 3);
+        assert_eq!(m.table().len(), initial.len());
+        for t in workload.term_ids() {
+            assert_eq!(m.table().get(t), initial.get(t));
+        }
+        m.before_unit(&at_5, 4);
+        for t in workload.term_ids() {
+            assert_eq!(m.table().get(t), fitted_at_5.get(t));
+        }
+    }
+}

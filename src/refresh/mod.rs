@@ -1,0 +1,406 @@
+//! The refresh loop: one [`Refresher`] per repository, the same in every mode — a simulation
+//! run, a server run, the estimate check and (next) the live engine.
+//!
+//! A [`Refresher`] owns the repository, the refresh policy, the fetcher, the ΔQ measurement and
+//! the crawl state. [`Refresher::step`] is one time unit of refreshing:
+//!
+//! 1. refit the score-to-rank functions when due ([`DeltaQMeasure::before_unit`]);
+//! 2. the policy chooses at most `B` distinct pages ([`RefreshPolicy::choose`]);
+//! 3. the fetcher fetches them, conditionally on the held copies ([`Fetcher::fetch`]), and,
+//!    when new pages are crawled outside the budget, the pages it discovered;
+//! 4. the batch goes through the repository's one update path; the hook pushes its score
+//!    shifts into the measurement, which turns them into ΔQ_A per page;
+//! 5. one [`RefreshOutcome`] per refreshed page (then per discovered page) updates the crawl
+//!    state and is observed by the policy;
+//! 6. the policy gets the repository's view weights when it asked for them.
+//!
+//! Judging is not the refresher's job: the simulator ([`crate::sim`]) wraps it with the exact
+//! metrics, which read the live Web the refresher never sees.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::corpus::{PageId, Unit};
+use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetched, Fetcher, HeldCopy};
+use crate::index::{ApplyReport, IndexError, PageUpdate, Repository};
+use crate::policy::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use crate::quality::measure::DeltaQMeasure;
+use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
+use crate::querylog::term_workload::TermWorkload;
+
+/// How a refresher spends its budget.
+#[derive(Debug, Clone)]
+pub struct RefresherConfig {
+    /// Refreshes per unit (B).
+    pub budget: usize,
+    /// Crawl pages in the unit they first appear, outside the budget. Paper 003 §4 schedules
+    /// refreshes of known pages only and leaves discovery to other work.
+    pub crawl_new_pages: bool,
+    /// The last unit the loop will run (`None`: open-ended, a live crawl). Used only to skip
+    /// work that would serve no later unit (view weights after the last one).
+    pub last_unit: Option<Unit>,
+    /// The viewing likelihood of the view weights sent to policies that ask for them.
+    pub likelihood: ViewingLikelihood,
+}
+
+/// What one [`Refresher::step`] did.
+#[derive(Debug, Clone)]
+pub struct StepReport {
+    pub unit: Unit,
+    /// The refreshed pages, in the policy's priority order.
+    pub refreshed: Vec<PageId>,
+    /// One outcome per refreshed page (same order), then one per discovered page.
+    pub outcomes: Vec<RefreshOutcome>,
+    /// What the repository's update path did.
+    pub apply: ApplyReport,
+}
+
+impl StepReport {
+    /// The outcomes of the refreshes (not of discoveries).
+    pub fn refresh_outcomes(&self) -> &[RefreshOutcome] {
+        &self.outcomes[..self.refreshed.len()]
+    }
+}
+
+/// The refresh loop (see the module docs).
+pub struct Refresher<'f> {
+    repo: Repository,
+    policy: Box<dyn RefreshPolicy>,
+    fetcher: Box<dyn Fetcher + 'f>,
+    measure: DeltaQMeasure,
+    crawl: CrawlState,
+    workload: Arc<TermWorkload>,
+    config: RefresherConfig,
+}
+
+impl<'f> Refresher<'f> {
+    /// A refresher over `repo` (holding the copies of `crawl`, the initial crawl), with the
+    /// hook turned on for `measure`'s terms. Prepares `policy` with `context`.
+    pub fn new(
+        mut repo: Repository,
+        crawl: CrawlState,
+        mut policy: Box<dyn RefreshPolicy>,
+        context: &PolicyContext<'_>,
+        fetcher: Box<dyn Fetcher + 'f>,
+        measure: DeltaQMeasure,
+        config: RefresherConfig,
+    ) -> Self {
+        repo.set_hook(Some(measure.watched_terms()));
+        policy.prepare(context);
+        let workload = Arc::clone(measure.workload());
+        Refresher {
+            repo,
+            policy,
+            fetcher,
+            measure,
+            crawl,
+            workload,
+            config,
+        }
+    }
+
+    pub fn repository(&self) -> &Repository {
+        &self.repo
+    }
+
+    pub fn crawl(&self) -> &CrawlState {
+        &self.crawl
+    }
+
+    pub fn policy(&self) -> &dyn RefreshPolicy {
+        self.policy.as_ref()
+    }
+
+    pub fn config(&self) -> &RefresherConfig {
+        &self.config
+    }
+
+    /// One unit of refreshing (see the module docs). Units must increase from call to call.
+    pub fn step(&mut self, unit: Unit) -> Result<StepReport, IndexError> {
+        self.measure.before_unit(&self.repo, unit);
+        let pages = self.fetcher.page_count();
+        self.crawl.grow(pages);
+        let budget = self.config.budget;
+
+        let mut chosen = self.policy.choose(unit, budget, &self.crawl);
+        let mut seen = HashSet::new();
+        chosen.retain(|&p| (p as usize) < pages && seen.insert(p));
+        chosen.truncate(budget);
+
+        let requests: Vec<FetchRequest> = chosen
+            .iter()
+            .map(|&p| FetchRequest {
+                page: p,
+                validator: self.crawl.held(p).map(HeldCopy::validator),
+            })
+            .collect();
+        let fetched = self.fetcher.fetch(unit, &requests);
+        let discovered: Vec<Fetched> = if self.config.crawl_new_pages {
+            let crawl = &self.crawl;
+            let known = |p: PageId| crawl.held(p).is_some() || seen.contains(&p);
+            let found = self.fetcher.discover(unit, &known);
+            let first: Vec<FetchRequest> = found
+                .iter()
+                .map(|&page| FetchRequest {
+                    page,
+                    validator: None,
+                })
+                .collect();
+            self.fetcher.fetch(unit, &first)
+        } else {
+            Vec::new()
+        };
+
+        let apply = {
+            let fetcher = &self.fetcher;
+            let crawl = &self.crawl;
+            let batch: Vec<PageUpdate> = fetched
+                .iter()
+                .chain(&discovered)
+                .map(|f| PageUpdate {
+                    page: f.page,
+                    url: fetcher.url(f.page),
+                    version: match &f.result {
+                        FetchResult::Copy(v) => Some(&**v),
+                        // The held copy again: the update path skips it (same content hash).
+                        FetchResult::NotModified => crawl.held(f.page).map(|h| &*h.version),
+                        FetchResult::Gone => None,
+                    },
+                })
+                .collect();
+            self.repo.apply(unit, &batch, &mut self.measure)?
+        };
+        let deltas: HashMap<PageId, f64> = self.measure.delta_q_by_page().into_iter().collect();
+        let delta_of = |p: PageId| deltas.get(&p).copied().unwrap_or(0.0);
+
+        let mut outcomes = Vec::with_capacity(fetched.len() + discovered.len());
+        for f in fetched {
+            let p = f.page;
+            let before = self.crawl.page(p);
+            let last_refresh = before.last_refresh;
+            let held_unit = before.held.as_ref().map(|h| h.version.unit);
+            let (now, changed) = match f.result {
+                FetchResult::NotModified => (before.held.clone(), false),
+                FetchResult::Copy(v) => {
+                    let changed = held_unit != Some(v.unit);
+                    (Some(HeldCopy::new(v)), changed)
+                }
+                FetchResult::Gone => (None, held_unit.is_some()),
+            };
+            let gone = now.is_none();
+            let shingle_change = self.crawl.record_refresh(p, unit, now, changed);
+            outcomes.push(RefreshOutcome {
+                page: p,
+                unit,
+                last_refresh,
+                changed,
+                shingle_change,
+                delta_q: delta_of(p),
+                gone,
+                discovered: false,
+            });
+        }
+        for f in discovered {
+            if let FetchResult::Copy(v) = f.result {
+                self.crawl.record_discovery(f.page, unit, HeldCopy::new(v));
+                outcomes.push(RefreshOutcome {
+                    page: f.page,
+                    unit,
+                    last_refresh: unit,
+                    changed: false,
+                    shingle_change: 0.0,
+                    delta_q: 0.0,
+                    gone: false,
+                    discovered: true,
+                });
+            }
+        }
+        self.policy.observe(&outcomes);
+        let next_is_run = self.config.last_unit.is_none_or(|last| unit < last);
+        if next_is_run && self.policy.wants_views(unit + 1) {
+            self.policy.observe_views(&view_weights_of(
+                self.repo.forward(),
+                self.repo.scorer(),
+                self.fetcher.page_count(),
+                &self.workload.queries,
+                &self.config.likelihood,
+            ));
+        }
+        Ok(StepReport {
+            unit,
+            refreshed: chosen,
+            outcomes,
+            apply,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{Corpus, LiveWeb};
+    use crate::crawl::SnapshotFetcher;
+    use crate::index::testutil::random_corpus;
+    use crate::index::ScoringKind;
+    use crate::policy::registry::family;
+    use crate::policy::FitMode;
+    use crate::quality::exact::MetricQuery;
+
+    /// A live Web whose URLs the crawler learns as it goes: page ids `known..` exist only from
+    /// unit `reveal` on, when discovery reports them (as a crawler meeting new links would).
+    struct Growing<'c> {
+        inner: SnapshotFetcher<'c>,
+        known: usize,
+        reveal: Unit,
+    }
+
+    impl Fetcher for Growing<'_> {
+        fn page_count(&self) -> usize {
+            self.known
+        }
+        fn url(&self, page: PageId) -> &str {
+            self.inner.url(page)
+        }
+        fn fetch(&mut self, unit: Unit, requests: &[FetchRequest]) -> Vec<Fetched> {
+            self.inner.fetch(unit, requests)
+        }
+        fn discover(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId> {
+            if unit < self.reveal {
+                return Vec::new();
+            }
+            let before = self.known;
+            self.known = self.inner.corpus().page_count();
+            (before as PageId..self.known as PageId)
+                .filter(|&p| !known(p) && self.inner.corpus().page_at(p, unit).present().is_some())
+                .collect()
+        }
+    }
+
+    fn refresher<'c>(corpus: &'c Corpus, policy: &str, budget: usize) -> Refresher<'c> {
+        let known = corpus.page_count() / 2;
+        let mut workload = TermWorkload::default();
+        for t in ["emac", "lisp", "buffer", "window"] {
+            if let Some(id) = corpus.vocabulary.get(t) {
+                workload.term_frequency.insert(id, 2.0);
+                workload.queries.push(MetricQuery {
+                    terms: vec![id],
+                    frequency: 2.0,
+                });
+            }
+        }
+        let fetcher = SnapshotFetcher::new(corpus);
+        let initial: Vec<PageUpdate> = fetcher
+            .crawl_at(0)
+            .into_iter()
+            .filter(|u| (u.page as usize) < known)
+            .collect();
+        let mut repo = Repository::forward_only(Arc::clone(&corpus.vocabulary), ScoringKind::Bm25);
+        repo.apply_unmeasured(0, &initial).unwrap();
+        let crawl = CrawlState::with_initial_crawl(
+            known,
+            initial.iter().filter_map(|u| {
+                corpus
+                    .timeline(u.page)
+                    .shared_at(0)
+                    .map(|v| (u.page, Arc::clone(v)))
+            }),
+        );
+        let pages: Vec<PageId> = initial.iter().map(|u| u.page).collect();
+        let views = vec![1.0; known];
+        let context = PolicyContext {
+            mode: FitMode::Online,
+            page_count: known,
+            units: corpus.units() - 1,
+            budget,
+            initial_pages: &pages,
+            view_weight: &views,
+            history: None,
+            seed: 3,
+        };
+        let measure = DeltaQMeasure::new(
+            &repo,
+            Arc::new(workload),
+            ViewingLikelihood::default(),
+            3,
+            1,
+        );
+        Refresher::new(
+            repo,
+            crawl,
+            family(policy).unwrap().make([]).unwrap(),
+            &context,
+            Box::new(Growing {
+                inner: fetcher,
+                known,
+                reveal: 2,
+            }),
+            measure,
+            RefresherConfig {
+                budget,
+                crawl_new_pages: true,
+                last_unit: None,
+                likelihood: ViewingLikelihood::default(),
+            },
+        )
+    }
+
+    #[test]
+    fn pages_met_after_prepare_are_crawled_observed_and_refreshed_later() {
+        let corpus = random_corpus(40, 10, 17);
+        let known = corpus.page_count() / 2;
+        for policy in ["user-centric", "sbr", "ebr", "round-robin", "random", "age"] {
+            let mut r = refresher(&corpus, policy, 6);
+            let mut discovered = Vec::new();
+            let mut refreshed_new = false;
+            for unit in 1..corpus.units() {
+                let step = r.step(unit).unwrap();
+                assert!(step.refreshed.len() <= 6);
+                discovered.extend(
+                    step.outcomes
+                        .iter()
+                        .filter(|o| o.discovered)
+                        .map(|o| o.page),
+                );
+                refreshed_new |= step.refreshed.iter().any(|&p| p as usize >= known);
+                for o in step.refresh_outcomes() {
+                    assert_eq!(r.crawl().page(o.page).last_refresh, unit);
+                }
+            }
+            assert!(
+                discovered.iter().all(|&p| p as usize >= known) && !discovered.is_empty(),
+                "{policy}: {discovered:?}"
+            );
+            for &p in &discovered {
+                assert!(r.repository().forward().doc(p).is_some() || r.crawl().page(p).gone);
+            }
+            assert!(
+                refreshed_new,
+                "{policy} never refreshed a page met after prepare"
+            );
+        }
+    }
+
+    #[test]
+    fn a_refresh_that_finds_the_held_copy_is_not_modified_and_measures_nothing() {
+        let corpus = random_corpus(30, 6, 5);
+        let mut r = refresher(&corpus, "round-robin", 30);
+        let step = r.step(1).unwrap();
+        for o in step.refresh_outcomes() {
+            let held_before_was_live = corpus.page_at(o.page, 1).present().map(|v| v.unit)
+                == corpus.page_at(o.page, 0).present().map(|v| v.unit);
+            if held_before_was_live && corpus.page_at(o.page, 0).present().is_some() {
+                assert!(!o.changed, "page {}", o.page);
+                assert_eq!(o.delta_q, 0.0);
+                assert_eq!(o.shingle_change, 0.0);
+            }
+        }
+        // Pages that did not change were sent as the held copy, which the update path skips.
+        let unchanged = step
+            .refresh_outcomes()
+            .iter()
+            .filter(|o| !o.changed && !o.gone)
+            .count();
+        assert!(unchanged > 0);
+        assert_eq!(step.apply.unchanged, unchanged);
+    }
+}
