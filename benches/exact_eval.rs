@@ -105,7 +105,7 @@ fn main() {
             &likelihood,
             &|p| fresh_at(p, unit),
         );
-        fast.push((m.quality, m.fresh_at_10, m.map_at_10));
+        fast.push((m.search.quality, m.search.fresh_at_10, m.search.map_at_10));
     }
     let fast_time = started.elapsed();
 

@@ -265,10 +265,10 @@ fn print_summary(c: &Comparison) {
         for (label, f) in [
             (
                 "quality",
-                (|x: &refresher::sim::compare::CurvePoint| x.mean_quality) as fn(&_) -> f64,
+                (|x: &refresher::sim::compare::CurvePoint| x.mean.quality) as fn(&_) -> f64,
             ),
-            ("fresh@10", |x| x.mean_fresh_at_10),
-            ("MAP@10", |x| x.mean_map_at_10),
+            ("fresh@10", |x| x.mean.fresh_at_10),
+            ("MAP@10", |x| x.mean.map_at_10),
         ] {
             print!(
                 "{:<14}",
@@ -319,7 +319,7 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
             writeln!(
                 curves,
                 "{mode},{},{},{theta},{},{},{}",
-                p.policy, p.budget, p.mean_quality, p.mean_fresh_at_10, p.mean_map_at_10
+                p.policy, p.budget, p.mean.quality, p.mean.fresh_at_10, p.mean.map_at_10
             )?;
         }
         for p in &c.points {
@@ -327,7 +327,7 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
             writeln!(
                 points,
                 "{mode},{},{theta},{},{},{},{}",
-                p.policy, p.budget, p.mean_quality, p.mean_fresh_at_10, p.mean_map_at_10
+                p.policy, p.budget, p.mean.quality, p.mean.fresh_at_10, p.mean.map_at_10
             )?;
         }
         let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
@@ -358,18 +358,18 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
             Scale::Linear,
             Scale::Log,
         )
-        .render(&series(&|p| (p.mean_quality, p.budget as f64)));
+        .render(&series(&|p| (p.mean.quality, p.budget as f64)));
         std::fs::write(dir.join(format!("fig4_{mode}.svg")), fig4)?;
         for (file, label, f) in [
             (
                 "quality",
                 "mean repository quality",
-                (|p: &refresher::sim::compare::CurvePoint| p.mean_quality) as fn(&_) -> f64,
+                (|p: &refresher::sim::compare::CurvePoint| p.mean.quality) as fn(&_) -> f64,
             ),
             ("fresh_at_10", "mean top-10 freshness", |p| {
-                p.mean_fresh_at_10
+                p.mean.fresh_at_10
             }),
-            ("map_at_10", "mean MAP@10", |p| p.mean_map_at_10),
+            ("map_at_10", "mean MAP@10", |p| p.mean.map_at_10),
         ] {
             let svg = chart(
                 label,

@@ -138,9 +138,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         println!(
             "mean quality {:.4}   top-10 freshness {:.4}   MAP@10 {:.4}   ChangeRatio {:.3}   NDCG@B {:.3}   obsolete pages {:.1}",
-            result.mean_quality,
-            result.mean_fresh_at_10,
-            result.mean_map_at_10,
+            result.mean.quality,
+            result.mean.fresh_at_10,
+            result.mean.map_at_10,
             result.mean_change_ratio,
             result.mean_ndcg,
             result.mean_obsolete_pages
@@ -153,9 +153,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             println!(
                 "{:>4}  {:.4}   {:.4}    {:.4}  {:>9}  {:>7.1}  {:>8}  {:.3e}",
                 r.unit,
-                r.quality,
-                r.fresh_at_10,
-                r.map_at_10,
+                r.search.quality,
+                r.search.fresh_at_10,
+                r.search.map_at_10,
                 r.refreshed,
                 100.0 * r.change_ratio,
                 r.obsolete_pages,

@@ -28,6 +28,7 @@ use crate::index::{
 use crate::text::TermId;
 
 use super::viewing::ViewingLikelihood;
+use super::SearchQuality;
 
 /// Depth of the top-k metrics (top-10 freshness, MAP@10).
 pub const TOP_K: usize = 10;
@@ -157,12 +158,9 @@ fn likelihood_table(likelihood: &ViewingLikelihood, len: usize) -> LikelihoodTab
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct UnitMetrics {
     pub unit: Unit,
-    /// Repository quality `Q(W_L)` (paper 003 Eq. 5).
-    pub quality: f64,
-    /// Top-10 freshness.
-    pub fresh_at_10: f64,
-    /// MAP@10 against the live top 10.
-    pub map_at_10: f64,
+    /// Quality (paper 003 Eq. 5), top-10 freshness and MAP@10 against the live top 10.
+    #[serde(flatten)]
+    pub search: SearchQuality,
     /// Numerator of Eq. 5 (absolute quality), for ΔQ comparisons.
     pub absolute_quality: f64,
 }
@@ -251,13 +249,15 @@ pub fn evaluate(
     };
     UnitMetrics {
         unit: truth.unit,
-        quality: if truth.ideal > 0.0 {
-            absolute_quality / truth.ideal
-        } else {
-            1.0
+        search: SearchQuality {
+            quality: if truth.ideal > 0.0 {
+                absolute_quality / truth.ideal
+            } else {
+                1.0
+            },
+            fresh_at_10: mean(per_query.iter().filter_map(|p| p.fresh).collect()),
+            map_at_10: mean(per_query.iter().filter_map(|p| p.ap).collect()),
         },
-        fresh_at_10: mean(per_query.iter().filter_map(|p| p.fresh).collect()),
-        map_at_10: mean(per_query.iter().filter_map(|p| p.ap).collect()),
         absolute_quality,
     }
 }
@@ -294,9 +294,13 @@ mod tests {
             let m = evaluate(live.forward(), live.scorer(), &queries, &truth, &i, &|_| {
                 true
             });
-            assert!((m.quality - 1.0).abs() < 1e-12, "{kind}: {}", m.quality);
-            assert_eq!(m.map_at_10, 1.0);
-            assert_eq!(m.fresh_at_10, 1.0);
+            assert!(
+                (m.search.quality - 1.0).abs() < 1e-12,
+                "{kind}: {}",
+                m.search.quality
+            );
+            assert_eq!(m.search.map_at_10, 1.0);
+            assert_eq!(m.search.fresh_at_10, 1.0);
         }
     }
 
@@ -353,16 +357,16 @@ mod tests {
         let got = 2.0 * (i.at(1) * s(0) + i.at(2) * s(1));
         assert!((truth.ideal - ideal).abs() < 1e-9);
         assert!(
-            (m.quality - got / ideal).abs() < 1e-9,
+            (m.search.quality - got / ideal).abs() < 1e-9,
             "{} vs {}",
-            m.quality,
+            m.search.quality,
             got / ideal
         );
         // Top-10 of the repository: p0 (stale), p1 (fresh) → 1/2.
-        assert_eq!(m.fresh_at_10, 0.5);
+        assert_eq!(m.search.fresh_at_10, 0.5);
         // Relevant = live top 10 = {p0, p1, p2}; repository shows p0 (rel), p1 (rel):
         // AP = (1/1 + 2/2) / 3.
-        assert!((m.map_at_10 - 2.0 / 3.0).abs() < 1e-12);
+        assert!((m.search.map_at_10 - 2.0 / 3.0).abs() < 1e-12);
     }
 
     /// The straightforward metrics: every list fully ranked, live scores looked up per hit,
@@ -428,13 +432,15 @@ mod tests {
         };
         let metrics = UnitMetrics {
             unit: live.unit(),
-            quality: if ideal > 0.0 {
-                absolute_quality / ideal
-            } else {
-                1.0
+            search: SearchQuality {
+                quality: if ideal > 0.0 {
+                    absolute_quality / ideal
+                } else {
+                    1.0
+                },
+                fresh_at_10: mean(fresh),
+                map_at_10: mean(aps),
             },
-            fresh_at_10: mean(fresh),
-            map_at_10: mean(aps),
             absolute_quality,
         };
         (ideal, tops, metrics)
@@ -483,7 +489,7 @@ mod tests {
                     truth.lists.iter().map(|l| l.top.clone()).collect();
                 assert_eq!(got_tops, tops, "{kind}");
                 assert_eq!(m, want, "{kind} {stale_at} {live_at}");
-                assert_eq!(m.quality.to_bits(), want.quality.to_bits());
+                assert_eq!(m.search.quality.to_bits(), want.search.quality.to_bits());
             }
         }
     }
@@ -501,6 +507,9 @@ mod tests {
         let m = evaluate(live.forward(), live.scorer(), &queries, &truth, &i, &|_| {
             true
         });
-        assert_eq!((m.quality, m.fresh_at_10, m.map_at_10), (1.0, 1.0, 1.0));
+        assert_eq!(
+            (m.search.quality, m.search.fresh_at_10, m.search.map_at_10),
+            (1.0, 1.0, 1.0)
+        );
     }
 }

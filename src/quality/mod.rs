@@ -4,15 +4,18 @@
 //! * [`score_rank`]: per-query score-to-rank functions `F_q` and their inverses.
 //! * [`estimate`]: the cheap ΔQ_A estimate that drives the user-centric refresher.
 //! * [`measure`]: the ΔQ measurement sink fed by the index hook, with its refit cadence.
+//! * [`search_quality`]: the (quality, fresh@10, MAP@10) triple every output reports.
 //! * [`exact`]: the exact metrics (Eq. 5 quality, top-10 freshness, MAP@10); [`trec`]: export.
 
 pub mod estimate;
 pub mod exact;
 pub mod measure;
 pub mod score_rank;
+pub mod search_quality;
 pub mod trec;
 pub mod viewing;
 
 pub use estimate::{DeltaQEstimator, ScoreRankTable};
 pub use score_rank::ScoreRankFn;
+pub use search_quality::SearchQuality;
 pub use viewing::ViewingLikelihood;

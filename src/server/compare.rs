@@ -189,9 +189,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
                     .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
                     .collect(),
                 budget: info.budget,
-                mean_quality: info.mean_quality.unwrap_or(0.0),
-                mean_fresh_at_10: info.mean_fresh_at_10.unwrap_or(0.0),
-                mean_map_at_10: info.mean_map_at_10.unwrap_or(0.0),
+                mean: info.mean.unwrap_or_default(),
             },
         );
     }
@@ -229,7 +227,7 @@ pub fn table(curves: &[CurvePoint]) -> Vec<TableRow> {
     let unrefreshed = curves
         .iter()
         .find(|c| c.budget == 0)
-        .map(|c| c.mean_quality);
+        .map(|c| c.mean.quality);
     crate::sim::compare::target_rows(
         &policies,
         curves,
@@ -246,9 +244,10 @@ mod tests {
         CurvePoint {
             policy: policy.into(),
             budget,
-            mean_quality: q,
-            mean_fresh_at_10: 0.0,
-            mean_map_at_10: 0.0,
+            mean: crate::quality::SearchQuality {
+                quality: q,
+                ..Default::default()
+            },
             theta: None,
             params: Default::default(),
         }

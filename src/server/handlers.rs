@@ -207,7 +207,7 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
                     r.id,
                     super::metrics::label(&r.spec.policy)
                 ),
-                latest.quality,
+                latest.search.quality,
             ));
         }
     }
@@ -242,7 +242,7 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
             help: "Quality Q(W_L) of the served repository at the live unit (needs --log).",
             values: state
                 .current_serving()
-                .map(|p| vec![(String::new(), p.quality)])
+                .map(|p| vec![(String::new(), p.search.quality)])
                 .unwrap_or_default(),
         },
         Gauge {

@@ -33,6 +33,7 @@ use crate::corpus::is_fresh;
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
 use crate::index::{IndexError, Repository, ScoringKind};
 use crate::quality::exact::evaluate;
+use crate::quality::SearchQuality;
 use crate::querylog::workload::Workload;
 use crate::sim::EnvironmentConfig;
 
@@ -78,9 +79,8 @@ impl ServerOptions {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ServingPoint {
     pub unit: Unit,
-    pub quality: f64,
-    pub fresh_at_10: f64,
-    pub map_at_10: f64,
+    #[serde(flatten)]
+    pub search: SearchQuality,
 }
 
 /// Everything the handlers share.
@@ -154,9 +154,7 @@ impl AppState {
                     );
                     serving.push(ServingPoint {
                         unit,
-                        quality: m.quality,
-                        fresh_at_10: m.fresh_at_10,
-                        map_at_10: m.map_at_10,
+                        search: m.search,
                     });
                 }
             }

@@ -26,6 +26,8 @@ use crate::corpus::{Corpus, LiveWeb};
 use crate::index::ScoringKind;
 use crate::policy::family::ParamValue;
 use crate::policy::{FitMode, RefreshPolicy};
+use crate::quality::search_quality::optional_mean_keys;
+use crate::quality::SearchQuality;
 use crate::querylog::term_workload::TermWorkload;
 use crate::querylog::workload::Workload;
 use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, UnitRecord};
@@ -175,9 +177,9 @@ pub struct RunInfo {
     pub units_done: usize,
     pub units_total: usize,
     pub latest: Option<UnitRecord>,
-    pub mean_quality: Option<f64>,
-    pub mean_fresh_at_10: Option<f64>,
-    pub mean_map_at_10: Option<f64>,
+    /// Means over the units done (`null` before the first unit).
+    #[serde(flatten, with = "optional_mean_keys")]
+    pub mean: Option<SearchQuality>,
 }
 
 impl Run {
@@ -192,10 +194,6 @@ impl Run {
     }
 
     fn info_of(&self, s: &RunState) -> RunInfo {
-        let mean = |f: fn(&UnitRecord) -> f64| {
-            (!s.history.is_empty())
-                .then(|| s.history.iter().map(f).sum::<f64>() / s.history.len() as f64)
-        };
         RunInfo {
             id: self.id,
             policy: self.spec.policy.clone(),
@@ -219,9 +217,7 @@ impl Run {
             units_done: s.history.len(),
             units_total: s.units_total,
             latest: s.history.last().cloned(),
-            mean_quality: mean(|r| r.quality),
-            mean_fresh_at_10: mean(|r| r.fresh_at_10),
-            mean_map_at_10: mean(|r| r.map_at_10),
+            mean: SearchQuality::mean_of(&s.history.iter().map(|r| r.search).collect::<Vec<_>>()),
         }
     }
 

@@ -13,6 +13,8 @@ use crate::policy::family::{expand_sweep, GridDefault, ParamValue, PolicyError};
 use crate::policy::registry::family;
 use crate::policy::user_centric::Estimator;
 use crate::policy::FitMode;
+use crate::quality::search_quality::mean_keys;
+use crate::quality::SearchQuality;
 
 use super::environment::Environment;
 use super::run::{run, RunConfig};
@@ -126,9 +128,9 @@ pub struct SweepPoint {
     /// Every parameter given to the run (θ included).
     pub params: serde_json::Map<String, serde_json::Value>,
     pub budget: usize,
-    pub mean_quality: f64,
-    pub mean_fresh_at_10: f64,
-    pub mean_map_at_10: f64,
+    /// Mean quality, fresh@10 and MAP@10 of the run.
+    #[serde(flatten, with = "mean_keys")]
+    pub mean: SearchQuality,
 }
 
 /// A point of a policy's curve (SBR/EBR: the best θ at that budget).
@@ -136,9 +138,9 @@ pub struct SweepPoint {
 pub struct CurvePoint {
     pub policy: String,
     pub budget: usize,
-    pub mean_quality: f64,
-    pub mean_fresh_at_10: f64,
-    pub mean_map_at_10: f64,
+    /// Mean quality, fresh@10 and MAP@10 of the point's run.
+    #[serde(flatten, with = "mean_keys")]
+    pub mean: SearchQuality,
     /// The threshold that gave this point (SBR/EBR only).
     #[serde(default)]
     pub theta: Option<f64>,
@@ -222,19 +224,19 @@ pub fn sweep(
                 theta: job.params.number("theta"),
                 params: job.params.to_json(),
                 budget: job.budget,
-                mean_quality: r.mean_quality,
-                mean_fresh_at_10: r.mean_fresh_at_10,
-                mean_map_at_10: r.mean_map_at_10,
+                mean: r.mean,
             })
         })
         .collect::<Result<_, SweepError>>()?;
     let curves = best_curves(&config.policies, &config.budgets, &points);
     // Q₀: every policy's B = 0 run is the same repository; without one in the grid, one run.
     let unrefreshed = match points.iter().find(|p| p.budget == 0) {
-        Some(p) => p.mean_quality,
+        Some(p) => p.mean.quality,
         None => {
             let nothing = family("round-robin")?.make([])?;
-            run(env, nothing, &RunConfig::new(0, config.mode))?.mean_quality
+            run(env, nothing, &RunConfig::new(0, config.mode))?
+                .mean
+                .quality
         }
     };
     let targets = if config.targets.is_empty() {
@@ -278,17 +280,16 @@ pub fn best_curves(
                 .iter()
                 .filter(|p| &p.policy == policy && p.budget == budget)
                 .max_by(|a, b| {
-                    a.mean_quality
-                        .total_cmp(&b.mean_quality)
+                    a.mean
+                        .quality
+                        .total_cmp(&b.mean.quality)
                         .then(b.theta.unwrap_or(0.0).total_cmp(&a.theta.unwrap_or(0.0)))
                 });
             if let Some(p) = best {
                 curves.push(CurvePoint {
                     policy: policy.clone(),
                     budget,
-                    mean_quality: p.mean_quality,
-                    mean_fresh_at_10: p.mean_fresh_at_10,
-                    mean_map_at_10: p.mean_map_at_10,
+                    mean: p.mean,
                     theta: p.theta,
                     params: p.params.clone(),
                 });
@@ -323,7 +324,7 @@ pub fn target_rows(
                 },
                 budget_needed: curve
                     .iter()
-                    .find(|c| c.mean_quality >= quality - 1e-12)
+                    .find(|c| c.mean.quality >= quality - 1e-12)
                     .map(|c| c.budget),
             });
         }
@@ -341,9 +342,7 @@ mod tests {
             theta,
             params: Default::default(),
             budget,
-            mean_quality: q,
-            mean_fresh_at_10: q,
-            mean_map_at_10: q,
+            mean: SearchQuality::uniform(q),
         }
     }
 

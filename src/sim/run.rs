@@ -10,7 +10,9 @@ use crate::index::{IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
 use crate::quality::exact::{evaluate, UnitMetrics};
 use crate::quality::measure::DeltaQMeasure;
+use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
+use crate::quality::SearchQuality;
 use crate::refresh::{Refresher, RefresherConfig};
 
 use super::environment::Environment;
@@ -49,9 +51,9 @@ impl RunConfig {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct UnitRecord {
     pub unit: Unit,
-    pub quality: f64,
-    pub fresh_at_10: f64,
-    pub map_at_10: f64,
+    /// What users see after this unit's refreshes.
+    #[serde(flatten)]
+    pub search: SearchQuality,
     /// Pages refreshed.
     pub refreshed: usize,
     /// ChangeRatio (paper 002): share of refreshed pages whose copy had changed.
@@ -77,9 +79,10 @@ pub struct RunResult {
     pub budget: usize,
     pub mode: FitMode,
     pub scoring: String,
-    pub mean_quality: f64,
-    pub mean_fresh_at_10: f64,
-    pub mean_map_at_10: f64,
+    /// The mean over units of what users see (keys `mean_quality`, `mean_fresh_at_10`,
+    /// `mean_map_at_10`).
+    #[serde(flatten, with = "mean_keys")]
+    pub mean: SearchQuality,
     pub mean_change_ratio: f64,
     pub mean_ndcg: f64,
     pub mean_obsolete_pages: f64,
@@ -181,9 +184,7 @@ pub fn run_with(
         let n = chosen.len();
         per_unit.push(UnitRecord {
             unit,
-            quality: metrics.quality,
-            fresh_at_10: metrics.fresh_at_10,
-            map_at_10: metrics.map_at_10,
+            search: metrics.search,
             refreshed: n,
             change_ratio: if n > 0 {
                 changed_count as f64 / n as f64
@@ -215,9 +216,8 @@ pub fn run_with(
         budget: config.budget,
         mode: config.mode,
         scoring: env.config.scoring.name().to_string(),
-        mean_quality: mean(&|r| r.quality),
-        mean_fresh_at_10: mean(&|r| r.fresh_at_10),
-        mean_map_at_10: mean(&|r| r.map_at_10),
+        mean: SearchQuality::mean_of(&per_unit.iter().map(|r| r.search).collect::<Vec<_>>())
+            .unwrap_or_default(),
         mean_change_ratio: mean(&|r| r.change_ratio),
         mean_ndcg: mean(&|r| r.ndcg),
         mean_obsolete_pages: mean(&|r| r.obsolete_pages as f64),
@@ -399,13 +399,13 @@ mod sim_tests {
         assert_eq!(result.per_unit.len(), 5);
         for r in &result.per_unit {
             assert!(
-                (r.quality - 1.0).abs() < 1e-9,
+                (r.search.quality - 1.0).abs() < 1e-9,
                 "unit {}: {}",
                 r.unit,
-                r.quality
+                r.search.quality
             );
             assert_eq!(r.obsolete_pages, 0);
-            assert_eq!(r.fresh_at_10, 1.0);
+            assert_eq!(r.search.fresh_at_10, 1.0);
         }
     }
 
@@ -422,7 +422,7 @@ mod sim_tests {
         assert!(a
             .per_unit
             .iter()
-            .any(|r| r.quality < 1.0 && r.obsolete_pages > 0));
+            .any(|r| r.search.quality < 1.0 && r.obsolete_pages > 0));
         let b = run(
             &env,
             Box::new(Cycle { next: 0, pages: 0 }),
@@ -436,7 +436,7 @@ mod sim_tests {
             &RunConfig::new(20, FitMode::Online),
         )
         .unwrap();
-        assert!(some.mean_quality >= a.mean_quality);
+        assert!(some.mean.quality >= a.mean.quality);
     }
 
     #[test]
