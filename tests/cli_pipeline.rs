@@ -210,6 +210,10 @@ fn simulate_compare_and_estimate_check_end_to_end() {
         "pairs",
         "spearman",
         "median_relative_error",
+        "spearman_exact",
+        "median_relative_error_exact",
+        "spearman_single_term_vs_exact",
+        "exact_ms_per_refresh",
         "forecast_near_diagonal_share",
     ] {
         assert!(

@@ -188,33 +188,7 @@ pub fn evaluate(
         .enumerate()
         .map(|(qi, q)| {
             let live = &truth.lists[qi];
-            // The repository's list in page order, joined with the live scores (also in page
-            // order) by a merge into a per-thread page-indexed scratch array, then ranked by
-            // sorting integer rank keys (whose low 32 bits are the page).
-            let mut ranked: Vec<u128> = Vec::new();
-            let absolute: f64 = LIVE_SCRATCH.with(|cell| {
-                let mut live_of = cell.borrow_mut();
-                let mut j = 0;
-                repository.for_each_scored(scorer, &q.terms, |page, score, url_hash| {
-                    j += live.by_page[j..].partition_point(|&(p, _)| p < page);
-                    let live_score = match live.by_page.get(j) {
-                        Some(&(p, s)) if p == page => s,
-                        _ => 0.0,
-                    };
-                    let i = page as usize;
-                    if live_of.len() <= i {
-                        live_of.resize(i + 1, 0.0);
-                    }
-                    live_of[i] = live_score;
-                    ranked.push(rank_key(score, url_hash, page));
-                });
-                ranked.sort_unstable();
-                ranked
-                    .iter()
-                    .enumerate()
-                    .map(|(r, &key)| table.at(r) * f64::from(live_of[key as PageId as usize]))
-                    .sum()
-            });
+            let (absolute, ranked) = ranked_with_live_credit(repository, scorer, q, live, &table);
             let top: Vec<PageId> = ranked[..ranked.len().min(TOP_K)]
                 .iter()
                 .map(|&key| key as PageId)
@@ -260,6 +234,72 @@ pub fn evaluate(
         },
         absolute_quality,
     }
+}
+
+/// Ranks the repository's result list of `q` and credits each result with its live score:
+/// returns `Σ_r I(r)·S(W_t[p_r], q)` (the query's term of Eq. 5's numerator, before `f_q`)
+/// and the ranked list as [`rank_key`]s.
+///
+/// The list is scored in page order, joined with the live scores (also in page order) by a
+/// merge into a per-thread page-indexed scratch array, then ranked by sorting integer rank
+/// keys (whose low 32 bits are the page).
+fn ranked_with_live_credit(
+    repository: &ForwardIndex,
+    scorer: &dyn Scorer,
+    q: &MetricQuery,
+    live: &LiveList,
+    table: &LikelihoodTable<'_>,
+) -> (f64, Vec<u128>) {
+    let mut ranked: Vec<u128> = Vec::new();
+    let absolute: f64 = LIVE_SCRATCH.with(|cell| {
+        let mut live_of = cell.borrow_mut();
+        let mut j = 0;
+        repository.for_each_scored(scorer, &q.terms, |page, score, url_hash| {
+            j += live.by_page[j..].partition_point(|&(p, _)| p < page);
+            let live_score = match live.by_page.get(j) {
+                Some(&(p, s)) if p == page => s,
+                _ => 0.0,
+            };
+            let i = page as usize;
+            if live_of.len() <= i {
+                live_of.resize(i + 1, 0.0);
+            }
+            live_of[i] = live_score;
+            ranked.push(rank_key(score, url_hash, page));
+        });
+        ranked.sort_unstable();
+        ranked
+            .iter()
+            .enumerate()
+            .map(|(r, &key)| table.at(r) * f64::from(live_of[key as PageId as usize]))
+            .sum()
+    });
+    (absolute, ranked)
+}
+
+/// The part of Eq. 5's numerator that the queries numbered `indices` contribute:
+/// `Σ_{q ∈ indices} f_q Σ_r I(r)·S(W_t[p_r], q)` over the repository's ranked lists, each
+/// result credited with its live score at `truth`'s unit. Summed in `indices` order.
+///
+/// The difference of this sum before and after one page's refresh, over the queries the
+/// refresh can affect, is that refresh's exact `ΔQ_A(p, t)` (paper 003 Eq. 6) under the
+/// evaluated metric (see [`super::exact_delta`]).
+pub fn absolute_quality_of(
+    repository: &ForwardIndex,
+    scorer: &dyn Scorer,
+    queries: &[MetricQuery],
+    indices: &[usize],
+    truth: &LiveTruth,
+    likelihood: &ViewingLikelihood,
+) -> f64 {
+    let table = likelihood_table(likelihood, repository.num_docs() as usize);
+    indices
+        .iter()
+        .map(|&qi| {
+            let q = &queries[qi];
+            q.frequency * ranked_with_live_credit(repository, scorer, q, &truth.lists[qi], &table).0
+        })
+        .sum()
 }
 
 #[cfg(test)]

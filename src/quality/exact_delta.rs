@@ -1,0 +1,203 @@
+//! Exact `ΔQ_A(p, t)` under the evaluated metric: the change of Eq. 5's numerator (paper 003)
+//! when page `p` alone is refreshed at unit `t`, over the workload queries *as users issued
+//! them* (multi-term, conjunctive), each result credited with its live score.
+//!
+//! The hook's estimate (paper 003 §5, [`super::estimate`]) splits queries into single terms
+//! and reads ranks off fitted score-to-rank functions; this is the quantity it is meant to
+//! predict, computed by brute force: rank the full result list of every query the refresh can
+//! affect before and after, with [`absolute_quality_of`].
+//!
+//! A refresh can change the result list of a query only if the query has a term of the old or
+//! the new copy (its postings and document frequencies change), or, under in-link scoring, a
+//! term of a page whose in-link count the refresh changes (the targets of links added or
+//! removed). Other lists are not re-ranked: under BM25 they shift only through the average
+//! document length, a second-order effect this definition leaves out (and the hook too).
+
+use std::collections::HashMap;
+
+use crate::corpus::PageId;
+use crate::index::{ForwardDoc, ForwardIndex, Scorer, ScoringKind};
+use crate::text::TermId;
+
+use super::exact::{absolute_quality_of, LiveTruth, MetricQuery};
+use super::viewing::ViewingLikelihood;
+
+/// Which workload queries hold each term: finds the queries a refresh can affect.
+#[derive(Debug, Clone, Default)]
+pub struct AffectedQueries {
+    by_term: HashMap<TermId, Vec<usize>>,
+}
+
+impl AffectedQueries {
+    /// Indexes `queries` (by position) under each of their terms.
+    pub fn new(queries: &[MetricQuery]) -> Self {
+        let mut by_term: HashMap<TermId, Vec<usize>> = HashMap::new();
+        for (i, q) in queries.iter().enumerate() {
+            for &t in &q.terms {
+                by_term.entry(t).or_default().push(i);
+            }
+        }
+        AffectedQueries { by_term }
+    }
+
+    /// The queries (ascending positions) whose result lists replacing `old` by `new` as the
+    /// copy of a page can change under `scoring` (see the module docs). `forward` gives the
+    /// copies of link targets.
+    pub fn of_refresh(
+        &self,
+        forward: &ForwardIndex,
+        old: Option<&ForwardDoc>,
+        new: Option<&ForwardDoc>,
+        scoring: ScoringKind,
+    ) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        let mut add_terms = |doc: &ForwardDoc| {
+            for &(t, _) in &doc.terms.counts {
+                if let Some(qs) = self.by_term.get(&t) {
+                    out.extend_from_slice(qs);
+                }
+            }
+        };
+        for doc in [old, new].into_iter().flatten() {
+            add_terms(doc);
+        }
+        if scoring == ScoringKind::InLinks {
+            let links = |d: Option<&ForwardDoc>| d.map(|d| d.links.clone()).unwrap_or_default();
+            let (before, after) = (links(old), links(new));
+            let changed = before
+                .iter()
+                .filter(|p| after.binary_search(p).is_err())
+                .chain(after.iter().filter(|p| before.binary_search(p).is_err()));
+            for &target in changed {
+                if let Some(doc) = forward.doc(target) {
+                    add_terms(doc);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// Exact `ΔQ_A(p, t)` of refreshing `page` in `forward` to `new` (`None`: the page is gone),
+/// crediting live scores at `truth`'s unit (paper 003 Eq. 5–6, see the module docs).
+///
+/// `forward` is left as it was found: the new copy is put in, the affected lists ranked, and
+/// the old copy put back.
+#[allow(clippy::too_many_arguments)]
+pub fn exact_delta_q(
+    forward: &mut ForwardIndex,
+    scorer: &dyn Scorer,
+    queries: &[MetricQuery],
+    affected: &AffectedQueries,
+    truth: &LiveTruth,
+    likelihood: &ViewingLikelihood,
+    page: PageId,
+    new: Option<ForwardDoc>,
+) -> f64 {
+    let old = forward.doc(page).cloned();
+    let indices = affected.of_refresh(forward, old.as_ref(), new.as_ref(), scorer.kind());
+    if indices.is_empty() {
+        return 0.0;
+    }
+    let before = absolute_quality_of(forward, scorer, queries, &indices, truth, likelihood);
+    set_copy(forward, page, new);
+    let after = absolute_quality_of(forward, scorer, queries, &indices, truth, likelihood);
+    set_copy(forward, page, old);
+    after - before
+}
+
+fn set_copy(forward: &mut ForwardIndex, page: PageId, doc: Option<ForwardDoc>) {
+    match doc {
+        Some(d) => forward.put(page, d),
+        None => {
+            forward.remove(page);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::LiveWeb;
+    use crate::index::testutil::random_corpus;
+    use crate::index::{LiveScores, Repository};
+    use crate::quality::exact::evaluate;
+    use rand::{Rng, SeedableRng};
+
+    /// Exact ΔQ over the affected queries equals the change of the whole numerator of Eq. 5
+    /// (every query re-ranked), for single- and multi-term queries and every scoring.
+    #[test]
+    fn affected_queries_give_the_whole_numerator_change() {
+        let corpus = random_corpus(120, 6, 17);
+        let n = corpus.vocabulary.len() as TermId;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut queries: Vec<MetricQuery> = (0..60)
+            .map(|i| {
+                let k = 1 + i % 3;
+                let mut terms: Vec<TermId> = (0..k).map(|_| rng.gen_range(0..n)).collect();
+                terms.sort_unstable();
+                terms.dedup();
+                MetricQuery {
+                    terms,
+                    frequency: 1.0 + f64::from(i % 5),
+                }
+            })
+            .collect();
+        queries.push(MetricQuery {
+            terms: vec![0],
+            frequency: 2.0,
+        });
+        let likelihood = ViewingLikelihood::default();
+        let affected = AffectedQueries::new(&queries);
+        for kind in [ScoringKind::TfIdf, ScoringKind::InLinks, ScoringKind::Bm25] {
+            let unit = 4;
+            let live = LiveScores::at(&corpus, unit, kind);
+            let truth = LiveTruth::compute(&live, &queries, &likelihood);
+            let repo = Repository::forward_only_at(&corpus, unit - 1, kind);
+            let scorer = repo.scorer();
+            let mut forward = repo.forward().clone();
+            let whole = |f: &ForwardIndex| {
+                evaluate(f, scorer, &queries, &truth, &likelihood, &|_| true).absolute_quality
+            };
+            let mut checked = 0;
+            for page in 0..corpus.page_count() as PageId {
+                let Some(v) = corpus.page_at(page, unit).present() else {
+                    continue;
+                };
+                let new = ForwardDoc::from_version(corpus.url(page), v);
+                if forward.doc(page) == Some(&new) {
+                    continue;
+                }
+                let kept = forward.clone();
+                let exact = exact_delta_q(
+                    &mut forward,
+                    scorer,
+                    &queries,
+                    &affected,
+                    &truth,
+                    &likelihood,
+                    page,
+                    Some(new.clone()),
+                );
+                assert_eq!(forward, kept, "the forward index is restored");
+                let mut after = forward.clone();
+                after.put(page, new);
+                let full = whole(&after) - whole(&forward);
+                // BM25 lists outside the affected set move with the average length only.
+                let tolerance = if kind == ScoringKind::Bm25 {
+                    1e-3 * full.abs().max(1e-3)
+                } else {
+                    1e-9
+                };
+                assert!(
+                    (exact - full).abs() <= tolerance,
+                    "{kind} page {page}: {exact} vs {full}"
+                );
+                checked += 1;
+            }
+            assert!(checked > 10, "{kind}: only {checked} changed pages");
+        }
+    }
+}
