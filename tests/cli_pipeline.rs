@@ -565,3 +565,60 @@ fn compare_reads_targets_as_qualities_or_shares_of_the_staleness_gap() {
     assert_ne!(code, 0);
     assert!(stderr.contains("--targets"), "{stderr}");
 }
+
+#[test]
+fn exact_delta_q_drives_simulate_and_compare_in_both_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log, _) = site(dir.path());
+    let base = ["--corpus", corpus.as_str(), "--log", log.as_str()];
+    for mode in ["oracle", "online"] {
+        let run = |delta_q: &str| {
+            let mut args = vec!["simulate"];
+            args.extend(base);
+            args.extend([
+                "--policy",
+                "user-centric",
+                "--budget",
+                "4",
+                "--mode",
+                mode,
+                "--delta-q",
+                delta_q,
+                "--json",
+            ]);
+            json(&args)
+        };
+        let exact = run("exact");
+        let estimate = run("estimate");
+        assert_eq!(exact["delta_q"], "exact");
+        assert_eq!(estimate["delta_q"], "estimate");
+        // The runs measure their refreshes differently.
+        let sum = |r: &serde_json::Value| -> f64 {
+            r["per_unit"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|u| u["estimated_delta_q"].as_f64().unwrap())
+                .sum()
+        };
+        assert_ne!(sum(&exact), sum(&estimate), "{mode}");
+        let q = exact["mean_quality"].as_f64().unwrap();
+        assert!(q > 0.0 && q <= 1.0 + 1e-12, "{mode}: {q}");
+    }
+    let mut args = vec!["compare"];
+    args.extend(base);
+    args.extend([
+        "--policies",
+        "user-centric,round-robin",
+        "--budgets",
+        "0,2,8",
+        "--delta-q",
+        "exact",
+        "--json",
+    ]);
+    let c = json(&args);
+    assert_eq!(c["sweeps"][0]["delta_q"], "exact", "{c}");
+    let (code, _, stderr) = refresher(&["simulate", "--delta-q", "perfect"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("--delta-q"), "{stderr}");
+}

@@ -21,7 +21,11 @@ fn busy_query(server: &TestServer, min_hits: usize) -> String {
         .state
         .runs
         .environments
-        .get(repo.scoring(), refresher::server::WorkloadSource::Log)
+        .get(
+            repo.scoring(),
+            refresher::server::WorkloadSource::Log,
+            refresher::quality::measure::DeltaQMethod::Estimate,
+        )
         .unwrap();
     let mut best: Option<(usize, String)> = None;
     for (&term, _) in env.workload.term_frequency.iter() {
@@ -593,6 +597,47 @@ async fn runs_and_sweeps_take_the_policy_tables_parameters() {
     let mut sorted = windows.clone();
     sorted.sort();
     assert_eq!(sorted, vec![1, 3]);
+
+    // The exact ΔQ measurement, per run and per sweep; unknown methods are refused.
+    let (status, run) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "user-centric", "budget": 3, "delta_q": "exact"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+    assert_eq!(run["delta_q"], "exact");
+    let done = wait_for_status(&mut c, run["id"].as_u64().unwrap(), &["done"]).await;
+    assert!(
+        done["run"]["mean_quality"].as_f64().unwrap() > 0.0,
+        "{done}"
+    );
+    let (status, sweep) = c
+        .send_json(
+            Method::POST,
+            "/api/compare",
+            &json!({"policies": ["age"], "budgets": [2], "delta_q": "exact"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{sweep}");
+    let (_, runs) = c.get_json("/api/runs").await.unwrap();
+    assert!(runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["sweep"] == sweep["sweep"] && r["delta_q"] == "exact"));
+    let (status, _) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "age", "budget": 3, "delta_q": "perfect"}),
+        )
+        .await
+        .unwrap();
+    assert!(status.is_client_error(), "{status}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -44,7 +44,7 @@ $("sweep-form").addEventListener("submit", async e => {
   const budgets = list("budgets");
   const thetas = list("thetas");
   try {
-    const r = await postJSON("/api/compare", { policies, budgets, thetas, mode: $("mode").value });
+    const r = await postJSON("/api/compare", { policies, budgets, thetas, mode: $("mode").value, delta_q: $("delta-q").value });
     $("message").textContent = `Sweep #${r.sweep} queued (${r.runs.length} runs).`;
     load();
   } catch (err) { showError($("message"), err); }

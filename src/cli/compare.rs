@@ -200,12 +200,13 @@ fn to_json(comparisons: &[Comparison]) -> serde_json::Value {
 
 fn print_summary(c: &Comparison) {
     println!(
-        "\n{} mode, {} scoring, {} units, {} workload queries, user-centric ΔQ̄ {}, {} runs in {:.1} s",
+        "\n{} mode, {} scoring, {} units, {} workload queries, user-centric ΔQ̄ {}, ΔQ {}, {} runs in {:.1} s",
         c.mode.as_str(),
         c.scoring,
         c.units,
         c.workload_queries,
         c.uc_estimator.as_str(),
+        c.delta_q.as_str(),
         c.points.len(),
         c.seconds
     );

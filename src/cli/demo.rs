@@ -83,6 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             viewing_exponent: 1.5,
             fit_viewing_exponent: false,
             pieces: 3,
+            delta_q: refresher::quality::measure::DeltaQMethod::Estimate,
         },
         budgets: Some(budgets),
         policies: None,

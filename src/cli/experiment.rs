@@ -1,6 +1,7 @@
 //! Inputs and outputs shared by the experiment commands (`simulate`, `compare`,
 //! `estimate-check`, `demo`).
 
+use refresher::quality::measure::DeltaQMethod;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,11 @@ pub struct ExperimentArgs {
     /// Pieces of each score-to-rank function F_q (paper 003: 3).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub pieces: u32,
+    /// How ΔQ_A is measured: paper 003's estimate from the index hook, or the exact change of
+    /// quality under the evaluated metric (every affected query, as issued, re-ranked; a
+    /// simulation reference that reads the live Web).
+    #[arg(long = "delta-q", value_enum, default_value_t = DeltaQMethod::Estimate)]
+    pub delta_q: DeltaQMethod,
 }
 
 /// The loaded inputs of an experiment.
@@ -114,6 +120,7 @@ impl Loaded {
             scoring,
             likelihood: refresher::quality::ViewingLikelihood::new(self.args.viewing_exponent),
             pieces: self.args.pieces as usize,
+            delta_q: self.args.delta_q,
         };
         let spinner = refresher::progress::spinner("measuring");
         let env = Environment::new(&self.corpus, workload, config)

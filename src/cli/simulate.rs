@@ -129,10 +129,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("{value}");
     } else {
         println!(
-            "{label}, B = {}, {} mode, {} scoring, {} units, {} workload queries",
+            "{label}, B = {}, {} mode, {} scoring, ΔQ {}, {} units, {} workload queries",
             result.budget,
             result.mode.as_str(),
             result.scoring,
+            result.delta_q.as_str(),
             env.units(),
             env.workload.queries.len()
         );

@@ -14,12 +14,18 @@
 //! document length, a second-order effect this definition leaves out (and the hook too).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::corpus::PageId;
-use crate::index::{ForwardDoc, ForwardIndex, Scorer, ScoringKind};
+use crate::corpus::{PageId, Unit};
+use crate::index::{
+    ForwardDoc, ForwardIndex, PageUpdate, Repository, ScoreShift, Scorer, ScoringKind, ShiftSink,
+    WorkloadTerms,
+};
+use crate::querylog::term_workload::TermWorkload;
 use crate::text::TermId;
 
 use super::exact::{absolute_quality_of, LiveTruth, MetricQuery};
+use super::measure::{DeltaQMethod, MeasureDeltaQ};
 use super::viewing::ViewingLikelihood;
 
 /// Which workload queries hold each term: finds the queries a refresh can affect.
@@ -106,6 +112,106 @@ pub fn exact_delta_q(
     let after = absolute_quality_of(forward, scorer, queries, &indices, truth, likelihood);
     set_copy(forward, page, old);
     after - before
+}
+
+/// The refresh loop's [`MeasureDeltaQ`] with the exact ΔQ_A (`--delta-q exact`).
+///
+/// A batch's pages are measured one after another, in batch order, each against the
+/// repository holding the batch's earlier pages: the values of a batch sum to its whole change
+/// of Eq. 5's numerator over the affected queries. Copies identical to the held one (same
+/// content hash) measure nothing, as the repository's update path skips them. It reads the
+/// live Web (`truths`, one per unit): a simulation reference, not something a crawler has.
+pub struct ExactDeltaQMeasure {
+    workload: Arc<TermWorkload>,
+    truths: Arc<Vec<LiveTruth>>,
+    likelihood: ViewingLikelihood,
+    affected: AffectedQueries,
+    last: Vec<(PageId, f64)>,
+}
+
+impl ExactDeltaQMeasure {
+    /// Measures over `workload.queries` against `truths[t]` at unit `t`.
+    pub fn new(
+        workload: Arc<TermWorkload>,
+        truths: Arc<Vec<LiveTruth>>,
+        likelihood: ViewingLikelihood,
+    ) -> Self {
+        let affected = AffectedQueries::new(&workload.queries);
+        ExactDeltaQMeasure {
+            workload,
+            truths,
+            likelihood,
+            affected,
+            last: Vec::new(),
+        }
+    }
+}
+
+impl MeasureDeltaQ for ExactDeltaQMeasure {
+    fn method(&self) -> DeltaQMethod {
+        DeltaQMethod::Exact
+    }
+
+    fn watched_terms(&self) -> Option<WorkloadTerms> {
+        None
+    }
+
+    fn workload(&self) -> &Arc<TermWorkload> {
+        &self.workload
+    }
+
+    fn before_unit(&mut self, _repo: &Repository, _unit: Unit) {}
+
+    fn before_apply(&mut self, repo: &Repository, unit: Unit, batch: &[PageUpdate<'_>]) {
+        self.last.clear();
+        let Some(truth) = self.truths.get(unit as usize) else {
+            return;
+        };
+        // As in the repository's update path, the last update of a page wins.
+        let mut last_of: HashMap<PageId, usize> = HashMap::with_capacity(batch.len());
+        for (i, u) in batch.iter().enumerate() {
+            last_of.insert(u.page, i);
+        }
+        // Cloned on the first page that changes anything.
+        let mut shadow: Option<ForwardIndex> = None;
+        for (i, u) in batch.iter().enumerate() {
+            if last_of[&u.page] != i {
+                continue;
+            }
+            let new = u.version.map(|v| ForwardDoc::from_version(u.url, v));
+            let held = shadow.as_ref().unwrap_or(repo.forward()).doc(u.page);
+            let unchanged = match (held, &new) {
+                (Some(h), Some(n)) => n.content_hash != 0 && h.content_hash == n.content_hash,
+                (None, None) => true,
+                _ => false,
+            };
+            if unchanged {
+                continue;
+            }
+            let forward = shadow.get_or_insert_with(|| repo.forward().clone());
+            let delta = exact_delta_q(
+                forward,
+                repo.scorer(),
+                &self.workload.queries,
+                &self.affected,
+                truth,
+                &self.likelihood,
+                u.page,
+                new.clone(),
+            );
+            set_copy(forward, u.page, new);
+            self.last.push((u.page, delta));
+        }
+    }
+
+    fn delta_q_by_page(&self) -> Vec<(PageId, f64)> {
+        self.last.clone()
+    }
+}
+
+/// The hook stays off for the exact measurement: shifts are never pushed.
+impl ShiftSink for ExactDeltaQMeasure {
+    fn shifts(&mut self, _unit: Unit, _shifts: &[ScoreShift]) {}
 }
 
 fn set_copy(forward: &mut ForwardIndex, page: PageId, doc: Option<ForwardDoc>) {

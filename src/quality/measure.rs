@@ -1,3 +1,8 @@
+//! How a refresher learns `ΔQ_A` of the refreshes it applies: the [`MeasureDeltaQ`] seam, with
+//! two implementations — [`DeltaQMeasure`], paper 003's estimate from the hook, and
+//! [`super::exact_delta::ExactDeltaQMeasure`], the exact value under the evaluated metric (the
+//! reference: what any estimate could at best give the policy). [`DeltaQMethod`] names them.
+//!
 //! [`DeltaQMeasure`]: ΔQ_A of every refreshed page, measured inside index maintenance
 //! (paper 003 §5). It is the [`ShiftSink`] the repository's update path pushes the hook's
 //! score shifts into, owns the score-to-rank functions `F_t` of the single-term workload and
@@ -19,12 +24,77 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::corpus::{PageId, Unit};
-use crate::index::{Repository, ScoreShift, ShiftSink, WorkloadTerms};
+use crate::index::{PageUpdate, Repository, ScoreShift, ShiftSink, WorkloadTerms};
 use crate::querylog::term_workload::TermWorkload;
 
 use super::estimate::{DeltaQEstimator, ScoreRankTable};
 use super::score_rank::ScoreRankFn;
 use super::viewing::ViewingLikelihood;
+
+/// How ΔQ_A is measured (`--delta-q`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeltaQMethod {
+    /// Paper 003's estimate: the hook's single-term score shifts read through the fitted
+    /// score-to-rank functions (§5).
+    #[default]
+    Estimate,
+    /// The exact ΔQ_A under the evaluated metric: every affected workload query, as issued,
+    /// re-ranked before and after the refresh, crediting live scores (Eq. 5–6). A simulation
+    /// reference: it reads the live Web.
+    Exact,
+}
+
+impl DeltaQMethod {
+    /// The name used on the command line and in outputs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeltaQMethod::Estimate => "estimate",
+            DeltaQMethod::Exact => "exact",
+        }
+    }
+}
+
+/// The ΔQ measurement seam of the refresh loop.
+///
+/// # Protocol
+///
+/// Per unit `t`, in this order: [`before_unit`](Self::before_unit) (refits when due), then
+/// [`before_apply`](Self::before_apply) with the batch the repository is about to apply, then
+/// the repository's `apply(t, batch, sink)` with this measurement as the [`ShiftSink`], then
+/// [`delta_q_by_page`](Self::delta_q_by_page) for that batch. The repository handed to
+/// `before_apply` is the state the batch applies to; an implementation must not keep
+/// references to it. Pages absent from `delta_q_by_page` have ΔQ_A = 0.
+pub trait MeasureDeltaQ: ShiftSink + Send {
+    /// The method implemented.
+    fn method(&self) -> DeltaQMethod;
+
+    /// The terms the repository's hook must watch (`None`: the hook stays off).
+    fn watched_terms(&self) -> Option<WorkloadTerms>;
+
+    /// The workload measured.
+    fn workload(&self) -> &Arc<TermWorkload>;
+
+    /// Called first in each unit, with the repository as it stands.
+    fn before_unit(&mut self, repo: &Repository, unit: Unit);
+
+    /// Called with the batch before the repository applies it (a no-op by default).
+    fn before_apply(&mut self, _repo: &Repository, _unit: Unit, _batch: &[PageUpdate<'_>]) {}
+
+    /// ΔQ_A per page of the last batch.
+    fn delta_q_by_page(&self) -> Vec<(PageId, f64)>;
+}
 
 /// See the module docs.
 pub struct DeltaQMeasure {
@@ -88,6 +158,28 @@ impl DeltaQMeasure {
     /// ΔQ_A per page of the last batch (pages in shift order).
     pub fn delta_q_by_page(&self) -> Vec<(PageId, f64)> {
         delta_q_by_page(&self.shifts, &self.table, &self.workload, &self.estimator)
+    }
+}
+
+impl MeasureDeltaQ for DeltaQMeasure {
+    fn method(&self) -> DeltaQMethod {
+        DeltaQMethod::Estimate
+    }
+
+    fn watched_terms(&self) -> Option<WorkloadTerms> {
+        Some(DeltaQMeasure::watched_terms(self))
+    }
+
+    fn workload(&self) -> &Arc<TermWorkload> {
+        &self.workload
+    }
+
+    fn before_unit(&mut self, repo: &Repository, unit: Unit) {
+        DeltaQMeasure::before_unit(self, repo, unit);
+    }
+
+    fn delta_q_by_page(&self) -> Vec<(PageId, f64)> {
+        DeltaQMeasure::delta_q_by_page(self)
     }
 }
 

@@ -4,12 +4,13 @@
 //! A [`Refresher`] owns the repository, the refresh policy, the fetcher, the ΔQ measurement and
 //! the crawl state. [`Refresher::step`] is one time unit of refreshing:
 //!
-//! 1. refit the score-to-rank functions when due ([`DeltaQMeasure::before_unit`]);
+//! 1. refit the score-to-rank functions when due ([`MeasureDeltaQ::before_unit`]);
 //! 2. the policy chooses at most `B` distinct pages ([`RefreshPolicy::choose`]);
 //! 3. the fetcher fetches them, conditionally on the held copies ([`Fetcher::fetch`]), and,
 //!    when new pages are crawled outside the budget, the pages it discovered;
 //! 4. the batch goes through the repository's one update path; the hook pushes its score
-//!    shifts into the measurement, which turns them into ΔQ_A per page;
+//!    shifts into the measurement, which turns them into ΔQ_A per page (or, with the exact
+//!    measurement, the measurement re-ranks the affected queries just before);
 //! 5. one [`RefreshOutcome`] per refreshed page (then per discovered page) updates the crawl
 //!    state and is observed by the policy;
 //! 6. the policy gets the repository's view weights when it asked for them.
@@ -24,7 +25,7 @@ use crate::corpus::{PageId, Unit};
 use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetched, Fetcher, HeldCopy};
 use crate::index::{ApplyReport, IndexError, PageUpdate, Repository};
 use crate::policy::{PolicyContext, RefreshOutcome, RefreshPolicy};
-use crate::quality::measure::DeltaQMeasure;
+use crate::quality::measure::MeasureDeltaQ;
 use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
 
@@ -67,7 +68,7 @@ pub struct Refresher<'f> {
     repo: Repository,
     policy: Box<dyn RefreshPolicy>,
     fetcher: Box<dyn Fetcher + 'f>,
-    measure: DeltaQMeasure,
+    measure: Box<dyn MeasureDeltaQ>,
     crawl: CrawlState,
     workload: Arc<TermWorkload>,
     config: RefresherConfig,
@@ -82,10 +83,10 @@ impl<'f> Refresher<'f> {
         mut policy: Box<dyn RefreshPolicy>,
         context: &PolicyContext<'_>,
         fetcher: Box<dyn Fetcher + 'f>,
-        measure: DeltaQMeasure,
+        measure: Box<dyn MeasureDeltaQ>,
         config: RefresherConfig,
     ) -> Self {
-        repo.set_hook(Some(measure.watched_terms()));
+        repo.set_hook(measure.watched_terms());
         policy.prepare(context);
         let workload = Arc::clone(measure.workload());
         Refresher {
@@ -168,7 +169,8 @@ impl<'f> Refresher<'f> {
                     },
                 })
                 .collect();
-            self.repo.apply(unit, &batch, &mut self.measure)?
+            self.measure.before_apply(&self.repo, unit, &batch);
+            self.repo.apply(unit, &batch, &mut *self.measure)?
         };
         let deltas: HashMap<PageId, f64> = self.measure.delta_q_by_page().into_iter().collect();
         let delta_of = |p: PageId| deltas.get(&p).copied().unwrap_or(0.0);
@@ -245,6 +247,7 @@ mod tests {
     use crate::policy::registry::family;
     use crate::policy::FitMode;
     use crate::quality::exact::MetricQuery;
+    use crate::quality::measure::DeltaQMeasure;
 
     /// A live Web whose URLs the crawler learns as it goes: page ids `known..` exist only from
     /// unit `reveal` on, when discovery reports them (as a crawler meeting new links would).
@@ -334,7 +337,7 @@ mod tests {
                 known,
                 reveal: 2,
             }),
-            measure,
+            Box::new(measure),
             RefresherConfig {
                 budget,
                 crawl_new_pages: true,

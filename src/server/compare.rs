@@ -44,6 +44,9 @@ pub struct SweepSpec {
     /// Values swept per parameter (each budget run once per combination, the best kept).
     #[serde(default)]
     pub sweep: BTreeMap<String, Vec<f64>>,
+    /// How ΔQ_A is measured in every run (default `estimate`).
+    #[serde(default)]
+    pub delta_q: crate::quality::measure::DeltaQMethod,
 }
 
 /// The body of `GET /api/compare`.
@@ -148,6 +151,7 @@ pub fn start_sweep(
                 seed: None,
                 theta: None,
                 params: params.into_iter().collect(),
+                delta_q: spec.delta_q,
             },
             Some(next_sweep),
         )?;

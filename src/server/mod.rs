@@ -140,7 +140,11 @@ impl AppState {
         ));
         let mut serving = Vec::new();
         if has_log {
-            if let Ok(env) = environments.get(options.scoring, WorkloadSource::Log) {
+            if let Ok(env) = environments.get(
+                options.scoring,
+                WorkloadSource::Log,
+                crate::quality::measure::DeltaQMethod::Estimate,
+            ) {
                 let held = |p: PageId| corpus.page_at(p, served_unit).present().map(|v| v.unit);
                 for unit in served_unit..corpus.units() {
                     let fresh = |p: PageId| is_fresh(corpus, p, held(p), unit);

@@ -26,6 +26,7 @@ use crate::corpus::{Corpus, LiveWeb};
 use crate::index::ScoringKind;
 use crate::policy::family::ParamValue;
 use crate::policy::{FitMode, RefreshPolicy};
+use crate::quality::measure::DeltaQMethod;
 use crate::quality::search_quality::optional_mean_keys;
 use crate::quality::SearchQuality;
 use crate::querylog::term_workload::TermWorkload;
@@ -89,6 +90,9 @@ pub struct RunSpec {
     /// The policy's parameters (`GET /api/policies` lists each family's).
     #[serde(default)]
     pub params: BTreeMap<String, ParamValue>,
+    /// How ΔQ_A is measured (default `estimate`; `exact` is the simulation's reference).
+    #[serde(default)]
+    pub delta_q: DeltaQMethod,
 }
 
 impl RunSpec {
@@ -171,6 +175,8 @@ pub struct RunInfo {
     pub mode: FitMode,
     pub scoring: ScoringKind,
     pub workload: WorkloadSource,
+    /// How ΔQ_A is measured.
+    pub delta_q: DeltaQMethod,
     pub sweep: Option<u64>,
     pub status: RunStatus,
     pub error: Option<String>,
@@ -211,6 +217,7 @@ impl Run {
             mode: self.spec.mode,
             scoring: self.scoring,
             workload: self.spec.workload,
+            delta_q: self.spec.delta_q,
             sweep: self.sweep,
             status: s.status,
             error: s.error.clone(),
@@ -271,7 +278,7 @@ impl Run {
 }
 
 /// Environments by (scoring, workload), with the live snapshot they were built from.
-type EnvKey = (ScoringKind, WorkloadSource);
+type EnvKey = (ScoringKind, WorkloadSource, DeltaQMethod);
 type CachedEnv = (Vec<(Vec<String>, u64)>, Arc<Environment<'static>>);
 
 /// Builds and caches the policy-independent environments runs share.
@@ -299,19 +306,21 @@ impl Environments {
         }
     }
 
-    /// The environment for `scoring` and `source`, built on first use (blocking; seconds to
-    /// minutes on a real site) and rebuilt for `log+live` when the served queries changed.
+    /// The environment for `scoring`, `source` and ΔQ method `delta_q`, built on first use
+    /// (blocking; seconds to minutes on a real site) and rebuilt for `log+live` when the served
+    /// queries changed.
     pub fn get(
         &self,
         scoring: ScoringKind,
         source: WorkloadSource,
+        delta_q: DeltaQMethod,
     ) -> Result<Arc<Environment<'static>>, String> {
         let snapshot = match source {
             WorkloadSource::Log => Vec::new(),
             WorkloadSource::LogLive => self.live.snapshot(),
         };
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((seen, env)) = cache.get(&(scoring, source)) {
+        if let Some((seen, env)) = cache.get(&(scoring, source, delta_q)) {
             if *seen == snapshot {
                 return Ok(env.clone());
             }
@@ -337,11 +346,12 @@ impl Environments {
         }
         let config = EnvironmentConfig {
             scoring,
+            delta_q,
             ..self.config.clone()
         };
         let env =
             Arc::new(Environment::new(self.corpus, workload, config).map_err(|e| e.to_string())?);
-        cache.insert((scoring, source), (snapshot, env.clone()));
+        cache.insert((scoring, source, delta_q), (snapshot, env.clone()));
         Ok(env)
     }
 }
@@ -496,7 +506,7 @@ impl RunManager {
 
 /// The blocking body of a run: `Ok(true)` when it was cancelled.
 fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool, String> {
-    let env = envs.get(run.scoring, run.spec.workload)?;
+    let env = envs.get(run.scoring, run.spec.workload, run.spec.delta_q)?;
     if run.cancel.load(Ordering::Relaxed) {
         return Ok(true);
     }

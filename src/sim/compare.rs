@@ -13,6 +13,7 @@ use crate::policy::family::{expand_sweep, GridDefault, ParamValue, PolicyError};
 use crate::policy::registry::family;
 use crate::policy::user_centric::Estimator;
 use crate::policy::FitMode;
+use crate::quality::measure::DeltaQMethod;
 use crate::quality::search_quality::mean_keys;
 use crate::quality::SearchQuality;
 
@@ -172,6 +173,8 @@ pub struct Comparison {
     pub workload_queries: usize,
     /// The ΔQ̄ estimator user-centric ran with in this mode.
     pub uc_estimator: Estimator,
+    /// How ΔQ_A was measured (`estimate` or `exact`).
+    pub delta_q: DeltaQMethod,
     /// Mean quality with no refresh (B = 0): where the staleness gap starts.
     pub unrefreshed_quality: Option<f64>,
     pub rows: Vec<TargetRow>,
@@ -259,6 +262,7 @@ pub fn sweep(
         units: env.units(),
         workload_queries: env.workload.queries.len(),
         uc_estimator: estimator.unwrap_or_else(|| Estimator::default_for(config.mode)),
+        delta_q: env.config.delta_q,
         unrefreshed_quality: Some(unrefreshed),
         rows,
         curves,

@@ -10,7 +10,8 @@ use crate::crawl::SnapshotFetcher;
 use crate::index::{forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoringKind};
 use crate::policy::{ChangeHistory, PageHistory};
 use crate::quality::exact::LiveTruth;
-use crate::quality::measure::DeltaQMeasure;
+use crate::quality::exact_delta::ExactDeltaQMeasure;
+use crate::quality::measure::{DeltaQMeasure, DeltaQMethod, MeasureDeltaQ};
 use crate::quality::score_rank::DEFAULT_PIECES;
 use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
@@ -22,6 +23,8 @@ pub struct EnvironmentConfig {
     pub likelihood: ViewingLikelihood,
     /// Pieces of each score-to-rank function F_q.
     pub pieces: usize,
+    /// How ΔQ_A is measured, in every run and in the oracle history.
+    pub delta_q: DeltaQMethod,
 }
 
 impl Default for EnvironmentConfig {
@@ -30,6 +33,7 @@ impl Default for EnvironmentConfig {
             scoring: ScoringKind::Bm25,
             likelihood: ViewingLikelihood::default(),
             pieces: DEFAULT_PIECES,
+            delta_q: DeltaQMethod::Estimate,
         }
     }
 }
@@ -40,8 +44,9 @@ pub struct Environment<'c> {
     /// Shared with every run's ΔQ measurement.
     pub workload: Arc<TermWorkload>,
     pub config: EnvironmentConfig,
-    /// The live side of the exact metrics, per unit `0..units`.
-    pub truths: Vec<LiveTruth>,
+    /// The live side of the exact metrics, per unit `0..units` (shared with the exact ΔQ
+    /// measurement).
+    pub truths: Arc<Vec<LiveTruth>>,
     /// EBR's weight per page: `Σ_q f_q · I(rank in A(q, W_0))` (how often users are shown p).
     pub view_weight: Vec<f64>,
     /// The repository's forward index at unit 0 (every page present then): where every run
@@ -61,21 +66,36 @@ impl<'c> Environment<'c> {
         let workload = Arc::new(workload);
         // Three independent parts, run side by side: each has sequential stretches (advancing
         // the live index, applying the weekly batches) that would leave a core idle alone.
-        let ((truths, view_weight), (mut history, measured)) = rayon::join(
+        // The exact ΔQ_A reads the live truths, so it waits for them.
+        let exact = config.delta_q == DeltaQMethod::Exact;
+        let ((truths, view_weight), (mut history, (initial, measured))) = rayon::join(
             || live_truths(corpus, &workload, &config),
             || {
                 rayon::join(
                     || shingle_history(corpus),
                     || {
                         let initial = forward_at(corpus, 0);
-                        let measured = measure_from(corpus, initial.clone(), &workload, &config);
+                        let measured = (!exact).then(|| {
+                            measure_from(corpus, initial.clone(), &config, |repo| {
+                                estimate_measure(repo, &workload, &config)
+                            })
+                        });
                         (initial, measured)
                     },
                 )
             },
         );
-        let (initial, measured) = measured;
-        let measured = measured?;
+        let truths = Arc::new(truths);
+        let measured = match measured {
+            Some(m) => m?,
+            None => measure_from(corpus, initial.clone(), &config, |_| {
+                Box::new(ExactDeltaQMeasure::new(
+                    Arc::clone(&workload),
+                    Arc::clone(&truths),
+                    config.likelihood,
+                ))
+            })?,
+        };
         for (page, h) in history.pages.iter_mut().enumerate() {
             h.delta_q = h
                 .change_units
@@ -189,38 +209,146 @@ pub fn measure_every_change(
     config: &EnvironmentConfig,
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
     let initial = forward_at(corpus, 0);
-    measure_from(corpus, initial, &Arc::new(workload.clone()), config)
+    let workload = Arc::new(workload.clone());
+    measure_from(corpus, initial, config, |repo| {
+        estimate_measure(repo, &workload, config)
+    })
 }
 
-/// [`measure_every_change`] from the repository's forward index at unit 0.
+/// Paper 003's estimate over `workload`, fitted on the repository at unit 0 and refitted
+/// before every unit: each unit's changes are measured against the repository that holds
+/// every earlier change.
+fn estimate_measure(
+    repo: &Repository,
+    workload: &Arc<TermWorkload>,
+    config: &EnvironmentConfig,
+) -> Box<dyn MeasureDeltaQ> {
+    Box::new(DeltaQMeasure::new(
+        repo,
+        Arc::clone(workload),
+        config.likelihood,
+        config.pieces,
+        1,
+    ))
+}
+
+/// [`measure_every_change`] from the repository's forward index at unit 0, with the
+/// measurement `make` builds on that repository.
 fn measure_from(
     corpus: &Corpus,
     initial: ForwardIndex,
-    workload: &Arc<TermWorkload>,
     config: &EnvironmentConfig,
+    make: impl FnOnce(&Repository) -> Box<dyn MeasureDeltaQ>,
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
     let mut repo = Repository::forward_only_from(
         initial,
         std::sync::Arc::clone(&corpus.vocabulary),
         config.scoring,
     );
-    // Refit before every unit: each unit's changes are measured against the repository that
-    // holds every earlier change.
-    let mut measure = DeltaQMeasure::new(
-        &repo,
-        Arc::clone(workload),
-        config.likelihood,
-        config.pieces,
-        1,
-    );
-    repo.set_hook(Some(measure.watched_terms()));
+    let mut measure = make(&repo);
+    repo.set_hook(measure.watched_terms());
     let fetcher = SnapshotFetcher::new(corpus);
     let mut out = vec![std::collections::HashMap::new()];
     for unit in 1..corpus.units() {
         measure.before_unit(&repo, unit);
         let batch = fetcher.changes_at(unit);
-        repo.apply(unit, &batch, &mut measure)?;
+        measure.before_apply(&repo, unit, &batch);
+        repo.apply(unit, &batch, &mut *measure)?;
         out.push(measure.delta_q_by_page().into_iter().collect());
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::testutil::random_corpus;
+    use crate::index::CollectionStats;
+    use crate::quality::exact::{evaluate, MetricQuery};
+    use crate::text::TermId;
+
+    /// With the exact measurement, the ΔQ_A of a unit's changes, each measured after the
+    /// unit's earlier ones, sum to the change of Eq. 5's numerator from the repository at
+    /// `t − 1` to the one at `t` (TF-IDF and in-links: only affected lists change).
+    #[test]
+    fn exact_history_sums_to_each_units_change_of_quality() {
+        let corpus = random_corpus(90, 7, 11);
+        let mut workload = TermWorkload::default();
+        let n = corpus.vocabulary.len() as TermId;
+        for i in 0..40 {
+            let terms: Vec<TermId> = if i % 2 == 0 {
+                vec![i % n]
+            } else {
+                let (a, b) = (i % n, (i * 7 + 3) % n);
+                let mut t = vec![a.min(b), a.max(b)];
+                t.dedup();
+                t
+            };
+            for &t in &terms {
+                *workload.term_frequency.entry(t).or_default() += 1.0;
+            }
+            workload.queries.push(MetricQuery {
+                terms,
+                frequency: 1.0 + f64::from(i % 4),
+            });
+        }
+        for scoring in [ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let config = EnvironmentConfig {
+                scoring,
+                delta_q: DeltaQMethod::Exact,
+                ..EnvironmentConfig::default()
+            };
+            let env = Environment::new(&corpus, workload.clone(), config.clone()).unwrap();
+            let scorer = scoring.scorer();
+            let measured_by_unit = measure_from(&corpus, forward_at(&corpus, 0), &config, |_| {
+                Box::new(ExactDeltaQMeasure::new(
+                    Arc::clone(&env.workload),
+                    Arc::clone(&env.truths),
+                    config.likelihood,
+                ))
+            })
+            .unwrap();
+            let mut nonzero = 0;
+            let mut checked = 0;
+            for unit in 1..corpus.units() {
+                // A page created or deleted changes the collection size, and with it every
+                // IDF: lists without a term of the page can reorder (not measured, by design).
+                if forward_at(&corpus, unit).num_docs() != forward_at(&corpus, unit - 1).num_docs()
+                {
+                    continue;
+                }
+                checked += 1;
+                let mut by_page: Vec<(&PageId, &f64)> =
+                    measured_by_unit[unit as usize].iter().collect();
+                by_page.sort_by_key(|(p, _)| **p);
+                let measured: f64 = by_page.iter().map(|(_, d)| **d).sum();
+                let truth = &env.truths[unit as usize];
+                let absolute = |u: Unit| {
+                    evaluate(
+                        &forward_at(&corpus, u),
+                        scorer.as_ref(),
+                        &env.workload.queries,
+                        truth,
+                        &config.likelihood,
+                        &|_| true,
+                    )
+                    .absolute_quality
+                };
+                let whole = absolute(unit) - absolute(unit - 1);
+                assert!(
+                    (measured - whole).abs() <= 1e-9 * whole.abs().max(1.0),
+                    "{scoring} unit {unit}: {measured} vs {whole}"
+                );
+                nonzero += usize::from(measured != 0.0);
+            }
+            assert!(
+                checked > 1,
+                "{scoring}: only {checked} units without creations"
+            );
+            assert!(
+                nonzero > 1,
+                "{scoring}: only {nonzero} units measured a change"
+            );
+        }
+    }
 }

@@ -9,7 +9,8 @@ use crate::crawl::{CrawlState, SnapshotFetcher};
 use crate::index::{IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
 use crate::quality::exact::{evaluate, UnitMetrics};
-use crate::quality::measure::DeltaQMeasure;
+use crate::quality::exact_delta::ExactDeltaQMeasure;
+use crate::quality::measure::{DeltaQMeasure, DeltaQMethod, MeasureDeltaQ};
 use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
 use crate::quality::SearchQuality;
@@ -79,6 +80,8 @@ pub struct RunResult {
     pub budget: usize,
     pub mode: FitMode,
     pub scoring: String,
+    /// How ΔQ_A was measured (`estimate` or `exact`).
+    pub delta_q: DeltaQMethod,
     /// The mean over units of what users see (keys `mean_quality`, `mean_fresh_at_10`,
     /// `mean_map_at_10`).
     #[serde(flatten, with = "mean_keys")]
@@ -216,6 +219,7 @@ pub fn run_with(
         budget: config.budget,
         mode: config.mode,
         scoring: env.config.scoring.name().to_string(),
+        delta_q: env.config.delta_q,
         mean: SearchQuality::mean_of(&per_unit.iter().map(|r| r.search).collect::<Vec<_>>())
             .unwrap_or_default(),
         mean_change_ratio: mean(&|r| r.change_ratio),
@@ -259,13 +263,20 @@ pub fn refresher_for<'e>(
         history: (config.mode == FitMode::Oracle).then_some(&env.history),
         seed: config.seed,
     };
-    let measure = DeltaQMeasure::new(
-        &repo,
-        Arc::clone(&env.workload),
-        env.config.likelihood,
-        env.config.pieces,
-        config.refit_every,
-    );
+    let measure: Box<dyn MeasureDeltaQ> = match env.config.delta_q {
+        DeltaQMethod::Estimate => Box::new(DeltaQMeasure::new(
+            &repo,
+            Arc::clone(&env.workload),
+            env.config.likelihood,
+            env.config.pieces,
+            config.refit_every,
+        )),
+        DeltaQMethod::Exact => Box::new(ExactDeltaQMeasure::new(
+            Arc::clone(&env.workload),
+            Arc::clone(&env.truths),
+            env.config.likelihood,
+        )),
+    };
     Refresher::new(
         repo,
         crawl,
