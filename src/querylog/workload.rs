@@ -21,7 +21,7 @@
 //!
 //! * *the data set's pages*: every page's **first present version** (the repository at the start
 //!   of the simulation); pages never present are left out.
-//! * *TF-IDF*: Lucene's classic similarity (the variant the paper used, its ref. [2]), restricted
+//! * *TF-IDF*: Lucene's classic similarity (the variant the paper used, its ref. \[2\]), restricted
 //!   to pages containing **every** query term (the paper's result lists are conjunctive):
 //!   `Σ_t sqrt(tf)·idf(t)²·(1/sqrt(len))`, `idf = 1 + ln(N/(df+1))`; Lucene's query norm and
 //!   coord factor are left out (coord is 1 on conjunctive matches; the query norm would rescale
