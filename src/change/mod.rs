@@ -1,6 +1,6 @@
 //! Change detection and change-rate estimation.
 //!
-//! * [`shingles`]: w-word shingles of a page's visible text (Broder) and the two distances
+//! * [`shingles`](mod@shingles): w-word shingles of a page's visible text (Broder) and the two distances
 //!   between copies that SBR and EBR threshold on.
 //! * [`rate`]: Poisson change-rate estimators from visit histories (naive X/T, Cho &
 //!   Garcia-Molina's improved estimator "CG", the oracle count over observed units).

@@ -47,7 +47,7 @@ pub fn cg_rate_per_unit(visits: usize, changed: usize, interval: f64) -> f64 {
 /// units `0..units`, at least 1).
 ///
 /// This is [`naive_rate`] with `T` = the observed units, the estimate paper 003 §6 fitted on
-/// the whole 48-week history ("we used the simpler Poisson update model, as done in [9]").
+/// the whole 48-week history ("we used the simpler Poisson update model, as done in \[9\]").
 /// At most one change per unit is visible, so a page changing every unit gets λ = 1.
 pub fn oracle_rate(change_count: usize, units: u32) -> f64 {
     naive_rate(change_count, units.saturating_sub(1).max(1) as f64)

@@ -173,7 +173,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// DESIGN §7 keys: `rows` and `curves` (each entry labelled with its mode), plus each sweep.
+/// The JSON contract's keys (see ARCHITECTURE.md, § Command line and JSON contract): `rows`
+/// and `curves` (each entry labelled with its mode), plus each sweep.
 fn to_json(comparisons: &[Comparison]) -> serde_json::Value {
     let mut rows = Vec::new();
     let mut curves = Vec::new();

@@ -94,8 +94,9 @@ fn print_readable(path: &Path, summary: &CorpusSummary, report: &IngestReport, s
     }
 }
 
-/// Summarises the log at `path` as a workload over `corpus`: the DESIGN §7 keys `log_lines`,
-/// `distinct_queries`, `workload_queries`, `workload_terms`, and the workload report.
+/// Summarises the log at `path` as a workload over `corpus`: the JSON contract's keys
+/// `log_lines`, `distinct_queries`, `workload_queries`, `workload_terms` (see
+/// ARCHITECTURE.md, § Command line and JSON contract), and the workload report.
 fn log_summary(
     path: &Path,
     corpus: &Corpus,

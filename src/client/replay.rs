@@ -57,7 +57,8 @@ pub struct ReplayOptions {
     pub limit: usize,
 }
 
-/// The figures of a replay (DESIGN §7 keys).
+/// The figures of a replay (the first six keys are part of the JSON contract: see
+/// ARCHITECTURE.md, § Command line and JSON contract).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ReplayReport {
     pub queries: u64,

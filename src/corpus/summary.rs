@@ -41,7 +41,8 @@ pub struct ChangedPage {
 }
 
 /// Summary of a corpus. The keys `pages_total`, `pages_in_all_units`, `pages_created`,
-/// `pages_deleted`, `versions` and `units` are part of the CLI's JSON contract (DESIGN §7).
+/// `pages_deleted`, `versions` and `units` are part of the CLI's JSON contract (see
+/// ARCHITECTURE.md, § Command line and JSON contract).
 #[derive(Debug, Clone, Serialize)]
 pub struct CorpusSummary {
     /// Pages ever captured (present or gone).

@@ -27,7 +27,7 @@ impl HeldCopy {
         }
     }
 
-    /// The copy's [`DEFAULT_SHINGLE_WIDTH`]-word shingles (see [`crate::change::shingles`]).
+    /// The copy's [`DEFAULT_SHINGLE_WIDTH`]-word shingles (see [`crate::change::shingles()`]).
     pub fn sketch(&self) -> &[u64] {
         self.sketch
             .get_or_init(|| shingles(&self.version.indexed_text(), DEFAULT_SHINGLE_WIDTH).into())

@@ -251,8 +251,8 @@ impl ForwardIndex {
     /// The full result list `A(q)` of the conjunctive query `terms` under `scorer` with these
     /// statistics: every page containing all terms, in [`rank_order`].
     ///
-    /// Scores come from [`Weight::score_tfs`] on the frequencies the postings carry (equal to
-    /// [`Weight::score`] on the page's copy). The sort may be unstable: [`rank_order`] is a
+    /// Scores come from [`Weight::score_tfs`](super::scorer::Weight::score_tfs) on the frequencies the postings carry (equal to
+    /// [`Weight::score`](super::scorer::Weight::score) on the page's copy). The sort may be unstable: [`rank_order`] is a
     /// total order with no ties (page ids are distinct).
     pub fn ranked(&self, scorer: &dyn Scorer, terms: &[TermId]) -> Vec<Ranked> {
         let mut hits = self.scored(scorer, terms);

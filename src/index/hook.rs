@@ -13,7 +13,7 @@
 //! batch also moves the collection statistics, so pages outside the batch shift slightly too;
 //! with in-links, a refreshed page's changed out-links move other pages' scores. Those
 //! second-order shifts are not recorded (the ΔQ estimator approximates the displaced pages
-//! through `F_q⁻¹`, DESIGN.md §4).
+//! through `F_q⁻¹`; see ARCHITECTURE.md, § The user-centric metric and its estimate).
 
 use crate::corpus::{PageId, Unit};
 use crate::text::{TermId, Vocabulary};

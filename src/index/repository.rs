@@ -108,8 +108,10 @@ impl Repository {
         }
     }
 
-    /// [`from_corpus_at`](Self::from_corpus_at) for a [`forward_only`](Self::forward_only)
-    /// repository.
+    /// The crawl of `corpus` at `unit` (every page present then) in a
+    /// [`forward_only`](Self::forward_only) repository: what
+    /// [`SnapshotFetcher::repository_at`](crate::crawl::SnapshotFetcher::repository_at) builds
+    /// with tantivy.
     ///
     /// Built in bulk ([`ForwardIndex::from_docs`]); the result equals applying the crawl as
     /// one batch (with the hook off, `apply` on a forward-only repository only puts copies).

@@ -8,7 +8,7 @@
 //! token count (scaling by the share of live documents), so default BM25 scores never equal
 //! exact live-collection scores (both shown in the module's tests).
 //!
-//! **The remedy**: the repository's [`ForwardIndex`] keeps exact statistics of the *present*
+//! **The remedy**: the repository's [`ForwardIndex`](super::ForwardIndex) keeps exact statistics of the *present*
 //! documents, and every tantivy search runs through
 //! `Searcher::search_with_statistics_provider` with [`LiveStatistics`], which answers tantivy's
 //! [`Bm25StatisticsProvider`] from them. Scores then depend only on the set of present copies:

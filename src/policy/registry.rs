@@ -1,4 +1,4 @@
-//! The table of policy families (see [`super::family`]): one row per family, in the order
+//! The table of policy families (see [`super::family`](mod@super::family)): one row per family, in the order
 //! results list them. Adding a family is one file defining its [`PolicyFamily`] and one row
 //! here.
 

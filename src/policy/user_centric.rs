@@ -1,5 +1,5 @@
 //! Paper 003's user-centric refresh (Pandey & Olston, "User-Centric Web Crawling", WWW 2005,
-//! §6; DESIGN.md §4).
+//! §6; see ARCHITECTURE.md, § The user-centric metric and its estimate).
 //!
 //! With `R(p)` the past refresh instants of `p` and `LR(p, t)` the refresh before `t`:
 //! `ΔQ̄(p) = mean over t ∈ R(p) of ΔQ_A(p, t) / (t − LR(p, t))` and

@@ -7,7 +7,7 @@
 //! (paper 003 §5). It is the [`ShiftSink`] the repository's update path pushes the hook's
 //! score shifts into, owns the score-to-rank functions `F_t` of the single-term workload and
 //! their refit cadence, and turns a batch's shifts into ΔQ_A per page with the paper's
-//! estimate ([`DeltaQEstimator`], Eq. 7–8).
+//! estimate ([`DeltaQEstimator`], §5.1, built on Eq. 6–7).
 //!
 //! # Protocol
 //!

@@ -60,7 +60,8 @@ impl ViewingLikelihood {
 
     /// `Σ_{r=i}^{j} I(r)`: the first ranks exactly, the rest of a long span by the integral
     /// `Σ_{k=i}^{j} k^(−a) ≈ ((i − ½)^(1−a) − (j + ½)^(1−a)) / (a − 1)`, which for `a = 3/2` is
-    /// DESIGN §4's `2·(1/√(i − ½) − 1/√(j + ½))`. Empty when `j < i`.
+    /// paper 003 §5.1's `2·(1/√(i − ½) − 1/√(j + ½))` (see ARCHITECTURE.md, § The user-centric
+    /// metric and its estimate). Empty when `j < i`.
     pub fn sum(&self, i: u64, j: u64) -> f64 {
         let i = i.max(1);
         if j < i {
@@ -184,9 +185,9 @@ mod tests {
                 "{a}..{b}: {approx} vs {exact}"
             );
         }
-        // The DESIGN §4 form for a = 3/2.
-        let design = 2.0 * (1.0 / (99.5f64).sqrt() - 1.0 / (2000.5f64).sqrt());
-        assert!((i.sum(100, 2000) / i.at(1) - design).abs() < 1e-5);
+        // Paper 003 §5.1's closed form for a = 3/2.
+        let closed = 2.0 * (1.0 / (99.5f64).sqrt() - 1.0 / (2000.5f64).sqrt());
+        assert!((i.sum(100, 2000) / i.at(1) - closed).abs() < 1e-5);
         assert_eq!(i.sum(5, 4), 0.0);
     }
 

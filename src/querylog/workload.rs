@@ -21,7 +21,7 @@
 //!
 //! * *the data set's pages*: every page's **first present version** (the repository at the start
 //!   of the simulation); pages never present are left out.
-//! * *TF-IDF*: Lucene's classic similarity (the variant the paper used, its ref. [2]), restricted
+//! * *TF-IDF*: Lucene's classic similarity (the variant the paper used, its ref. \[2\]), restricted
 //!   to pages containing **every** query term (the paper's result lists are conjunctive):
 //!   `Σ_t sqrt(tf)·idf(t)²·(1/sqrt(len))`, `idf = 1 + ln(N/(df+1))`; Lucene's query norm and
 //!   coord factor are left out (coord is 1 on conjunctive matches; the query norm would rescale
@@ -30,7 +30,8 @@
 //! * *the knee*: [`knee_index`] on the log of the sorted values (maximum distance to the chord).
 //!
 //! Summed TF-IDF grows with the number of query terms, so the paper's filter favours long queries;
-//! [`RelevanceFilter::KneeLengthNormalised`] divides by the number of terms first (DESIGN §6), and
+//! [`RelevanceFilter::KneeLengthNormalised`] divides by the number of terms first (see
+//! ARCHITECTURE.md, § Evaluation protocol), and
 //! the report gives the query-length distribution of what was kept.
 
 use std::collections::HashMap;
@@ -116,12 +117,14 @@ pub struct Workload {
     /// Kept queries, most frequent first (ties by sorted terms).
     pub queries: Vec<WorkloadQuery>,
     /// Single-term workload: `(term, f_t)` with `f_t = Σ f_q` over kept queries containing the
-    /// term (DESIGN §4), most frequent first (ties by term).
+    /// term (paper 003 §5.1; see ARCHITECTURE.md, § The user-centric metric and its estimate),
+    /// most frequent first (ties by term).
     pub single_terms: Vec<(String, u64)>,
     pub report: WorkloadReport,
 }
 
-/// A serialisable summary (keys relied on by `refresher ingest --json`, DESIGN §7).
+/// A serialisable summary (keys relied on by `refresher ingest --json`: see
+/// ARCHITECTURE.md, § Command line and JSON contract).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct WorkloadSummary {
     pub distinct_queries: usize,

@@ -58,7 +58,8 @@ pub struct ForecastPoint {
     pub second_half: f64,
 }
 
-/// The outcome of both checks (DESIGN §7 keys first).
+/// The outcome of both checks (the keys of the JSON contract first: see
+/// ARCHITECTURE.md, § Command line and JSON contract).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EstimateCheck {
     pub pairs: usize,

@@ -8,7 +8,7 @@
 //!
 //! * [`environment`]: what every run shares (live truth per unit, view weights, the oracle
 //!   history with ΔQ measured on every change).
-//! * [`run`]: one run of one policy at one budget.
+//! * [`run`](mod@run): one run of one policy at one budget.
 
 pub mod compare;
 pub mod environment;

@@ -3,8 +3,8 @@
 //! [`generate_site`] writes weekly WARC snapshots of a made-up wiki and a query log in the AOL
 //! collection layout, so that the whole pipeline (ingest → simulate → compare policies) runs on
 //! a fresh machine without downloads. Because the demo's conclusions are drawn from it, the site
-//! imitates the statistics of a real one (EmacsWiki, `shared/data/corpora/emacswiki/README.md`)
-//! rather than being uniform noise:
+//! imitates the statistics of a real one (the EmacsWiki weekly snapshots of 2013; the resulting
+//! figures are listed in `corpora/README.md`) rather than being uniform noise:
 //!
 //! * a Zipf vocabulary of pronounceable made-up words under English function words, topics as
 //!   skewed distributions over it, per-page identifying keywords, log-normal page lengths

@@ -1,7 +1,7 @@
 //! The synthetic site: topics, pages, links, and their week-by-week evolution.
 //!
-//! The model follows what the EmacsWiki snapshots show about a real site (see
-//! `shared/data/corpora/emacswiki/README.md`): most pages never change, a few change nearly
+//! The model follows what the EmacsWiki snapshots show about a real site (the generated site's
+//! figures are in `corpora/README.md`): most pages never change, a few change nearly
 //! every week, and the frequent changers are often pages whose changes users do not care about.
 //! Each change has a kind, because the refresh policies differ precisely in how they weigh
 //! kinds: a staleness policy counts any change, a user-centric one only changes in terms users

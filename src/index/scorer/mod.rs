@@ -7,7 +7,8 @@
 //! ([`LiveScores`](super::LiveScores)) — one scoring code path for everything that compares
 //! scores.
 //!
-//! Every scorer gives a page **0 unless its copy contains every query term** (DESIGN.md §4);
+//! Every scorer gives a page **0 unless its copy contains every query term** (paper 003 §5.1;
+//! see ARCHITECTURE.md, § The user-centric metric and its estimate);
 //! matching pages get a positive score. Multi-term queries are conjunctive and score the sum of
 //! their terms' scores, in the order the terms are given (as tantivy's `BooleanQuery` of `Must`
 //! `TermQuery`s sums them).
