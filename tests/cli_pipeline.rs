@@ -214,6 +214,8 @@ fn simulate_compare_and_estimate_check_end_to_end() {
         "median_relative_error_exact",
         "spearman_single_term_vs_exact",
         "exact_ms_per_refresh",
+        "spearman_multi_term_exact",
+        "median_relative_error_multi_term_exact",
         "forecast_near_diagonal_share",
     ] {
         assert!(
@@ -590,8 +592,11 @@ fn exact_delta_q_drives_simulate_and_compare_in_both_modes() {
         };
         let exact = run("exact");
         let estimate = run("estimate");
+        let multi = run("estimate-multi-term");
         assert_eq!(exact["delta_q"], "exact");
         assert_eq!(estimate["delta_q"], "estimate");
+        assert_eq!(multi["delta_q"], "estimate-multi-term");
+        assert_eq!(run("estimate-single-term")["delta_q"], "estimate");
         // The runs measure their refreshes differently.
         let sum = |r: &serde_json::Value| -> f64 {
             r["per_unit"]
@@ -602,6 +607,11 @@ fn exact_delta_q_drives_simulate_and_compare_in_both_modes() {
                 .sum()
         };
         assert_ne!(sum(&exact), sum(&estimate), "{mode}");
+        assert_ne!(
+            sum(&multi),
+            sum(&estimate),
+            "{mode}: the site's log has multi-term queries"
+        );
         let q = exact["mean_quality"].as_f64().unwrap();
         assert!(q > 0.0 && q <= 1.0 + 1e-12, "{mode}: {q}");
     }

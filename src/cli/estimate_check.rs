@@ -43,16 +43,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("pairs.csv"))?);
-        writeln!(f, "unit,url,estimate,truth,exact")?;
+        writeln!(f, "unit,url,estimate,truth,exact,estimate_multi_term")?;
         for p in &check.pair_checks {
             writeln!(
                 f,
-                "{},{},{},{},{}",
+                "{},{},{},{},{},{}",
                 p.unit,
                 loaded.corpus.url(p.page),
                 p.estimate,
                 p.truth,
-                p.exact
+                p.exact,
+                p.estimate_multi_term
             )?;
         }
         let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("forecast.csv"))?);
@@ -122,6 +123,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             check.median_relative_error_exact,
             check.spearman_single_term_vs_exact,
             check.exact_ms_per_refresh
+        );
+        println!(
+            "multi-term estimate (queries as issued) vs exact ΔQ: Spearman ρ = {:.3}, median relative error = {:.3}",
+            check.spearman_multi_term_exact, check.median_relative_error_multi_term_exact
         );
         println!(
             "forecastability: {} pages with ΔQ̄ > 0 in a half; {:.1} % within a factor of 2 across the halves (units 1–{} vs {}–{})",

@@ -46,6 +46,19 @@ impl AffectedQueries {
         AffectedQueries { by_term }
     }
 
+    /// The queries (ascending positions) holding any of `terms`.
+    pub fn of_terms(&self, terms: &[TermId]) -> Vec<usize> {
+        let mut out: Vec<usize> = terms
+            .iter()
+            .filter_map(|t| self.by_term.get(t))
+            .flatten()
+            .copied()
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The queries (ascending positions) whose result lists replacing `old` by `new` as the
     /// copy of a page can change under `scoring` (see the module docs). `forward` gives the
     /// copies of link targets.

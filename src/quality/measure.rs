@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use crate::corpus::{PageId, Unit};
 use crate::index::{PageUpdate, Repository, ScoreShift, ShiftSink, WorkloadTerms};
 use crate::querylog::term_workload::TermWorkload;
+use crate::text::TermId;
 
 use super::estimate::{DeltaQEstimator, ScoreRankTable};
 use super::score_rank::ScoreRankFn;
@@ -49,7 +50,13 @@ pub enum DeltaQMethod {
     /// Paper 003's estimate: the hook's single-term score shifts read through the fitted
     /// score-to-rank functions (§5).
     #[default]
+    #[value(alias = "estimate-single-term")]
+    #[serde(alias = "estimate-single-term")]
     Estimate,
+    /// The same estimate over the workload queries as issued: the hook's per-term shifts
+    /// combined into per-query scores, one score-to-rank function per query (beyond the
+    /// paper, its §5.1 future work).
+    EstimateMultiTerm,
     /// The exact ΔQ_A under the evaluated metric: every affected workload query, as issued,
     /// re-ranked before and after the refresh, crediting live scores (Eq. 5–6). A simulation
     /// reference: it reads the live Web.
@@ -61,6 +68,7 @@ impl DeltaQMethod {
     pub fn as_str(self) -> &'static str {
         match self {
             DeltaQMethod::Estimate => "estimate",
+            DeltaQMethod::EstimateMultiTerm => "estimate-multi-term",
             DeltaQMethod::Exact => "exact",
         }
     }
@@ -197,10 +205,20 @@ impl ShiftSink for DeltaQMeasure {
 /// equal those fitted on the fully sorted lists (tested below).
 pub fn fit_table(repo: &Repository, workload: &TermWorkload, pieces: usize) -> ScoreRankTable {
     let ids = workload.term_ids();
-    let functions: Vec<(u32, ScoreRankFn)> = ids
+    let keyed: Vec<(u32, &[TermId])> = ids.iter().map(|t| (*t, std::slice::from_ref(t))).collect();
+    fit_keyed(repo, &keyed, pieces)
+}
+
+/// Fits `F` on the repository's result list of each item's terms, keyed as `key_terms` says.
+pub(crate) fn fit_keyed(
+    repo: &Repository,
+    keyed: &[(u32, &[TermId])],
+    pieces: usize,
+) -> ScoreRankTable {
+    let functions: Vec<(u32, ScoreRankFn)> = keyed
         .par_iter()
-        .filter_map(|&t| {
-            let (len, scores) = repo.forward().scores_at_ranks(repo.scorer(), &[t], |len| {
+        .filter_map(|&(t, terms)| {
+            let (len, scores) = repo.forward().scores_at_ranks(repo.scorer(), terms, |len| {
                 ScoreRankFn::needed_ranks(len, pieces)
             });
             let ranks = ScoreRankFn::needed_ranks(len, pieces);

@@ -5,6 +5,7 @@
 //! * [`estimate`]: the cheap ΔQ_A estimate that drives the user-centric refresher.
 //! * [`measure`]: the ΔQ measurement sink fed by the index hook, with its refit cadence.
 //! * [`search_quality`]: the (quality, fresh@10, MAP@10) triple every output reports.
+//! * [`multi_term`]: the ΔQ_A estimate over the workload queries as issued (beyond the paper).
 //! * [`exact_delta`]: the exact ΔQ_A of one refresh under the evaluated metric.
 //! * [`exact`]: the exact metrics (Eq. 5 quality, top-10 freshness, MAP@10); [`trec`]: export.
 
@@ -12,6 +13,7 @@ pub mod estimate;
 pub mod exact;
 pub mod exact_delta;
 pub mod measure;
+pub mod multi_term;
 pub mod score_rank;
 pub mod search_quality;
 pub mod trec;

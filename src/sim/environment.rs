@@ -12,6 +12,7 @@ use crate::policy::{ChangeHistory, PageHistory};
 use crate::quality::exact::LiveTruth;
 use crate::quality::exact_delta::ExactDeltaQMeasure;
 use crate::quality::measure::{DeltaQMeasure, DeltaQMethod, MeasureDeltaQ};
+use crate::quality::multi_term::MultiTermDeltaQMeasure;
 use crate::quality::score_rank::DEFAULT_PIECES;
 use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
@@ -77,7 +78,7 @@ impl<'c> Environment<'c> {
                         let initial = forward_at(corpus, 0);
                         let measured = (!exact).then(|| {
                             measure_from(corpus, initial.clone(), &config, |repo| {
-                                estimate_measure(repo, &workload, &config)
+                                measurement(repo, &workload, None, &config, 1)
                             })
                         });
                         (initial, measured)
@@ -88,12 +89,8 @@ impl<'c> Environment<'c> {
         let truths = Arc::new(truths);
         let measured = match measured {
             Some(m) => m?,
-            None => measure_from(corpus, initial.clone(), &config, |_| {
-                Box::new(ExactDeltaQMeasure::new(
-                    Arc::clone(&workload),
-                    Arc::clone(&truths),
-                    config.likelihood,
-                ))
+            None => measure_from(corpus, initial.clone(), &config, |repo| {
+                measurement(repo, &workload, Some(&truths), &config, 1)
             })?,
         };
         for (page, h) in history.pages.iter_mut().enumerate() {
@@ -210,26 +207,48 @@ pub fn measure_every_change(
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
     let initial = forward_at(corpus, 0);
     let workload = Arc::new(workload.clone());
-    measure_from(corpus, initial, config, |repo| {
-        estimate_measure(repo, &workload, config)
+    let config = EnvironmentConfig {
+        delta_q: DeltaQMethod::Estimate,
+        ..config.clone()
+    };
+    measure_from(corpus, initial, &config, |repo| {
+        measurement(repo, &workload, None, &config, 1)
     })
 }
 
-/// Paper 003's estimate over `workload`, fitted on the repository at unit 0 and refitted
-/// before every unit: each unit's changes are measured against the repository that holds
-/// every earlier change.
-fn estimate_measure(
+/// The ΔQ measurement `config.delta_q` names over `workload`, built on `repo` (the estimates
+/// fit their score-to-rank functions on it, refitted every `refit_every` units; the oracle
+/// history refits before every unit, so each unit's changes are measured against the
+/// repository that holds every earlier change). The exact measurement needs the live truths.
+pub fn measurement(
     repo: &Repository,
     workload: &Arc<TermWorkload>,
+    truths: Option<&Arc<Vec<LiveTruth>>>,
     config: &EnvironmentConfig,
+    refit_every: Unit,
 ) -> Box<dyn MeasureDeltaQ> {
-    Box::new(DeltaQMeasure::new(
-        repo,
-        Arc::clone(workload),
-        config.likelihood,
-        config.pieces,
-        1,
-    ))
+    let workload = Arc::clone(workload);
+    match config.delta_q {
+        DeltaQMethod::Estimate => Box::new(DeltaQMeasure::new(
+            repo,
+            workload,
+            config.likelihood,
+            config.pieces,
+            refit_every,
+        )),
+        DeltaQMethod::EstimateMultiTerm => Box::new(MultiTermDeltaQMeasure::new(
+            repo,
+            workload,
+            config.likelihood,
+            config.pieces,
+            refit_every,
+        )),
+        DeltaQMethod::Exact => Box::new(ExactDeltaQMeasure::new(
+            workload,
+            Arc::clone(truths.expect("the exact ΔQ measurement reads the live truths")),
+            config.likelihood,
+        )),
+    }
 }
 
 /// [`measure_every_change`] from the repository's forward index at unit 0, with the

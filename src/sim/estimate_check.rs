@@ -14,6 +14,7 @@
 //!   [`crate::quality::exact_delta`]: the workload queries as issued (multi-term, conjunctive)
 //!   re-ranked before and after, crediting live scores as Eq. 5 does. The single-term truth
 //!   above is what the paper's estimate models; this one is what the refresher is judged by.
+//!   The multi-term estimate ([`crate::quality::multi_term`]) is judged against it too.
 //! * **Forecastability** (Fig. 3). `ΔQ̄(p)` over the first half of the units against the second
 //!   half, with `ΔQ̄(p) = mean over refreshes of ΔQ_A(p, t) / (t − LR(p, t))`. A page is *near the
 //!   diagonal* when both halves are positive and within a factor of 2; pages with 0 in both
@@ -32,8 +33,10 @@ use crate::crawl::SnapshotFetcher;
 use crate::index::{
     ForwardDoc, ForwardIndex, IndexError, LiveScores, PageUpdate, Ranked, Repository,
 };
+use crate::quality::estimate::DeltaQEstimator;
 use crate::quality::exact_delta::{exact_delta_q, AffectedQueries};
 use crate::quality::measure::DeltaQMeasure;
+use crate::quality::multi_term::{fit_query_table, multi_term_delta_q_by_page};
 use crate::text::TermId;
 
 use super::environment::Environment;
@@ -48,6 +51,8 @@ pub struct PairCheck {
     pub truth: f64,
     /// Exact ΔQ_A under the evaluated metric (the queries as issued).
     pub exact: f64,
+    /// The multi-term estimate ([`crate::quality::multi_term`]) from the same hook shifts.
+    pub estimate_multi_term: f64,
 }
 
 /// One page of the forecastability scatter.
@@ -72,6 +77,10 @@ pub struct EstimateCheck {
     /// Spearman ρ of the single-term truth against the exact ΔQ_A: how much of the gap is
     /// the single-term model rather than the score-to-rank approximation.
     pub spearman_single_term_vs_exact: f64,
+    /// Spearman ρ of the multi-term estimate against the exact ΔQ_A.
+    pub spearman_multi_term_exact: f64,
+    /// Median relative error of the multi-term estimate against the exact ΔQ_A.
+    pub median_relative_error_multi_term_exact: f64,
     /// Mean wall time of one exact ΔQ_A (both rankings of every affected query), in ms.
     pub exact_ms_per_refresh: f64,
     pub forecast_near_diagonal_share: f64,
@@ -95,6 +104,7 @@ pub fn estimate_check(
     let estimates: Vec<f64> = pair_checks.iter().map(|p| p.estimate).collect();
     let truths: Vec<f64> = pair_checks.iter().map(|p| p.truth).collect();
     let exacts: Vec<f64> = pair_checks.iter().map(|p| p.exact).collect();
+    let multi: Vec<f64> = pair_checks.iter().map(|p| p.estimate_multi_term).collect();
     let split = env.units() / 2;
     let forecast = forecast_points(env, split);
     let near = forecast
@@ -112,6 +122,8 @@ pub fn estimate_check(
         spearman_exact: spearman(&estimates, &exacts),
         median_relative_error_exact: median_relative_error(&estimates, &exacts),
         spearman_single_term_vs_exact: spearman(&truths, &exacts),
+        spearman_multi_term_exact: spearman(&multi, &exacts),
+        median_relative_error_multi_term_exact: median_relative_error(&multi, &exacts),
         exact_ms_per_refresh: if pair_checks.is_empty() {
             0.0
         } else {
@@ -187,12 +199,14 @@ fn check_pairs(
     // with the page's new copy put in and taken out again.
     let mut shadow: ForwardIndex = repo.forward().clone();
     let affected = AffectedQueries::new(&env.workload.queries);
+    let estimator = DeltaQEstimator::new(likelihood);
     let mut exact_seconds = 0.0;
     let mut out = Vec::new();
     let mut bytes_per_query = 0.0;
     for unit in 1..corpus.units() {
         live.advance_to(corpus, unit);
         measure.before_unit(&repo, unit);
+        let query_table = fit_query_table(&repo, &env.workload.queries, env.config.pieces);
         let table = measure.table();
         if !table.is_empty() {
             bytes_per_query = table.payload_bytes() as f64 / table.len() as f64;
@@ -233,6 +247,17 @@ fn check_pairs(
             let before: Vec<Vec<Ranked>> = terms.iter().map(|&t| repo.ranked(&[t])).collect();
             repo.apply(unit, &[update], &mut measure)?;
             let estimate: f64 = measure.delta_q_by_page().iter().map(|&(_, d)| d).sum();
+            let estimate_multi_term: f64 = multi_term_delta_q_by_page(
+                measure.shifts(),
+                &query_table,
+                &env.workload.queries,
+                &affected,
+                repo.scorer(),
+                &estimator,
+            )
+            .iter()
+            .map(|&(_, d)| d)
+            .sum();
             let mut truth = 0.0;
             for (k, &t) in terms.iter().enumerate() {
                 let after = repo.ranked(&[t]);
@@ -257,6 +282,7 @@ fn check_pairs(
                 estimate,
                 truth,
                 exact,
+                estimate_multi_term,
             });
         }
         for u in &rest {
@@ -400,6 +426,13 @@ mod tests {
             );
         }
         assert!((check.spearman_exact - check.spearman).abs() < 1e-9);
+        // ... and the multi-term estimate is the single-term one.
+        for p in &check.pair_checks {
+            assert!(
+                (p.estimate_multi_term - p.estimate).abs() <= 1e-9 * p.estimate.abs().max(1.0),
+                "{p:?}"
+            );
+        }
         assert!(check.forecast_pages > 0);
         assert!((0.0..=1.0).contains(&check.forecast_near_diagonal_share));
         // Deterministic for a seed.

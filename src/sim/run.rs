@@ -9,14 +9,13 @@ use crate::crawl::{CrawlState, SnapshotFetcher};
 use crate::index::{IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
 use crate::quality::exact::{evaluate, UnitMetrics};
-use crate::quality::exact_delta::ExactDeltaQMeasure;
-use crate::quality::measure::{DeltaQMeasure, DeltaQMethod, MeasureDeltaQ};
+use crate::quality::measure::DeltaQMethod;
 use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
 use crate::quality::SearchQuality;
 use crate::refresh::{Refresher, RefresherConfig};
 
-use super::environment::Environment;
+use super::environment::{measurement, Environment};
 
 /// What varies between runs over one environment.
 #[derive(Debug, Clone)]
@@ -263,20 +262,13 @@ pub fn refresher_for<'e>(
         history: (config.mode == FitMode::Oracle).then_some(&env.history),
         seed: config.seed,
     };
-    let measure: Box<dyn MeasureDeltaQ> = match env.config.delta_q {
-        DeltaQMethod::Estimate => Box::new(DeltaQMeasure::new(
-            &repo,
-            Arc::clone(&env.workload),
-            env.config.likelihood,
-            env.config.pieces,
-            config.refit_every,
-        )),
-        DeltaQMethod::Exact => Box::new(ExactDeltaQMeasure::new(
-            Arc::clone(&env.workload),
-            Arc::clone(&env.truths),
-            env.config.likelihood,
-        )),
-    };
+    let measure = measurement(
+        &repo,
+        &env.workload,
+        Some(&env.truths),
+        &env.config,
+        config.refit_every,
+    );
     Refresher::new(
         repo,
         crawl,

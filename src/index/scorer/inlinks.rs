@@ -30,6 +30,14 @@ impl super::Scorer for InLinks {
             terms: terms.to_vec(),
         })
     }
+
+    /// Every term's score is the page's in-link score: the query's is the same, if it matches.
+    fn combine(&self, term_scores: &[Score]) -> Score {
+        match term_scores.first() {
+            Some(&first) if term_scores.iter().all(|&s| s > 0.0) => first,
+            _ => 0.0,
+        }
+    }
 }
 
 impl Weight for InLinksWeight<'_> {

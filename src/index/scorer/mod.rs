@@ -35,6 +35,18 @@ pub trait Scorer: Send + Sync {
     /// Compiles `terms` (distinct) against `stats`. The weight borrows `stats`, so they cannot
     /// change while it is alive: its scores are those of one collection state.
     fn weight<'a>(&self, stats: &'a dyn CollectionStats, terms: &[TermId]) -> Box<dyn Weight + 'a>;
+
+    /// A copy's score for a conjunctive query from its single-term scores for the query's
+    /// terms (in the order the query lists them): 0 unless every one is positive. BM25 and
+    /// TF-IDF are sums over the query terms (the default); in-link scoring overrides it. Lets
+    /// the ΔQ estimate turn the hook's per-term shifts into per-query ones.
+    fn combine(&self, term_scores: &[Score]) -> Score {
+        if term_scores.is_empty() || term_scores.iter().any(|&s| s <= 0.0) {
+            0.0
+        } else {
+            term_scores.iter().sum()
+        }
+    }
 }
 
 /// A query compiled against frozen statistics.

@@ -1,0 +1,239 @@
+//! The multi-term ΔQ_A estimate (beyond paper 003, which names it as future work in §5.1).
+//!
+//! The paper splits every query into single terms: the hook records `(s1, s2)`, the page's
+//! score before and after for each watched term, and the estimate reads ranks off one
+//! score-to-rank function per term. But the quality users see (Eq. 5) is over the queries as
+//! they issued them, mostly two or three terms. BM25 and TF-IDF score a conjunctive query as
+//! the sum of its terms' scores (in-link scoring as any term's score), so the page's score
+//! before and after for every workload query whose terms it holds follows exactly from the
+//! same per-term shifts ([`crate::index::Scorer::combine`]). With one score-to-rank function
+//! `F_q` per workload query, fitted on the repository's result list of `q`, the paper's
+//! per-query estimate ([`DeltaQEstimator::query_component`]) applies to `q` as issued.
+//!
+//! Memory: one function (20 bytes with 3 pieces) per fitted query. At most
+//! [`MAX_FITTED_QUERIES`] queries are fitted, the most frequent first; the others are estimated
+//! without a function (as the paper does for a term with no fitted list).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::corpus::{PageId, Unit};
+use crate::index::{Repository, ScoreShift, Scorer, ShiftSink, WorkloadTerms};
+use crate::querylog::term_workload::TermWorkload;
+use crate::text::TermId;
+
+use super::estimate::{DeltaQEstimator, ScoreRankTable};
+use super::exact::MetricQuery;
+use super::exact_delta::AffectedQueries;
+use super::measure::{fit_keyed, DeltaQMethod, MeasureDeltaQ};
+use super::viewing::ViewingLikelihood;
+
+/// The most workload queries given a score-to-rank function (20 MB of functions).
+pub const MAX_FITTED_QUERIES: usize = 1 << 20;
+
+/// `F_q` of the (at most [`MAX_FITTED_QUERIES`] most frequent) workload queries, keyed by the
+/// query's position in `queries`.
+pub fn fit_query_table(
+    repo: &Repository,
+    queries: &[MetricQuery],
+    pieces: usize,
+) -> ScoreRankTable {
+    let mut order: Vec<usize> = (0..queries.len()).collect();
+    if order.len() > MAX_FITTED_QUERIES {
+        // Most frequent first; ties by position, so the choice is deterministic.
+        order.sort_by(|&a, &b| {
+            queries[b]
+                .frequency
+                .total_cmp(&queries[a].frequency)
+                .then(a.cmp(&b))
+        });
+        order.truncate(MAX_FITTED_QUERIES);
+        order.sort_unstable();
+    }
+    let keyed: Vec<(u32, &[TermId])> = order
+        .iter()
+        .map(|&i| (i as u32, queries[i].terms.as_slice()))
+        .collect();
+    fit_keyed(repo, &keyed, pieces)
+}
+
+/// ΔQ_A per page of a batch over the workload queries as issued, from the hook's per-term
+/// shifts (grouped by page; see the module docs). `table` is keyed by query position.
+pub fn multi_term_delta_q_by_page(
+    shifts: &[ScoreShift],
+    table: &ScoreRankTable,
+    queries: &[MetricQuery],
+    affected: &AffectedQueries,
+    scorer: &dyn Scorer,
+    estimator: &DeltaQEstimator,
+) -> Vec<(PageId, f64)> {
+    let mut out = Vec::new();
+    let mut before: Vec<f32> = Vec::new();
+    let mut after: Vec<f32> = Vec::new();
+    for group in shifts.chunk_by(|a, b| a.page == b.page) {
+        let by_term: HashMap<TermId, (f32, f32)> =
+            group.iter().map(|s| (s.term, (s.s1, s.s2))).collect();
+        let mut terms: Vec<TermId> = by_term.keys().copied().collect();
+        terms.sort_unstable();
+        let mut delta = 0.0;
+        for qi in affected.of_terms(&terms) {
+            let q = &queries[qi];
+            before.clear();
+            after.clear();
+            // A term with no shift is in neither copy: the page matches q in neither.
+            let complete = q.terms.iter().all(|t| match by_term.get(t) {
+                Some(&(s1, s2)) => {
+                    before.push(s1);
+                    after.push(s2);
+                    true
+                }
+                None => false,
+            });
+            if !complete || q.frequency == 0.0 {
+                continue;
+            }
+            let (s1, s2) = (scorer.combine(&before), scorer.combine(&after));
+            if s1 != s2 {
+                delta += q.frequency
+                    * estimator.query_component(table.get(qi as u32), f64::from(s1), f64::from(s2));
+            }
+        }
+        out.push((group[0].page, delta));
+    }
+    out
+}
+
+/// The refresh loop's [`MeasureDeltaQ`] with the multi-term estimate
+/// (`--delta-q estimate-multi-term`): as [`super::measure::DeltaQMeasure`], with one
+/// score-to-rank function per workload query instead of per term.
+pub struct MultiTermDeltaQMeasure {
+    workload: Arc<TermWorkload>,
+    estimator: DeltaQEstimator,
+    affected: AffectedQueries,
+    scorer: Box<dyn Scorer>,
+    pieces: usize,
+    refit_every: Unit,
+    table: ScoreRankTable,
+    shifts: Vec<ScoreShift>,
+}
+
+impl MultiTermDeltaQMeasure {
+    /// Fits `F_q` on `repo` now, refitted before every unit `t > 1` with
+    /// `(t − 1) % refit_every == 0` (`0`: never).
+    pub fn new(
+        repo: &Repository,
+        workload: Arc<TermWorkload>,
+        likelihood: ViewingLikelihood,
+        pieces: usize,
+        refit_every: Unit,
+    ) -> Self {
+        let table = fit_query_table(repo, &workload.queries, pieces);
+        MultiTermDeltaQMeasure {
+            affected: AffectedQueries::new(&workload.queries),
+            scorer: repo.scorer().kind().scorer(),
+            workload,
+            estimator: DeltaQEstimator::new(likelihood),
+            pieces,
+            refit_every,
+            table,
+            shifts: Vec::new(),
+        }
+    }
+
+    /// The functions in use (keyed by query position).
+    pub fn table(&self) -> &ScoreRankTable {
+        &self.table
+    }
+}
+
+impl MeasureDeltaQ for MultiTermDeltaQMeasure {
+    fn method(&self) -> DeltaQMethod {
+        DeltaQMethod::EstimateMultiTerm
+    }
+
+    fn watched_terms(&self) -> Option<WorkloadTerms> {
+        Some(WorkloadTerms::from_ids(self.workload.term_ids()))
+    }
+
+    fn workload(&self) -> &Arc<TermWorkload> {
+        &self.workload
+    }
+
+    fn before_unit(&mut self, repo: &Repository, unit: Unit) {
+        if self.refit_every > 0 && unit > 1 && (unit - 1).is_multiple_of(self.refit_every) {
+            self.table = fit_query_table(repo, &self.workload.queries, self.pieces);
+        }
+    }
+
+    fn delta_q_by_page(&self) -> Vec<(PageId, f64)> {
+        multi_term_delta_q_by_page(
+            &self.shifts,
+            &self.table,
+            &self.workload.queries,
+            &self.affected,
+            self.scorer.as_ref(),
+            &self.estimator,
+        )
+    }
+}
+
+impl ShiftSink for MultiTermDeltaQMeasure {
+    fn shifts(&mut self, _unit: Unit, shifts: &[ScoreShift]) {
+        self.shifts.clear();
+        self.shifts.extend_from_slice(shifts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::testutil::random_corpus;
+    use crate::index::{RecordingSink, ScoringKind};
+
+    /// The per-query scores the estimate combines from per-term shifts are the scores the
+    /// index gives the page for the query, before and after.
+    #[test]
+    fn combined_term_scores_are_the_query_scores() {
+        let corpus = random_corpus(60, 4, 8);
+        let n = corpus.vocabulary.len() as TermId;
+        for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let mut repo = Repository::forward_only_at(&corpus, 1, kind);
+            let all: Vec<TermId> = (0..n).collect();
+            repo.set_hook(Some(WorkloadTerms::from_ids(all)));
+            let before = repo.forward().clone();
+            let batch = crate::crawl::SnapshotFetcher::new(&corpus).changes_at(2);
+            let mut sink = RecordingSink::default();
+            repo.apply(2, &batch, &mut sink).unwrap();
+            let scorer = kind.scorer();
+            let mut checked = 0;
+            for (_, shifts) in &sink.batches {
+                for group in shifts.chunk_by(|a, b| a.page == b.page) {
+                    let page = group[0].page;
+                    // The hook's s1 uses the statistics before the batch, s2 those after.
+                    let terms: Vec<TermId> = group.iter().take(3).map(|s| s.term).collect();
+                    let s1: Vec<f32> = group.iter().take(3).map(|s| s.s1).collect();
+                    let s2: Vec<f32> = group.iter().take(3).map(|s| s.s2).collect();
+                    let want1 = before.score(scorer.as_ref(), page, &terms);
+                    let want2 = repo.forward().score(scorer.as_ref(), page, &terms);
+                    let tolerance = |w: f32| 1e-5 * w.abs().max(1.0);
+                    if kind == ScoringKind::InLinks {
+                        // In-link counts move with the whole batch's links, as in the hook.
+                        assert_eq!(scorer.combine(&s1) > 0.0, want1 > 0.0);
+                        assert_eq!(scorer.combine(&s2) > 0.0, want2 > 0.0);
+                    } else {
+                        assert!(
+                            (scorer.combine(&s1) - want1).abs() <= tolerance(want1),
+                            "{kind} {page}"
+                        );
+                        assert!(
+                            (scorer.combine(&s2) - want2).abs() <= tolerance(want2),
+                            "{kind} {page}"
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+            assert!(checked > 5, "{kind}: {checked}");
+        }
+    }
+}
