@@ -1,6 +1,5 @@
 //! `refresher compare`: refresh policies side by side over a budget grid (paper 003 Fig. 4).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -15,7 +14,7 @@ use refresher::policy::FitMode;
 use refresher::report::svg::{Chart, Scale, Series};
 use refresher::sim::compare::{default_budgets, sweep, Comparison, SweepConfig, Target};
 
-use super::experiment::ExperimentArgs;
+use super::experiment::{csv_file, ExperimentArgs};
 use super::policy_args;
 
 #[derive(clap::Args)]
@@ -291,44 +290,70 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         dir.join("compare.json"),
         serde_json::to_string_pretty(&to_json(comparisons))?,
     )?;
-    let mut table = std::io::BufWriter::new(std::fs::File::create(dir.join("fig4_table.csv"))?);
-    writeln!(table, "mode,policy,target_quality,budget_needed,gap_share")?;
-    let mut curves = std::io::BufWriter::new(std::fs::File::create(dir.join("curves.csv"))?);
-    writeln!(
-        curves,
-        "mode,policy,budget,theta,mean_quality,mean_fresh_at_10,mean_map_at_10"
-    )?;
-    let mut points = std::io::BufWriter::new(std::fs::File::create(dir.join("runs.csv"))?);
-    writeln!(
-        points,
-        "mode,policy,theta,budget,mean_quality,mean_fresh_at_10,mean_map_at_10"
-    )?;
+    let mut table = csv_file(&dir.join("fig4_table.csv"))?;
+    table.write_record([
+        "mode",
+        "policy",
+        "target_quality",
+        "budget_needed",
+        "gap_share",
+    ])?;
+    let mut curves = csv_file(&dir.join("curves.csv"))?;
+    curves.write_record([
+        "mode",
+        "policy",
+        "budget",
+        "theta",
+        "mean_quality",
+        "mean_fresh_at_10",
+        "mean_map_at_10",
+    ])?;
+    let mut points = csv_file(&dir.join("runs.csv"))?;
+    points.write_record([
+        "mode",
+        "policy",
+        "theta",
+        "budget",
+        "mean_quality",
+        "mean_fresh_at_10",
+        "mean_map_at_10",
+    ])?;
     for c in comparisons {
         let mode = c.mode.as_str();
         for r in &c.rows {
             let need = r.budget_needed.map(|b| b.to_string()).unwrap_or_default();
             let share = r.gap_share.map(|s| s.to_string()).unwrap_or_default();
-            writeln!(
-                table,
-                "{mode},{},{},{need},{share}",
-                r.policy, r.target_quality
-            )?;
+            table.write_record([
+                mode.to_string(),
+                r.policy.to_string(),
+                r.target_quality.to_string(),
+                need,
+                share,
+            ])?;
         }
         for p in &c.curves {
             let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
-            writeln!(
-                curves,
-                "{mode},{},{},{theta},{},{},{}",
-                p.policy, p.budget, p.mean_quality, p.mean_fresh_at_10, p.mean_map_at_10
-            )?;
+            curves.write_record([
+                mode.to_string(),
+                p.policy.to_string(),
+                p.budget.to_string(),
+                theta,
+                p.mean_quality.to_string(),
+                p.mean_fresh_at_10.to_string(),
+                p.mean_map_at_10.to_string(),
+            ])?;
         }
         for p in &c.points {
             let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
-            writeln!(
-                points,
-                "{mode},{},{theta},{},{},{},{}",
-                p.policy, p.budget, p.mean_quality, p.mean_fresh_at_10, p.mean_map_at_10
-            )?;
+            points.write_record([
+                mode.to_string(),
+                p.policy.to_string(),
+                theta,
+                p.budget.to_string(),
+                p.mean_quality.to_string(),
+                p.mean_fresh_at_10.to_string(),
+                p.mean_map_at_10.to_string(),
+            ])?;
         }
         let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
         names.dedup();
@@ -382,5 +407,8 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
             std::fs::write(dir.join(format!("{file}_vs_budget_{mode}.svg")), svg)?;
         }
     }
+    table.flush()?;
+    curves.flush()?;
+    points.flush()?;
     Ok(())
 }
