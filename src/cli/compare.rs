@@ -253,13 +253,21 @@ fn print_summary(c: &Comparison) {
     let mut budgets: Vec<usize> = c.curves.iter().map(|p| p.budget).collect();
     budgets.sort_unstable();
     budgets.dedup();
-    print!("{:<14}", "B");
+    let mut policies: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
+    policies.dedup();
+    // Wide enough for the longest `policy measure` label: never cut.
+    let width = policies
+        .iter()
+        .map(|p| p.chars().count() + " quality".len())
+        .max()
+        .unwrap_or(0)
+        .max(13)
+        + 1;
+    print!("{:<width$}", "B");
     for b in &budgets {
         print!("{:>9}", b);
     }
     println!();
-    let mut policies: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
-    policies.dedup();
     for p in policies {
         for (label, f) in [
             (
@@ -269,10 +277,7 @@ fn print_summary(c: &Comparison) {
             ("fresh@10", |x| x.mean_fresh_at_10),
             ("MAP@10", |x| x.mean_map_at_10),
         ] {
-            print!(
-                "{:<14}",
-                format!("{p} {label}").chars().take(13).collect::<String>()
-            );
+            print!("{:<width$}", format!("{p} {label}"));
             for b in &budgets {
                 match c.curves.iter().find(|x| &x.policy == p && x.budget == *b) {
                     Some(x) => print!("{:>9.4}", f(x)),
