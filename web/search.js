@@ -19,7 +19,8 @@ function render(r) {
   const first = r.total_hits ? r.offset + 1 : 0;
   const last = r.offset + r.results.length;
   $("summary").textContent = `${r.total_hits} result(s) for “${r.query}” — showing ${first}–${last}, ` +
-    `${r.took_ms.toFixed(1)} ms; copies from unit ${r.served_unit}, stale markers against unit ${r.live_unit}`;
+    `${r.took_ms.toFixed(1)} ms; copies from unit ${r.served_unit}, stale markers against unit ${r.live_unit}` +
+    (r.notes && r.notes.length ? " — note: " + r.notes.join("; ") : "");
   const items = r.results.map(hit => {
     const title = el("a", { class: "result-title", href: hit.url, text: hit.title || hit.url });
     const badge = el("span", { class: "badge " + (hit.stale ? "stale" : "fresh"), text: hit.stale ? "stale" : "fresh" });

@@ -1,6 +1,5 @@
 //! `refresher compare`: refresh policies side by side over a budget grid (paper 003 Fig. 4).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -15,7 +14,7 @@ use refresher::policy::FitMode;
 use refresher::report::svg::{Chart, Scale, Series};
 use refresher::sim::compare::{default_budgets, sweep, Comparison, SweepConfig, Target};
 
-use super::experiment::ExperimentArgs;
+use super::experiment::{csv_file, ExperimentArgs};
 use super::policy_args;
 
 #[derive(clap::Args)]
@@ -256,13 +255,21 @@ fn print_summary(c: &Comparison) {
     let mut budgets: Vec<usize> = c.curves.iter().map(|p| p.budget).collect();
     budgets.sort_unstable();
     budgets.dedup();
-    print!("{:<14}", "B");
+    let mut policies: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
+    policies.dedup();
+    // Wide enough for the longest `policy measure` label: never cut.
+    let width = policies
+        .iter()
+        .map(|p| p.chars().count() + " quality".len())
+        .max()
+        .unwrap_or(0)
+        .max(13)
+        + 1;
+    print!("{:<width$}", "B");
     for b in &budgets {
         print!("{:>9}", b);
     }
     println!();
-    let mut policies: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
-    policies.dedup();
     for p in policies {
         for (label, f) in [
             (
@@ -272,10 +279,7 @@ fn print_summary(c: &Comparison) {
             ("fresh@10", |x| x.mean.fresh_at_10),
             ("MAP@10", |x| x.mean.map_at_10),
         ] {
-            print!(
-                "{:<14}",
-                format!("{p} {label}").chars().take(13).collect::<String>()
-            );
+            print!("{:<width$}", format!("{p} {label}"));
             for b in &budgets {
                 match c.curves.iter().find(|x| &x.policy == p && x.budget == *b) {
                     Some(x) => print!("{:>9.4}", f(x)),
@@ -293,44 +297,70 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         dir.join("compare.json"),
         serde_json::to_string_pretty(&to_json(comparisons))?,
     )?;
-    let mut table = std::io::BufWriter::new(std::fs::File::create(dir.join("fig4_table.csv"))?);
-    writeln!(table, "mode,policy,target_quality,budget_needed,gap_share")?;
-    let mut curves = std::io::BufWriter::new(std::fs::File::create(dir.join("curves.csv"))?);
-    writeln!(
-        curves,
-        "mode,policy,budget,theta,mean_quality,mean_fresh_at_10,mean_map_at_10"
-    )?;
-    let mut points = std::io::BufWriter::new(std::fs::File::create(dir.join("runs.csv"))?);
-    writeln!(
-        points,
-        "mode,policy,theta,budget,mean_quality,mean_fresh_at_10,mean_map_at_10"
-    )?;
+    let mut table = csv_file(&dir.join("fig4_table.csv"))?;
+    table.write_record([
+        "mode",
+        "policy",
+        "target_quality",
+        "budget_needed",
+        "gap_share",
+    ])?;
+    let mut curves = csv_file(&dir.join("curves.csv"))?;
+    curves.write_record([
+        "mode",
+        "policy",
+        "budget",
+        "theta",
+        "mean_quality",
+        "mean_fresh_at_10",
+        "mean_map_at_10",
+    ])?;
+    let mut points = csv_file(&dir.join("runs.csv"))?;
+    points.write_record([
+        "mode",
+        "policy",
+        "theta",
+        "budget",
+        "mean_quality",
+        "mean_fresh_at_10",
+        "mean_map_at_10",
+    ])?;
     for c in comparisons {
         let mode = c.mode.as_str();
         for r in &c.rows {
             let need = r.budget_needed.map(|b| b.to_string()).unwrap_or_default();
             let share = r.gap_share.map(|s| s.to_string()).unwrap_or_default();
-            writeln!(
-                table,
-                "{mode},{},{},{need},{share}",
-                r.policy, r.target_quality
-            )?;
+            table.write_record([
+                mode.to_string(),
+                r.policy.to_string(),
+                r.target_quality.to_string(),
+                need,
+                share,
+            ])?;
         }
         for p in &c.curves {
             let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
-            writeln!(
-                curves,
-                "{mode},{},{},{theta},{},{},{}",
-                p.policy, p.budget, p.mean.quality, p.mean.fresh_at_10, p.mean.map_at_10
-            )?;
+            curves.write_record([
+                mode.to_string(),
+                p.policy.to_string(),
+                p.budget.to_string(),
+                theta,
+                p.mean.quality.to_string(),
+                p.mean.fresh_at_10.to_string(),
+                p.mean.map_at_10.to_string(),
+            ])?;
         }
         for p in &c.points {
             let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
-            writeln!(
-                points,
-                "{mode},{},{theta},{},{},{},{}",
-                p.policy, p.budget, p.mean.quality, p.mean.fresh_at_10, p.mean.map_at_10
-            )?;
+            points.write_record([
+                mode.to_string(),
+                p.policy.to_string(),
+                theta,
+                p.budget.to_string(),
+                p.mean.quality.to_string(),
+                p.mean.fresh_at_10.to_string(),
+                p.mean.map_at_10.to_string(),
+            ])?;
         }
         let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
         names.dedup();
@@ -384,5 +414,8 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
             std::fs::write(dir.join(format!("{file}_vs_budget_{mode}.svg")), svg)?;
         }
     }
+    table.flush()?;
+    curves.flush()?;
+    points.flush()?;
     Ok(())
 }

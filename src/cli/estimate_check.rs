@@ -2,7 +2,6 @@
 //! paper models it, and exact under the evaluated metric), and forecastability (paper 003
 //! Fig. 3).
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -11,7 +10,7 @@ use refresher::index::ScoringKind;
 use refresher::report::svg::{Chart, Scale, Series};
 use refresher::sim::estimate_check::estimate_check;
 
-use super::experiment::ExperimentArgs;
+use super::experiment::{csv_file, ExperimentArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -42,31 +41,36 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     spinner.finish_and_clear();
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("pairs.csv"))?);
-        writeln!(f, "unit,url,estimate,truth,exact,estimate_multi_term")?;
+        let mut f = csv_file(&dir.join("pairs.csv"))?;
+        f.write_record([
+            "unit",
+            "url",
+            "estimate",
+            "truth",
+            "exact",
+            "estimate_multi_term",
+        ])?;
         for p in &check.pair_checks {
-            writeln!(
-                f,
-                "{},{},{},{},{},{}",
-                p.unit,
-                loaded.corpus.url(p.page),
-                p.estimate,
-                p.truth,
-                p.exact,
-                p.estimate_multi_term
-            )?;
+            f.write_record([
+                p.unit.to_string(),
+                loaded.corpus.url(p.page).to_string(),
+                p.estimate.to_string(),
+                p.truth.to_string(),
+                p.exact.to_string(),
+                p.estimate_multi_term.to_string(),
+            ])?;
         }
-        let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("forecast.csv"))?);
-        writeln!(f, "url,delta_q_first_half,delta_q_second_half")?;
+        f.flush()?;
+        let mut f = csv_file(&dir.join("forecast.csv"))?;
+        f.write_record(["url", "delta_q_first_half", "delta_q_second_half"])?;
         for p in &check.forecast {
-            writeln!(
-                f,
-                "{},{},{}",
-                loaded.corpus.url(p.page),
-                p.first_half,
-                p.second_half
-            )?;
+            f.write_record([
+                loaded.corpus.url(p.page).to_string(),
+                p.first_half.to_string(),
+                p.second_half.to_string(),
+            ])?;
         }
+        f.flush()?;
         // Zeros sit on the edges of the log-log plot, as in the paper's figure.
         let floor = check
             .forecast

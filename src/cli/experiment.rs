@@ -2,7 +2,6 @@
 //! `estimate-check`, `demo`).
 
 use refresher::quality::measure::DeltaQMethod;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -130,6 +129,12 @@ impl Loaded {
     }
 }
 
+/// A CSV file written through the `csv` crate (RFC 4180: fields holding commas, quotes or
+/// line breaks are quoted), so any CSV reader reads what the program writes.
+pub fn csv_file(path: &Path) -> anyhow::Result<csv::Writer<std::fs::File>> {
+    csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))
+}
+
 /// Writes a run's per-unit metrics (CSV and JSON) and its refreshed pages.
 pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -139,37 +144,54 @@ pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Res
         result.mode.as_str(),
         result.budget
     );
-    let csv = dir.join(format!("{name}.csv"));
-    let mut f = std::io::BufWriter::new(
-        std::fs::File::create(&csv).with_context(|| format!("writing {}", csv.display()))?,
-    );
-    writeln!(f, "unit,quality,fresh_at_10,map_at_10,refreshed,change_ratio,weighted_change_ratio,ndcg,obsolete_pages,estimated_delta_q")?;
+    let mut f = csv_file(&dir.join(format!("{name}.csv")))?;
+    f.write_record([
+        "unit",
+        "quality",
+        "fresh_at_10",
+        "map_at_10",
+        "refreshed",
+        "change_ratio",
+        "weighted_change_ratio",
+        "ndcg",
+        "obsolete_pages",
+        "estimated_delta_q",
+        "ndcg_at_10",
+        "p_at_10",
+        "schedule_ndcg",
+    ])?;
     for r in &result.per_unit {
-        writeln!(
-            f,
-            "{},{},{},{},{},{},{},{},{},{}",
-            r.unit,
-            r.search.quality,
-            r.search.fresh_at_10,
-            r.search.map_at_10,
-            r.refreshed,
-            r.change_ratio,
-            r.weighted_change_ratio,
-            r.ndcg,
-            r.obsolete_pages,
-            r.estimated_delta_q
-        )?;
+        f.write_record([
+            r.unit.to_string(),
+            r.search.quality.to_string(),
+            r.search.fresh_at_10.to_string(),
+            r.search.map_at_10.to_string(),
+            r.refreshed.to_string(),
+            r.change_ratio.to_string(),
+            r.weighted_change_ratio.to_string(),
+            r.ndcg.to_string(),
+            r.obsolete_pages.to_string(),
+            r.estimated_delta_q.to_string(),
+            r.ndcg_at_10.to_string(),
+            r.p_at_10.to_string(),
+            r.schedule_ndcg.to_string(),
+        ])?;
     }
+    f.flush()?;
     let json = dir.join(format!("{name}.json"));
     std::fs::write(&json, serde_json::to_string_pretty(result)?)
         .with_context(|| format!("writing {}", json.display()))?;
-    let refreshed = dir.join(format!("{name}.refreshed.csv"));
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&refreshed)?);
-    writeln!(f, "unit,rank,url")?;
+    let mut f = csv_file(&dir.join(format!("{name}.refreshed.csv")))?;
+    f.write_record(["unit", "rank", "url"])?;
     for (i, pages) in result.refreshed_pages.iter().enumerate() {
         for (rank, &p) in pages.iter().enumerate() {
-            writeln!(f, "{},{},{}", i + 1, rank + 1, corpus.url(p))?;
+            f.write_record([
+                (i + 1).to_string(),
+                (rank + 1).to_string(),
+                corpus.url(p).to_string(),
+            ])?;
         }
     }
+    f.flush()?;
     Ok(())
 }

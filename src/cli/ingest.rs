@@ -66,6 +66,28 @@ fn print_readable(path: &Path, summary: &CorpusSummary, report: &IngestReport, s
         seconds,
         report.body_bytes as f64 / 1e6
     );
+    if report.revisits > 0 {
+        println!(
+            "{} revisit record(s) read as unchanged re-captures",
+            report.revisits
+        );
+    }
+    if !report.other_by_type.is_empty() {
+        let parts: Vec<String> = report
+            .other_by_type
+            .iter()
+            .map(|(t, n)| format!("{n} {t}"))
+            .collect();
+        println!("other records skipped: {}", parts.join(", "));
+    }
+    if !report.decoded.is_empty() {
+        let parts: Vec<String> = report
+            .decoded
+            .iter()
+            .map(|(c, n)| format!("{n} {c}"))
+            .collect();
+        println!("HTTP bodies decoded: {}", parts.join(", "));
+    }
     print!("{summary}");
     if report.superseded > 0 {
         println!(

@@ -47,8 +47,10 @@ pub struct Args {
     /// Write per-unit metrics (CSV, JSON) and the refreshed pages into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Also write the repository's top 10 at this unit as a TREC run file and the live Web's
-    /// judgements as qrels into `--out` (check with `trec_eval -c -M 10 -m map`).
+    /// Also write the repository's top 10 at this unit as a TREC run file
+    /// (`run-unitN.trec`), the live Web's judgements as qrels (`qrels-unitN.txt`) and our
+    /// per-query measures in trec_eval's `-q` layout (`eval-unitN.txt`) into `--out` (check
+    /// with `trec_eval -c -q -M 10 -m map_cut.10 -m ndcg_cut.10 -m P.10 qrels run`).
     #[arg(long, requires = "out")]
     pub trec_unit: Option<u32>,
     /// Print one JSON object on stdout.
@@ -101,9 +103,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let run_seconds = started.elapsed().as_secs_f64() - load_seconds - environment_seconds;
     if let Some(dir) = &args.out {
         write_run(dir, &result, &loaded.corpus)?;
-        if let (Some(u), Some((run, qrels))) = (args.trec_unit, &result.trec) {
-            std::fs::write(dir.join(format!("run-unit{u}.trec")), run)?;
-            std::fs::write(dir.join(format!("qrels-unit{u}.txt")), qrels)?;
+        if let (Some(u), Some(trec)) = (args.trec_unit, &result.trec) {
+            std::fs::write(dir.join(format!("run-unit{u}.trec")), &trec.run)?;
+            std::fs::write(dir.join(format!("qrels-unit{u}.txt")), &trec.qrels)?;
+            std::fs::write(dir.join(format!("eval-unit{u}.txt")), &trec.evaluation)?;
         }
     }
     let label = &result.label;
@@ -138,12 +141,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             env.workload.queries.len()
         );
         println!(
-            "mean quality {:.4}   top-10 freshness {:.4}   MAP@10 {:.4}   ChangeRatio {:.3}   NDCG@B {:.3}   obsolete pages {:.1}",
+            "mean quality {:.4}   top-10 freshness {:.4}   MAP@10 {:.4}   nDCG@10 {:.4}   ChangeRatio {:.3}   schedule NDCG@B {:.3}   obsolete pages {:.1}",
             result.mean.quality,
             result.mean.fresh_at_10,
             result.mean.map_at_10,
+            result.mean_ndcg_at_10,
             result.mean_change_ratio,
-            result.mean_ndcg,
+            result.mean_schedule_ndcg,
             result.mean_obsolete_pages
         );
         println!(

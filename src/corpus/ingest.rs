@@ -15,11 +15,21 @@
 //! body, or gone again) is not a new version: collections that re-record every page every
 //! week, changed or not, give the same timelines as those that record changes only, and a
 //! copy fetched at one unit stays fresh while the page does not change. Such captures are
-//! counted in [`IngestReport::unchanged`]. A 404/410 capture marks the page gone from its unit
+//! counted in [`IngestReport::unchanged`].
+//!
+//! A `revisit` record is read as the response it refers to, re-captured at its own
+//! `WARC-Date`: an unchanged re-capture. Its payload is found, in this order, by
+//! `WARC-Refers-To-Target-URI` + `WARC-Refers-To-Date`, by `WARC-Payload-Digest` among the
+//! responses read (the same URL first), or as the latest earlier capture of the same URL; a
+//! revisit none of these finds is a reported skip. Revisits are counted in
+//! [`IngestReport::revisits`] (and, like any re-capture of an unchanged page, in `unchanged`
+//! when they repeat the page's previous version). Records of other types (`request`,
+//! `metadata`, `resource`, `warcinfo`, ...) are counted by type in
+//! [`IngestReport::other_by_type`]. A 404/410 capture marks the page gone from its unit
 //! until a later 2xx capture. Other statuses (3xx, 5xx, ...) say nothing about the page's content and
 //! are reported skips.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -31,7 +41,7 @@ use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::html::{self, ExtractedPage};
-use super::warc_reader::{ResponseRecord, WarcFile, WarcItem};
+use super::warc_reader::{ResponseRecord, RevisitRecord, WarcFile, WarcItem};
 use super::{clock::WEEK_SECONDS, Clock, Corpus, PageId, PageTimeline, PageVersion, Unit};
 use crate::error::{InputError, SkippedInput};
 use crate::progress;
@@ -69,8 +79,15 @@ pub struct IngestReport {
     pub responses_ok: u64,
     /// Response records with a 404/410 status that were used.
     pub responses_gone: u64,
-    /// Records that are not responses (warcinfo, request, metadata, ...).
+    /// Records that are neither responses nor revisits (warcinfo, request, metadata, ...).
     pub other_records: u64,
+    /// `other_records` by WARC-Type (lower case), e.g. `request`, `metadata`, `resource`.
+    pub other_by_type: BTreeMap<String, u64>,
+    /// `revisit` records read as unchanged re-captures of the payload they refer to.
+    pub revisits: u64,
+    /// Response bodies whose codings were undone, by coding (`chunked`, `gzip`, `deflate`,
+    /// `br`).
+    pub decoded: BTreeMap<String, u64>,
     /// Decompressed HTTP body bytes of used response records.
     pub body_bytes: u64,
     /// Used response records per time unit (200 and 404 together, before same-unit merging).
@@ -104,6 +121,10 @@ pub(crate) struct Capture {
     pub terms: Vec<(String, u32)>,
     /// Number of tokens of the indexed text.
     pub length: u32,
+    /// `WARC-Payload-Digest` of the record, if any (revisits are matched by it).
+    pub payload_digest: Option<String>,
+    /// Built from a `revisit` record (a copy of the capture it refers to).
+    pub revisit: bool,
 }
 
 /// The WARC files `path` stands for: itself, or the `*.warc` / `*.warc.gz` files of a
@@ -146,6 +167,10 @@ struct ReadStats {
     other: u64,
     body_bytes: u64,
     skipped: Vec<SkippedInput>,
+    other_by_type: BTreeMap<String, u64>,
+    decoded: BTreeMap<String, u64>,
+    /// Revisit records with their reading order and file.
+    revisits: Vec<(u64, usize, RevisitRecord)>,
 }
 
 /// Reads a WARC file or every `.warc`/`.warc.gz` file of a directory into a corpus.
@@ -199,13 +224,17 @@ pub fn load_corpus(
         reader.join().expect("WARC reading thread panicked")
     });
     bar.finish_and_clear();
-    let stats = read_result?;
+    let mut stats = read_result?;
     let extract_seconds = started.elapsed().as_secs_f64();
+    let revisits = std::mem::take(&mut stats.revisits);
+    resolve_revisits(&mut captures, revisits, &files, &mut stats.skipped);
 
     let mut report = IngestReport {
         files: files.len(),
         records: stats.records,
         other_records: stats.other,
+        other_by_type: stats.other_by_type,
+        decoded: stats.decoded,
         body_bytes: stats.body_bytes,
         skipped: stats.skipped,
         lossy_utf8: lossy
@@ -261,6 +290,9 @@ fn read_files(
                         continue;
                     }
                     stats.body_bytes += response.body.len() as u64;
+                    for coding in &response.decoded {
+                        *stats.decoded.entry(coding.to_string()).or_default() += 1;
+                    }
                     batch.push(Pending {
                         seq,
                         path_index,
@@ -277,7 +309,19 @@ fn read_files(
                         return Ok(stats);
                     }
                 }
-                WarcItem::Other { .. } => stats.other += 1,
+                WarcItem::Revisit(revisit) => {
+                    stats.revisits.push((seq, path_index, revisit));
+                    seq += 1;
+                }
+                WarcItem::Other { warc_type, .. } => {
+                    stats.other += 1;
+                    let name = if warc_type.is_empty() {
+                        "(no WARC-Type)".to_string()
+                    } else {
+                        warc_type.to_ascii_lowercase()
+                    };
+                    *stats.other_by_type.entry(name).or_default() += 1;
+                }
                 WarcItem::Skipped(skip) => stats.skipped.push(skip),
             }
         }
@@ -287,6 +331,105 @@ fn read_files(
         let _ = tx.send(batch);
     }
     Ok(stats)
+}
+
+/// Turns each revisit record into a copy of the capture it refers to, re-captured at the
+/// revisit's date (see the module doc for how the referred capture is found); revisits whose
+/// payload is not in the input are reported skips.
+fn resolve_revisits(
+    captures: &mut Vec<Capture>,
+    mut revisits: Vec<(u64, usize, RevisitRecord)>,
+    files: &[PathBuf],
+    skipped: &mut Vec<SkippedInput>,
+) {
+    if revisits.is_empty() {
+        return;
+    }
+    // Earlier revisits first, so a revisit of a revisit finds its resolved copy.
+    revisits.sort_by_key(|(seq, _, r)| (r.capture_time, *seq));
+    let mut by_url: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut by_digest: HashMap<String, Vec<usize>> = HashMap::new();
+    let usable = |c: &Capture| !is_gone_status(c.status);
+    for (i, c) in captures.iter().enumerate().filter(|(_, c)| usable(c)) {
+        by_url.entry(c.url.clone()).or_default().push(i);
+        if let Some(d) = &c.payload_digest {
+            by_digest.entry(d.clone()).or_default().push(i);
+        }
+    }
+    // The latest capture among `candidates` at or before `time` (any, if none is earlier).
+    let latest = |captures: &[Capture], candidates: &[usize], time: i64| -> Option<usize> {
+        let key = |&&i: &&usize| (captures[i].capture_time, captures[i].seq);
+        candidates
+            .iter()
+            .filter(|&&i| captures[i].capture_time <= time)
+            .max_by_key(key)
+            .or_else(|| candidates.iter().min_by_key(key))
+            .copied()
+    };
+    for (seq, path_index, r) in revisits {
+        let refers_url = r.refers_to_uri.as_deref().unwrap_or(&r.target_uri);
+        let by_date = r.refers_to_date.and_then(|date| {
+            by_url.get(refers_url).and_then(|c| {
+                c.iter()
+                    .copied()
+                    .filter(|&i| captures[i].capture_time == date)
+                    .max_by_key(|&i| captures[i].seq)
+            })
+        });
+        let by_payload = || {
+            let same = r.payload_digest.as_ref().and_then(|d| by_digest.get(d))?;
+            let same_url: Vec<usize> = same
+                .iter()
+                .copied()
+                .filter(|&i| captures[i].url == r.target_uri || captures[i].url == refers_url)
+                .collect();
+            latest(captures, &same_url, r.capture_time)
+                .or_else(|| latest(captures, same, r.capture_time))
+        };
+        let by_previous = || {
+            let earlier: Vec<usize> = by_url
+                .get(refers_url)?
+                .iter()
+                .copied()
+                .filter(|&i| captures[i].capture_time <= r.capture_time)
+                .collect();
+            latest(captures, &earlier, r.capture_time)
+        };
+        let Some(source) = by_date.or_else(by_payload).or_else(by_previous) else {
+            skipped.push(SkippedInput {
+                path: files[path_index].clone(),
+                location: format!("record {}", r.record),
+                reason: format!(
+                    "revisit of {} ({}) refers to a payload that is in no response record read                      (refers to {}{}{})",
+                    r.target_uri,
+                    if r.profile.is_empty() { "no profile" } else { &r.profile },
+                    refers_url,
+                    r.refers_to_date
+                        .map(|d| format!(" at {d}"))
+                        .unwrap_or_default(),
+                    r.payload_digest
+                        .as_ref()
+                        .map(|d| format!(", digest {d}"))
+                        .unwrap_or_default()
+                ),
+            });
+            continue;
+        };
+        let mut copy = captures[source].clone();
+        copy.seq = seq;
+        copy.url = r.target_uri;
+        copy.capture_time = r.capture_time;
+        copy.revisit = true;
+        if r.payload_digest.is_some() {
+            copy.payload_digest = r.payload_digest;
+        }
+        let index = captures.len();
+        by_url.entry(copy.url.clone()).or_default().push(index);
+        if let Some(d) = &copy.payload_digest {
+            by_digest.entry(d.clone()).or_default().push(index);
+        }
+        captures.push(copy);
+    }
 }
 
 fn is_usable_status(status: u16) -> bool {
@@ -315,6 +458,8 @@ pub(crate) fn extract_capture(
         page: ExtractedPage::default(),
         terms: Vec::new(),
         length: 0,
+        payload_digest: response.payload_digest,
+        revisit: false,
     };
     if is_gone_status(response.status) {
         return (capture, false);
@@ -394,7 +539,9 @@ pub(crate) fn build_corpus(
     report.records_per_unit = vec![0; clock.units as usize];
     for c in &captures {
         report.records_per_unit[clock.unit_of(c.capture_time) as usize] += 1;
-        if is_gone_status(c.status) {
+        if c.revisit {
+            report.revisits += 1;
+        } else if is_gone_status(c.status) {
             report.responses_gone += 1;
         } else {
             report.responses_ok += 1;
@@ -516,6 +663,8 @@ mod tests {
                 capture_time: time,
                 status,
                 body: body.as_bytes().to_vec(),
+                payload_digest: None,
+                decoded: Vec::new(),
             },
         )
         .0

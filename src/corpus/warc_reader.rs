@@ -16,8 +16,25 @@
 //!   (RFC 3339 expected);
 //! * a `response` whose HTTP block has no `HTTP/x.y NNN` status line or no blank line ending
 //!   the HTTP header;
-//! * a `response` with `Transfer-Encoding: chunked` or a `Content-Encoding` other than
-//!   identity (the body bytes would not be the page).
+//! * a `response` whose body cannot be decoded: a broken `chunked` transfer coding, a
+//!   `Content-Encoding` that is not `gzip`/`x-gzip`/`deflate`/`br`/`identity`, compressed bytes
+//!   that do not inflate, or a body that inflates past [`MAX_DECODED_BODY`];
+//! * a `revisit` record without `WARC-Target-URI` or a usable `WARC-Date`.
+//!
+//! # Payloads from any writer
+//!
+//! The HTTP block is read as the crawler received it (WARC 1.0 and 1.1 alike): a
+//! `Transfer-Encoding: chunked` body is de-chunked and a `Content-Encoding` of `gzip`,
+//! `deflate` (zlib or raw deflate) or `br` is decoded, in the reverse order of the header's
+//! list, so [`ResponseRecord::body`] is always the page's bytes. Writers that store the body
+//! already de-chunked but keep the header (the first line is not a hex chunk size) are read
+//! as they are.
+//!
+//! `revisit` records (both the `identical-payload-digest` and `server-not-modified` profiles)
+//! come out as [`WarcItem::Revisit`]: an unchanged re-capture, whose payload is the one it
+//! refers to; [`super::ingest`] resolves it. `request`, `metadata`, `resource`, `warcinfo`,
+//! `conversion` and `continuation` records come out as [`WarcItem::Other`] with their type, and
+//! are counted by type in the ingest summary.
 //!
 //! Problems that break the framing are hard errors, because nothing after them can be trusted
 //! to start at a record boundary (and skipping would silently lose an unknown number of pages):
@@ -46,6 +63,10 @@ use crate::error::{InputError, SkippedInput};
 /// Buffer size for file reads; large enough that gzip inflation, not syscalls, dominates.
 const READ_BUFFER: usize = 1 << 20;
 
+/// Largest HTTP body a `Content-Encoding` may inflate to (a guard against compression bombs);
+/// a record whose body would be larger is a counted skip.
+pub const MAX_DECODED_BODY: u64 = 256 << 20;
+
 /// A `response` record whose HTTP block was understood.
 #[derive(Debug, Clone)]
 pub struct ResponseRecord {
@@ -57,15 +78,42 @@ pub struct ResponseRecord {
     pub capture_time: i64,
     /// Status code from the HTTP status line.
     pub status: u16,
-    /// HTTP body: the bytes after the blank line ending the HTTP header.
+    /// HTTP body: the bytes after the blank line ending the HTTP header, de-chunked and
+    /// content-decoded.
     pub body: Vec<u8>,
+    /// `WARC-Payload-Digest`, as written (e.g. `sha1:…`), when the record has one.
+    pub payload_digest: Option<String>,
+    /// The codings that were undone to get `body` (`chunked`, `gzip`, `deflate`, `br`).
+    pub decoded: Vec<&'static str>,
+}
+
+/// A `revisit` record: the page was captured again at `capture_time` and its payload is the
+/// one the record refers to (an unchanged re-capture).
+#[derive(Debug, Clone)]
+pub struct RevisitRecord {
+    /// 1-based number of the record in its file.
+    pub record: u64,
+    /// `WARC-Target-URI`.
+    pub target_uri: String,
+    /// `WARC-Date`, seconds since the Unix epoch (UTC).
+    pub capture_time: i64,
+    /// `WARC-Profile` (its last path segment, e.g. `identical-payload-digest`), if any.
+    pub profile: String,
+    /// `WARC-Payload-Digest` of the payload this capture repeats, if given.
+    pub payload_digest: Option<String>,
+    /// `WARC-Refers-To-Target-URI`, if given.
+    pub refers_to_uri: Option<String>,
+    /// `WARC-Refers-To-Date`, seconds since the Unix epoch, if given and parsable.
+    pub refers_to_date: Option<i64>,
 }
 
 /// One WARC record, classified.
 #[derive(Debug, Clone)]
 pub enum WarcItem {
     Response(ResponseRecord),
-    /// A record of another type (warcinfo, request, metadata, revisit, ...), counted only.
+    /// A `revisit` record: an unchanged re-capture of a payload recorded before.
+    Revisit(RevisitRecord),
+    /// A record of another type (warcinfo, request, metadata, resource, ...), counted only.
     Other {
         record: u64,
         warc_type: String,
@@ -223,9 +271,11 @@ impl WarcFile {
                 .map(|v| String::from_utf8_lossy(v).trim().to_string())
         };
         let warc_type = text(WarcHeader::WarcType).unwrap_or_default();
-        if !warc_type.eq_ignore_ascii_case("response") {
+        let revisit = warc_type.eq_ignore_ascii_case("revisit");
+        if !revisit && !warc_type.eq_ignore_ascii_case("response") {
             return WarcItem::Other { record, warc_type };
         }
+        let kind = if revisit { "revisit" } else { "response" };
         let skip = |reason: String| {
             WarcItem::Skipped(SkippedInput {
                 path: self.path.clone(),
@@ -234,12 +284,10 @@ impl WarcFile {
             })
         };
         let Some(target_uri) = text(WarcHeader::TargetURI).filter(|u| !u.is_empty()) else {
-            return skip("response record without WARC-Target-URI".to_string());
+            return skip(format!("{kind} record without WARC-Target-URI"));
         };
         let Some(date) = text(WarcHeader::Date) else {
-            return skip(format!(
-                "response record for {target_uri} without WARC-Date"
-            ));
+            return skip(format!("{kind} record for {target_uri} without WARC-Date"));
         };
         let capture_time = match chrono::DateTime::parse_from_rfc3339(&date) {
             Ok(t) => t.timestamp(),
@@ -249,13 +297,37 @@ impl WarcFile {
                 ))
             }
         };
-        match parse_http_block(&block) {
-            Ok((status, body_start)) => WarcItem::Response(ResponseRecord {
+        let payload_digest = text(WarcHeader::PayloadDigest).filter(|d| !d.is_empty());
+        if revisit {
+            let named = |name: &str| {
+                headers
+                    .get(&WarcHeader::Unknown(name.to_string()))
+                    .map(|v| String::from_utf8_lossy(v).trim().to_string())
+                    .filter(|v| !v.is_empty())
+            };
+            let profile = text(WarcHeader::Profile).unwrap_or_default();
+            let profile = profile.rsplit('/').next().unwrap_or("").to_string();
+            return WarcItem::Revisit(RevisitRecord {
                 record,
                 target_uri,
                 capture_time,
-                status,
-                body: block[body_start..].to_vec(),
+                profile,
+                payload_digest,
+                refers_to_uri: named("warc-refers-to-target-uri"),
+                refers_to_date: named("warc-refers-to-date")
+                    .and_then(|d| chrono::DateTime::parse_from_rfc3339(&d).ok())
+                    .map(|t| t.timestamp()),
+            });
+        }
+        match decode_http_block(&block) {
+            Ok(http) => WarcItem::Response(ResponseRecord {
+                record,
+                target_uri,
+                capture_time,
+                status: http.status,
+                body: http.body,
+                payload_digest,
+                decoded: http.decoded,
             }),
             Err(reason) => skip(format!("HTTP block of {target_uri}: {reason}")),
         }
@@ -303,9 +375,23 @@ impl Iterator for WarcFile {
 /// Parses an HTTP response block: the status code and where the body starts.
 ///
 /// The header must end with a blank line (`CRLF CRLF`; bare `LF LF` is accepted too, as some
-/// tools write it). Bodies that are chunked or content-encoded are refused: their bytes are not
-/// the page, and decoding them is not needed for the collections we read.
+/// tools write it). The body is returned as stored; [`decode_http_block`] also undoes its
+/// transfer and content codings.
 pub fn parse_http_block(block: &[u8]) -> Result<(u16, usize), String> {
+    parse_http_head(block).map(|head| (head.status, head.body_start))
+}
+
+/// The parts of an HTTP response header the reader uses.
+struct HttpHead {
+    status: u16,
+    body_start: usize,
+    /// `Transfer-Encoding` codings, lower case, in the order applied.
+    transfer: Vec<String>,
+    /// `Content-Encoding` codings, lower case, in the order applied.
+    content: Vec<String>,
+}
+
+fn parse_http_head(block: &[u8]) -> Result<HttpHead, String> {
     let (head_end, body_start) = match find(block, b"\r\n\r\n") {
         Some(i) => (i, i + 4),
         None => match find(block, b"\n\n") {
@@ -329,21 +415,169 @@ pub fn parse_http_block(block: &[u8]) -> Result<(u16, usize), String> {
         .and_then(|s| s.parse::<u16>().ok())
         .filter(|s| (100..=599).contains(s))
         .ok_or_else(|| format!("no valid status code in `{status_line}`"))?;
+    let mut transfer = Vec::new();
+    let mut content = Vec::new();
     for line in lines {
         let Some((name, value)) = line.split_once(':') else {
             continue;
         };
-        let (name, value) = (name.trim(), value.trim());
-        if name.eq_ignore_ascii_case("transfer-encoding") && !value.eq_ignore_ascii_case("identity")
-        {
-            return Err(format!("Transfer-Encoding `{value}` is not supported"));
-        }
-        if name.eq_ignore_ascii_case("content-encoding") && !value.eq_ignore_ascii_case("identity")
-        {
-            return Err(format!("Content-Encoding `{value}` is not supported"));
+        let name = name.trim();
+        let target = if name.eq_ignore_ascii_case("transfer-encoding") {
+            &mut transfer
+        } else if name.eq_ignore_ascii_case("content-encoding") {
+            &mut content
+        } else {
+            continue;
+        };
+        target.extend(
+            value
+                .split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .filter(|c| !c.is_empty() && c != "identity"),
+        );
+    }
+    Ok(HttpHead {
+        status,
+        body_start,
+        transfer,
+        content,
+    })
+}
+
+/// An HTTP response with its body decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpResponse {
+    pub status: u16,
+    /// The page's bytes: de-chunked and content-decoded.
+    pub body: Vec<u8>,
+    /// The codings undone, in the order they were undone.
+    pub decoded: Vec<&'static str>,
+}
+
+/// Parses an HTTP response block and decodes its body: `Transfer-Encoding: chunked` is
+/// de-chunked, then `Content-Encoding` (`gzip`, `x-gzip`, `deflate`, `br`) is undone, last
+/// coding first. See the module doc for what is refused.
+pub fn decode_http_block(block: &[u8]) -> Result<HttpResponse, String> {
+    let head = parse_http_head(block)?;
+    let mut body = block[head.body_start..].to_vec();
+    let mut decoded = Vec::new();
+    for coding in head.transfer.iter().rev() {
+        match coding.as_str() {
+            "chunked" => {
+                // Some writers store the body de-chunked but keep the header: a body whose
+                // first line is not a chunk size is taken as it is.
+                if starts_with_chunk_size(&body) {
+                    body = dechunk(&body)?;
+                    decoded.push("chunked");
+                }
+            }
+            other => decoded.push(content_decode(other, &mut body, "Transfer-Encoding")?),
         }
     }
-    Ok((status, body_start))
+    for coding in head.content.iter().rev() {
+        decoded.push(content_decode(coding, &mut body, "Content-Encoding")?);
+    }
+    Ok(HttpResponse {
+        status: head.status,
+        body,
+        decoded,
+    })
+}
+
+/// Undoes one content coding in place; returns its canonical name.
+fn content_decode(coding: &str, body: &mut Vec<u8>, header: &str) -> Result<&'static str, String> {
+    use flate2::read::{DeflateDecoder, ZlibDecoder};
+    let name = match coding {
+        "gzip" | "x-gzip" => "gzip",
+        "deflate" => "deflate",
+        "br" => "br",
+        other => return Err(format!("{header} `{other}` is not supported")),
+    };
+    let inflate = |reader: &mut dyn Read| -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        reader
+            .take(MAX_DECODED_BODY + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("{header} `{name}` body does not decode ({e})"))?;
+        if out.len() as u64 > MAX_DECODED_BODY {
+            return Err(format!(
+                "{header} `{name}` body inflates past {MAX_DECODED_BODY} bytes"
+            ));
+        }
+        Ok(out)
+    };
+    let out = match name {
+        "gzip" => inflate(&mut MultiGzDecoder::new(&body[..]))?,
+        "deflate" => {
+            // RFC 9110 deflate is zlib-wrapped; some servers send raw deflate.
+            match inflate(&mut ZlibDecoder::new(&body[..])) {
+                Ok(out) => out,
+                Err(_) => inflate(&mut DeflateDecoder::new(&body[..]))?,
+            }
+        }
+        _ => inflate(&mut brotli::Decompressor::new(&body[..], 64 << 10))?,
+    };
+    *body = out;
+    Ok(name)
+}
+
+/// Whether `body` starts with `HEX [; ext] CRLF`, the first line of a chunked body.
+fn starts_with_chunk_size(body: &[u8]) -> bool {
+    let line_end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+    let line = &body[..line_end];
+    let size = line.split(|&b| b == b';').next().unwrap_or(b"");
+    let size = size.trim_ascii();
+    line_end < body.len() && !size.is_empty() && size.iter().all(u8::is_ascii_hexdigit)
+}
+
+/// Decodes a `chunked` body (RFC 9112 §7.1): chunk extensions and trailers are ignored;
+/// bare `LF` line ends are accepted.
+fn dechunk(body: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut pos = 0;
+    loop {
+        let Some(nl) = body[pos..].iter().position(|&b| b == b'\n') else {
+            return Err(format!(
+                "chunked body ends without its last (zero-size) chunk after {} bytes",
+                out.len()
+            ));
+        };
+        let line = &body[pos..pos + nl];
+        let size = line
+            .split(|&b| b == b';')
+            .next()
+            .unwrap_or(b"")
+            .trim_ascii();
+        let size = std::str::from_utf8(size)
+            .ok()
+            .and_then(|s| usize::from_str_radix(s, 16).ok())
+            .ok_or_else(|| {
+                format!(
+                    "bad chunk size line `{}` in a chunked body",
+                    String::from_utf8_lossy(&line[..line.len().min(40)])
+                )
+            })?;
+        pos += nl + 1;
+        if size == 0 {
+            // Trailer fields up to the final blank line are ignored.
+            return Ok(out);
+        }
+        if body.len() - pos < size {
+            return Err(format!(
+                "chunk of {size} bytes runs past the end of the body ({} left)",
+                body.len() - pos
+            ));
+        }
+        out.extend_from_slice(&body[pos..pos + size]);
+        pos += size;
+        if body[pos..].starts_with(b"\r\n") {
+            pos += 2;
+        } else if body[pos..].starts_with(b"\n") {
+            pos += 1;
+        } else if pos < body.len() {
+            return Err("chunk data is not followed by CRLF".to_string());
+        }
+    }
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -373,10 +607,76 @@ mod tests {
     }
 
     #[test]
-    fn chunked_bodies_are_refused() {
+    fn chunked_and_encoded_bodies_are_decoded() {
+        use std::io::Write;
+        let page = b"<p>hello, chunked and compressed world</p>".repeat(20);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&page).unwrap();
+        let gz = gz.finish().unwrap();
+        // gzip, then chunked in two chunks with an extension and a trailer.
+        let (a, b) = gz.split_at(gz.len() / 2);
+        let mut block =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n"
+                .to_vec();
+        block.extend(format!("{:x};name=v\r\n", a.len()).bytes());
+        block.extend_from_slice(a);
+        block.extend(format!("\r\n{:X}\r\n", b.len()).bytes());
+        block.extend_from_slice(b);
+        block.extend_from_slice(b"\r\n0\r\nExpires: never\r\n\r\n");
+        let http = decode_http_block(&block).unwrap();
+        assert_eq!(http.body, page);
+        assert_eq!(http.decoded, vec!["chunked", "gzip"]);
+
+        for (name, bytes) in [
+            ("deflate", {
+                let mut e = flate2::write::ZlibEncoder::new(Vec::new(), Default::default());
+                e.write_all(&page).unwrap();
+                e.finish().unwrap()
+            }),
+            ("deflate", {
+                let mut e = flate2::write::DeflateEncoder::new(Vec::new(), Default::default());
+                e.write_all(&page).unwrap();
+                e.finish().unwrap()
+            }),
+            ("br", {
+                let mut out = Vec::new();
+                let mut e = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+                e.write_all(&page).unwrap();
+                drop(e);
+                out
+            }),
+        ] {
+            let mut block =
+                format!("HTTP/1.1 200 OK\r\nContent-Encoding: {name}\r\n\r\n").into_bytes();
+            block.extend_from_slice(&bytes);
+            let http = decode_http_block(&block).unwrap();
+            assert_eq!(http.body, page, "{name}");
+            assert_eq!(http.decoded, vec![name]);
+        }
+        // A body stored de-chunked under a `chunked` header is read as it is.
+        let http =
+            decode_http_block(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n<p>hi</p>")
+                .unwrap();
+        assert_eq!(http.body, b"<p>hi</p>");
+        assert!(http.decoded.is_empty());
+    }
+
+    #[test]
+    fn undecodable_bodies_are_refused_with_a_reason() {
+        let err = decode_http_block(b"HTTP/1.1 200 OK\r\nContent-Encoding: compress\r\n\r\nx")
+            .unwrap_err();
+        assert!(err.contains("compress"), "{err}");
+        let err = decode_http_block(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\nnot gzip")
+            .unwrap_err();
+        assert!(err.contains("gzip"), "{err}");
         let err =
-            parse_http_block(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello")
+            decode_http_block(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n50\r\nshort")
                 .unwrap_err();
-        assert!(err.contains("chunked"), "{err}");
+        assert!(err.contains("runs past"), "{err}");
+        let err = decode_http_block(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+        )
+        .unwrap_err();
+        assert!(err.contains("zero-size"), "{err}");
     }
 }

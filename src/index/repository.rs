@@ -427,8 +427,20 @@ impl Repository {
         offset: usize,
         limit: usize,
     ) -> Result<SearchResults, IndexError> {
-        match self.query_terms(text) {
-            Some(terms) => self.search_terms(&terms, offset, limit),
+        self.search_analyzed(&Analyzer::new().distinct_terms(text), offset, limit)
+    }
+
+    /// Searches analyzed terms, conjunctive: a term the vocabulary does not hold matches
+    /// nothing.
+    pub fn search_analyzed(
+        &self,
+        terms: &[String],
+        offset: usize,
+        limit: usize,
+    ) -> Result<SearchResults, IndexError> {
+        let ids: Option<Vec<TermId>> = terms.iter().map(|t| self.vocabulary.get(t)).collect();
+        match ids {
+            Some(ids) => self.search_terms(&ids, offset, limit),
             None => Ok(SearchResults {
                 total_hits: 0,
                 hits: Vec::new(),

@@ -110,6 +110,11 @@ impl LiveTruth {
         }
     }
 
+    /// The live top 10 of query number `query`, sorted by page id: its relevant pages.
+    pub fn relevant(&self, query: usize) -> &[PageId] {
+        &self.lists[query].top
+    }
+
     /// `S(W_t[p], q)` of query number `query`.
     pub fn live_score(&self, query: usize, page: PageId) -> Score {
         self.lists[query].score(page)
@@ -161,8 +166,46 @@ pub struct UnitMetrics {
     /// Quality (paper 003 Eq. 5), top-10 freshness and MAP@10 against the live top 10.
     #[serde(flatten)]
     pub search: SearchQuality,
+    /// Retrieval nDCG@10 against the live top 10, binary gains (trec_eval's `ndcg_cut_10`).
+    pub ndcg_at_10: f64,
+    /// Precision at 10 against the live top 10 (trec_eval's `P_10`).
+    pub p_at_10: f64,
     /// Numerator of Eq. 5 (absolute quality), for ΔQ comparisons.
     pub absolute_quality: f64,
+}
+
+/// trec_eval's per-query retrieval measures of one result list at cut-off 10.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct RetrievalMeasures {
+    /// `map_cut_10`: Σ precision at each relevant result in the top 10, over all relevant.
+    pub ap: f64,
+    /// `ndcg_cut_10`: DCG of the top 10 (gain 1 per relevant result, discount
+    /// `log2(rank + 1)`) over the ideal DCG of the relevant set cut at 10.
+    pub ndcg: f64,
+    /// `P_10`: relevant results in the top 10, over 10 (even if fewer were returned).
+    pub precision: f64,
+}
+
+/// The measures of the ranked list `top` (at most [`TOP_K`] pages, best first) against the
+/// relevant pages `relevant` (sorted, non-empty), as trec_eval computes them.
+pub fn retrieval_measures(top: &[PageId], relevant: &[PageId]) -> RetrievalMeasures {
+    debug_assert!(!relevant.is_empty());
+    let (mut hits, mut ap, mut dcg) = (0usize, 0.0, 0.0);
+    for (k, page) in top.iter().take(TOP_K).enumerate() {
+        if relevant.binary_search(page).is_ok() {
+            hits += 1;
+            ap += hits as f64 / (k + 1) as f64;
+            dcg += 1.0 / ((k + 2) as f64).log2();
+        }
+    }
+    let ideal: f64 = (0..relevant.len().min(TOP_K))
+        .map(|k| 1.0 / ((k + 2) as f64).log2())
+        .sum();
+    RetrievalMeasures {
+        ap: ap / relevant.len() as f64,
+        ndcg: dcg / ideal,
+        precision: hits as f64 / TOP_K as f64,
+    }
 }
 
 /// Evaluates the repository (its forward index and scorer) against `truth`.
@@ -180,7 +223,7 @@ pub fn evaluate(
     struct PerQuery {
         absolute: f64,
         fresh: Option<f64>,
-        ap: Option<f64>,
+        retrieval: Option<RetrievalMeasures>,
     }
     let table = likelihood_table(likelihood, repository.num_docs() as usize);
     let per_query: Vec<PerQuery> = queries
@@ -195,21 +238,11 @@ pub fn evaluate(
                 .collect();
             let fresh = (!top.is_empty())
                 .then(|| top.iter().filter(|&&p| is_fresh(p)).count() as f64 / top.len() as f64);
-            let ap = (!live.top.is_empty()).then(|| {
-                let mut hits = 0usize;
-                let mut sum = 0.0;
-                for (k, &page) in top.iter().enumerate() {
-                    if live.top.binary_search(&page).is_ok() {
-                        hits += 1;
-                        sum += hits as f64 / (k + 1) as f64;
-                    }
-                }
-                sum / live.top.len() as f64
-            });
+            let retrieval = (!live.top.is_empty()).then(|| retrieval_measures(&top, &live.top));
             PerQuery {
                 absolute: q.frequency * absolute,
                 fresh,
-                ap,
+                retrieval,
             }
         })
         .collect();
@@ -230,8 +263,25 @@ pub fn evaluate(
                 1.0
             },
             fresh_at_10: mean(per_query.iter().filter_map(|p| p.fresh).collect()),
-            map_at_10: mean(per_query.iter().filter_map(|p| p.ap).collect()),
+            map_at_10: mean(
+                per_query
+                    .iter()
+                    .filter_map(|p| p.retrieval.map(|r| r.ap))
+                    .collect(),
+            ),
         },
+        ndcg_at_10: mean(
+            per_query
+                .iter()
+                .filter_map(|p| p.retrieval.map(|r| r.ndcg))
+                .collect(),
+        ),
+        p_at_10: mean(
+            per_query
+                .iter()
+                .filter_map(|p| p.retrieval.map(|r| r.precision))
+                .collect(),
+        ),
         absolute_quality,
     }
 }
@@ -407,6 +457,10 @@ mod tests {
         // Relevant = live top 10 = {p0, p1, p2}; repository shows p0 (rel), p1 (rel):
         // AP = (1/1 + 2/2) / 3.
         assert!((m.search.map_at_10 - 2.0 / 3.0).abs() < 1e-12);
+        // nDCG@10 = (1 + 1/log2 3) / (1 + 1/log2 3 + 1/log2 4); P@10 = 2/10.
+        let l3 = 1.0 / 3f64.log2();
+        assert!((m.ndcg_at_10 - (1.0 + l3) / (1.0 + l3 + 0.5)).abs() < 1e-12);
+        assert!((m.p_at_10 - 0.2).abs() < 1e-12);
     }
 
     /// The straightforward metrics: every list fully ranked, live scores looked up per hit,
@@ -422,6 +476,7 @@ mod tests {
         let mut ideal = 0.0;
         let mut tops = Vec::new();
         let (mut absolute_quality, mut fresh, mut aps) = (0.0, Vec::new(), Vec::new());
+        let (mut ndcgs, mut precisions) = (Vec::new(), Vec::new());
         for q in queries {
             let live_list = live.ranked(&q.terms);
             let q_ideal: f64 = live_list
@@ -460,6 +515,19 @@ mod tests {
                     }
                 }
                 aps.push(sum / live_top.len() as f64);
+                // nDCG@10 and P@10 written out independently of `retrieval_measures`.
+                let dcg: f64 = top
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, h)| live_top.contains(&h.page))
+                    .map(|(k, _)| 1.0 / (k as f64 + 2.0).log2())
+                    .sum();
+                let ideal: f64 = (0..live_top.len().min(TOP_K))
+                    .map(|k| 1.0 / (k as f64 + 2.0).log2())
+                    .sum();
+                ndcgs.push(dcg / ideal);
+                precisions
+                    .push(top.iter().filter(|h| live_top.contains(&h.page)).count() as f64 / 10.0);
             }
             tops.push(live_top);
         }
@@ -481,6 +549,8 @@ mod tests {
                 fresh_at_10: mean(fresh),
                 map_at_10: mean(aps),
             },
+            ndcg_at_10: mean(ndcgs),
+            p_at_10: mean(precisions),
             absolute_quality,
         };
         (ideal, tops, metrics)

@@ -1,5 +1,18 @@
 //! Serving queries: the repository's ranked list, the copy's title and a highlighted snippet,
 //! and whether that copy is stale against the live Web.
+//!
+//! # Query syntax
+//!
+//! A query is plain words, up to [`MAX_QUERY_BYTES`] bytes. It is analyzed like the pages
+//! (split on anything that is not a letter or digit, lower-cased, English-stemmed), and every
+//! distinct term is required (a conjunctive query). There are no operators: a leading `-`
+//! does not exclude a word and quotes do not make a phrase — `-vim` asks for `vim` and
+//! `"emacs lisp"` for `emacs` and `lisp` anywhere — the same reading the query-log workloads
+//! give those queries. Such queries get a note in the response's `notes`.
+//!
+//! Queries with more than [`MAX_QUERY_TERMS`] distinct terms are not refused (real logs hold
+//! them): the first 32 distinct terms are searched, as major engines truncate long queries,
+//! and the response says so (`truncated: true`, the rest in `dropped_terms`, and a note).
 
 use std::time::Instant;
 
@@ -12,8 +25,9 @@ use super::error::ApiError;
 use super::snippet::{escape_into, Snippeter};
 
 /// Longest accepted query text, in bytes (longer queries are a 400, not a truncation).
-pub const MAX_QUERY_BYTES: usize = 512;
-/// Most analyzed terms in one query (each is one posting list to intersect).
+pub const MAX_QUERY_BYTES: usize = 2048;
+/// Most analyzed terms searched for one query (each is one posting list to intersect); the
+/// terms past these are dropped and the response says so.
 pub const MAX_QUERY_TERMS: usize = 32;
 /// Largest page size.
 pub const MAX_LIMIT: usize = 100;
@@ -93,8 +107,18 @@ pub struct SearchHit {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SearchResponse {
     pub query: String,
-    /// The analyzed terms the conjunctive query used.
+    /// The analyzed terms the conjunctive query used (at most [`MAX_QUERY_TERMS`]).
     pub terms: Vec<String>,
+    /// Whether the query had more than [`MAX_QUERY_TERMS`] distinct terms and was cut.
+    #[serde(default)]
+    pub truncated: bool,
+    /// The distinct terms past the first [`MAX_QUERY_TERMS`], not searched.
+    #[serde(default)]
+    pub dropped_terms: Vec<String>,
+    /// How the query was read, when it may differ from what was meant (truncation, `-` or
+    /// quotes taken as plain text).
+    #[serde(default)]
+    pub notes: Vec<String>,
     pub offset: usize,
     pub limit: usize,
     pub total_hits: usize,
@@ -104,6 +128,32 @@ pub struct SearchResponse {
     /// The unit of the live Web the stale markers compare against.
     pub live_unit: Unit,
     pub results: Vec<SearchHit>,
+}
+
+/// Notes on how `text` (with `distinct` analyzed terms) was read.
+fn query_notes(text: &str, distinct: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    if distinct > MAX_QUERY_TERMS {
+        notes.push(format!(
+            "the query has {distinct} distinct terms; only the first {MAX_QUERY_TERMS} were              searched (the rest are in dropped_terms)"
+        ));
+    }
+    if text
+        .split_whitespace()
+        .any(|w| w.len() > 1 && w.starts_with('-'))
+    {
+        notes.push(
+            "a leading `-` is not an operator: the word after it is a required term like any              other"
+                .to_string(),
+        );
+    }
+    if text.contains('"') {
+        notes.push(
+            "quotes are not an operator: the quoted words are required terms, anywhere in the              page (no phrase match)"
+                .to_string(),
+        );
+    }
+    notes
 }
 
 /// The searchable repository and the live Web it was crawled from.
@@ -124,16 +174,16 @@ impl SearchService {
     /// and the query's analyzed terms (for the live workload).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, ApiError> {
         let started = Instant::now();
-        let terms = Analyzer::new().distinct_terms(&request.text);
-        if terms.len() > MAX_QUERY_TERMS {
-            return Err(ApiError::BadParameter(format!(
-                "the query has {} distinct terms; at most {MAX_QUERY_TERMS} are accepted",
-                terms.len()
-            )));
-        }
+        let mut terms = Analyzer::new().distinct_terms(&request.text);
+        let dropped_terms = if terms.len() > MAX_QUERY_TERMS {
+            terms.split_off(MAX_QUERY_TERMS)
+        } else {
+            Vec::new()
+        };
+        let notes = query_notes(&request.text, terms.len() + dropped_terms.len());
         let found = self
             .repo
-            .search(&request.text, request.offset, request.limit)?;
+            .search_analyzed(&terms, request.offset, request.limit)?;
         let mut snippets = Snippeter::new(&terms);
         let results = found
             .hits
@@ -154,6 +204,9 @@ impl SearchService {
         Ok(SearchResponse {
             query: request.text.clone(),
             terms,
+            truncated: !dropped_terms.is_empty(),
+            dropped_terms,
+            notes,
             offset: request.offset,
             limit: request.limit,
             total_hits: found.total_hits,

@@ -16,4 +16,4 @@ pub mod estimate_check;
 pub mod run;
 
 pub use environment::{Environment, EnvironmentConfig};
-pub use run::{run, run_with, RunConfig, RunResult, UnitRecord};
+pub use run::{run, run_with, RunConfig, RunResult, TrecExport, UnitRecord};

@@ -54,14 +54,24 @@ pub struct UnitRecord {
     /// What users see after this unit's refreshes.
     #[serde(flatten)]
     pub search: SearchQuality,
+    /// Retrieval nDCG@10 of the repository's results against the live top 10 (trec_eval's
+    /// `ndcg_cut_10`); not [`ndcg`](Self::ndcg), which scores the refresh schedule.
+    pub ndcg_at_10: f64,
+    /// Precision at 10 against the live top 10 (trec_eval's `P_10`).
+    pub p_at_10: f64,
     /// Pages refreshed.
     pub refreshed: usize,
     /// ChangeRatio (paper 002): share of refreshed pages whose copy had changed.
     pub change_ratio: f64,
     /// Weighted ChangeRatio (paper 002 Eq. 10), page weights = view weights scaled to mean 1.
     pub weighted_change_ratio: f64,
-    /// NDCG@B of the schedule against the pages whose copy was stale (paper 001 Eq. 2–3).
+    /// NDCG@B of the refresh *schedule* against the pages whose copy was stale (paper 001
+    /// Eq. 2–3); the same value as [`schedule_ndcg`](Self::schedule_ndcg), kept under its
+    /// first name. Not a retrieval measure: see [`ndcg_at_10`](Self::ndcg_at_10).
     pub ndcg: f64,
+    /// NDCG@B of the refresh schedule (paper 001 Eq. 2–3), named so it is not taken for a
+    /// retrieval nDCG.
+    pub schedule_ndcg: f64,
     /// Repository pages whose copy is out of date after the refreshes (paper 004).
     pub obsolete_pages: usize,
     /// Σ of the hook-estimated ΔQ_A of this unit's refreshes.
@@ -85,16 +95,34 @@ pub struct RunResult {
     /// `mean_map_at_10`).
     #[serde(flatten, with = "mean_keys")]
     pub mean: SearchQuality,
+    /// Mean retrieval nDCG@10 (trec_eval's `ndcg_cut_10`).
+    pub mean_ndcg_at_10: f64,
+    /// Mean P@10 (trec_eval's `P_10`).
+    pub mean_p_at_10: f64,
     pub mean_change_ratio: f64,
+    /// Mean schedule NDCG@B (the same as `mean_schedule_ndcg`; kept under its first name).
     pub mean_ndcg: f64,
+    /// Mean NDCG@B of the refresh schedule (paper 001), not a retrieval measure.
+    pub mean_schedule_ndcg: f64,
     pub mean_obsolete_pages: f64,
     pub per_unit: Vec<UnitRecord>,
     /// Pages refreshed at each unit (index 0 = unit 1), in the policy's priority order.
     #[serde(skip)]
     pub refreshed_pages: Vec<Vec<PageId>>,
-    /// `(run file, qrels)` of [`RunConfig::trec_unit`], when asked for.
+    /// The TREC files of [`RunConfig::trec_unit`], when asked for.
     #[serde(skip)]
-    pub trec: Option<(String, String)>,
+    pub trec: Option<TrecExport>,
+}
+
+/// TREC files of one unit (see [`crate::quality::trec`]).
+#[derive(Debug, Clone)]
+pub struct TrecExport {
+    /// The repository's top 10 per query, `qid Q0 docno rank score tag`.
+    pub run: String,
+    /// The live Web's judgements, `qid 0 docno 1`.
+    pub qrels: String,
+    /// Our measures in trec_eval's `-q` layout (`map_cut_10`, `ndcg_cut_10`, `P_10`).
+    pub evaluation: String,
 }
 
 /// Runs `policy` over every unit `1..units` of `env`.
@@ -168,25 +196,35 @@ pub fn run_with(
         if config.trec_unit == Some(unit) {
             let live = LiveScores::at(corpus, unit, env.config.scoring);
             let tag = format!("{}-B{}", refresher.policy().name(), config.budget);
-            trec = Some((
-                trec::run_file(
+            trec = Some(TrecExport {
+                run: trec::run_file(
                     corpus,
                     repo.forward(),
                     repo.scorer(),
                     &env.workload.queries,
                     &tag,
                 ),
-                trec::qrels(corpus, &live, &env.workload.queries),
-            ));
+                qrels: trec::qrels(corpus, &live, &env.workload.queries),
+                evaluation: trec::evaluation(
+                    repo.forward(),
+                    repo.scorer(),
+                    &env.workload.queries,
+                    &env.truths[unit as usize],
+                    &tag,
+                ),
+            });
         }
         let obsolete_pages = (0..pages as PageId)
             .filter(|&p| crawl.held_unit(p).is_some() && !fresh(p))
             .count();
         let chosen = step.refreshed;
         let n = chosen.len();
+        let schedule_ndcg = ndcg(&chosen, &stale, config.budget);
         per_unit.push(UnitRecord {
             unit,
             search: metrics.search,
+            ndcg_at_10: metrics.ndcg_at_10,
+            p_at_10: metrics.p_at_10,
             refreshed: n,
             change_ratio: if n > 0 {
                 changed_count as f64 / n as f64
@@ -194,7 +232,8 @@ pub fn run_with(
                 0.0
             },
             weighted_change_ratio: if n > 0 { weighted / n as f64 } else { 0.0 },
-            ndcg: ndcg(&chosen, &stale, config.budget),
+            ndcg: schedule_ndcg,
+            schedule_ndcg,
             obsolete_pages,
             estimated_delta_q: estimated,
         });
@@ -221,8 +260,11 @@ pub fn run_with(
         delta_q: env.config.delta_q,
         mean: SearchQuality::mean_of(&per_unit.iter().map(|r| r.search).collect::<Vec<_>>())
             .unwrap_or_default(),
+        mean_ndcg_at_10: mean(&|r| r.ndcg_at_10),
+        mean_p_at_10: mean(&|r| r.p_at_10),
         mean_change_ratio: mean(&|r| r.change_ratio),
         mean_ndcg: mean(&|r| r.ndcg),
+        mean_schedule_ndcg: mean(&|r| r.schedule_ndcg),
         mean_obsolete_pages: mean(&|r| r.obsolete_pages as f64),
         per_unit,
         refreshed_pages,
