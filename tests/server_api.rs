@@ -173,6 +173,7 @@ async fn long_queries_are_truncated_and_operators_are_read_as_words() {
     assert_eq!(dropped.len(), 9);
     assert_eq!(dropped[0], "zzw31");
     assert!(r["notes"][0].as_str().unwrap().contains("first 32"), "{r}");
+    assert!(!r["notes"][0].as_str().unwrap().contains("  "), "{r}");
     // A short query is not truncated and has no notes.
     let (_, plain) = c
         .get_json(&format!("/api/search?q={}", encode(&q)))
@@ -191,6 +192,7 @@ async fn long_queries_are_truncated_and_operators_are_read_as_words() {
         assert_eq!(r["total_hits"], plain["total_hits"], "{text}");
         assert_eq!(r["terms"], plain["terms"]);
         assert!(r["notes"][0].as_str().unwrap().contains(note), "{r}");
+        assert!(!r["notes"][0].as_str().unwrap().contains("  "), "{r}");
     }
 }
 

@@ -400,7 +400,7 @@ fn resolve_revisits(
                 path: files[path_index].clone(),
                 location: format!("record {}", r.record),
                 reason: format!(
-                    "revisit of {} ({}) refers to a payload that is in no response record read                      (refers to {}{}{})",
+                    "revisit of {} ({}) refers to a payload that is in no response record read (refers to {}{}{})",
                     r.target_uri,
                     if r.profile.is_empty() { "no profile" } else { &r.profile },
                     refers_url,

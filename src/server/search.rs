@@ -135,7 +135,7 @@ fn query_notes(text: &str, distinct: usize) -> Vec<String> {
     let mut notes = Vec::new();
     if distinct > MAX_QUERY_TERMS {
         notes.push(format!(
-            "the query has {distinct} distinct terms; only the first {MAX_QUERY_TERMS} were              searched (the rest are in dropped_terms)"
+            "the query has {distinct} distinct terms; only the first {MAX_QUERY_TERMS} were searched (the rest are in dropped_terms)"
         ));
     }
     if text
@@ -143,13 +143,13 @@ fn query_notes(text: &str, distinct: usize) -> Vec<String> {
         .any(|w| w.len() > 1 && w.starts_with('-'))
     {
         notes.push(
-            "a leading `-` is not an operator: the word after it is a required term like any              other"
+            "a leading `-` is not an operator: the word after it is a required term like any other"
                 .to_string(),
         );
     }
     if text.contains('"') {
         notes.push(
-            "quotes are not an operator: the quoted words are required terms, anywhere in the              page (no phrase match)"
+            "quotes are not an operator: the quoted words are required terms, anywhere in the page (no phrase match)"
                 .to_string(),
         );
     }
