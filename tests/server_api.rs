@@ -676,3 +676,70 @@ async fn metrics_pages_and_the_openapi_description_are_served() {
     assert_eq!(status, StatusCode::OK);
     assert!(doc["paths"]["/api/search"]["get"].is_object());
 }
+
+/// Issue 13: a sweep is validated as a whole before anything is queued (a 400 leaves no run
+/// and takes no sweep id), and the run queue is bounded (429 with `Retry-After`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sweeps_are_all_or_nothing_and_the_run_queue_is_bounded() {
+    let server = start(60, 4, Duration::from_millis(200)).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let huge = json!({"policies": ["round-robin"], "budgets": [1, 2, 18446744073709551615u64]});
+    let (status, v) = c
+        .send_json(Method::POST, "/api/compare", &huge)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("exceeds"),
+        "{v}"
+    );
+    let (_, runs) = c.get_json("/api/runs").await.unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 0, "{runs}");
+    let (status, _) = c.get_json("/api/compare?sweep=1").await.unwrap();
+    assert_eq!(status, StatusCode::NOT_FOUND, "a refused sweep takes no id");
+
+    let max = refresher::server::runs::MAX_PENDING_RUNS;
+    let sweep = json!({"policies": ["test-slow"], "budgets": (0..=60).collect::<Vec<_>>()});
+    let mut accepted = 0;
+    let mut refused = None;
+    for _ in 0..(max / 61 + 2) {
+        let (status, v) = c
+            .send_json(Method::POST, "/api/compare", &sweep)
+            .await
+            .unwrap();
+        if status == StatusCode::ACCEPTED {
+            accepted += v["runs"].as_array().unwrap().len();
+        } else {
+            refused = Some((status, v));
+            break;
+        }
+    }
+    let (status, v) = refused.expect("the queue filled up");
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{v}");
+    assert_eq!(v["error"]["code"], "too_many_requests");
+    assert!(accepted <= max && accepted + 61 > max - 1, "{accepted}");
+    let (status, v) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "test-slow", "budget": 1}),
+        )
+        .await
+        .unwrap();
+    if accepted + 1 > max {
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{v}");
+    }
+    // The refused requests queued nothing.
+    let (_, runs) = c.get_json("/api/runs").await.unwrap();
+    let listed = runs.as_array().unwrap();
+    assert_eq!(
+        listed.len(),
+        accepted + usize::from(status == StatusCode::ACCEPTED)
+    );
+    for r in listed {
+        let id = r["id"].as_u64().unwrap();
+        c.send(Method::POST, &format!("/api/runs/{id}/cancel"), None)
+            .await
+            .unwrap();
+    }
+}

@@ -50,4 +50,7 @@ pub enum IndexError {
     ForwardOnly,
     #[error("tantivy: {0}")]
     Tantivy(#[from] tantivy::TantivyError),
+    /// A refresh budget larger than the pages there are (it would only size allocations).
+    #[error("budget {budget} exceeds the {pages} pages of the corpus")]
+    Budget { budget: usize, pages: usize },
 }

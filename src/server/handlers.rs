@@ -185,8 +185,7 @@ pub async fn start_comparison(
     spec: Result<Json<SweepSpec>, JsonRejection>,
 ) -> AppResult<(axum::http::StatusCode, Json<serde_json::Value>)> {
     let spec = spec?.0;
-    let sweep = state.take_sweep_id();
-    let runs = start_sweep(&state.runs, sweep, spec)?;
+    let (sweep, runs) = start_sweep(&state.runs, || state.take_sweep_id(), spec)?;
     Ok((
         axum::http::StatusCode::ACCEPTED,
         Json(serde_json::json!({ "sweep": sweep, "runs": runs })),
