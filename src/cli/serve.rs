@@ -21,9 +21,14 @@ pub struct Args {
     pub log: Option<PathBuf>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
-    /// Keep the served tantivy index in this directory (reopened if it already holds one).
+    /// Keep the served tantivy index in this directory: reopened when its manifest matches
+    /// the corpus, unit and scoring; otherwise built beside it and renamed into place.
     #[arg(long)]
     pub index: Option<PathBuf>,
+    /// Replace an --index directory that holds another index (or an incomplete one) instead
+    /// of refusing to start.
+    #[arg(long)]
+    pub rebuild_index: bool,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
@@ -67,6 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     options.live_unit = args.live_unit;
     options.scoring = args.scoring;
     options.index_dir = args.index.clone();
+    options.rebuild_index = args.rebuild_index;
     options.search_timeout = Duration::from_millis(args.search_timeout_ms.max(1));
     let state = AppState::build(corpus, workload, options).context("building the repository")?;
     eprintln!(

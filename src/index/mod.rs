@@ -16,6 +16,7 @@ pub mod repository;
 pub mod schema;
 pub mod scorer;
 pub mod search;
+pub mod served;
 pub mod stats;
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use axum::Router;
 
 use crate::corpus::is_fresh;
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
-use crate::index::{IndexError, Repository, ScoringKind};
+use crate::index::{IndexError, ScoringKind};
 use crate::quality::exact::evaluate;
 use crate::querylog::workload::Workload;
 use crate::sim::EnvironmentConfig;
@@ -50,8 +50,11 @@ pub struct ServerOptions {
     /// Unit of the live Web for stale markers and the serving quality (default: the last).
     pub live_unit: Option<Unit>,
     pub scoring: ScoringKind,
-    /// Keep the served index on disk here (reopened when it already holds an index).
+    /// Keep the served index on disk here: reopened when its manifest matches, built
+    /// crash-safely otherwise (see [`crate::index::served`]).
     pub index_dir: Option<PathBuf>,
+    /// Replace an index directory that holds something else instead of refusing it.
+    pub rebuild_index: bool,
     /// Longest a search may take before the request answers 503.
     pub search_timeout: Duration,
     /// Longest any other request may take to produce its response head.
@@ -66,6 +69,7 @@ impl ServerOptions {
             live_unit: None,
             scoring: ScoringKind::Bm25,
             index_dir: None,
+            rebuild_index: false,
             search_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(10),
             policies,
@@ -112,14 +116,19 @@ impl AppState {
         let served_unit = options.served_unit.min(last);
         let live_unit = options.live_unit.unwrap_or(last).min(last);
         let repo = match &options.index_dir {
-            Some(dir) if dir.join("meta.json").exists() => {
-                Repository::open(Some(dir), corpus.vocabulary.clone(), options.scoring)?
+            Some(dir) => {
+                crate::index::served::open_or_build(
+                    dir,
+                    corpus,
+                    served_unit,
+                    options.scoring,
+                    options.rebuild_index,
+                )?
+                .0
             }
-            dir => SnapshotFetcher::new(corpus).repository_at(
-                served_unit,
-                options.scoring,
-                dir.as_deref(),
-            )?,
+            None => {
+                SnapshotFetcher::new(corpus).repository_at(served_unit, options.scoring, None)?
+            }
         };
         let search = Arc::new(SearchService {
             corpus,
