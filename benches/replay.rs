@@ -75,6 +75,7 @@ fn main() {
         &ReadOptions {
             layout: None,
             keep_repeats: true,
+            ..ReadOptions::default()
         },
     )
     .expect("log");

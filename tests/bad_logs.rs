@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use flate2::write::GzEncoder;
 use refresher::error::InputError;
-use refresher::querylog::layouts::{read_log, ReadOptions};
+use refresher::querylog::layouts::{read_log, ReadOptions, MAX_SKIP_EXAMPLES};
 use refresher::querylog::LogLayout;
 
 fn write(dir: &Path, name: &str, content: &[u8]) -> PathBuf {
@@ -33,8 +33,13 @@ fn tar_of(members: &[(&str, &[u8])]) -> Vec<u8> {
     b.into_inner().unwrap()
 }
 
+/// The skip messages (with every share of bad lines allowed: these files are mostly bad).
 fn messages(path: &Path) -> Vec<String> {
-    let log = read_log(path, &ReadOptions::default()).unwrap();
+    let lenient = ReadOptions {
+        max_skipped_share: 1.0,
+        ..ReadOptions::default()
+    };
+    let log = read_log(path, &lenient).unwrap();
     log.skipped.iter().map(|s| s.to_string()).collect()
 }
 
@@ -180,6 +185,7 @@ fn empty_files_are_errors() {
     let forced = ReadOptions {
         layout: Some(LogLayout::Aol),
         keep_repeats: false,
+        ..ReadOptions::default()
     };
     let err = read_log(&all_bad, &forced).unwrap_err();
     assert_eq!(
@@ -254,6 +260,58 @@ fn broken_tar_is_an_error_naming_the_member() {
             "{}: tar member 2 (after user_search_logs/10.txt): broken tar header",
             bad_path.display()
         )),
+        "{msg}"
+    );
+}
+
+/// Amplification (issue 13): a small gzip of millions of malformed lines used to keep a
+/// ~340-byte report per line and exit 0. Skips are now counted, a few kept, and a log that is
+/// mostly bad is refused.
+#[test]
+fn millions_of_bad_lines_are_counted_not_kept_and_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = 2_000_000;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(b"1\temacs\t2006-03-01 00:00:01\n").unwrap();
+    for _ in 0..lines {
+        enc.write_all(b"1\tq\n").unwrap();
+    }
+    let path = write(dir.path(), "bomb.txt.gz", &enc.finish().unwrap());
+    assert!(std::fs::metadata(&path).unwrap().len() < 20_000);
+    let aol = ReadOptions {
+        layout: Some(LogLayout::Aol),
+        ..ReadOptions::default()
+    };
+    let err = read_log(&path, &aol).unwrap_err().to_string();
+    assert!(
+        err.contains("bomb.txt.gz: whole file: 2000000 of 2000001 lines"),
+        "{err}"
+    );
+    assert!(err.contains("first skip: line 2"), "{err}");
+    let lenient = ReadOptions {
+        max_skipped_share: 1.0,
+        ..aol
+    };
+    let log = read_log(&path, &lenient).unwrap();
+    assert_eq!(log.skipped_lines, lines);
+    assert_eq!(log.skipped.len(), MAX_SKIP_EXAMPLES);
+    assert_eq!(log.submissions.len(), 1);
+}
+
+/// A one-line "query" of megabytes is skipped, naming its line.
+#[test]
+fn a_huge_line_is_skipped_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = b"emacs\nlisp\n".to_vec();
+    bytes.extend(std::iter::repeat_n(b'a', 4 << 20));
+    bytes.extend_from_slice(b"\nmacro\n");
+    let path = write(dir.path(), "long.txt", &bytes);
+    let log = read_log(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(log.submissions.len(), 3);
+    assert_eq!(log.skipped_lines, 1);
+    let msg = log.skipped[0].to_string();
+    assert!(
+        msg.contains("long.txt: line 3: line longer than 65536 bytes"),
         "{msg}"
     );
 }

@@ -189,6 +189,95 @@ fn file_ending_inside_a_warc_header_is_an_error() {
     assert_malformed(&path, 4, "ends inside a WARC header");
 }
 
+/// A response record whose WARC header says `Content-Length: {length}` (any text).
+fn response_claiming(url: &str, length: &str, block: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "WARC/1.1\r\nWARC-Type: response\r\nWARC-Date: {DATE}\r\nWARC-Target-URI: {url}\r\n\
+         Content-Length: {length}\r\n\r\n"
+    )
+    .into_bytes();
+    out.extend_from_slice(block);
+    out.extend_from_slice(b"\r\n\r\n");
+    out
+}
+
+/// Regression (fuzz finding, issue 13): a Content-Length near 2^64 made the `warc` crate's
+/// `expected_body_len + 4` overflow and panic `ingest` and `serve`.
+#[test]
+fn content_length_near_2_pow_64_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let block = http("200 OK", b"<p>x</p>");
+    for (i, length) in [
+        "18446744073709551615",
+        "18446744073709551612",
+        "99999999999999999999999",
+        "9223372036854775808",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let records = vec![
+            warcinfo(),
+            page("http://s.org/a", "alpha"),
+            response_claiming("http://s.org/b", length, &block),
+        ];
+        let path = write(dir.path(), &format!("huge{i}.warc"), &records.concat());
+        assert_malformed(&path, 3, "Content-Length");
+        let gz = write(
+            dir.path(),
+            &format!("huge{i}.warc.gz"),
+            &gzip_members(&records),
+        );
+        assert_malformed(&gz, 3, "Content-Length");
+    }
+}
+
+#[test]
+fn content_length_beyond_the_remaining_bytes_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let block = http("200 OK", b"<p>x</p>");
+    // 100 MB claimed in a file of a few hundred bytes: refused before reading.
+    let records = vec![
+        warcinfo(),
+        response_claiming("http://s.org/b", "100000000", &block),
+    ];
+    let path = write(dir.path(), "beyond.warc", &records.concat());
+    assert_malformed(&path, 2, "remain");
+    // Compressed: the remaining size is unknown, the file simply ends inside the body.
+    let gz = write(dir.path(), "beyond.warc.gz", &gzip_members(&records));
+    assert_malformed(&gz, 2, "Content-Length");
+    // Above the maximum record size, whatever the file holds.
+    let over = (refresher::corpus::warc_reader::MAX_RECORD_BYTES + 1).to_string();
+    let records = vec![
+        warcinfo(),
+        response_claiming("http://s.org/b", &over, &block),
+    ];
+    let gz = write(dir.path(), "over.warc.gz", &gzip_members(&records));
+    assert_malformed(&gz, 2, "maximum record size");
+}
+
+/// A `.warc.gz` whose header never ends (one endless line, or endless header lines) is
+/// refused after [`MAX_HEADER_BYTES`], without buffering the whole stream.
+#[test]
+fn a_header_that_never_ends_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut endless_line = b"WARC/1.1\r\nWARC-Type: response\r\nX-Pad: ".to_vec();
+    endless_line.resize(8 << 20, b'a');
+    let mut endless_lines = b"WARC/1.1\r\n".to_vec();
+    while endless_lines.len() < 8 << 20 {
+        endless_lines.extend_from_slice(b"X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+    }
+    for (name, tail) in [("line", endless_line), ("lines", endless_lines)] {
+        let records = vec![warcinfo(), page("http://s.org/a", "alpha"), tail];
+        let gz = write(
+            dir.path(),
+            &format!("endless-{name}.warc.gz"),
+            &gzip_members(&records),
+        );
+        assert_malformed(&gz, 3, "WARC header longer than");
+    }
+}
+
 #[test]
 fn non_utf8_body_is_decoded_lossily_and_reported() {
     let dir = tempfile::tempdir().unwrap();

@@ -230,7 +230,7 @@ fn simulate_compare_and_estimate_check_end_to_end() {
 fn bad_parameters_get_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, log, _) = site(dir.path());
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 12] = [
         (
             &["--policy", "fastest", "--budget", "3"],
             "unknown policy `fastest`",
@@ -260,6 +260,19 @@ fn bad_parameters_get_clear_errors() {
             "outside [1, ∞)",
         ),
         (&["--policy", "age", "--budget", "-3"], "--budget"),
+        // Issue 13: a budget near 2^64 panicked (capacity overflow), 10^9 allocated 24 GB.
+        (
+            &["--policy", "age", "--budget", "18446744073709551615"],
+            "--budget 18446744073709551615: exceeds the 130 pages",
+        ),
+        (
+            &["--policy", "user-centric", "--budget", "1000000000"],
+            "--budget 1000000000: exceeds",
+        ),
+        (
+            &["--policy", "age", "--budget", "18446744073709551616"],
+            "--budget",
+        ),
         (
             &[
                 "--policy",
@@ -297,6 +310,21 @@ fn bad_parameters_get_clear_errors() {
     ]);
     assert_ne!(code, 0);
     assert!(stderr.contains("--budgets: 999999 exceeds"), "{stderr}");
+    let (code, _, stderr) = refresher(&[
+        "compare",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--budgets",
+        "1,18446744073709551615",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("--budgets: 18446744073709551615 exceeds"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]

@@ -41,6 +41,7 @@ fn keep_repeats() -> ReadOptions {
     ReadOptions {
         layout: None,
         keep_repeats: true,
+        ..ReadOptions::default()
     }
 }
 

@@ -760,3 +760,174 @@ async fn metrics_pages_and_the_openapi_description_are_served() {
     assert_eq!(status, StatusCode::OK);
     assert!(doc["paths"]["/api/search"]["get"].is_object());
 }
+
+/// Issue 13: a sweep is validated as a whole before anything is queued (a 400 leaves no run
+/// and takes no sweep id), and the run queue is bounded (429 with `Retry-After`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sweeps_are_all_or_nothing_and_the_run_queue_is_bounded() {
+    let server = start(60, 4, Duration::from_millis(200)).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let huge = json!({"policies": ["round-robin"], "budgets": [1, 2, 18446744073709551615u64]});
+    let (status, v) = c
+        .send_json(Method::POST, "/api/compare", &huge)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("exceeds"),
+        "{v}"
+    );
+    let (_, runs) = c.get_json("/api/runs").await.unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 0, "{runs}");
+    let (status, _) = c.get_json("/api/compare?sweep=1").await.unwrap();
+    assert_eq!(status, StatusCode::NOT_FOUND, "a refused sweep takes no id");
+
+    let max = refresher::server::runs::MAX_PENDING_RUNS;
+    let sweep = json!({"policies": ["test-slow"], "budgets": (0..=60).collect::<Vec<_>>()});
+    let mut accepted = 0;
+    let mut refused = None;
+    for _ in 0..(max / 61 + 2) {
+        let (status, v) = c
+            .send_json(Method::POST, "/api/compare", &sweep)
+            .await
+            .unwrap();
+        if status == StatusCode::ACCEPTED {
+            accepted += v["runs"].as_array().unwrap().len();
+        } else {
+            refused = Some((status, v));
+            break;
+        }
+    }
+    let (status, v) = refused.expect("the queue filled up");
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{v}");
+    assert_eq!(v["error"]["code"], "too_many_requests");
+    assert!(accepted <= max && accepted + 61 > max - 1, "{accepted}");
+    let (status, v) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "test-slow", "budget": 1}),
+        )
+        .await
+        .unwrap();
+    if accepted + 1 > max {
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{v}");
+    }
+    // The refused requests queued nothing.
+    let (_, runs) = c.get_json("/api/runs").await.unwrap();
+    let listed = runs.as_array().unwrap();
+    assert_eq!(
+        listed.len(),
+        accepted + usize::from(status == StatusCode::ACCEPTED)
+    );
+    for r in listed {
+        let id = r["id"].as_u64().unwrap();
+        c.send(Method::POST, &format!("/api/runs/{id}/cancel"), None)
+            .await
+            .unwrap();
+    }
+}
+
+/// One raw HTTP/1.1 exchange (`Connection: close`), for headers the client does not send.
+async fn raw(addr: std::net::SocketAddr, request: String) -> String {
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    })
+    .await
+    .unwrap()
+}
+
+/// Issue 13: Host allow list, CSRF, security headers, 413, cross-site searches not feeding
+/// the live workload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browser_facing_requests_are_guarded() {
+    let server = start(60, 4, Duration::ZERO).await;
+    let addr = server.addr;
+    let host = addr.to_string();
+    let get = |path: &str, extra: &str| {
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n")
+    };
+    let ok = raw(addr, get("/", "")).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    let lower = ok.to_ascii_lowercase();
+    for h in [
+        "content-security-policy: default-src 'self'",
+        "x-frame-options: deny",
+        "x-content-type-options: nosniff",
+    ] {
+        assert!(lower.contains(h), "{h} missing in {ok}");
+    }
+    // DNS rebinding: another Host is refused (headers too).
+    let evil = raw(
+        addr,
+        "GET /api/policies HTTP/1.1\r\nHost: evil.example:8080\r\nConnection: close\r\n\r\n".into(),
+    )
+    .await;
+    assert!(evil.starts_with("HTTP/1.1 403"), "{evil}");
+    assert!(evil.to_ascii_lowercase().contains("x-frame-options: deny"));
+    let local = raw(
+        addr,
+        format!(
+            "GET /api/policies HTTP/1.1\r\nHost: localhost:{}\r\nConnection: close\r\n\r\n",
+            addr.port()
+        ),
+    )
+    .await;
+    assert!(local.starts_with("HTTP/1.1 200"), "{local}");
+    // CSRF: a cross-site form POST is refused before it reaches the handler.
+    let body = r#"{"policy":"round-robin","budget":1}"#;
+    let post = |origin: &str, ctype: &str| {
+        format!(
+            "POST /api/runs HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\nContent-Type: {ctype}\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let csrf = raw(addr, post("http://evil.example", "text/plain")).await;
+    assert!(csrf.starts_with("HTTP/1.1 403"), "{csrf}");
+    let form = raw(addr, post(&format!("http://{host}"), "text/plain")).await;
+    assert!(form.starts_with("HTTP/1.1 400"), "not JSON: {form}");
+    let same = raw(addr, post(&format!("http://{host}"), "application/json")).await;
+    assert!(same.starts_with("HTTP/1.1 202"), "{same}");
+    let cancel = raw(
+        addr,
+        format!(
+            "POST /api/runs/1/cancel HTTP/1.1\r\nHost: {host}\r\nSec-Fetch-Site: cross-site\r\n\
+             Content-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(cancel.starts_with("HTTP/1.1 403"), "{cancel}");
+    // An oversized body: 413.
+    let big = json!({"policy": "round-robin", "budget": 1, "pad": "x".repeat(200_000)});
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let (status, body) = c.send(Method::POST, "/api/runs", Some(&big)).await.unwrap();
+    assert_eq!(
+        status,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    // Cross-site searches are answered but do not feed the live workload.
+    let q = busy_query(&server, 1);
+    let before = server.state.live.submissions();
+    let cross = raw(
+        addr,
+        get(
+            &format!("/api/search?q={}", encode(&q)),
+            "Origin: http://evil.example\r\n",
+        ),
+    )
+    .await;
+    assert!(cross.starts_with("HTTP/1.1 200"), "{cross}");
+    assert_eq!(server.state.live.submissions(), before);
+    let own = raw(addr, get(&format!("/api/search?q={}", encode(&q)), "")).await;
+    assert!(own.starts_with("HTTP/1.1 200"), "{own}");
+    assert_eq!(server.state.live.submissions(), before + 1);
+}

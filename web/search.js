@@ -22,7 +22,11 @@ function render(r) {
     `${r.took_ms.toFixed(1)} ms; copies from unit ${r.served_unit}, stale markers against unit ${r.live_unit}` +
     (r.notes && r.notes.length ? " — note: " + r.notes.join("; ") : "");
   const items = r.results.map(hit => {
-    const title = el("a", { class: "result-title", href: hit.url, text: hit.title || hit.url });
+    // Only http(s) targets become links (a `javascript:` URI in a WARC must not be clickable).
+    const linkable = /^https?:\/\//i.test(hit.url);
+    const title = linkable
+      ? el("a", { class: "result-title", href: hit.url, rel: "noopener noreferrer", text: hit.title || hit.url })
+      : el("span", { class: "result-title", text: hit.title || hit.url });
     const badge = el("span", { class: "badge " + (hit.stale ? "stale" : "fresh"), text: hit.stale ? "stale" : "fresh" });
     const snippet = el("div", { class: "snippet" });
     snippet.innerHTML = hit.snippet; // server-escaped; only <b> marks

@@ -56,6 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         keep_repeats: false,
         top_queries: None,
         filter: RelevanceFilter::Knee,
+        max_skipped_share: refresher::querylog::layouts::DEFAULT_MAX_SKIPPED_SHARE,
     };
     println!("\n== ingest");
     super::ingest::run(super::ingest::Args {

@@ -137,7 +137,7 @@ fn log_summary(
         "distinct_query_strings".into(),
         Value::from(log.distinct_query_strings()),
     );
-    out.insert("skipped_lines".into(), Value::from(log.skipped.len()));
+    out.insert("skipped_lines".into(), Value::from(log.skipped_lines));
     out.insert(
         "skipped".into(),
         Value::from(

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use refresher::corpus::ingest::{load_corpus, IngestOptions, IngestReport};
 use refresher::corpus::Corpus;
-use refresher::querylog::layouts::{read_log, ReadOptions};
+use refresher::querylog::layouts::{read_log, ReadOptions, DEFAULT_MAX_SKIPPED_SHARE};
 use refresher::querylog::workload::{RelevanceFilter, Workload, WorkloadOptions};
 use refresher::querylog::{LogLayout, QueryLog};
 
@@ -39,6 +39,21 @@ pub struct WorkloadArgs {
     /// or none.
     #[arg(long, value_enum, default_value_t = RelevanceFilter::Knee)]
     pub filter: RelevanceFilter,
+    /// Fail when more than this share (0..=1) of the log's lines cannot be read (default:
+    /// when most lines are bad); the first skipped lines are reported either way.
+    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MAX_SKIPPED_SHARE, value_parser = parse_share)]
+    pub max_skipped_share: f64,
+}
+
+/// Parses a share in `0..=1` (for `--max-skipped-share`).
+pub fn parse_share(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number (expected a share between 0 and 1)"))?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(format!("{v} is not between 0 and 1"));
+    }
+    Ok(v)
 }
 
 impl CorpusArgs {
@@ -57,6 +72,7 @@ impl WorkloadArgs {
         let options = ReadOptions {
             layout: self.layout,
             keep_repeats: self.keep_repeats,
+            max_skipped_share: self.max_skipped_share,
         };
         read_log(log, &options).with_context(|| format!("reading query log {}", log.display()))
     }

@@ -16,6 +16,9 @@ pub struct Args {
     /// Force the log layout instead of detecting it.
     #[arg(long, value_enum)]
     pub layout: Option<LogLayout>,
+    /// Fail when more than this share (0..=1) of the log's lines cannot be read.
+    #[arg(long, value_name = "SHARE", default_value_t = refresher::querylog::layouts::DEFAULT_MAX_SKIPPED_SHARE, value_parser = super::inputs::parse_share)]
+    pub max_skipped_share: f64,
     /// Base URL of the server, e.g. http://127.0.0.1:8080
     #[arg(long)]
     pub server: String,
@@ -49,6 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &ReadOptions {
             layout: args.layout,
             keep_repeats: true,
+            max_skipped_share: args.max_skipped_share,
         },
     )
     .with_context(|| format!("reading query log {}", args.log.display()))?;

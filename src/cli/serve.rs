@@ -21,9 +21,14 @@ pub struct Args {
     pub log: Option<PathBuf>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
-    /// Keep the served tantivy index in this directory (reopened if it already holds one).
+    /// Keep the served tantivy index in this directory: reopened when its manifest matches
+    /// the corpus, unit and scoring; otherwise built beside it and renamed into place.
     #[arg(long)]
     pub index: Option<PathBuf>,
+    /// Replace an --index directory that holds another index (or an incomplete one) instead
+    /// of refusing to start.
+    #[arg(long)]
+    pub rebuild_index: bool,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
@@ -35,13 +40,35 @@ pub struct Args {
     pub live_unit: Option<u32>,
     #[arg(long, default_value_t = ScoringKind::Bm25)]
     pub scoring: ScoringKind,
+    /// Hosts accepted in the `Host` header, comma-separated (`*`: any). Default: the bind
+    /// address and localhost (guards against DNS rebinding).
+    #[arg(long, value_delimiter = ',')]
+    pub allowed_hosts: Option<Vec<String>>,
     /// Longest a search may take, in milliseconds, before it answers 503.
     #[arg(long, default_value_t = 5000)]
     pub search_timeout_ms: u64,
 }
 
+/// Raises the soft open-file limit to the hard limit, so that many clients (each a socket)
+/// do not run the server out of descriptors at the common soft limit of 1024.
+fn raise_fd_limit() {
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    unsafe {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
+    raise_fd_limit();
     let (corpus, _) = args.corpus.load()?;
     eprintln!(
         "corpus: {} pages over {} units ({:.1} s)",
@@ -67,6 +94,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     options.live_unit = args.live_unit;
     options.scoring = args.scoring;
     options.index_dir = args.index.clone();
+    options.rebuild_index = args.rebuild_index;
+    options.allowed_hosts = args.allowed_hosts.clone();
     options.search_timeout = Duration::from_millis(args.search_timeout_ms.max(1));
     let state = AppState::build(corpus, workload, options).context("building the repository")?;
     eprintln!(

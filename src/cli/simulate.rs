@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use refresher::corpus::LiveWeb;
 use refresher::index::ScoringKind;
 use refresher::policy::registry::family;
 use refresher::policy::user_centric::Estimator;
@@ -80,6 +81,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map_err(|e| policy_args::explain(e, &given, "--policy"))?;
     let started = std::time::Instant::now();
     let loaded = args.experiment.load()?;
+    let pages = loaded.corpus.page_count();
+    anyhow::ensure!(
+        args.budget <= pages,
+        "--budget {}: exceeds the {pages} pages of the corpus (a budget is re-downloads per \
+         unit, at most every page)",
+        args.budget
+    );
     let load_seconds = started.elapsed().as_secs_f64();
     let env = loaded.environment(args.scoring)?;
     let environment_seconds = started.elapsed().as_secs_f64() - load_seconds;

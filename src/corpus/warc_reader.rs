@@ -2,9 +2,10 @@
 //!
 //! Compression is detected from the gzip magic bytes (`1f 8b`), not from the file name, and a
 //! gzip file is read with [`flate2::read::MultiGzDecoder`] because WARC writers (warcio,
-//! Heritrix) compress every record as its own gzip member. Record framing is left to the `warc`
-//! crate's raw-record iterator; the WARC headers we need (type, target URI, date) and the HTTP
-//! block are parsed here, so every problem can be reported with the file and record number.
+//! Heritrix) compress every record as its own gzip member. Record framing, the WARC headers
+//! and the HTTP block are all parsed here (the `warc` crate's reader panicked on a
+//! `Content-Length` near 2^64 and buffered a header that never ends without bound), so every
+//! length is bounded and every problem is reported with the file and record number.
 //!
 //! Record numbers are 1-based and count every WARC record of the file (warcinfo included).
 //!
@@ -41,6 +42,8 @@
 //! * a truncated or corrupt gzip stream → [`InputError::Malformed`] at `record N`;
 //! * a broken WARC header (no `WARC/x.y` line, a line that is not `Name: value`, a
 //!   non-numeric `Content-Length`) → [`InputError::Malformed`] at `record N`;
+//! * a header longer than [`MAX_HEADER_BYTES`], a `Content-Length` above [`MAX_RECORD_BYTES`]
+//!   or (uncompressed files) beyond the bytes that remain → [`InputError::Malformed`];
 //! * a `Content-Length` that does not land on the `CRLF CRLF` ending the record (too short or
 //!   too long), or a file that ends inside a record → [`InputError::Malformed`] at `record N`;
 //! * an empty file, or a file holding no WARC record at all → [`InputError::Empty`].
@@ -51,12 +54,9 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use flate2::read::MultiGzDecoder;
 use indicatif::ProgressBar;
-use warc::{RawRecordHeader, RawRecordIter, WarcHeader, WarcReader};
 
 use crate::error::{InputError, SkippedInput};
 
@@ -122,32 +122,15 @@ pub enum WarcItem {
     Skipped(SkippedInput),
 }
 
-/// A [`BufRead`] that counts the bytes consumed through it, so the reader can tell a clean end
-/// of file from a file that ends inside a WARC header (which the `warc` crate reports as a
-/// plain end of iteration).
-struct Counting<R> {
-    inner: R,
-    consumed: Arc<AtomicU64>,
-}
+/// Largest WARC header accepted (version line, named fields and the blank line ending them).
+/// Real headers are a few hundred bytes; a header that does not end within this many bytes is
+/// a broken file, and reading further would only grow a buffer without bound.
+pub const MAX_HEADER_BYTES: usize = 1 << 20;
 
-impl<R: BufRead> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for Counting<R> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.consumed.fetch_add(amt as u64, Ordering::Relaxed);
-        self.inner.consume(amt)
-    }
-}
+/// Largest `Content-Length` accepted for one record. The pages of the collections we read are
+/// kilobytes to a few megabytes; a larger value is corruption (a length near 2^64 once made
+/// the `warc` crate's framing arithmetic overflow and panic), not a page.
+pub const MAX_RECORD_BYTES: u64 = 256 << 20;
 
 /// Advances a progress bar by the on-disk (compressed) bytes read.
 struct ProgressRead<R> {
@@ -165,18 +148,46 @@ impl<R: Read> Read for ProgressRead<R> {
     }
 }
 
-type Records = RawRecordIter<Counting<BufReader<Box<dyn Read + Send>>>>;
+/// The named fields of one WARC header, names lowercased, values as written (first wins).
+#[derive(Debug, Default)]
+struct WarcHeaders {
+    fields: Vec<(String, Vec<u8>)>,
+}
+
+impl WarcHeaders {
+    fn get(&self, name: &str) -> Option<String> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| String::from_utf8_lossy(v).trim().to_string())
+    }
+}
+
+/// How one record's framing failed (turned into an [`InputError`] naming file and record).
+enum Framing {
+    Io(std::io::Error),
+    Header(String),
+    TooLong(String),
+    Eof,
+    BadEnd,
+}
 
 /// An iterator over the records of one WARC file; see the module doc for error handling.
+///
+/// Record framing is done here, with every length bounded: a header is at most
+/// [`MAX_HEADER_BYTES`], a `Content-Length` at most [`MAX_RECORD_BYTES`] and, in an
+/// uncompressed file, at most the bytes that remain; the body buffer grows only as bytes
+/// arrive, so a lying length costs no more memory than the file holds.
 ///
 /// After the first `Err` the iterator is finished.
 pub struct WarcFile {
     path: PathBuf,
     gzip: bool,
-    records: Records,
-    consumed: Arc<AtomicU64>,
-    /// Bytes of decompressed WARC consumed when the last complete record ended.
-    last_end: u64,
+    reader: BufReader<Box<dyn Read + Send>>,
+    /// Size of the file when it is not compressed (bounds each Content-Length).
+    plain_len: Option<u64>,
+    /// Bytes of decompressed WARC consumed so far.
+    consumed: u64,
     /// Records read so far (complete ones).
     record: u64,
     done: bool,
@@ -206,17 +217,12 @@ impl WarcFile {
         } else {
             Box::new(raw)
         };
-        let consumed = Arc::new(AtomicU64::new(0));
-        let counting = Counting {
-            inner: BufReader::with_capacity(READ_BUFFER, decoded),
-            consumed: consumed.clone(),
-        };
         Ok(WarcFile {
             path: path.to_path_buf(),
             gzip,
-            records: WarcReader::new(counting).iter_raw_records(),
-            consumed,
-            last_end: 0,
+            reader: BufReader::with_capacity(READ_BUFFER, decoded),
+            plain_len: (!gzip).then_some(len),
+            consumed: 0,
             record: 0,
             done: false,
         })
@@ -240,37 +246,104 @@ impl WarcFile {
         )
     }
 
-    fn framing_error(&self, err: warc::Error) -> InputError {
+    fn framing_error(&self, err: Framing) -> InputError {
         match err {
-            warc::Error::ReadData(io) if self.gzip => self.malformed(format!(
+            Framing::Io(io) if self.gzip => self.malformed(format!(
                 "corrupt or truncated gzip stream ({io}); the rest of the file cannot be read"
             )),
-            warc::Error::ReadData(io) => InputError::io(&self.path, io),
-            warc::Error::ParseHeaders(_) => self.malformed(
-                "broken WARC header: expected a `WARC/<version>` line, then `Name: value` lines \
-                 with a numeric Content-Length, then a blank line",
-            ),
-            warc::Error::UnexpectedEOB => self.malformed(
+            Framing::Io(io) => InputError::io(&self.path, io),
+            Framing::Header(detail) => self.malformed(format!(
+                "broken WARC header ({detail}): expected a `WARC/<version>` line, then \
+                 `Name: value` lines with a numeric Content-Length, then a blank line"
+            )),
+            Framing::TooLong(message) => self.malformed(message),
+            Framing::Eof => self.malformed(
                 "file ends inside the record body: the file is truncated or the \
                  Content-Length is too long",
             ),
-            warc::Error::ReadOverflow => self.malformed(
+            Framing::BadEnd => self.malformed(
                 "record does not end with CRLF CRLF where its Content-Length says: \
                  the Content-Length is wrong (too short or too long)",
             ),
-            other => self.malformed(format!("unreadable WARC record: {other}")),
         }
     }
 
-    fn classify(&self, header: RawRecordHeader, block: Vec<u8>) -> WarcItem {
+    /// Reads one record's header and block; `Ok(None)` at a clean end of file.
+    fn read_record(&mut self) -> Result<Option<(WarcHeaders, Vec<u8>)>, Framing> {
+        let mut header = Vec::with_capacity(1024);
+        loop {
+            let room = (MAX_HEADER_BYTES - header.len()) as u64;
+            let n = (&mut self.reader)
+                .take(room)
+                .read_until(b'\n', &mut header)
+                .map_err(Framing::Io)?;
+            self.consumed += n as u64;
+            if n == 0 {
+                if header.is_empty() {
+                    return Ok(None);
+                }
+                if header.len() >= MAX_HEADER_BYTES {
+                    return Err(Framing::TooLong(format!(
+                        "WARC header longer than {MAX_HEADER_BYTES} bytes without the blank \
+                         line ending it"
+                    )));
+                }
+                return Err(Framing::TooLong(format!(
+                    "file ends inside a WARC header ({} bytes after the last complete record \
+                     never reach the blank line ending a header)",
+                    header.len()
+                )));
+            }
+            if n == 2 && header.ends_with(b"\r\n") {
+                break;
+            }
+        }
+        let (headers, length) = parse_warc_header(&header).map_err(Framing::Header)?;
+        if length > MAX_RECORD_BYTES {
+            return Err(Framing::TooLong(format!(
+                "Content-Length {length} is larger than the maximum record size \
+                 ({MAX_RECORD_BYTES} bytes)"
+            )));
+        }
+        if let Some(file_len) = self.plain_len {
+            let remaining = file_len.saturating_sub(self.consumed);
+            if length.saturating_add(4) > remaining {
+                return Err(Framing::TooLong(format!(
+                    "Content-Length {length} is beyond the {remaining} bytes that remain in \
+                     the file: the file is truncated or the Content-Length is too long"
+                )));
+            }
+        }
+        // Grows as bytes arrive: a lying length in a small gzip file costs what it holds.
+        let mut block = Vec::with_capacity(length.min(READ_BUFFER as u64) as usize);
+        let n = (&mut self.reader)
+            .take(length)
+            .read_to_end(&mut block)
+            .map_err(Framing::Io)?;
+        self.consumed += n as u64;
+        if (n as u64) < length {
+            return Err(Framing::Eof);
+        }
+        let mut end = [0u8; 4];
+        let mut got = 0;
+        while got < 4 {
+            let k = self.reader.read(&mut end[got..]).map_err(Framing::Io)?;
+            if k == 0 {
+                return Err(Framing::BadEnd);
+            }
+            got += k;
+        }
+        self.consumed += 4;
+        if &end != b"\r\n\r\n" {
+            return Err(Framing::BadEnd);
+        }
+        Ok(Some((headers, block)))
+    }
+
+    fn classify(&self, headers: WarcHeaders, block: Vec<u8>) -> WarcItem {
         let record = self.record;
-        let headers = header.as_ref();
-        let text = |h: WarcHeader| {
-            headers
-                .get(&h)
-                .map(|v| String::from_utf8_lossy(v).trim().to_string())
-        };
-        let warc_type = text(WarcHeader::WarcType).unwrap_or_default();
+        let text = |name: &str| headers.get(name);
+        let warc_type = text("warc-type").unwrap_or_default();
         let revisit = warc_type.eq_ignore_ascii_case("revisit");
         if !revisit && !warc_type.eq_ignore_ascii_case("response") {
             return WarcItem::Other { record, warc_type };
@@ -283,10 +356,10 @@ impl WarcFile {
                 reason,
             })
         };
-        let Some(target_uri) = text(WarcHeader::TargetURI).filter(|u| !u.is_empty()) else {
+        let Some(target_uri) = text("warc-target-uri").filter(|u| !u.is_empty()) else {
             return skip(format!("{kind} record without WARC-Target-URI"));
         };
-        let Some(date) = text(WarcHeader::Date) else {
+        let Some(date) = text("warc-date") else {
             return skip(format!("{kind} record for {target_uri} without WARC-Date"));
         };
         let capture_time = match chrono::DateTime::parse_from_rfc3339(&date) {
@@ -297,15 +370,10 @@ impl WarcFile {
                 ))
             }
         };
-        let payload_digest = text(WarcHeader::PayloadDigest).filter(|d| !d.is_empty());
+        let payload_digest = text("warc-payload-digest").filter(|d| !d.is_empty());
         if revisit {
-            let named = |name: &str| {
-                headers
-                    .get(&WarcHeader::Unknown(name.to_string()))
-                    .map(|v| String::from_utf8_lossy(v).trim().to_string())
-                    .filter(|v| !v.is_empty())
-            };
-            let profile = text(WarcHeader::Profile).unwrap_or_default();
+            let named = |name: &str| headers.get(name).filter(|v| !v.is_empty());
+            let profile = text("warc-profile").unwrap_or_default();
             let profile = profile.rsplit('/').next().unwrap_or("").to_string();
             return WarcItem::Revisit(RevisitRecord {
                 record,
@@ -341,25 +409,18 @@ impl Iterator for WarcFile {
         if self.done {
             return None;
         }
-        match self.records.next() {
-            Some(Ok((header, block))) => {
+        match self.read_record() {
+            Ok(Some((headers, block))) => {
                 self.record += 1;
-                self.last_end = self.consumed.load(Ordering::Relaxed);
-                Some(Ok(self.classify(header, block)))
+                Some(Ok(self.classify(headers, block)))
             }
-            Some(Err(e)) => {
+            Err(e) => {
                 self.done = true;
                 Some(Err(self.framing_error(e)))
             }
-            None => {
+            Ok(None) => {
                 self.done = true;
-                let trailing = self.consumed.load(Ordering::Relaxed) - self.last_end;
-                if trailing > 0 {
-                    Some(Err(self.malformed(format!(
-                        "file ends inside a WARC header ({trailing} bytes after the last \
-                         complete record never reach the blank line ending a header)"
-                    ))))
-                } else if self.record == 0 {
+                if self.record == 0 {
                     Some(Err(InputError::Empty {
                         path: self.path.clone(),
                         message: "no WARC records in the file".to_string(),
@@ -370,6 +431,55 @@ impl Iterator for WarcFile {
             }
         }
     }
+}
+
+/// A WARC header field name: an HTTP token (no controls, separators or non-ASCII bytes).
+fn is_token_byte(b: u8) -> bool {
+    !matches!(b, 0..=31 | 127..=255 | b'(' | b')' | b'<' | b'>' | b'@' | b',' | b';' | b':'
+        | b'"' | b'/' | b'[' | b']' | b'?' | b'=' | b'{' | b'}' | b' ' | b'\\')
+}
+
+/// Parses a WARC header (`WARC/x.y` line, `Name: value` lines, blank line): its fields and
+/// `Content-Length` (0 when absent). Errors say which line is wrong, without echoing input.
+fn parse_warc_header(header: &[u8]) -> Result<(WarcHeaders, u64), String> {
+    let mut lines = header
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let version = lines.next().unwrap_or_default();
+    if !version.starts_with(b"WARC/") {
+        return Err("the first line is not `WARC/<version>`".to_string());
+    }
+    let mut headers = WarcHeaders::default();
+    let mut length = None;
+    for (i, line) in lines.enumerate() {
+        if line.is_empty() {
+            break;
+        }
+        let colon = line.iter().position(|&b| b == b':');
+        let name = colon.map(|c| line[..c].trim_ascii_end());
+        let Some(name) = name.filter(|n| !n.is_empty() && n.iter().all(|&b| is_token_byte(b)))
+        else {
+            return Err(format!("line {} is not `Name: value`", i + 2));
+        };
+        let value = line[colon.unwrap_or(0) + 1..].trim_ascii().to_vec();
+        let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+        if name == "content-length" && length.is_none() {
+            let parsed = std::str::from_utf8(&value)
+                .ok()
+                .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                .map(|v| v.parse::<u64>());
+            length = Some(match parsed {
+                Some(Ok(n)) => n,
+                Some(Err(_)) => u64::MAX, // all digits but beyond u64: rejected as too large
+                None => return Err("Content-Length is not a number".to_string()),
+            });
+        }
+        headers.fields.push((name, value));
+    }
+    if headers.fields.is_empty() {
+        return Err("no header fields".to_string());
+    }
+    Ok((headers, length.unwrap_or(0)))
 }
 
 /// Parses an HTTP response block: the status code and where the body starts.

@@ -16,6 +16,7 @@ pub mod repository;
 pub mod schema;
 pub mod scorer;
 pub mod search;
+pub mod served;
 pub mod stats;
 
 #[cfg(test)]
@@ -50,4 +51,7 @@ pub enum IndexError {
     ForwardOnly,
     #[error("tantivy: {0}")]
     Tantivy(#[from] tantivy::TantivyError),
+    /// A refresh budget larger than the pages there are (it would only size allocations).
+    #[error("budget {budget} exceeds the {pages} pages of the corpus")]
+    Budget { budget: usize, pages: usize },
 }

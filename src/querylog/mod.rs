@@ -53,8 +53,11 @@ pub struct QueryLog {
     pub lines: u64,
     /// Submissions in log order, after collapsing result-page repeats unless disabled.
     pub submissions: Vec<Submission>,
-    /// Lines that could not be used, with the reason; reported, never silently dropped.
+    /// The first lines that could not be used (at most
+    /// [`layouts::MAX_SKIP_EXAMPLES`]), with the reason; reported, never silently dropped.
     pub skipped: Vec<SkippedInput>,
+    /// How many lines could not be used (all of them; `skipped` keeps only the first few).
+    pub skipped_lines: u64,
     /// Lines that record a click: AOL collection lines with a `ClickURL`, per-user URL lines.
     /// (Added by the querylog task: the README's counts check clicks survive collapsing.)
     pub click_lines: u64,

@@ -468,6 +468,7 @@ mod tests {
                 })
                 .collect(),
             skipped: Vec::new(),
+            skipped_lines: 0,
             click_lines: 0,
             click_ranks: Vec::new(),
             non_utf8_lines: 0,

@@ -60,13 +60,14 @@ pub struct Comparison {
     pub curves: Vec<CurvePoint>,
 }
 
-/// Validates a sweep and queues its runs (policy-major, budgets ascending). Returns the
-/// sweep id and the run ids.
+/// Validates a sweep and queues its runs (policy-major, budgets ascending), all or none.
+/// Returns the sweep id (taken from `next_sweep` only when the runs are accepted) and the run
+/// ids.
 pub fn start_sweep(
     manager: &RunManager,
-    next_sweep: u64,
+    next_sweep: impl FnOnce() -> u64,
     spec: SweepSpec,
-) -> Result<Vec<u64>, ApiError> {
+) -> Result<(u64, Vec<u64>), ApiError> {
     let policies = if spec.policies.is_empty() {
         manager.policies.names.clone()
     } else {
@@ -139,25 +140,29 @@ pub fn start_sweep(
             budgets.len(),
         )));
     }
-    let mut ids = Vec::new();
-    for (policy, params, budget) in jobs {
-        let run = manager.start(
-            RunSpec {
-                policy,
-                budget,
-                mode: spec.mode.unwrap_or(FitMode::Oracle),
-                scoring: spec.scoring,
-                workload: spec.workload,
-                seed: None,
-                theta: None,
-                params: params.into_iter().collect(),
-                delta_q: spec.delta_q,
-            },
-            Some(next_sweep),
-        )?;
-        ids.push(run.id);
-    }
-    Ok(ids)
+    let specs: Vec<RunSpec> = jobs
+        .into_iter()
+        .map(|(policy, params, budget)| RunSpec {
+            policy,
+            budget,
+            mode: spec.mode.unwrap_or(FitMode::Oracle),
+            scoring: spec.scoring,
+            workload: spec.workload,
+            seed: None,
+            theta: None,
+            params: params.into_iter().collect(),
+            delta_q: spec.delta_q,
+        })
+        .collect();
+    // All validated, then all queued (or none): a refused sweep leaves nothing behind and
+    // takes no sweep id.
+    let mut sweep = None;
+    let runs = manager.start_many(specs, || {
+        sweep = Some(next_sweep());
+        sweep
+    })?;
+    let sweep = sweep.expect("start_many takes the id when it accepts the runs");
+    Ok((sweep, runs.iter().map(|r| r.id).collect()))
 }
 
 /// The table and curves of the runs of `sweep` (or of every run), from finished runs only.

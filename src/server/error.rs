@@ -25,6 +25,21 @@ pub enum ApiError {
     /// A failure inside the server (500): index errors, a worker that died.
     #[error("{0}")]
     Internal(String),
+    /// The run queue is full (429 with `Retry-After`).
+    #[error("{0}")]
+    TooManyRequests(String),
+    /// The search pool and its queue are full (503 with `Retry-After`).
+    #[error("{0}")]
+    Overloaded(String),
+    /// The request body is larger than the server accepts (413).
+    #[error("{0}")]
+    TooLarge(String),
+    /// A state-changing request whose body is not JSON (415).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// A cross-site or wrong-host request (403).
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 impl ApiError {
@@ -35,6 +50,11 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Timeout(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
         }
     }
 
@@ -46,6 +66,11 @@ impl ApiError {
             ApiError::Conflict(_) => "conflict",
             ApiError::Timeout(_) => "timeout",
             ApiError::Internal(_) => "internal",
+            ApiError::TooManyRequests(_) => "too_many_requests",
+            ApiError::Overloaded(_) => "overloaded",
+            ApiError::TooLarge(_) => "payload_too_large",
+            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
+            ApiError::Forbidden(_) => "forbidden",
         }
     }
 }
@@ -55,7 +80,18 @@ impl IntoResponse for ApiError {
         let body = serde_json::json!({
             "error": { "code": self.code(), "message": self.to_string() }
         });
-        (self.status(), Json(body)).into_response()
+        let retry = matches!(
+            self,
+            ApiError::TooManyRequests(_) | ApiError::Overloaded(_) | ApiError::Timeout(_)
+        );
+        let mut response = (self.status(), Json(body)).into_response();
+        if retry {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
+        response
     }
 }
 
@@ -67,7 +103,16 @@ impl From<axum::extract::rejection::QueryRejection> for ApiError {
 
 impl From<axum::extract::rejection::JsonRejection> for ApiError {
     fn from(r: axum::extract::rejection::JsonRejection) -> Self {
-        ApiError::BadParameter(r.body_text())
+        use axum::extract::rejection::JsonRejection as J;
+        match &r {
+            J::BytesRejection(_) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                ApiError::TooLarge(format!(
+                    "the request body is larger than the {} bytes accepted",
+                    super::MAX_BODY_BYTES
+                ))
+            }
+            _ => ApiError::BadParameter(r.body_text()),
+        }
     }
 }
 

@@ -25,13 +25,43 @@ use crate::sim::UnitRecord;
 type AppResult<T> = Result<T, ApiError>;
 
 /// `GET /api/search?q=&offset=&limit=`
+///
+/// Searches run on at most [`ServerOptions::search_threads`](super::ServerOptions) blocking
+/// threads; up to [`super::SEARCH_QUEUE`] per thread wait, more answer 503 with `Retry-After`.
+/// Cross-site searches are answered but do not feed the live workload.
 pub async fn search(
     State(state): State<Arc<AppState>>,
+    headers: axum::http::HeaderMap,
     params: Result<Query<SearchParams>, QueryRejection>,
 ) -> AppResult<Json<SearchResponse>> {
+    use std::sync::atomic::Ordering;
     let request = params?.0.validate()?;
+    let threads = state.options.search_threads.max(1);
+    let limit = threads * (1 + super::SEARCH_QUEUE);
+    if state.search_pending.fetch_add(1, Ordering::AcqRel) >= limit {
+        state.search_pending.fetch_sub(1, Ordering::AcqRel);
+        return Err(ApiError::Overloaded(format!(
+            "the server is busy: {limit} searches running or queued; retry shortly"
+        )));
+    }
+    struct Pending<'a>(&'a std::sync::atomic::AtomicUsize);
+    impl Drop for Pending<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+    let _pending = Pending(&state.search_pending);
+    let permit = state
+        .search_slots
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::Internal("the search pool is closed".into()))?;
     let service = state.search.clone();
-    let work = tokio::task::spawn_blocking(move || service.search(&request));
+    let work = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        service.search(&request)
+    });
     let response = tokio::time::timeout(state.options.search_timeout, work)
         .await
         .map_err(|_| {
@@ -41,7 +71,9 @@ pub async fn search(
             ))
         })?
         .map_err(|e| ApiError::Internal(format!("search worker stopped: {e}")))??;
-    state.live.record(&response.terms);
+    if !super::guard::is_cross_site(&headers) {
+        state.live.record(&response.terms);
+    }
     Ok(Json(response))
 }
 
@@ -185,8 +217,7 @@ pub async fn start_comparison(
     spec: Result<Json<SweepSpec>, JsonRejection>,
 ) -> AppResult<(axum::http::StatusCode, Json<serde_json::Value>)> {
     let spec = spec?.0;
-    let sweep = state.take_sweep_id();
-    let runs = start_sweep(&state.runs, sweep, spec)?;
+    let (sweep, runs) = start_sweep(&state.runs, || state.take_sweep_id(), spec)?;
     Ok((
         axum::http::StatusCode::ACCEPTED,
         Json(serde_json::json!({ "sweep": sweep, "runs": runs })),

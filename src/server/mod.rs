@@ -13,6 +13,7 @@
 pub mod assets;
 pub mod compare;
 pub mod error;
+pub mod guard;
 pub mod handlers;
 pub mod live_workload;
 pub mod metrics;
@@ -31,7 +32,7 @@ use axum::Router;
 
 use crate::corpus::is_fresh;
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
-use crate::index::{IndexError, Repository, ScoringKind};
+use crate::index::{IndexError, ScoringKind};
 use crate::quality::exact::evaluate;
 use crate::quality::SearchQuality;
 use crate::querylog::workload::Workload;
@@ -51,14 +52,25 @@ pub struct ServerOptions {
     /// Unit of the live Web for stale markers and the serving quality (default: the last).
     pub live_unit: Option<Unit>,
     pub scoring: ScoringKind,
-    /// Keep the served index on disk here (reopened when it already holds an index).
+    /// Keep the served index on disk here: reopened when its manifest matches, built
+    /// crash-safely otherwise (see [`crate::index::served`]).
     pub index_dir: Option<PathBuf>,
+    /// Replace an index directory that holds something else instead of refusing it.
+    pub rebuild_index: bool,
     /// Longest a search may take before the request answers 503.
     pub search_timeout: Duration,
     /// Longest any other request may take to produce its response head.
     pub request_timeout: Duration,
+    /// Hosts accepted in `Host` (`*`: any); `None`: the bound address and localhost.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Searches running at once (default: the cores); more wait in a queue of
+    /// [`SEARCH_QUEUE`] per slot, beyond which a search answers 503 with `Retry-After`.
+    pub search_threads: usize,
     pub policies: Policies,
 }
+
+/// Searches that may wait per search thread before new ones answer 503.
+pub const SEARCH_QUEUE: usize = 16;
 
 impl ServerOptions {
     pub fn new(policies: Policies) -> Self {
@@ -67,8 +79,11 @@ impl ServerOptions {
             live_unit: None,
             scoring: ScoringKind::Bm25,
             index_dir: None,
+            rebuild_index: false,
             search_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(10),
+            allowed_hosts: None,
+            search_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             policies,
         }
     }
@@ -92,6 +107,10 @@ pub struct AppState {
     /// Serving quality per unit (needs a workload, so only with `--log`).
     pub serving: Vec<ServingPoint>,
     pub options: ServerOptions,
+    /// Bounds concurrent searches ([`ServerOptions::search_threads`]).
+    pub search_slots: Arc<tokio::sync::Semaphore>,
+    /// Searches running or waiting for a slot.
+    pub search_pending: std::sync::atomic::AtomicUsize,
     next_sweep: Mutex<u64>,
 }
 
@@ -112,14 +131,19 @@ impl AppState {
         let served_unit = options.served_unit.min(last);
         let live_unit = options.live_unit.unwrap_or(last).min(last);
         let repo = match &options.index_dir {
-            Some(dir) if dir.join("meta.json").exists() => {
-                Repository::open(Some(dir), corpus.vocabulary.clone(), options.scoring)?
+            Some(dir) => {
+                crate::index::served::open_or_build(
+                    dir,
+                    corpus,
+                    served_unit,
+                    options.scoring,
+                    options.rebuild_index,
+                )?
+                .0
             }
-            dir => SnapshotFetcher::new(corpus).repository_at(
-                served_unit,
-                options.scoring,
-                dir.as_deref(),
-            )?,
+            None => {
+                SnapshotFetcher::new(corpus).repository_at(served_unit, options.scoring, None)?
+            }
         };
         let search = Arc::new(SearchService {
             corpus,
@@ -169,6 +193,8 @@ impl AppState {
             live,
             metrics: Metrics::default(),
             serving,
+            search_slots: Arc::new(tokio::sync::Semaphore::new(options.search_threads.max(1))),
+            search_pending: std::sync::atomic::AtomicUsize::new(0),
             options: ServerOptions {
                 served_unit,
                 live_unit: Some(live_unit),
@@ -223,6 +249,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(not_found)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(state.clone(), track))
+        .layer(axum::middleware::from_fn(guard::security_headers))
         .with_state(state)
 }
 
@@ -234,7 +261,48 @@ pub async fn spawn(
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<std::io::Result<()>>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let app = router(state);
-    let handle = tokio::spawn(async move { axum::serve(listener, app).await });
+    let allowed = Arc::new(match &state.options.allowed_hosts {
+        Some(hosts) => guard::AllowedHosts(hosts.iter().map(|h| h.to_ascii_lowercase()).collect()),
+        None => guard::AllowedHosts::default_for(bound),
+    });
+    let app = router(state)
+        .layer(axum::middleware::from_fn_with_state(allowed, guard::check))
+        .layer(axum::middleware::from_fn(guard::security_headers));
+    let handle = tokio::spawn(serve_connections(listener, app));
     Ok((bound, handle))
+}
+
+/// Longest a connection may take to send a request's header, and longest an idle keep-alive
+/// connection is kept (hyper's header-read timer also runs while waiting for the next request).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Largest request header accepted (bytes).
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// The accept loop: one HTTP/1 connection per socket with [`HEADER_READ_TIMEOUT`] (so slow or
+/// idle clients cannot hold sockets for ever) and [`MAX_HEADER_BYTES`]. Accept errors (e.g. out
+/// of file descriptors) pause the loop briefly instead of ending it.
+async fn serve_connections(listener: tokio::net::TcpListener, app: Router) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(s) => s,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .max_buf_size(MAX_HEADER_BYTES.max(8192))
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }

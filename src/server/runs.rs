@@ -53,6 +53,9 @@ pub struct Policies {
 /// Most runs kept (finished runs beyond this are forgotten, oldest first).
 pub const MAX_RUNS: usize = 500;
 
+/// Most runs queued or running at once (a sweep counts all its runs); more answer 429.
+pub const MAX_PENDING_RUNS: usize = 256;
+
 /// Which workload a run steers and is judged by (see [`super::live_workload`]).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
@@ -378,6 +381,13 @@ impl RunManager {
 
     /// Validates `spec` and queues the run (call from within the tokio runtime).
     pub fn start(&self, spec: RunSpec, sweep: Option<u64>) -> Result<Arc<Run>, ApiError> {
+        let mut runs = self.start_many(vec![spec], || sweep)?;
+        Ok(runs.remove(0))
+    }
+
+    /// Checks one run's spec (policy, parameters, budget against the page count) without
+    /// queuing anything.
+    pub fn validate(&self, spec: &RunSpec) -> Result<(), ApiError> {
         if !self.policies.names.contains(&spec.policy) {
             return Err(ApiError::BadParameter(format!(
                 "unknown policy `{}`; expected one of: {}",
@@ -385,9 +395,6 @@ impl RunManager {
                 self.policies.names.join(", ")
             )));
         }
-        // Builds the policy once to validate its parameters before anything is queued.
-        let params = spec.all_params().map_err(ApiError::BadParameter)?;
-        (self.policies.make)(&spec.policy, &params).map_err(ApiError::BadParameter)?;
         let pages = self.environments.corpus.page_count();
         if spec.budget > pages {
             return Err(ApiError::BadParameter(format!(
@@ -395,45 +402,84 @@ impl RunManager {
                 spec.budget
             )));
         }
+        // Builds the policy once to validate its parameters before anything is queued.
+        let params = spec.all_params().map_err(ApiError::BadParameter)?;
+        (self.policies.make)(&spec.policy, &params).map_err(ApiError::BadParameter)?;
         if self.environments.corpus.units() < 2 {
             return Err(ApiError::Conflict(
                 "the corpus has a single time unit: there is nothing to refresh".into(),
             ));
         }
-        let scoring = spec.scoring.unwrap_or(self.environments.config.scoring);
-        let id = {
-            let mut next = self.next_id.lock().unwrap_or_else(|e| e.into_inner());
-            let id = *next;
-            *next += 1;
-            id
-        };
-        let run = Arc::new(Run {
-            id,
-            spec,
-            scoring,
-            sweep,
-            cancel: AtomicBool::new(false),
-            state: Mutex::new(RunState {
-                status: RunStatus::Queued,
-                error: None,
-                units_total: self.environments.corpus.units() as usize - 1,
-                history: Vec::new(),
-            }),
-            events: broadcast::channel(1024).0,
-        });
-        {
-            let mut runs = self.runs.write().unwrap_or_else(|e| e.into_inner());
+        Ok(())
+    }
+
+    /// Validates every spec, then queues all of them or none: 400/409 when one is invalid,
+    /// 429 when the queue (at most [`MAX_PENDING_RUNS`] queued or running) has no room for
+    /// all. `sweep` is called only once they are accepted, so a refused request uses no sweep
+    /// id. Finished runs beyond [`MAX_RUNS`] are forgotten, oldest first.
+    pub fn start_many(
+        &self,
+        specs: Vec<RunSpec>,
+        sweep: impl FnOnce() -> Option<u64>,
+    ) -> Result<Vec<Arc<Run>>, ApiError> {
+        for spec in &specs {
+            self.validate(spec)?;
+        }
+        let mut runs = self.runs.write().unwrap_or_else(|e| e.into_inner());
+        let pending = runs.iter().filter(|r| !r.status().is_finished()).count();
+        if pending + specs.len() > MAX_PENDING_RUNS {
+            return Err(ApiError::TooManyRequests(format!(
+                "the run queue is full: {pending} runs queued or running, {} more asked, at \
+                 most {MAX_PENDING_RUNS}; retry when some have finished (or cancel some)",
+                specs.len()
+            )));
+        }
+        let sweep = sweep();
+        let mut started = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let scoring = spec.scoring.unwrap_or(self.environments.config.scoring);
+            let id = {
+                let mut next = self.next_id.lock().unwrap_or_else(|e| e.into_inner());
+                let id = *next;
+                *next += 1;
+                id
+            };
+            let run = Arc::new(Run {
+                id,
+                spec,
+                scoring,
+                sweep,
+                cancel: AtomicBool::new(false),
+                state: Mutex::new(RunState {
+                    status: RunStatus::Queued,
+                    error: None,
+                    units_total: self.environments.corpus.units() as usize - 1,
+                    history: Vec::new(),
+                }),
+                events: broadcast::channel(1024).0,
+            });
             runs.push(run.clone());
-            if runs.len() > MAX_RUNS {
-                if let Some(i) = runs.iter().position(|r| r.status().is_finished()) {
+            started.push(run);
+        }
+        while runs.len() > MAX_RUNS {
+            match runs.iter().position(|r| r.status().is_finished()) {
+                Some(i) => {
                     runs.remove(i);
                 }
+                None => break,
             }
         }
+        drop(runs);
+        for run in &started {
+            self.spawn(run.clone());
+        }
+        Ok(started)
+    }
+
+    fn spawn(&self, task_run: Arc<Run>) {
         let gate = self.gate.clone();
         let envs = self.environments.clone();
         let make = self.policies.make.clone();
-        let task_run = run.clone();
         tokio::spawn(async move {
             let Ok(_permit) = gate.acquire_owned().await else {
                 task_run.finish(RunStatus::Failed, Some("server shutting down".into()));
@@ -456,7 +502,6 @@ impl RunManager {
                 ),
             }
         });
-        Ok(run)
     }
 
     pub fn get(&self, id: u64) -> Result<Arc<Run>, ApiError> {

@@ -149,6 +149,12 @@ pub fn run_with(
     let corpus = env.corpus;
     let units = env.units();
     let pages = corpus.page_count();
+    if config.budget > pages {
+        return Err(IndexError::Budget {
+            budget: config.budget,
+            pages,
+        });
+    }
     let mut refresher = refresher_for(env, policy, config);
     let weight_scale = {
         let total: f64 = env.view_weight.iter().sum();

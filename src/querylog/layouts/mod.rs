@@ -54,7 +54,7 @@ pub mod aol_per_user;
 pub mod excite;
 pub mod plain;
 
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use super::detect::{open_log, open_stream, stream_error};
@@ -62,14 +62,39 @@ pub use super::time::{parse_excite_time, parse_iso_time};
 use super::{LogLayout, QueryLog, Submission};
 use crate::error::{InputError, SkippedInput};
 
+/// Longest line read (bytes, terminator excluded). A longer line is skipped (counted and
+/// reported with its file and line) without being buffered: no query is 64 KiB long, and a
+/// multi-gigabyte "line" must not become one query.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// How many skipped lines are kept as examples; all of them are counted
+/// ([`QueryLog::skipped_lines`]).
+pub const MAX_SKIP_EXAMPLES: usize = 20;
+
+/// Default of [`ReadOptions::max_skipped_share`]: fail when most lines are bad.
+pub const DEFAULT_MAX_SKIPPED_SHARE: f64 = 0.5;
+
 /// Options for reading a log.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// Force a layout instead of detecting it.
     pub layout: Option<LogLayout>,
     /// Keep consecutive repeats of the same query by the same user (result-page requests),
     /// which are collapsed into one submission by default.
     pub keep_repeats: bool,
+    /// Share of skipped lines (of all data lines) above which reading fails: a log that is
+    /// mostly unreadable is the wrong file or the wrong layout, not a workload.
+    pub max_skipped_share: f64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            layout: None,
+            keep_repeats: false,
+            max_skipped_share: DEFAULT_MAX_SKIPPED_SHARE,
+        }
+    }
 }
 
 /// Reads a log file of any supported layout, plain or gzip (see the module doc for what is
@@ -118,6 +143,7 @@ fn read_opened(
         _ => {}
     }
     let mut builder = LogBuilder::new(path, layout, options.keep_repeats);
+    builder.max_skipped_share = options.max_skipped_share;
     match layout {
         LogLayout::AolPerUser => aol_per_user::parse(opened.reader, &mut builder)?,
         text => {
@@ -142,6 +168,9 @@ pub struct LineReader<R> {
     pub line: u64,
     /// Lines that were not valid UTF-8.
     pub non_utf8: u64,
+    /// Whether the last line returned was longer than [`MAX_LINE_BYTES`] (it is then returned
+    /// empty, and its bytes were discarded as they were read).
+    pub overlong: bool,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -152,6 +181,7 @@ impl<R: BufRead> LineReader<R> {
             lossy: String::new(),
             line: 0,
             non_utf8: 0,
+            overlong: false,
         }
     }
 
@@ -161,12 +191,49 @@ impl<R: BufRead> LineReader<R> {
     }
 
     /// The next line without its terminator, or `None` at the end of input.
+    ///
+    /// A line longer than [`MAX_LINE_BYTES`] is read to its end without being kept: it comes
+    /// back as `""` with [`LineReader::overlong`] set.
     pub fn next_line(&mut self) -> io::Result<Option<&str>> {
+        Ok(self.read_line()?.map(|line| line.unwrap_or("")))
+    }
+
+    /// As [`LineReader::next_line`], with `Some(None)` for an overlong line.
+    fn read_line(&mut self) -> io::Result<Option<Option<&str>>> {
         self.buf.clear();
-        if self.inner.read_until(b'\n', &mut self.buf)? == 0 {
+        self.overlong = false;
+        // The terminator (`\r\n`) may follow the longest allowed line.
+        let limit = (MAX_LINE_BYTES + 2) as u64;
+        if (&mut self.inner)
+            .take(limit)
+            .read_until(b'\n', &mut self.buf)?
+            == 0
+        {
             return Ok(None);
         }
         self.line += 1;
+        if self.buf.last() != Some(&b'\n') && self.buf.len() as u64 >= limit {
+            // Discard the rest of the line chunk by chunk.
+            loop {
+                let chunk = self.inner.fill_buf()?;
+                if chunk.is_empty() {
+                    break;
+                }
+                match chunk.iter().position(|&b| b == b'\n') {
+                    Some(i) => {
+                        self.inner.consume(i + 1);
+                        break;
+                    }
+                    None => {
+                        let n = chunk.len();
+                        self.inner.consume(n);
+                    }
+                }
+            }
+            self.overlong = true;
+            self.buf.clear();
+            return Ok(Some(None));
+        }
         let mut end = self.buf.len();
         if end > 0 && self.buf[end - 1] == b'\n' {
             end -= 1;
@@ -176,11 +243,11 @@ impl<R: BufRead> LineReader<R> {
         }
         let bytes = &self.buf[..end];
         match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(Some(s)),
+            Ok(s) => Ok(Some(Some(s))),
             Err(_) => {
                 self.non_utf8 += 1;
                 self.lossy = String::from_utf8_lossy(bytes).into_owned();
-                Ok(Some(&self.lossy))
+                Ok(Some(Some(&self.lossy)))
             }
         }
     }
@@ -192,6 +259,8 @@ pub struct LogBuilder {
     layout: LogLayout,
     keep_repeats: bool,
     header_lines: u64,
+    /// See [`ReadOptions::max_skipped_share`].
+    pub max_skipped_share: f64,
     log: QueryLog,
 }
 
@@ -210,11 +279,13 @@ impl LogBuilder {
             layout,
             keep_repeats,
             header_lines: 0,
+            max_skipped_share: DEFAULT_MAX_SKIPPED_SHARE,
             log: QueryLog {
                 layout,
                 lines: 0,
                 submissions: Vec::new(),
                 skipped: Vec::new(),
+                skipped_lines: 0,
                 click_lines: 0,
                 click_ranks: Vec::new(),
                 non_utf8_lines: 0,
@@ -226,8 +297,13 @@ impl LogBuilder {
         &self.path
     }
 
-    /// Records a skipped line with its reason.
+    /// Records a skipped line with its reason (counted always, kept among the first
+    /// [`MAX_SKIP_EXAMPLES`]).
     pub fn skip(&mut self, location: String, reason: String) {
+        self.log.skipped_lines += 1;
+        if self.log.skipped.len() >= MAX_SKIP_EXAMPLES {
+            return;
+        }
         self.log.skipped.push(SkippedInput {
             path: self.path.clone(),
             location,
@@ -311,11 +387,31 @@ impl LogBuilder {
                 path: self.path,
                 message: format!(
                     "no usable query in {} lines as layout {:?} ({} skipped{first})",
-                    self.log.lines,
-                    self.layout,
-                    self.log.skipped.len()
+                    self.log.lines, self.layout, self.log.skipped_lines
                 ),
             });
+        }
+        let share = self.log.skipped_lines as f64 / self.log.lines as f64;
+        if share > self.max_skipped_share {
+            let first = self
+                .log
+                .skipped
+                .first()
+                .map(|s| format!("; first skip: {}: {}", s.location, s.reason))
+                .unwrap_or_default();
+            return Err(InputError::malformed(
+                self.path,
+                "whole file",
+                format!(
+                    "{} of {} lines ({:.1}%) could not be read as layout {:?}, more than \
+                     --max-skipped-share {} allows{first}",
+                    self.log.skipped_lines,
+                    self.log.lines,
+                    share * 100.0,
+                    self.layout,
+                    self.max_skipped_share
+                ),
+            ));
         }
         Ok(self.log)
     }
@@ -332,8 +428,12 @@ pub fn for_each_line<R: BufRead>(
     let (start_line, start_lossy) = (lines.line, lines.non_utf8);
     loop {
         let n = lines.line + 1;
-        match lines.next_line() {
-            Ok(Some(line)) => {
+        match lines.read_line() {
+            Ok(Some(None)) => builder.skip(
+                location(member, n),
+                format!("line longer than {MAX_LINE_BYTES} bytes (not a query)"),
+            ),
+            Ok(Some(Some(line))) => {
                 each(builder, n, line);
             }
             Ok(None) => break,
@@ -373,6 +473,78 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn overlong_lines_are_discarded_not_buffered() {
+        let mut input = b"first\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 3 * MAX_LINE_BYTES));
+        input.extend_from_slice(b"\nlast\n");
+        let mut r = LineReader::new(io::BufReader::with_capacity(4096, &input[..]));
+        assert_eq!(r.next_line().unwrap(), Some("first"));
+        assert_eq!(r.next_line().unwrap(), Some(""));
+        assert!(r.overlong);
+        assert!(r.buf.capacity() <= 2 * MAX_LINE_BYTES + 16);
+        assert_eq!(r.next_line().unwrap(), Some("last"));
+        assert!(!r.overlong);
+        assert_eq!(r.line, 3);
+        // Exactly the maximum, with CRLF, is still a line.
+        let mut exact = vec![b'y'; MAX_LINE_BYTES];
+        exact.extend_from_slice(b"\r\n");
+        let mut r = LineReader::new(&exact[..]);
+        assert_eq!(r.next_line().unwrap().map(str::len), Some(MAX_LINE_BYTES));
+        assert!(!r.overlong);
+    }
+
+    #[test]
+    fn overlong_line_is_a_skip_naming_the_line() {
+        let mut input = b"emacs\n".to_vec();
+        input.extend(std::iter::repeat_n(b'q', MAX_LINE_BYTES + 10));
+        input.extend_from_slice(b"\nlisp\nmacro\n");
+        let (r, _d) = read_str(&input, &ReadOptions::default());
+        let log = r.unwrap();
+        assert_eq!(log.submissions.len(), 3);
+        assert_eq!(log.skipped_lines, 1);
+        assert_eq!(log.skipped[0].location, "line 2");
+        assert!(
+            log.skipped[0].reason.contains("longer than"),
+            "{:?}",
+            log.skipped
+        );
+    }
+
+    #[test]
+    fn skips_are_counted_all_but_kept_few_and_a_mostly_bad_log_fails() {
+        // Excite layout: 1 good line, then bad ones.
+        let good = "u1\t970916010203\temacs\n";
+        let mut text = good.repeat(10);
+        text.push_str(&"no tabs here\n".repeat(9));
+        let options = ReadOptions {
+            layout: Some(LogLayout::Excite),
+            ..ReadOptions::default()
+        };
+        let (r, _d) = read_str(text.as_bytes(), &options);
+        let log = r.unwrap();
+        assert_eq!(log.skipped_lines, 9);
+        // More bad than good: refused, naming the file and the share.
+        text.push_str(&"no tabs here\n".repeat(100));
+        let (r, _d) = read_str(text.as_bytes(), &options);
+        let msg = r.unwrap_err().to_string();
+        assert!(
+            msg.contains("109 of 119 lines") && msg.contains("max-skipped-share"),
+            "{msg}"
+        );
+        assert!(msg.contains("log: whole file"), "{msg}");
+        // A higher share accepts it, and keeps only the first examples.
+        let lenient = ReadOptions {
+            max_skipped_share: 1.0,
+            ..options
+        };
+        let (r, _d) = read_str(text.as_bytes(), &lenient);
+        let log = r.unwrap();
+        assert_eq!(log.skipped_lines, 109);
+        assert_eq!(log.skipped.len(), MAX_SKIP_EXAMPLES);
+        assert_eq!(log.skipped[0].location, "line 11");
+    }
+
+    #[test]
     fn empty_file_is_an_error() {
         let (r, _d) = read_str(b"", &ReadOptions::default());
         assert!(matches!(r, Err(InputError::Empty { .. })));
@@ -382,7 +554,7 @@ pub(crate) mod tests {
     fn forced_layout_must_fit_the_content() {
         let options = ReadOptions {
             layout: Some(LogLayout::AolPerUser),
-            keep_repeats: false,
+            ..ReadOptions::default()
         };
         let (r, _d) = read_str(b"maytag\n", &options);
         let msg = r.unwrap_err().to_string();
