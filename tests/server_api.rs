@@ -447,6 +447,7 @@ async fn a_sweep_fills_the_fig4_table_and_replayed_queries_feed_the_live_workloa
             concurrency: 4,
             speed: None,
             limit: 10,
+            ..ReplayOptions::default()
         },
         std::sync::Arc::new(|| {}),
     )
