@@ -133,6 +133,7 @@ fn main() {
                 concurrency,
                 speed: None,
                 limit: 10,
+                ..ReplayOptions::default()
             },
             Arc::new(|| {}),
         ))
@@ -147,6 +148,7 @@ fn main() {
                 concurrency: 1,
                 speed: None,
                 limit: 10,
+                ..ReplayOptions::default()
             },
             Arc::new(|| {}),
         ))

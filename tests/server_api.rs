@@ -490,6 +490,7 @@ async fn a_sweep_fills_the_fig4_table_and_replayed_queries_feed_the_live_workloa
             concurrency: 4,
             speed: None,
             limit: 10,
+            ..ReplayOptions::default()
         },
         std::sync::Arc::new(|| {}),
     )
@@ -930,4 +931,35 @@ async fn browser_facing_requests_are_guarded() {
     let own = raw(addr, get(&format!("/api/search?q={}", encode(&q)), "")).await;
     assert!(own.starts_with("HTTP/1.1 200"), "{own}");
     assert_eq!(server.state.live.submissions(), before + 1);
+}
+
+/// Issue 13: searches beyond the pool and its queue answer 503 with `Retry-After` (the queue
+/// is filled by hand here: a real flood needs thousands of clients).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_search_queue_answers_503_with_retry_after() {
+    use std::sync::atomic::Ordering;
+    let server = start(60, 4, Duration::ZERO).await;
+    let q = busy_query(&server, 1);
+    let path = format!("/api/search?q={}", encode(&q));
+    let full = server.state.options.search_threads + refresher::server::SEARCH_QUEUE;
+    server.state.search_pending.store(full, Ordering::SeqCst);
+    let busy = raw(
+        server.addr,
+        format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            server.addr
+        ),
+    )
+    .await;
+    assert!(busy.starts_with("HTTP/1.1 503"), "{busy}");
+    assert!(
+        busy.to_ascii_lowercase().contains("retry-after: 1"),
+        "{busy}"
+    );
+    assert!(busy.contains("\"overloaded\""), "{busy}");
+    server.state.search_pending.store(0, Ordering::SeqCst);
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let (status, _) = c.get(&path).await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(server.state.search_pending.load(Ordering::SeqCst), 0);
 }

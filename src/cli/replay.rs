@@ -35,6 +35,12 @@ pub struct Args {
     /// Results requested per query.
     #[arg(long, default_value_t = 10)]
     pub page_size: usize,
+    /// Longest one request may take, in milliseconds, before it counts as failed.
+    #[arg(long, default_value_t = 30_000)]
+    pub timeout_ms: u64,
+    /// Largest response body read, in bytes; a larger one fails the request.
+    #[arg(long, default_value_t = 8 << 20)]
+    pub max_body_bytes: usize,
     /// Print one JSON object (`queries`, `seconds`, `qps`, `p50_ms`, `p99_ms`, `errors`).
     #[arg(long)]
     pub json: bool,
@@ -71,6 +77,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         concurrency: args.concurrency as usize,
         speed: args.speed,
         limit: args.page_size,
+        timeout: std::time::Duration::from_millis(args.timeout_ms.max(1)),
+        max_body: args.max_body_bytes,
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
     let report = runtime.block_on(replay(
@@ -91,5 +99,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for e in &report.error_samples {
         eprintln!("error: {e}");
     }
+    anyhow::ensure!(
+        report.errors == 0,
+        "{} of {} requests to {} failed (statuses: {})",
+        report.errors,
+        report.queries,
+        args.server,
+        report.status_summary()
+    );
     Ok(())
 }

@@ -19,6 +19,24 @@ pub enum ClientError {
     Http(#[from] hyper::Error),
     #[error("building the request: {0}")]
     Request(#[from] hyper::http::Error),
+    #[error("no complete response within {0:?}")]
+    Timeout(std::time::Duration),
+    #[error("response body larger than {0} bytes")]
+    BodyTooLarge(usize),
+}
+
+impl ClientError {
+    /// A short label for summaries: `timeout`, `body-too-large`, `connect`, `http`, ...
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClientError::Url(..) => "url",
+            ClientError::Connect(..) => "connect",
+            ClientError::Http(_) => "http-error",
+            ClientError::Request(_) => "request",
+            ClientError::Timeout(_) => "timeout",
+            ClientError::BodyTooLarge(_) => "body-too-large",
+        }
+    }
 }
 
 /// One connection to one server, reopened after a failure.
@@ -27,6 +45,10 @@ pub struct HttpClient {
     /// Path prefix of the base URL (without a trailing slash).
     base_path: String,
     sender: Option<SendRequest<Full<Bytes>>>,
+    /// Longest one exchange (connect, send, read the whole body) may take.
+    timeout: Option<std::time::Duration>,
+    /// Largest response body read.
+    max_body: Option<usize>,
 }
 
 impl HttpClient {
@@ -48,7 +70,21 @@ impl HttpClient {
             authority: format!("{host}:{port}"),
             base_path: url.path().trim_end_matches('/').to_string(),
             sender: None,
+            timeout: None,
+            max_body: None,
         })
+    }
+
+    /// Fails an exchange that takes longer than `timeout` (the connection is dropped).
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Fails a response whose body exceeds `bytes` without buffering more of it.
+    pub fn with_max_body(mut self, bytes: usize) -> Self {
+        self.max_body = Some(bytes);
+        self
     }
 
     async fn connection(&mut self) -> Result<&mut SendRequest<Full<Bytes>>, ClientError> {
@@ -69,6 +105,25 @@ impl HttpClient {
 
     /// Sends one request; `path_and_query` is appended to the base URL's path.
     pub async fn send(
+        &mut self,
+        method: Method,
+        path_and_query: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<(StatusCode, Bytes), ClientError> {
+        let result = match self.timeout {
+            None => self.exchange(method, path_and_query, body).await,
+            Some(t) => tokio::time::timeout(t, self.exchange(method, path_and_query, body))
+                .await
+                .unwrap_or(Err(ClientError::Timeout(t))),
+        };
+        if result.is_err() {
+            // The connection may be mid-response: never reuse it.
+            self.sender = None;
+        }
+        result
+    }
+
+    async fn exchange(
         &mut self,
         method: Method,
         path_and_query: &str,
@@ -98,7 +153,17 @@ impl HttpClient {
             }
         };
         let status = response.status();
-        let body = response.into_body().collect().await?.to_bytes();
+        let body = match self.max_body {
+            None => response.into_body().collect().await?.to_bytes(),
+            Some(max) => http_body_util::Limited::new(response.into_body(), max)
+                .collect()
+                .await
+                .map_err(|e| match e.downcast::<hyper::Error>() {
+                    Ok(h) => ClientError::Http(*h),
+                    Err(_) => ClientError::BodyTooLarge(max),
+                })?
+                .to_bytes(),
+        };
         Ok((status, body))
     }
 

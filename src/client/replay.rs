@@ -55,6 +55,22 @@ pub struct ReplayOptions {
     pub speed: Option<f64>,
     /// Results per query (the `limit` parameter).
     pub limit: usize,
+    /// Longest one request may take (connect, send, whole body) before it counts as failed.
+    pub timeout: Duration,
+    /// Largest response body read; a larger one fails the request unread.
+    pub max_body: usize,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            concurrency: 8,
+            speed: None,
+            limit: 10,
+            timeout: Duration::from_secs(30),
+            max_body: 8 << 20,
+        }
+    }
 }
 
 /// The figures of a replay (the first six keys are part of the JSON contract: see
@@ -72,6 +88,20 @@ pub struct ReplayReport {
     pub mean_ms: f64,
     /// The first few error messages, for the user.
     pub error_samples: Vec<String>,
+    /// Requests per outcome: the HTTP status (`"200"`, `"503"`, ...) or the failure
+    /// (`"timeout"`, `"connect"`, `"body-too-large"`, ...).
+    pub statuses: std::collections::BTreeMap<String, u64>,
+}
+
+impl ReplayReport {
+    /// `200: 990, 503: 10` — every outcome with its count.
+    pub fn status_summary(&self) -> String {
+        self.statuses
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// Sends `queries` to `server` (`http://host:port`); `on_done` is called after each query
@@ -89,18 +119,22 @@ pub async fn replay(
     let next = Arc::new(AtomicUsize::new(0));
     let errors = Arc::new(AtomicU64::new(0));
     let samples = Arc::new(Mutex::new(Vec::<String>::new()));
+    let statuses = Arc::new(Mutex::new(std::collections::BTreeMap::<String, u64>::new()));
     let t0 = queries.iter().find_map(|q| q.time);
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..options.concurrency.max(1) {
-        let mut client = HttpClient::new(server)?;
-        let (queries, next, errors, samples, histogram, on_done) = (
+        let mut client = HttpClient::new(server)?
+            .with_timeout(options.timeout)
+            .with_max_body(options.max_body);
+        let (queries, next, errors, samples, histogram, on_done, statuses) = (
             queries.clone(),
             next.clone(),
             errors.clone(),
             samples.clone(),
             histogram.clone(),
             on_done.clone(),
+            statuses.clone(),
         );
         let speed = options.speed;
         let limit = options.limit;
@@ -121,6 +155,15 @@ pub async fn replay(
                 let sent = Instant::now();
                 let outcome = client.get(&path).await;
                 let micros = sent.elapsed().as_micros().max(1) as u64;
+                let label = match &outcome {
+                    Ok((status, _)) => status.as_u16().to_string(),
+                    Err(e) => e.kind().to_string(),
+                };
+                *statuses
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entry(label)
+                    .or_insert(0) += 1;
                 let failure = match outcome {
                     Ok((status, _)) if status.is_success() => None,
                     Ok((status, body)) => Some(format!(
@@ -158,6 +201,7 @@ pub async fn replay(
     let ms = |micros: u64| micros as f64 / 1e3;
     let sent = queries.len() as u64;
     let error_samples = samples.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let statuses = statuses.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Ok(ReplayReport {
         queries: sent,
         seconds,
@@ -173,5 +217,86 @@ pub async fn replay(
         mean_ms: h.mean() / 1e3,
         errors: errors.load(Ordering::Relaxed),
         error_samples,
+        statuses,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    fn queries(n: usize) -> Arc<Vec<ReplayQuery>> {
+        Arc::new(
+            (0..n)
+                .map(|i| ReplayQuery {
+                    text: format!("q{i}"),
+                    time: None,
+                })
+                .collect(),
+        )
+    }
+
+    /// A server that accepts and then behaves as `answer` says, on its own thread.
+    fn fake_server(answer: fn(std::net::TcpStream)) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                std::thread::spawn(move || answer(stream));
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_server_that_never_answers_times_out() {
+        let url = fake_server(|mut s| {
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            std::thread::sleep(Duration::from_secs(30));
+        });
+        let options = ReplayOptions {
+            concurrency: 2,
+            timeout: Duration::from_millis(300),
+            ..ReplayOptions::default()
+        };
+        let started = Instant::now();
+        let report = replay(&url, queries(4), &options, Arc::new(|| {}))
+            .await
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(report.errors, 4);
+        assert_eq!(report.statuses.get("timeout"), Some(&4), "{report:?}");
+        assert_eq!(report.status_summary(), "timeout: 4");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn huge_bodies_are_not_buffered() {
+        let url = fake_server(|mut s| {
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 500000000\r\n\r\n");
+            let chunk = vec![b'x'; 1 << 16];
+            for _ in 0..64 {
+                if s.write_all(&chunk).is_err() {
+                    return;
+                }
+            }
+        });
+        let options = ReplayOptions {
+            concurrency: 1,
+            max_body: 1 << 20,
+            ..ReplayOptions::default()
+        };
+        let report = replay(&url, queries(2), &options, Arc::new(|| {}))
+            .await
+            .unwrap();
+        assert_eq!(report.errors, 2);
+        assert_eq!(
+            report.statuses.get("body-too-large"),
+            Some(&2),
+            "{report:?}"
+        );
+    }
 }

@@ -51,6 +51,9 @@ pub enum IndexError {
     ForwardOnly,
     #[error("tantivy: {0}")]
     Tantivy(#[from] tantivy::TantivyError),
+    /// An index directory that cannot be served as asked (what it holds, what to do).
+    #[error("index directory {path}: {message}")]
+    Refused { path: PathBuf, message: String },
     /// A refresh budget larger than the pages there are (it would only size allocations).
     #[error("budget {budget} exceeds the {pages} pages of the corpus")]
     Budget { budget: usize, pages: usize },

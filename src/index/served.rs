@@ -104,9 +104,9 @@ pub fn corpus_fingerprint(corpus: &Corpus) -> String {
 }
 
 fn dir_error(path: &Path, message: impl Into<String>) -> IndexError {
-    IndexError::Dir {
+    IndexError::Refused {
         path: path.to_path_buf(),
-        source: message.into().into(),
+        message: message.into(),
     }
 }
 

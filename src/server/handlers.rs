@@ -27,7 +27,8 @@ type AppResult<T> = Result<T, ApiError>;
 /// `GET /api/search?q=&offset=&limit=`
 ///
 /// Searches run on at most [`ServerOptions::search_threads`](super::ServerOptions) blocking
-/// threads; up to [`super::SEARCH_QUEUE`] per thread wait, more answer 503 with `Retry-After`.
+/// threads; up to [`super::SEARCH_QUEUE`] more wait, beyond that they answer 503 with
+/// `Retry-After`.
 /// Cross-site searches are answered but do not feed the live workload.
 pub async fn search(
     State(state): State<Arc<AppState>>,
@@ -37,7 +38,7 @@ pub async fn search(
     use std::sync::atomic::Ordering;
     let request = params?.0.validate()?;
     let threads = state.options.search_threads.max(1);
-    let limit = threads * (1 + super::SEARCH_QUEUE);
+    let limit = threads + super::SEARCH_QUEUE;
     if state.search_pending.fetch_add(1, Ordering::AcqRel) >= limit {
         state.search_pending.fetch_sub(1, Ordering::AcqRel);
         return Err(ApiError::Overloaded(format!(

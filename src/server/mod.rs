@@ -63,14 +63,15 @@ pub struct ServerOptions {
     pub request_timeout: Duration,
     /// Hosts accepted in `Host` (`*`: any); `None`: the bound address and localhost.
     pub allowed_hosts: Option<Vec<String>>,
-    /// Searches running at once (default: the cores); more wait in a queue of
-    /// [`SEARCH_QUEUE`] per slot, beyond which a search answers 503 with `Retry-After`.
+    /// Searches running at once (default: the cores); more wait in a queue of at most
+    /// [`SEARCH_QUEUE`], beyond which a search answers 503 with `Retry-After`. A waiting search
+    /// holds no thread, only its request.
     pub search_threads: usize,
     pub policies: Policies,
 }
 
-/// Searches that may wait per search thread before new ones answer 503.
-pub const SEARCH_QUEUE: usize = 16;
+/// Searches that may wait for a search thread before new ones answer 503.
+pub const SEARCH_QUEUE: usize = 1024;
 
 impl ServerOptions {
     pub fn new(policies: Policies) -> Self {
