@@ -620,11 +620,11 @@ fn exact_delta_q_drives_simulate_and_compare_in_both_modes() {
         };
         let exact = run("exact");
         let estimate = run("estimate");
-        let multi = run("estimate-multi-term");
+        let single = run("estimate-single-term");
         assert_eq!(exact["delta_q"], "exact");
         assert_eq!(estimate["delta_q"], "estimate");
-        assert_eq!(multi["delta_q"], "estimate-multi-term");
-        assert_eq!(run("estimate-single-term")["delta_q"], "estimate");
+        assert_eq!(single["delta_q"], "estimate-single-term");
+        assert_eq!(run("estimate-multi-term")["delta_q"], "estimate");
         // The runs measure their refreshes differently.
         let sum = |r: &serde_json::Value| -> f64 {
             r["per_unit"]
@@ -636,7 +636,7 @@ fn exact_delta_q_drives_simulate_and_compare_in_both_modes() {
         };
         assert_ne!(sum(&exact), sum(&estimate), "{mode}");
         assert_ne!(
-            sum(&multi),
+            sum(&single),
             sum(&estimate),
             "{mode}: the site's log has multi-term queries"
         );

@@ -118,18 +118,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("{v}");
     } else {
         println!(
-            "ΔQ estimate vs brute force over {} sampled refreshes ({} scoring): Spearman ρ = {:.3}, median relative error = {:.3}",
+            "single-term ΔQ estimate (paper 003) vs brute force over {} sampled refreshes ({} scoring): Spearman ρ = {:.3}, median relative error = {:.3}",
             check.pairs, env.config.scoring, check.spearman, check.median_relative_error
         );
         println!(
-            "ΔQ estimate vs exact ΔQ under the evaluated metric (queries as issued): Spearman ρ = {:.3}, median relative error = {:.3}; single-term brute force vs exact: ρ = {:.3}; exact ΔQ costs {:.2} ms per refresh",
+            "single-term ΔQ estimate vs exact ΔQ under the evaluated metric (queries as issued): Spearman ρ = {:.3}, median relative error = {:.3}; single-term brute force vs exact: ρ = {:.3}; exact ΔQ costs {:.2} ms per refresh",
             check.spearman_exact,
             check.median_relative_error_exact,
             check.spearman_single_term_vs_exact,
             check.exact_ms_per_refresh
         );
         println!(
-            "multi-term estimate (queries as issued) vs exact ΔQ: Spearman ρ = {:.3}, median relative error = {:.3}",
+            "multi-term estimate (queries as issued; the default --delta-q estimate) vs exact ΔQ: Spearman ρ = {:.3}, median relative error = {:.3}",
             check.spearman_multi_term_exact, check.median_relative_error_multi_term_exact
         );
         println!(

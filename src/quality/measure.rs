@@ -1,7 +1,9 @@
 //! How a refresher learns `ΔQ_A` of the refreshes it applies: the [`MeasureDeltaQ`] seam, with
-//! two implementations — [`DeltaQMeasure`], paper 003's estimate from the hook, and
-//! [`super::exact_delta::ExactDeltaQMeasure`], the exact value under the evaluated metric (the
-//! reference: what any estimate could at best give the policy). [`DeltaQMethod`] names them.
+//! three implementations — [`DeltaQMeasure`], paper 003's single-term estimate from the hook;
+//! [`super::multi_term::MultiTermDeltaQMeasure`], the same estimate over the queries as issued
+//! (the default); and [`super::exact_delta::ExactDeltaQMeasure`], the exact value under the
+//! evaluated metric (the reference: what any estimate could at best give the policy).
+//! [`DeltaQMethod`] names them.
 //!
 //! [`DeltaQMeasure`]: ΔQ_A of every refreshed page, measured inside index maintenance
 //! (paper 003 §5). It is the [`ShiftSink`] the repository's update path pushes the hook's
@@ -47,16 +49,17 @@ use super::viewing::ViewingLikelihood;
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum DeltaQMethod {
-    /// Paper 003's estimate: the hook's single-term score shifts read through the fitted
-    /// score-to-rank functions (§5).
+    /// Paper 003's estimate over the workload queries as issued (the default): the hook's
+    /// per-term score shifts combined into per-query ones, read through one score-to-rank
+    /// function per query ([`super::multi_term`], beyond the paper: its §5.1 future work).
+    /// On EmacsWiki it is much closer to the exact ΔQ_A than the single-term estimate.
     #[default]
-    #[value(alias = "estimate-single-term")]
-    #[serde(alias = "estimate-single-term")]
+    #[value(alias = "estimate-multi-term")]
+    #[serde(alias = "estimate-multi-term")]
     Estimate,
-    /// The same estimate over the workload queries as issued: the hook's per-term shifts
-    /// combined into per-query scores, one score-to-rank function per query (beyond the
-    /// paper, its §5.1 future work).
-    EstimateMultiTerm,
+    /// Paper 003's estimate as published (§5): every query split into single terms, the
+    /// hook's per-term shifts read through one score-to-rank function per term.
+    EstimateSingleTerm,
     /// The exact ΔQ_A under the evaluated metric: every affected workload query, as issued,
     /// re-ranked before and after the refresh, crediting live scores (Eq. 5–6). A simulation
     /// reference: it reads the live Web.
@@ -68,7 +71,7 @@ impl DeltaQMethod {
     pub fn as_str(self) -> &'static str {
         match self {
             DeltaQMethod::Estimate => "estimate",
-            DeltaQMethod::EstimateMultiTerm => "estimate-multi-term",
+            DeltaQMethod::EstimateSingleTerm => "estimate-single-term",
             DeltaQMethod::Exact => "exact",
         }
     }
@@ -171,7 +174,7 @@ impl DeltaQMeasure {
 
 impl MeasureDeltaQ for DeltaQMeasure {
     fn method(&self) -> DeltaQMethod {
-        DeltaQMethod::Estimate
+        DeltaQMethod::EstimateSingleTerm
     }
 
     fn watched_terms(&self) -> Option<WorkloadTerms> {

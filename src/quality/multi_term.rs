@@ -104,7 +104,7 @@ pub fn multi_term_delta_q_by_page(
 }
 
 /// The refresh loop's [`MeasureDeltaQ`] with the multi-term estimate
-/// (`--delta-q estimate-multi-term`): as [`super::measure::DeltaQMeasure`], with one
+/// (`--delta-q estimate`, the default): as [`super::measure::DeltaQMeasure`], with one
 /// score-to-rank function per workload query instead of per term.
 pub struct MultiTermDeltaQMeasure {
     workload: Arc<TermWorkload>,
@@ -148,7 +148,7 @@ impl MultiTermDeltaQMeasure {
 
 impl MeasureDeltaQ for MultiTermDeltaQMeasure {
     fn method(&self) -> DeltaQMethod {
-        DeltaQMethod::EstimateMultiTerm
+        DeltaQMethod::Estimate
     }
 
     fn watched_terms(&self) -> Option<WorkloadTerms> {

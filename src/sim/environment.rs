@@ -199,7 +199,9 @@ fn shingle_history(corpus: &Corpus) -> ChangeHistory {
 }
 
 /// ΔQ_A of every change when every change is refreshed in the unit it happens (paper 003 §6),
-/// per unit: page → ΔQ_A. Index 0 is empty (the initial crawl).
+/// per unit: page → ΔQ_A. Index 0 is empty (the initial crawl). Measured with
+/// `config.delta_q`, except that the exact method (which needs the live truths of an
+/// [`Environment`]) falls back to the default estimate.
 pub fn measure_every_change(
     corpus: &Corpus,
     workload: &TermWorkload,
@@ -208,7 +210,10 @@ pub fn measure_every_change(
     let initial = forward_at(corpus, 0);
     let workload = Arc::new(workload.clone());
     let config = EnvironmentConfig {
-        delta_q: DeltaQMethod::Estimate,
+        delta_q: match config.delta_q {
+            DeltaQMethod::Exact => DeltaQMethod::Estimate,
+            other => other,
+        },
         ..config.clone()
     };
     measure_from(corpus, initial, &config, |repo| {
@@ -229,14 +234,14 @@ pub fn measurement(
 ) -> Box<dyn MeasureDeltaQ> {
     let workload = Arc::clone(workload);
     match config.delta_q {
-        DeltaQMethod::Estimate => Box::new(DeltaQMeasure::new(
+        DeltaQMethod::EstimateSingleTerm => Box::new(DeltaQMeasure::new(
             repo,
             workload,
             config.likelihood,
             config.pieces,
             refit_every,
         )),
-        DeltaQMethod::EstimateMultiTerm => Box::new(MultiTermDeltaQMeasure::new(
+        DeltaQMethod::Estimate => Box::new(MultiTermDeltaQMeasure::new(
             repo,
             workload,
             config.likelihood,
