@@ -394,6 +394,17 @@ impl ForwardIndex {
         self.docs[i] = Some(doc);
     }
 
+    /// Puts `copy` in as the copy of `page`, or removes the page's copy when `None` (a page
+    /// gone from the Web).
+    pub fn set_copy(&mut self, page: PageId, copy: Option<ForwardDoc>) {
+        match copy {
+            Some(doc) => self.put(page, doc),
+            None => {
+                self.remove(page);
+            }
+        }
+    }
+
     /// Removes the copy of `page`, returning it (no-op when absent).
     pub fn remove(&mut self, page: PageId) -> Option<ForwardDoc> {
         let doc = self.docs.get_mut(page as usize)?.take()?;

@@ -4,7 +4,9 @@
 //! A [`Planner`] is driven by a [`PageModel`] that turns what is known about a page (oracle
 //! history or online observations) into a change rate `λ_p` and an objective weight `c_p`.
 
+use super::family::{ParamKind, ParamSpec, Params};
 use super::freshness::{marginal_freshness, optimal_frequencies};
+use super::registry::DEFAULT_THETA;
 use super::schedule::{assign, plan_instances};
 use super::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::cg_rate_per_unit;
@@ -115,6 +117,38 @@ pub const DEFAULT_REPLAN_EVERY: u32 = 4;
 /// do not all want the same unit (a low-discrepancy sequence).
 fn golden_phase(p: usize) -> f64 {
     ((p as f64 + 1.0) * 0.618_033_988_749_894_9).fract()
+}
+
+/// The parameters of every planned family (SBR, EBR): the shingle threshold θ and the online
+/// replanning period.
+pub const PLANNER_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "theta",
+        description: "Shingle threshold θ: a change counts when at least this share of the held copy's shingles is gone",
+        kind: ParamKind::Number { min: 0.0, max: 1.0, integer: false },
+        default: "0 (every content change counts)",
+        sweep: &[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+    },
+    ParamSpec {
+        key: "replan_every",
+        description: "Online mode: replan every this many units",
+        kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
+        default: "4",
+        sweep: &[],
+    },
+];
+
+/// `at_threshold(θ)` with the [`PLANNER_PARAMS`] of `params` applied (θ defaults to
+/// [`DEFAULT_THETA`]): what the planned families' constructors share.
+pub fn planner_from_params<M: PageModel>(
+    params: &Params,
+    at_threshold: impl FnOnce(f64) -> Planner<M>,
+) -> Planner<M> {
+    let mut p = at_threshold(params.number("theta").unwrap_or(DEFAULT_THETA));
+    if let Some(r) = params.number("replan_every") {
+        p.replan_every = r as u32;
+    }
+    p
 }
 
 impl<M: PageModel> Planner<M> {

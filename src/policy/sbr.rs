@@ -14,9 +14,10 @@
 //!   [`super::planned::online_rate`]; replanned every [`super::planned::DEFAULT_REPLAN_EVERY`]
 //!   units.
 
-use super::family::{ParamKind, ParamSpec, PolicyFamily};
-use super::planned::{online_rate, Observations, PageModel, Planner};
-use super::registry::DEFAULT_THETA;
+use super::family::PolicyFamily;
+use super::planned::{
+    online_rate, planner_from_params, Observations, PageModel, Planner, PLANNER_PARAMS,
+};
 use super::PolicyContext;
 use crate::change::oracle_rate;
 use crate::corpus::PageId;
@@ -71,28 +72,9 @@ impl Sbr {
 pub const FAMILY: PolicyFamily = PolicyFamily {
     name: "sbr",
     description: "Cho & Garcia-Molina (TODS 2003) as paper 003 ran it: maximise expected freshness of θ-changes under the budget",
-    params: &[
-        ParamSpec {
-            key: "theta",
-            description: "Shingle threshold θ: a change counts when at least this share of the held copy's shingles is gone",
-            kind: ParamKind::Number { min: 0.0, max: 1.0, integer: false },
-            default: "0 (every content change counts)",
-            sweep: &[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
-        },
-        ParamSpec {
-            key: "replan_every",
-            description: "Online mode: replan every this many units",
-            kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
-            default: "4",
-            sweep: &[],
-        },
-    ],
+    params: PLANNER_PARAMS,
     build: |params| {
-        let mut p = Sbr::at_threshold(params.number("theta").unwrap_or(DEFAULT_THETA));
-        if let Some(r) = params.number("replan_every") {
-            p.replan_every = r as u32;
-        }
-        Ok(Box::new(p))
+        Ok(Box::new(planner_from_params(params, Sbr::at_threshold)))
     },
 };
 

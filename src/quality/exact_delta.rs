@@ -121,9 +121,9 @@ pub fn exact_delta_q(
         return 0.0;
     }
     let before = absolute_quality_of(forward, scorer, queries, &indices, truth, likelihood);
-    set_copy(forward, page, new);
+    forward.set_copy(page, new);
     let after = absolute_quality_of(forward, scorer, queries, &indices, truth, likelihood);
-    set_copy(forward, page, old);
+    forward.set_copy(page, old);
     after - before
 }
 
@@ -212,7 +212,7 @@ impl MeasureDeltaQ for ExactDeltaQMeasure {
                 u.page,
                 new.clone(),
             );
-            set_copy(forward, u.page, new);
+            forward.set_copy(u.page, new);
             self.last.push((u.page, delta));
         }
     }
@@ -225,15 +225,6 @@ impl MeasureDeltaQ for ExactDeltaQMeasure {
 /// The hook stays off for the exact measurement: shifts are never pushed.
 impl ShiftSink for ExactDeltaQMeasure {
     fn shifts(&mut self, _unit: Unit, _shifts: &[ScoreShift]) {}
-}
-
-fn set_copy(forward: &mut ForwardIndex, page: PageId, doc: Option<ForwardDoc>) {
-    match doc {
-        Some(d) => forward.put(page, d),
-        None => {
-            forward.remove(page);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -146,7 +146,7 @@ impl DeltaQMeasure {
 
     /// Refits the score-to-rank functions on `repo` when unit `unit`'s cadence says so.
     pub fn before_unit(&mut self, repo: &Repository, unit: Unit) {
-        if self.refit_every > 0 && unit > 1 && (unit - 1).is_multiple_of(self.refit_every) {
+        if refit_due(unit, self.refit_every) {
             self.table = fit_table(repo, &self.workload, self.pieces);
         }
     }
@@ -199,6 +199,12 @@ impl ShiftSink for DeltaQMeasure {
         self.shifts.clear();
         self.shifts.extend_from_slice(shifts);
     }
+}
+
+/// Whether score-to-rank functions fitted before unit 1 are refitted before unit `unit`:
+/// every `refit_every` units from unit 2 on (`(unit − 1) % refit_every == 0`; `0`: never).
+pub fn refit_due(unit: Unit, refit_every: Unit) -> bool {
+    refit_every > 0 && unit > 1 && (unit - 1).is_multiple_of(refit_every)
 }
 
 /// Fits F_t for every single-term workload query from the repository's current result lists.

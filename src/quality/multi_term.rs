@@ -25,7 +25,7 @@ use crate::text::TermId;
 use super::estimate::{DeltaQEstimator, ScoreRankTable};
 use super::exact::MetricQuery;
 use super::exact_delta::AffectedQueries;
-use super::measure::{fit_keyed, DeltaQMethod, MeasureDeltaQ};
+use super::measure::{fit_keyed, refit_due, DeltaQMethod, MeasureDeltaQ};
 use super::viewing::ViewingLikelihood;
 
 /// The most workload queries given a score-to-rank function (20 MB of functions).
@@ -160,7 +160,7 @@ impl MeasureDeltaQ for MultiTermDeltaQMeasure {
     }
 
     fn before_unit(&mut self, repo: &Repository, unit: Unit) {
-        if self.refit_every > 0 && unit > 1 && (unit - 1).is_multiple_of(self.refit_every) {
+        if refit_due(unit, self.refit_every) {
             self.table = fit_query_table(repo, &self.workload.queries, self.pieces);
         }
     }

@@ -232,7 +232,7 @@ fn check_pairs(
                 new_copy.clone(),
             );
             exact_seconds += started.elapsed().as_secs_f64();
-            put_copy(&mut shadow, page, new_copy);
+            shadow.set_copy(page, new_copy);
             // The affected single-term queries: workload terms of the old or the new copy.
             let mut terms: Vec<TermId> = Vec::new();
             if let Some(old) = repo.forward().doc(page) {
@@ -286,8 +286,7 @@ fn check_pairs(
             });
         }
         for u in &rest {
-            put_copy(
-                &mut shadow,
+            shadow.set_copy(
                 u.page,
                 u.version.map(|v| ForwardDoc::from_version(u.url, v)),
             );
@@ -300,15 +299,6 @@ fn check_pairs(
     }
     out.sort_by_key(|p| (p.unit, p.page));
     Ok((out, bytes_per_query, exact_seconds))
-}
-
-fn put_copy(forward: &mut ForwardIndex, page: PageId, copy: Option<ForwardDoc>) {
-    match copy {
-        Some(d) => forward.put(page, d),
-        None => {
-            forward.remove(page);
-        }
-    }
 }
 
 /// ΔQ̄ per page over units `1..split` and `split..units`, from the environment's history.

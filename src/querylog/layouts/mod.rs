@@ -377,12 +377,7 @@ impl LogBuilder {
             });
         }
         if self.log.submissions.is_empty() {
-            let first = self
-                .log
-                .skipped
-                .first()
-                .map(|s| format!("; first skip: {}: {}", s.location, s.reason))
-                .unwrap_or_default();
+            let first = first_skip(&self.log);
             return Err(InputError::Empty {
                 path: self.path,
                 message: format!(
@@ -393,12 +388,7 @@ impl LogBuilder {
         }
         let share = self.log.skipped_lines as f64 / self.log.lines as f64;
         if share > self.max_skipped_share {
-            let first = self
-                .log
-                .skipped
-                .first()
-                .map(|s| format!("; first skip: {}: {}", s.location, s.reason))
-                .unwrap_or_default();
+            let first = first_skip(&self.log);
             return Err(InputError::malformed(
                 self.path,
                 "whole file",
@@ -445,6 +435,15 @@ pub fn for_each_line<R: BufRead>(
     }
     builder.add_lines(lines.line - start_line, lines.non_utf8 - start_lossy);
     Ok(())
+}
+
+/// `"; first skip: LOCATION: REASON"` of a log's first kept skip, or nothing: the example
+/// named by errors about a log's bad lines.
+fn first_skip(log: &QueryLog) -> String {
+    log.skipped
+        .first()
+        .map(|s| format!("; first skip: {}: {}", s.location, s.reason))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
