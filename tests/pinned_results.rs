@@ -82,7 +82,17 @@ fn configurations() -> Vec<(String, Vec<String>)> {
                     args.extend(extra.iter().map(|s| s.to_string()));
                     out.push((format!("{scoring}/{mode}/B{budget}/{name}"), args));
                 };
-                push("user-centric", &["--policy", "user-centric"]);
+                // The pins predate the online default `change-gain`: name the estimator they
+                // were recorded with (the oracle default is unchanged).
+                let recorded_default: &[&str] = if mode == "online" {
+                    &["--uc-estimator", "viewed"]
+                } else {
+                    &[]
+                };
+                push(
+                    "user-centric",
+                    &[&["--policy", "user-centric"], recorded_default].concat(),
+                );
                 for estimator in ["mean-of-ratios", "pooled", "viewed"] {
                     push(
                         &format!("user-centric-{estimator}"),
@@ -91,7 +101,11 @@ fn configurations() -> Vec<(String, Vec<String>)> {
                 }
                 push(
                     "user-centric-window2",
-                    &["--policy", "user-centric", "--uc-window", "2"],
+                    &[
+                        &["--policy", "user-centric", "--uc-window", "2"],
+                        recorded_default,
+                    ]
+                    .concat(),
                 );
                 for policy in ["sbr", "ebr"] {
                     push(policy, &["--policy", policy]);

@@ -4,10 +4,14 @@
 //!   between copies that SBR and EBR threshold on.
 //! * [`rate`]: Poisson change-rate estimators from visit histories (naive X/T, Cho &
 //!   Garcia-Molina's improved estimator "CG", the oracle count over observed units).
+//! * [`irregular`]: the maximum-likelihood rate for visits at irregular intervals (what a
+//!   priority-driven refresher produces) and the probability of a change within an interval.
 
+pub mod irregular;
 pub mod rate;
 pub mod shingles;
 
+pub use irregular::{change_probability, irregular_mle_rate};
 pub use rate::{cg_rate, cg_rate_per_unit, naive_rate, oracle_rate};
 pub use shingles::{
     resemblance_distance, shingle_change, shingles, text_change, DEFAULT_SHINGLE_WIDTH,

@@ -35,8 +35,9 @@ pub struct Args {
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     pub scoring: ScoringKind,
-    /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios, the pooled rate, or the pooled
-    /// rate with a view-weight prior (default: mean-of-ratios in oracle mode, viewed online).
+    /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios, the pooled rate, the pooled
+    /// rate with a view-weight prior, or change probability × gain given a change
+    /// (default: mean-of-ratios in oracle mode, change-gain online).
     #[arg(long, value_enum)]
     pub uc_estimator: Option<Estimator>,
     /// User-centric: average over the last W refreshes of each page only.

@@ -35,7 +35,7 @@
 //!   unexplored pages, and a page that did pay off is ranked by its whole observed rate, not by
 //!   its luckiest interval. With nothing measured yet it is the unbiased guess, like
 //!   the mean-of-ratios default.
-//! * [`Estimator::Viewed`] (default in online mode) is `Pooled` with a prior that depends on
+//! * [`Estimator::Viewed`] is `Pooled` with a prior that depends on
 //!   the page: `m₀(p) = α + β·v(p)`, where `v(p) = Σ_q f_q · I(rank of p in q's results)` is
 //!   how often users are shown `p` in the repository at unit 0 (the quantity the user-centric
 //!   metric weights by, and the one EBR plans with; the crawler has it from its own index, so
@@ -46,13 +46,32 @@
 //!   Measured on EmacsWiki + AOL (in-link scoring, `B = 16`): mean quality 0.9950 against
 //!   0.9889 for `Pooled` and 0.9889 for round-robin.
 //!
-//! Ties (notably the many pages of priority 0) are broken by the oldest last refresh, then by
-//! page id, so pages with nothing to tell them apart are visited round-robin.
+//! * [`Estimator::ChangeGain`] (default in online mode) estimates the expected gain of a
+//!   refresh now directly, as the probability that the page changed since its last fetch times
+//!   the gain its changes bring: `P(p, t) = (1 − e^{−λ_p (t − LR)}) · G(p)`.
+//!   `λ_p` is the maximum-likelihood Poisson rate of the page's own visits at irregular
+//!   intervals ([`irregular_mle_rate`]), with a prior of one round-robin cycle `τ` of
+//!   pseudo-visits at the rate pooled over every page's visits; `G(p)` is the mean ΔQ_A of its
+//!   refreshes that found a change, shrunk by one pseudo-change towards `α + β·v(p)` fitted
+//!   (weighted least squares, `α, β ≥ 0`) on every page's measured gains against its view
+//!   weight. Unlike the rate estimators above, a refresh that found nothing lowers the page's
+//!   change rate and leaves its gain alone, so a page visited too soon is not mistaken for a
+//!   page whose changes do not matter; and the priority saturates at `G(p)` instead of growing
+//!   linearly with the wait, because a second change before the refresh adds little to what
+//!   users see beyond the first. Oracle mode uses the history's change rate and measured gains.
+//!   Measured on EmacsWiki + AOL heavy users (online, BM25, B = 64/256): mean quality
+//!   0.9967/0.9977 against 0.9954/0.9962 for `Viewed` and 0.9937/0.9967 for round-robin.
+//!
+//! Ties (notably the many pages of priority 0) are broken by the probability that the page
+//! changed since its last refresh (so a page whose effect the estimate cannot see is still
+//! refreshed before pages that never change, with budget to spare), then the oldest last
+//! refresh, then page id, so pages with nothing to tell them apart are visited round-robin.
 
 use std::collections::VecDeque;
 
 use super::family::{ParamKind, ParamSpec, PolicyFamily};
 use super::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
+use crate::change::{change_probability, irregular_mle_rate, oracle_rate};
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
 
@@ -94,6 +113,11 @@ pub enum Estimator {
     /// As `Pooled`, with the prior `m₀(p) = α + β·v(p)` fitted (weighted least squares,
     /// `α, β ≥ 0`) to the observed rates against the pages' view weights `v(p)`.
     Viewed,
+    /// Expected gain of a refresh now: the probability `1 − e^{−λ(t − LR)}` that the page
+    /// changed since its last fetch (λ by maximum likelihood over its irregular visits) times
+    /// the gain its changes bring (mean measured ΔQ_A of refreshes that found a change, shrunk
+    /// towards a view-weighted prior).
+    ChangeGain,
 }
 
 impl Estimator {
@@ -103,6 +127,7 @@ impl Estimator {
             Estimator::MeanOfRatios => "mean-of-ratios",
             Estimator::Pooled => "pooled",
             Estimator::Viewed => "viewed",
+            Estimator::ChangeGain => "change-gain",
         }
     }
 
@@ -112,17 +137,18 @@ impl Estimator {
             Estimator::MeanOfRatios,
             Estimator::Pooled,
             Estimator::Viewed,
+            Estimator::ChangeGain,
         ]
         .into_iter()
         .find(|e| e.as_str() == name)
     }
 
-    /// The default of a fit mode: paper 003's estimator on the oracle's measured changes, the
-    /// view-weighted pooled one on what an online crawler observes.
+    /// The default of a fit mode: paper 003's estimator on the oracle's measured changes, change
+    /// probability × gain given a change on what an online crawler observes.
     pub fn default_for(mode: FitMode) -> Self {
         match mode {
             FitMode::Oracle => Estimator::MeanOfRatios,
-            FitMode::Online => Estimator::Viewed,
+            FitMode::Online => Estimator::ChangeGain,
         }
     }
 }
@@ -134,9 +160,9 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
     params: &[
         ParamSpec {
             key: "estimator",
-            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, or the pooled rate with a view-weight prior",
-            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed"]),
-            default: "mean-of-ratios in oracle mode, viewed online",
+            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, or change probability × gain given a change",
+            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain"]),
+            default: "mean-of-ratios in oracle mode, change-gain online",
             sweep: &[],
         },
         ParamSpec {
@@ -173,6 +199,44 @@ pub struct UserCentric {
     prior_interval: f64,
     /// View weights at unit 0 (the `Viewed` estimator's covariate).
     view_weight: Vec<f64>,
+    /// Per page, what its visits revealed about its changes (the `ChangeGain` estimator).
+    changes: Vec<ChangeRecord>,
+    /// Oracle mode: each page's true change rate (changes per unit over the history).
+    oracle_change_rate: Option<Vec<f64>>,
+}
+
+/// What a page's visits revealed: the intervals that ended finding a change (with the ΔQ_A
+/// the refresh measured) and the time spent in intervals that found none.
+#[derive(Debug, Clone, Default)]
+struct ChangeRecord {
+    changed_intervals: Vec<f64>,
+    unchanged_time: f64,
+    gain_sum: f64,
+}
+
+impl ChangeRecord {
+    fn record(&mut self, interval: f64, changed: bool, delta_q: f64) {
+        if changed {
+            self.changed_intervals.push(interval.max(1.0));
+            self.gain_sum += delta_q;
+        } else {
+            self.unchanged_time += interval.max(1.0);
+        }
+    }
+
+    fn change_count(&self) -> usize {
+        self.changed_intervals.len()
+    }
+}
+
+/// Prior of the online change rates: pseudo-observations of one interval `τ` that found a
+/// change and an unchanged time chosen so that the prior alone gives the rate `prior_rate`
+/// (the root of `τ/(e^{λτ} − 1) = U₀`). It weighs as one visit per round-robin cycle.
+fn rate_with_prior(record: &ChangeRecord, prior_rate: f64, tau: f64) -> f64 {
+    let prior_unchanged = tau / (prior_rate * tau).exp_m1();
+    let mut changed: Vec<(f64, f64)> = record.changed_intervals.iter().map(|&t| (t, 1.0)).collect();
+    changed.push((tau, 1.0));
+    irregular_mle_rate(&changed, record.unchanged_time + prior_unchanged)
 }
 
 impl UserCentric {
@@ -196,6 +260,7 @@ impl UserCentric {
             self.measured.resize(count, false);
             self.last_refresh.resize(count, 0);
             self.gone.resize(count, false);
+            self.changes.resize(count, ChangeRecord::default());
         }
     }
 
@@ -216,6 +281,13 @@ impl UserCentric {
             Estimator::MeanOfRatios => self.mean_of_ratios(),
             Estimator::Pooled => self.pooled(),
             Estimator::Viewed => self.viewed(),
+            // Expected gain per unit of staleness for a short wait: λ·G.
+            Estimator::ChangeGain => self
+                .change_rates()
+                .iter()
+                .zip(self.gains_given_change())
+                .map(|(l, g)| if l.is_finite() { l * g } else { g })
+                .collect(),
         }
     }
 
@@ -255,33 +327,7 @@ impl UserCentric {
     fn viewed(&self) -> Vec<f64> {
         let sums = self.page_sums();
         let view = |p: usize| self.view_weight.get(p).copied().unwrap_or(0.0);
-        let (mut w, mut sx, mut sxx, mut sy, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
-        for (p, &(dq, dt)) in sums.iter().enumerate() {
-            let x = view(p);
-            w += dt;
-            sx += dt * x;
-            sxx += dt * x * x;
-            sy += dq;
-            sxy += dq * x;
-        }
-        let (alpha, beta) = if w <= 0.0 {
-            (0.0, 0.0)
-        } else {
-            let det = w * sxx - sx * sx;
-            let beta = if det > 0.0 {
-                (w * sxy - sx * sy) / det
-            } else {
-                0.0
-            };
-            let alpha = (sy - beta * sx) / w;
-            if beta < 0.0 {
-                (sy / w, 0.0)
-            } else if alpha < 0.0 {
-                (0.0, if sxx > 0.0 { sxy / sxx } else { 0.0 })
-            } else {
-                (alpha, beta)
-            }
-        };
+        let (alpha, beta) = weighted_line_fit(&sums, view);
         Self::shrunk(sums, self.prior_interval, |p| alpha + beta * view(p))
     }
 
@@ -294,6 +340,57 @@ impl UserCentric {
         Self::shrunk(sums, self.prior_interval, |_| pooled_rate)
     }
 
+    /// Each page's change rate λ: the oracle's count over the history, or online the
+    /// maximum-likelihood rate of its own visits ([`irregular_mle_rate`]) with a prior of one
+    /// round-robin cycle at the rate pooled over every page's visits (itself with a prior of
+    /// half a change per cycle, `ln 2/τ`, before anything is seen).
+    pub fn change_rates(&self) -> Vec<f64> {
+        if let Some(rates) = &self.oracle_change_rate {
+            return rates.clone();
+        }
+        let tau = self.prior_interval.max(1.0);
+        let pooled = {
+            let mut all = ChangeRecord::default();
+            for r in &self.changes {
+                all.changed_intervals
+                    .extend_from_slice(&r.changed_intervals);
+                all.unchanged_time += r.unchanged_time;
+            }
+            rate_with_prior(&all, std::f64::consts::LN_2 / tau, tau)
+        };
+        self.changes
+            .iter()
+            .map(|r| rate_with_prior(r, pooled, tau))
+            .collect()
+    }
+
+    /// Expected ΔQ_A of refreshing each page given that it changed: the mean over its
+    /// refreshes that found a change, shrunk (one pseudo-change) towards `g₀(p) = α + β·v(p)`,
+    /// fitted by weighted least squares (weights = changes seen, `α, β ≥ 0`) to the pages'
+    /// mean gains against their view weights, as [`Estimator::Viewed`] fits its rates.
+    pub fn gains_given_change(&self) -> Vec<f64> {
+        let view = |p: usize| self.view_weight.get(p).copied().unwrap_or(0.0);
+        let sums: Vec<(f64, f64)> = self
+            .changes
+            .iter()
+            .map(|r| (r.gain_sum, r.change_count() as f64))
+            .collect();
+        let (alpha, beta) = weighted_line_fit(&sums, view);
+        Self::shrunk(sums, 1.0, |p| alpha + beta * view(p))
+    }
+
+    /// Priority of [`Estimator::ChangeGain`]: `(1 − e^{−λ(t − LR)}) · G(p)`.
+    fn change_gain_priorities(&self, unit: Unit) -> Vec<f64> {
+        let rates = self.change_rates();
+        let gains = self.gains_given_change();
+        (0..rates.len())
+            .map(|p| {
+                let elapsed = unit.saturating_sub(self.last_refresh[p]) as f64;
+                change_probability(rates[p], elapsed) * gains[p]
+            })
+            .collect()
+    }
+
     /// `(ΣΔQ_A + m₀(p)·τ) / (ΣΔt + τ)` per page: its observed rate with a prior of one
     /// pseudo-interval `τ` at rate `prior(p)`.
     fn shrunk(sums: Vec<(f64, f64)>, tau: f64, prior: impl Fn(usize) -> f64) -> Vec<f64> {
@@ -301,6 +398,38 @@ impl UserCentric {
             .enumerate()
             .map(|(p, (dq, dt))| (dq + prior(p) * tau) / (dt + tau))
             .collect()
+    }
+}
+
+/// Fits `y/w ≈ α + β·x(p)` over pages given as `(y, w)` sums (`y` the summed response, `w`
+/// its weight: units observed, or changes seen) by weighted least squares with `α, β ≥ 0`
+/// (a negative coefficient is set to 0 and the other refitted alone).
+fn weighted_line_fit(sums: &[(f64, f64)], x: impl Fn(usize) -> f64) -> (f64, f64) {
+    let (mut w, mut sx, mut sxx, mut sy, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for (p, &(dy, dw)) in sums.iter().enumerate() {
+        let xp = x(p);
+        w += dw;
+        sx += dw * xp;
+        sxx += dw * xp * xp;
+        sy += dy;
+        sxy += dy * xp;
+    }
+    if w <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let det = w * sxx - sx * sx;
+    let beta = if det > 0.0 {
+        (w * sxy - sx * sy) / det
+    } else {
+        0.0
+    };
+    let alpha = (sy - beta * sx) / w;
+    if beta < 0.0 {
+        (sy / w, 0.0)
+    } else if alpha < 0.0 {
+        (0.0, if sxx > 0.0 { sxy / sxx } else { 0.0 })
+    } else {
+        (alpha, beta)
     }
 }
 
@@ -343,9 +472,20 @@ impl RefreshPolicy for UserCentric {
         self.measured = vec![false; n];
         self.last_refresh = vec![0; n];
         self.gone = vec![false; n];
+        self.changes = vec![ChangeRecord::default(); n];
+        self.oracle_change_rate = None;
         self.fitted_on_history = false;
         if let (FitMode::Oracle, Some(history)) = (context.mode, context.history) {
             self.fitted_on_history = true;
+            let mut rates = vec![0.0; n];
+            for (p, page) in history.pages.iter().enumerate().take(n) {
+                rates[p] = oracle_rate(page.change_units.len(), history.units);
+                // The gain of each change, as measured by refreshing right after it.
+                for &dq in &page.delta_q {
+                    self.changes[p].record(1.0, true, dq);
+                }
+            }
+            self.oracle_change_rate = Some(rates);
             for (p, page) in history.pages.iter().enumerate().take(n) {
                 if page.change_units.is_empty() {
                     // Measured: a refresh at any time gains nothing.
@@ -366,14 +506,28 @@ impl RefreshPolicy for UserCentric {
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
-        let means = self.mean_normalised();
-        let prio: Vec<f64> = (0..means.len())
-            .map(|p| priority(means[p], unit, self.last_refresh[p]))
-            .collect();
-        let mut pages: Vec<usize> = (0..means.len()).filter(|&p| !self.gone[p]).collect();
+        let prio: Vec<f64> = if self.active == Some(Estimator::ChangeGain) {
+            self.change_gain_priorities(unit)
+        } else {
+            let means = self.mean_normalised();
+            (0..means.len())
+                .map(|p| priority(means[p], unit, self.last_refresh[p]))
+                .collect()
+        };
+        // Among pages of equal priority (notably those the estimate credits with no gain),
+        // the likeliest to have changed first: a page whose ΔQ the estimate cannot see (its
+        // effect is on other pages' scores, or on queries outside the workload) is not written
+        // off, and budget left after the measured gains goes where a refresh can still find
+        // something. Then the oldest, then the page id.
+        let rates = self.change_rates();
+        let changed_since = |p: usize| {
+            change_probability(rates[p], unit.saturating_sub(self.last_refresh[p]) as f64)
+        };
+        let mut pages: Vec<usize> = (0..prio.len()).filter(|&p| !self.gone[p]).collect();
         pages.sort_by(|&a, &b| {
             prio[b]
                 .total_cmp(&prio[a])
+                .then(changed_since(b).total_cmp(&changed_since(a)))
                 .then(self.last_refresh[a].cmp(&self.last_refresh[b]))
                 .then(a.cmp(&b))
         });
@@ -395,6 +549,7 @@ impl RefreshPolicy for UserCentric {
             if !self.fitted_on_history && !o.discovered {
                 let interval = o.unit.saturating_sub(o.last_refresh) as f64;
                 self.push_sample(p, o.delta_q, interval);
+                self.changes[p].record(interval, o.changed, o.delta_q);
             }
         }
     }
@@ -502,7 +657,7 @@ mod tests {
         let pages = [0, 1, 2, 3, 4, 5];
         let views = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
         let ctx = context(FitMode::Online, &pages, &views, None, 10, 2);
-        let mut uc = UserCentric::new(None);
+        let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::Viewed));
         uc.prepare(&ctx);
         uc.observe(&[measured(1, 1, 0, 1.0), measured(3, 1, 0, 3.0)]);
         let m = uc.mean_normalised();
@@ -516,7 +671,7 @@ mod tests {
             vec![5, 4]
         );
         // Views that predict nothing (gains fall with views) give β = 0: the pooled rate.
-        let mut uc = UserCentric::new(None);
+        let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::Viewed));
         uc.prepare(&ctx);
         uc.observe(&[measured(1, 1, 0, 4.0), measured(3, 1, 0, 0.0)]);
         let pooled = {
@@ -545,6 +700,102 @@ mod tests {
         };
         assert!(refreshed_after_change(Estimator::Pooled));
         assert!(!refreshed_after_change(Estimator::MeanOfRatios));
+    }
+
+    fn visit(page: PageId, unit: Unit, last: Unit, changed: bool, dq: f64) -> RefreshOutcome {
+        RefreshOutcome {
+            changed,
+            ..measured(page, unit, last, dq)
+        }
+    }
+
+    #[test]
+    fn change_gain_learns_rates_from_visits_and_gains_from_changes() {
+        // 4 pages, B = 2: τ = 2.
+        let pages = [0, 1, 2, 3];
+        let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 20, 2);
+        let mut uc = UserCentric::new(None);
+        uc.prepare(&ctx);
+        assert_eq!(uc.label(), "user-centric (ΔQ̄ change-gain)");
+        // Before any visit every page has the prior rate ln 2 / τ and no gain.
+        let rates = uc.change_rates();
+        for r in &rates {
+            assert!((r - std::f64::consts::LN_2 / 2.0).abs() < 1e-9, "{rates:?}");
+        }
+        assert_eq!(uc.gains_given_change(), vec![0.0; 4]);
+        // Page 0 changed at each of its visits with gain 2; page 1 never changed.
+        let mut last = [0; 4];
+        for unit in 1..=6 {
+            uc.observe(&[
+                visit(0, unit, last[0], true, 2.0),
+                visit(1, unit, last[1], false, 0.0),
+            ]);
+            last[0] = unit;
+            last[1] = unit;
+        }
+        let rates = uc.change_rates();
+        assert!(rates[0] > rates[2] && rates[2] > rates[1], "{rates:?}");
+        // Unvisited pages share the pooled rate.
+        assert_eq!(rates[2], rates[3]);
+        let gains = uc.gains_given_change();
+        // Page 0: (6·2 + g₀)/7 with g₀ = α = 2 (only page 0 has changes): exactly 2.
+        assert!((gains[0] - 2.0).abs() < 1e-12, "{gains:?}");
+        // Pages without a change seen get the prior g₀ = 2 too.
+        assert!((gains[1] - 2.0).abs() < 1e-12, "{gains:?}");
+        // The unvisited pages, 7 units old, have almost surely changed; page 0, visited a unit
+        // ago, likely has; page 1, never seen changing, comes last.
+        assert_eq!(
+            uc.choose(7, 3, &crate::policy::testkit::no_crawl()),
+            vec![2, 3, 0]
+        );
+        assert_eq!(uc.choose(8, 4, &crate::policy::testkit::no_crawl())[3], 1);
+    }
+
+    #[test]
+    fn change_gain_does_not_write_off_a_page_visited_too_soon() {
+        // Two pages with the same gain on changes; page 1 was just found unchanged once.
+        let pages = [0, 1];
+        let ctx = context(FitMode::Online, &pages, &[0.0; 2], None, 40, 1);
+        let mut uc = UserCentric::new(None);
+        uc.prepare(&ctx);
+        uc.observe(&[visit(0, 1, 0, true, 5.0)]);
+        uc.observe(&[visit(1, 2, 0, true, 5.0)]);
+        uc.observe(&[visit(1, 3, 2, false, 0.0)]);
+        let gains = uc.gains_given_change();
+        assert!((gains[0] - gains[1]).abs() < 1e-12, "{gains:?}");
+        // Under paper 003's mean of ratios, the unchanged visit halves page 1's ΔQ̄ for good;
+        // here page 1's priority grows back with its wait: at unit 12 (page 1 waited 9 units,
+        // page 0 waited 11) both are almost surely changed and tie near G.
+        let p = uc.change_gain_priorities(12);
+        assert!(p[1] > 0.9 * p[0], "{p:?}");
+        assert!(
+            p[0] <= gains[0] && p[1] <= gains[1],
+            "saturates at G: {p:?}"
+        );
+    }
+
+    #[test]
+    fn pages_credited_with_no_gain_go_by_change_probability() {
+        // Oracle: page 0 never changes; page 1 changes every unit but its measured ΔQ is 0
+        // (the estimate cannot see its effect); page 2 changes with a gain.
+        let h = history(
+            9,
+            &[vec![], (1..=8).collect(), vec![4]],
+            &[1.0; 3],
+            &[0.0, 0.0, 3.0],
+        );
+        let pages = [0, 1, 2];
+        for estimator in [Estimator::MeanOfRatios, Estimator::ChangeGain] {
+            let ctx = context(FitMode::Oracle, &pages, &[0.0; 3], Some(&h), 8, 2);
+            let mut uc = UserCentric::new(None).with_estimator(Some(estimator));
+            uc.prepare(&ctx);
+            // The spare refresh goes to page 1 (it changed), not page 0 (lower id, never changes).
+            assert_eq!(
+                uc.choose(1, 2, &crate::policy::testkit::no_crawl()),
+                vec![2, 1],
+                "{estimator:?}"
+            );
+        }
     }
 
     #[test]
