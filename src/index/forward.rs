@@ -15,7 +15,7 @@
 //!   touches no [`ForwardDoc`].
 //!
 //! Every mutation goes through [`ForwardIndex::put`] and [`ForwardIndex::remove`], which keep the
-//! three in step.
+//! three in step; a replacement updates in place the postings of the terms both copies share.
 
 use std::cmp::Ordering;
 
@@ -351,37 +351,56 @@ impl ForwardIndex {
     }
 
     /// Inserts or replaces the copy of `page`.
+    ///
+    /// A replacement touches only the postings of terms the two copies do not share: a term in
+    /// both keeps its posting and has its frequency updated in place. Refreshes mostly keep a
+    /// page's common terms, whose posting lists are the longest, so a change costs what it
+    /// changes instead of two shifts of every one of the page's lists.
     pub fn put(&mut self, page: PageId, doc: ForwardDoc) {
-        self.remove(page);
         let i = page as usize;
         if self.docs.len() <= i {
             self.docs.resize(i + 1, None);
             self.lengths.resize(i + 1, DocLength::default());
             self.url_hashes.resize(i + 1, 0);
         }
+        let old = self.docs[i].take();
+        if let Some(old) = &old {
+            self.num_docs -= 1;
+            self.total_tokens -= u64::from(old.terms.length);
+            for &target in &old.links {
+                self.inlinks[target as usize] -= 1;
+            }
+        }
         self.num_docs += 1;
         self.total_tokens += u64::from(doc.terms.length);
         self.lengths[i] = DocLength::new(doc.terms.length);
         self.url_hashes[i] = doc.url_hash;
-        for &(t, tf) in &doc.terms.counts {
-            let t = t as usize;
-            if self.postings.len() <= t {
-                self.postings.resize_with(t + 1, Vec::new);
-                self.tfs.resize_with(t + 1, Vec::new);
-            }
-            let list = &mut self.postings[t];
-            // Pages are mostly put in ascending order (a full crawl), so try the end first.
-            match list.last() {
-                Some(&last) if last >= page => {
-                    if let Err(at) = list.binary_search(&page) {
-                        list.insert(at, page);
-                        self.tfs[t].insert(at, tf);
-                    }
+        let old_counts: &[(TermId, u32)] = old.as_ref().map_or(&[], |o| &o.terms.counts);
+        let new_counts = &doc.terms.counts;
+        // Both lists are sorted by term id: merge them.
+        let (mut a, mut b) = (0, 0);
+        while a < old_counts.len() || b < new_counts.len() {
+            let old_term = old_counts.get(a).map(|&(t, _)| t);
+            let new_term = new_counts.get(b).map(|&(t, _)| t);
+            match (old_term, new_term) {
+                (Some(o), Some(n)) if o == n => {
+                    self.set_posting_tf(o, page, new_counts[b].1);
+                    a += 1;
+                    b += 1;
                 }
-                _ => {
-                    list.push(page);
-                    self.tfs[t].push(tf);
+                (Some(o), Some(n)) if o < n => {
+                    self.remove_posting(o, page);
+                    a += 1;
                 }
+                (Some(o), None) => {
+                    self.remove_posting(o, page);
+                    a += 1;
+                }
+                (_, Some(n)) => {
+                    self.insert_posting(n, page, new_counts[b].1);
+                    b += 1;
+                }
+                (None, None) => unreachable!("loop condition"),
             }
         }
         for &target in &doc.links {
@@ -392,6 +411,44 @@ impl ForwardIndex {
             self.inlinks[target] += 1;
         }
         self.docs[i] = Some(doc);
+    }
+
+    fn insert_posting(&mut self, term: TermId, page: PageId, tf: u32) {
+        let t = term as usize;
+        if self.postings.len() <= t {
+            self.postings.resize_with(t + 1, Vec::new);
+            self.tfs.resize_with(t + 1, Vec::new);
+        }
+        let list = &mut self.postings[t];
+        // Pages are mostly put in ascending order (a full crawl), so try the end first.
+        match list.last() {
+            Some(&last) if last >= page => match list.binary_search(&page) {
+                Ok(at) => self.tfs[t][at] = tf,
+                Err(at) => {
+                    list.insert(at, page);
+                    self.tfs[t].insert(at, tf);
+                }
+            },
+            _ => {
+                list.push(page);
+                self.tfs[t].push(tf);
+            }
+        }
+    }
+
+    fn set_posting_tf(&mut self, term: TermId, page: PageId, tf: u32) {
+        match self.postings[term as usize].binary_search(&page) {
+            Ok(at) => self.tfs[term as usize][at] = tf,
+            Err(_) => self.insert_posting(term, page, tf),
+        }
+    }
+
+    fn remove_posting(&mut self, term: TermId, page: PageId) {
+        let list = &mut self.postings[term as usize];
+        if let Ok(at) = list.binary_search(&page) {
+            list.remove(at);
+            self.tfs[term as usize].remove(at);
+        }
     }
 
     /// Puts `copy` in as the copy of `page`, or removes the page's copy when `None` (a page
@@ -413,11 +470,7 @@ impl ForwardIndex {
         self.lengths[page as usize] = DocLength::default();
         self.url_hashes[page as usize] = 0;
         for &(t, _) in &doc.terms.counts {
-            let list = &mut self.postings[t as usize];
-            if let Ok(at) = list.binary_search(&page) {
-                list.remove(at);
-                self.tfs[t as usize].remove(at);
-            }
+            self.remove_posting(t, page);
         }
         for &target in &doc.links {
             self.inlinks[target as usize] -= 1;
@@ -556,6 +609,50 @@ mod tests {
             assert_eq!(bulk.inlinks, one_by_one.inlinks);
         }
         assert_eq!(ForwardIndex::from_docs(Vec::new()), ForwardIndex::new());
+    }
+
+    #[test]
+    fn replacements_through_the_units_equal_a_fresh_build_of_each_unit() {
+        use crate::corpus::LiveWeb;
+        use crate::index::testutil::random_corpus;
+        let corpus = random_corpus(120, 8, 7);
+        let mut evolving = ForwardIndex::new();
+        for unit in 0..corpus.units() {
+            let mut docs = Vec::new();
+            for p in 0..corpus.page_count() as PageId {
+                let copy = corpus
+                    .page_at(p, unit)
+                    .present()
+                    .map(|v| ForwardDoc::from_version(corpus.url(p), v));
+                if let Some(d) = &copy {
+                    docs.push((p, d.clone()));
+                }
+                evolving.set_copy(p, copy);
+            }
+            let fresh = ForwardIndex::from_docs(docs);
+            assert_eq!(fresh.docs, evolving.docs[..fresh.docs.len()], "unit {unit}");
+            assert!(evolving.docs[fresh.docs.len()..]
+                .iter()
+                .all(Option::is_none));
+            assert_eq!(
+                (fresh.num_docs, fresh.total_tokens),
+                (evolving.num_docs, evolving.total_tokens)
+            );
+            for t in 0..evolving.postings.len() {
+                let (pages, tfs) = evolving.postings(t as TermId);
+                assert_eq!(
+                    fresh.postings(t as TermId),
+                    (pages, tfs),
+                    "unit {unit}, term {t}"
+                );
+            }
+            for p in 0..evolving.inlinks.len() {
+                assert_eq!(
+                    fresh.inlinks.get(p).copied().unwrap_or(0),
+                    evolving.inlinks[p]
+                );
+            }
+        }
     }
 
     #[test]
