@@ -63,7 +63,10 @@ fn main() {
         Command::Replay(args) => cli::replay::run(args),
     };
     if let Err(err) = result {
-        eprintln!("refresher: {err:#}");
+        // Errors quote their inputs (paths, lines, header values): no escape sequence reaches
+        // the terminal.
+        let message = format!("refresher: {err:#}");
+        eprintln!("{}", refresher::report::terminal_safe(&message));
         std::process::exit(1);
     }
 }

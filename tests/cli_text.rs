@@ -94,3 +94,54 @@ fn compare_table_keeps_whole_labels_and_theta_errors_name_theta() {
         assert!(!err.contains("--policy:"), "{flags:?}: {err}");
     }
 }
+
+#[test]
+fn escape_sequences_from_inputs_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().to_str().unwrap();
+    let (ok, _, err) = refresher(&[
+        "generate",
+        "--out",
+        site,
+        "--pages",
+        "40",
+        "--weeks",
+        "2",
+        "--queries",
+        "200",
+    ]);
+    assert!(ok, "{err}");
+    let corpus = dir.path().join("corpus");
+    // A log whose bad lines carry a clear-screen, a title change and a C1 control.
+    let log = dir.path().join("hostile.txt");
+    let mut text = String::from("AnonID\tQuery\tQueryTime\n");
+    for i in 0..5 {
+        text.push_str(&format!("{i}\twiki page\t2006-03-01 00:00:0{i}\n"));
+    }
+    text.push_str("1\t\u{1b}[2J\u{1b}]0;owned\u{7}\tnot-a-time\u{9b}1m\n");
+    std::fs::write(&log, text).unwrap();
+    let (ok, out, err) = refresher(&[
+        "ingest",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("\\u{9b}1m"),
+        "the skipped line is shown, escaped: {out}"
+    );
+    for text in [&out, &err] {
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{9b}'),
+            "{text:?}"
+        );
+    }
+    // Errors quoting a hostile file name are escaped too.
+    let missing = dir.path().join("no\u{1b}[31mfile.warc");
+    let (ok, _, err) = refresher(&["ingest", "--corpus", missing.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("no\\u{1b}[31mfile.warc"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+}

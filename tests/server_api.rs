@@ -329,6 +329,43 @@ async fn bad_requests_get_json_errors_with_4xx_codes() {
         "{}",
         String::from_utf8_lossy(&body)
     );
+    // Wrong JSON types: the message says what JSON was expected, never a Rust type name.
+    let wrong_types = [
+        json!({"policy": "age", "budget": "many"}),
+        json!({"policy": "age", "budget": -3}),
+        json!({"policy": "age", "budget": 1.5}),
+        json!([1, 2]),
+        json!({"policies": "sbr", "budgets": [1]}),
+    ];
+    for (i, body) in wrong_types.iter().enumerate() {
+        let path = if i < 4 { "/api/runs" } else { "/api/compare" };
+        let (status, v) = c.send_json(Method::POST, path, body).await.unwrap();
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        for rust in [
+            "u64",
+            "usize",
+            "u32",
+            "f64",
+            "i64",
+            "struct ",
+            "RunSpec",
+            "SweepSpec",
+            "Vec<",
+            "deserialize",
+        ] {
+            assert!(!message.contains(rust), "{body}: {message}");
+        }
+    }
+    let (status, v) = c.get_json("/api/search?q=a&limit=abc").await.unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        !v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deserialize"),
+        "{v}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

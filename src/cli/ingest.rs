@@ -6,6 +6,7 @@ use std::time::Instant;
 use refresher::corpus::ingest::IngestReport;
 use refresher::corpus::summary::CorpusSummary;
 use refresher::corpus::Corpus;
+use refresher::report::terminal_safe;
 use serde_json::{Map, Value};
 
 use super::inputs::{CorpusArgs, WorkloadArgs};
@@ -57,7 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn print_readable(path: &Path, summary: &CorpusSummary, report: &IngestReport, seconds: f64) {
     println!(
         "corpus {}: {} file(s), {} records ({} ok, {} gone, {} other) in {:.1} s, {:.1} MB of HTTP bodies",
-        path.display(),
+        terminal_safe(&path.display().to_string()),
         report.files,
         report.records,
         report.responses_ok,
@@ -103,7 +104,7 @@ fn print_readable(path: &Path, summary: &CorpusSummary, report: &IngestReport, s
     }
     println!("skipped records        {}", report.skipped.len());
     for skip in &report.skipped {
-        println!("  {skip}");
+        println!("  {}", terminal_safe(&skip.to_string()));
     }
     if !report.lossy_utf8.is_empty() {
         println!(
@@ -111,7 +112,7 @@ fn print_readable(path: &Path, summary: &CorpusSummary, report: &IngestReport, s
             report.lossy_utf8.len()
         );
         for at in &report.lossy_utf8 {
-            println!("  {at}");
+            println!("  {}", terminal_safe(&at.to_string()));
         }
     }
 }
@@ -158,7 +159,7 @@ fn print_log(log: &Map<String, Value>) {
     let get = |k: &str| log.get(k).cloned().unwrap_or(Value::Null);
     println!(
         "log {}: {} layout, {} lines, {} submissions by {} users, {} distinct query strings, {} skipped line(s)",
-        get("log").as_str().unwrap_or(""),
+        terminal_safe(get("log").as_str().unwrap_or("")),
         get("log_layout").as_str().unwrap_or(""),
         get("log_lines"),
         get("submissions"),
@@ -168,7 +169,7 @@ fn print_log(log: &Map<String, Value>) {
     );
     if let Some(skipped) = log.get("skipped").and_then(Value::as_array) {
         for s in skipped {
-            println!("  {}", s.as_str().unwrap_or(""));
+            println!("  {}", terminal_safe(s.as_str().unwrap_or("")));
         }
     }
     println!(
@@ -200,6 +201,6 @@ fn print_log(log: &Map<String, Value>) {
             .take(10)
             .map(|t| format!("{} ({})", t["term"].as_str().unwrap_or(""), t["frequency"]))
             .collect();
-        println!("top terms: {}", parts.join(", "));
+        println!("top terms: {}", terminal_safe(&parts.join(", ")));
     }
 }

@@ -7,6 +7,7 @@ use anyhow::Context;
 use refresher::client::replay::{replay, ReplayOptions, ReplayQuery};
 use refresher::querylog::layouts::{read_log, ReadOptions};
 use refresher::querylog::LogLayout;
+use refresher::report::terminal_safe;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -97,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     for e in &report.error_samples {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", terminal_safe(&e.to_string()));
     }
     anyhow::ensure!(
         report.errors == 0,

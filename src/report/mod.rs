@@ -1,3 +1,7 @@
-//! Reports for people: SVG charts written next to the CSV/JSON results.
+//! Reports for people: SVG charts written next to the CSV/JSON results, and text made safe
+//! for a terminal.
 
 pub mod svg;
+pub mod terminal;
+
+pub use terminal::terminal_safe;

@@ -95,9 +95,84 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// A deserialisation message in the API's words, not Rust's: serde names the Rust type it
+/// expected (`expected u64`, `expected struct RunSpec`), which means nothing to a client
+/// writing JSON; axum prefixes its own extractor wording.
+pub fn readable_rejection(message: &str) -> String {
+    let message = message
+        .replace(
+            "Failed to deserialize the JSON body into the target type: ",
+            "invalid request body: ",
+        )
+        .replace(
+            "Failed to parse the request body as JSON: ",
+            "the request body is not JSON: ",
+        )
+        .replace(
+            "Failed to deserialize query string: ",
+            "invalid query parameter: ",
+        )
+        .replace("Invalid URL: ", "invalid path parameter: ");
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message.as_str();
+    while let Some(at) = rest.find("expected ") {
+        let (before, after) = rest.split_at(at + "expected ".len());
+        out.push_str(before);
+        let word_end = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let word = &after[..word_end];
+        let (replacement, consumed) = match word {
+            "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => ("a non-negative integer", word_end),
+            "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => ("an integer", word_end),
+            "f32" | "f64" => ("a number", word_end),
+            "unit" => ("null", word_end),
+            "struct" | "enum" | "tuple" => {
+                // Skip the Rust type name that follows.
+                let name = &after[word_end..];
+                let name_len = name
+                    .trim_start_matches(' ')
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(name.trim_start_matches(' ').len());
+                let skipped =
+                    word_end + (name.len() - name.trim_start_matches(' ').len()) + name_len;
+                let what = if word == "struct" {
+                    "a JSON object"
+                } else if word == "enum" {
+                    "one of the documented values"
+                } else {
+                    "a JSON array"
+                };
+                (what, skipped)
+            }
+            _ => ("", 0),
+        };
+        match after.strip_prefix("a sequence") {
+            Some(_) if consumed == 0 => {
+                out.push_str("a JSON array");
+                rest = &after["a sequence".len()..];
+                continue;
+            }
+            _ => {}
+        }
+        match after.strip_prefix("a map") {
+            Some(_) if consumed == 0 => {
+                out.push_str("a JSON object");
+                rest = &after["a map".len()..];
+                continue;
+            }
+            _ => {}
+        }
+        out.push_str(replacement);
+        rest = &after[consumed..];
+    }
+    out.push_str(rest);
+    out
+}
+
 impl From<axum::extract::rejection::QueryRejection> for ApiError {
     fn from(r: axum::extract::rejection::QueryRejection) -> Self {
-        ApiError::BadParameter(r.body_text())
+        ApiError::BadParameter(readable_rejection(&r.body_text()))
     }
 }
 
@@ -111,19 +186,50 @@ impl From<axum::extract::rejection::JsonRejection> for ApiError {
                     super::MAX_BODY_BYTES
                 ))
             }
-            _ => ApiError::BadParameter(r.body_text()),
+            _ => ApiError::BadParameter(readable_rejection(&r.body_text())),
         }
     }
 }
 
 impl From<axum::extract::rejection::PathRejection> for ApiError {
     fn from(r: axum::extract::rejection::PathRejection) -> Self {
-        ApiError::BadParameter(r.body_text())
+        ApiError::BadParameter(readable_rejection(&r.body_text()))
     }
 }
 
 impl From<crate::index::IndexError> for ApiError {
     fn from(e: crate::index::IndexError) -> Self {
         ApiError::Internal(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::readable_rejection;
+
+    #[test]
+    fn serde_messages_lose_rust_type_names() {
+        assert_eq!(
+            readable_rejection("Failed to deserialize the JSON body into the target type: budget: invalid type: string \"x\", expected u64 at line 1 column 14"),
+            "invalid request body: budget: invalid type: string \"x\", expected a non-negative integer at line 1 column 14"
+        );
+        assert_eq!(
+            readable_rejection("Failed to deserialize the JSON body into the target type: invalid type: sequence, expected struct RunSpec at line 1 column 1"),
+            "invalid request body: invalid type: sequence, expected a JSON object at line 1 column 1"
+        );
+        assert_eq!(
+            readable_rejection(
+                "Failed to deserialize query string: k: invalid digit found in string"
+            ),
+            "invalid query parameter: k: invalid digit found in string"
+        );
+        assert_eq!(
+            readable_rejection("x: invalid type: map, expected a sequence; y: expected f64, expected i32"),
+            "x: invalid type: map, expected a JSON array; y: expected a number, expected an integer"
+        );
+        assert_eq!(
+            readable_rejection("unknown variant `z`, expected one of `a`, `b`"),
+            "unknown variant `z`, expected one of `a`, `b`"
+        );
     }
 }
