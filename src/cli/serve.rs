@@ -99,9 +99,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     options.search_timeout = Duration::from_millis(args.search_timeout_ms.max(1));
     let state = AppState::build(corpus, workload, options).context("building the repository")?;
     eprintln!(
-        "repository: {} documents at unit {} (ready after {:.1} s)",
+        "repository: {} documents at unit {}{} (ready after {:.1} s)",
         state.search.repo.num_docs(),
         state.search.served_unit,
+        if state.search.repo.is_read_only() {
+            ", read-only index directory"
+        } else {
+            ""
+        },
         started.elapsed().as_secs_f64()
     );
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;

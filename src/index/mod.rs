@@ -54,6 +54,12 @@ pub enum IndexError {
     /// An index directory that cannot be served as asked (what it holds, what to do).
     #[error("index directory {path}: {message}")]
     Refused { path: PathBuf, message: String },
+    /// Index files whose content does not match their checksum.
+    #[error("{} index file(s) fail their checksum ({}): the index is damaged", files.len(), files.join(", "))]
+    Damaged { files: Vec<String> },
+    /// A change to a repository opened read-only.
+    #[error("the index was opened read-only: it cannot be updated")]
+    ReadOnly,
     /// A refresh budget larger than the pages there are (it would only size allocations).
     #[error("budget {budget} exceeds the {pages} pages of the corpus")]
     Budget { budget: usize, pages: usize },

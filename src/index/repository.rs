@@ -71,9 +71,25 @@ pub struct Repository {
 /// The tantivy index of a repository.
 struct Store {
     index: Index,
-    writer: IndexWriter,
+    /// `None` for an index opened read-only (see [`Repository::open_read_only`]).
+    writer: Option<IndexWriter>,
     reader: IndexReader,
     fields: RepoSchema,
+}
+
+/// Refuses an index any of whose files does not match its checksum (tantivy's footer), before
+/// anything reads it: a bit flip is named, never served or half-read.
+fn check_checksums(index: &Index) -> Result<(), IndexError> {
+    let mut damaged: Vec<String> = index
+        .validate_checksum()?
+        .into_iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    if damaged.is_empty() {
+        return Ok(());
+    }
+    damaged.sort();
+    Err(IndexError::Damaged { files: damaged })
 }
 
 impl Repository {
@@ -154,12 +170,46 @@ impl Repository {
                     path: dir.to_path_buf(),
                     source: source.into(),
                 })?;
-                Index::open_or_create(mmap, fields.schema.clone())?
+                let index = Index::open_or_create(mmap, fields.schema.clone())?;
+                check_checksums(&index)?;
+                index
             }
         };
-        let fields = RepoSchema::from_schema(index.schema())?;
         let writer: IndexWriter = index.writer_with_num_threads(1, WRITER_MEMORY)?;
         writer.set_merge_policy(Box::new(NoMergePolicy));
+        Self::with_store(index, Some(writer), vocabulary, scoring)
+    }
+
+    /// Opens the existing index in `dir` for searching only: no writer, so no lock file and
+    /// nothing written (a directory on a read-only mount, or one the server may not modify).
+    /// [`apply`](Self::apply) answers [`IndexError::ReadOnly`]; the copies, statistics and
+    /// scores are those of [`open`](Self::open).
+    pub fn open_read_only(
+        dir: &Path,
+        vocabulary: Arc<Vocabulary>,
+        scoring: ScoringKind,
+    ) -> Result<Self, IndexError> {
+        let mmap = MmapDirectory::open(dir).map_err(|source| IndexError::Dir {
+            path: dir.to_path_buf(),
+            source: source.into(),
+        })?;
+        let index = Index::open(mmap)?;
+        check_checksums(&index)?;
+        Self::with_store(index, None, vocabulary, scoring)
+    }
+
+    /// Whether the tantivy index was opened without a writer.
+    pub fn is_read_only(&self) -> bool {
+        self.store.as_ref().is_some_and(|s| s.writer.is_none())
+    }
+
+    fn with_store(
+        index: Index,
+        writer: Option<IndexWriter>,
+        vocabulary: Arc<Vocabulary>,
+        scoring: ScoringKind,
+    ) -> Result<Self, IndexError> {
+        let fields = RepoSchema::from_schema(index.schema())?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -292,13 +342,10 @@ impl Repository {
         };
         for u in &batch {
             if let Some(store) = &mut self.store {
-                store
-                    .writer
-                    .delete_term(Term::from_field_text(store.fields.url, u.url));
+                let writer = store.writer.as_mut().ok_or(IndexError::ReadOnly)?;
+                writer.delete_term(Term::from_field_text(store.fields.url, u.url));
                 if let Some(v) = u.version {
-                    store
-                        .writer
-                        .add_document(document(&store.fields, u.page, u.url, v))?;
+                    writer.add_document(document(&store.fields, u.page, u.url, v))?;
                 }
             }
             match u.version {
@@ -314,7 +361,9 @@ impl Repository {
             }
         }
         if let Some(store) = &mut self.store {
-            store.writer.commit()?;
+            if let Some(writer) = &mut store.writer {
+                writer.commit()?;
+            }
             store.reader.reload()?;
         }
         if self.segment_count() > MAX_SEGMENTS {
@@ -401,11 +450,14 @@ impl Repository {
         let Some(store) = &mut self.store else {
             return Ok(());
         };
+        let Some(writer) = &mut store.writer else {
+            return Ok(());
+        };
         let ids = store.index.searchable_segment_ids()?;
         if ids.len() > 1 {
-            store.writer.merge(&ids).wait()?;
+            writer.merge(&ids).wait()?;
         }
-        store.writer.garbage_collect_files().wait()?;
+        writer.garbage_collect_files().wait()?;
         store.reader.reload()?;
         Ok(())
     }

@@ -9,7 +9,10 @@
 //!   request and refuses, naming every difference, unless asked to rebuild. A directory with
 //!   tantivy files but no manifest (an interrupted build of an older version, or something
 //!   else) is never served as valid.
-//! * After opening, the document count must equal the manifest's.
+//! * After opening, the document count must equal the manifest's, and every file of the index
+//!   must match its checksum (tantivy's footer): a bit flip is refused, never served.
+//! * A directory the server may not write (a read-only mount, another owner) is opened
+//!   read-only: no lock file, nothing written; it is served as it is and cannot be rebuilt.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -165,6 +168,19 @@ pub fn remove_leftovers(dir: &Path) -> Result<usize, IndexError> {
     Ok(removed)
 }
 
+/// Whether files can be created in `dir` (probed by creating and removing one: permission
+/// bits say nothing of read-only mounts, and root ignores them).
+fn is_writable(dir: &Path) -> bool {
+    let probe = dir.join(format!(".refresher-write-probe-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
 fn sync_dir(dir: &Path) {
     // Best effort: a directory fsync makes the rename durable; not every filesystem allows it.
     if let Ok(f) = std::fs::File::open(dir) {
@@ -177,6 +193,9 @@ fn sync_dir(dir: &Path) {
 pub enum Opened {
     /// An index with a matching manifest was reopened.
     Reopened,
+    /// An index with a matching manifest was reopened read-only (its directory is not
+    /// writable).
+    ReopenedReadOnly,
     /// A new index was built and renamed into place.
     Built,
 }
@@ -217,7 +236,21 @@ pub fn open_or_build(
                         ),
                     ));
                 }
-                let repo = Repository::open(Some(dir), Arc::clone(&corpus.vocabulary), scoring)?;
+                let writable = is_writable(dir);
+                let opened = if writable {
+                    Repository::open(Some(dir), Arc::clone(&corpus.vocabulary), scoring)
+                } else {
+                    Repository::open_read_only(dir, Arc::clone(&corpus.vocabulary), scoring)
+                };
+                let repo = match opened {
+                    Err(damaged @ IndexError::Damaged { .. }) => {
+                        return Err(dir_error(
+                            dir,
+                            format!("{damaged}; remove it or pass --rebuild-index"),
+                        ))
+                    }
+                    other => other?,
+                };
                 if repo.num_docs() != found.num_docs {
                     return Err(dir_error(
                         dir,
@@ -229,7 +262,12 @@ pub fn open_or_build(
                         ),
                     ));
                 }
-                return Ok((repo, Opened::Reopened));
+                let opened = if writable {
+                    Opened::Reopened
+                } else {
+                    Opened::ReopenedReadOnly
+                };
+                return Ok((repo, opened));
             }
             None => {
                 return Err(dir_error(
@@ -383,5 +421,97 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("damaged"), "{err}");
+    }
+
+    /// Every file in `dir` (recursively not needed: tantivy keeps a flat directory) with its
+    /// length and modification time.
+    fn snapshot(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| {
+                let m = e.metadata().unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    m.len(),
+                    m.modified().unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_bit_flip_in_a_segment_file_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("idx");
+        let corpus = random_corpus(40, 2, 5);
+        drop(open_or_build(&dir, &corpus, 0, ScoringKind::Bm25, false).unwrap());
+        // Flip one bit in the middle of the largest segment file.
+        let (victim, len) = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains('.'))
+            .filter(|e| !e.file_name().to_string_lossy().ends_with(".json"))
+            .map(|e| (e.path(), e.metadata().unwrap().len()))
+            .max_by_key(|&(_, len)| len)
+            .unwrap();
+        let mut bytes = std::fs::read(&victim).unwrap();
+        bytes[(len / 2) as usize] ^= 0x10;
+        std::fs::write(&victim, bytes).unwrap();
+        let err = open_or_build(&dir, &corpus, 0, ScoringKind::Bm25, false)
+            .err()
+            .expect("a damaged index is refused")
+            .to_string();
+        assert!(err.contains("fail their checksum"), "{err}");
+        assert!(
+            err.contains(&victim.file_name().unwrap().to_string_lossy().into_owned()),
+            "{err}"
+        );
+        // --rebuild-index replaces it.
+        let (repo, how) = open_or_build(&dir, &corpus, 0, ScoringKind::Bm25, true).unwrap();
+        assert_eq!(how, Opened::Built);
+        assert!(repo.num_docs() > 0);
+    }
+
+    #[test]
+    fn a_read_only_open_serves_the_same_results_and_writes_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("idx");
+        let corpus = random_corpus(40, 2, 6);
+        let (built, _) = open_or_build(&dir, &corpus, 0, ScoringKind::Bm25, false).unwrap();
+        let term = corpus.vocabulary.term(0).to_string();
+        let want = built.search(&term, 0, 10).unwrap();
+        drop(built);
+        let before = snapshot(&dir);
+        let mut repo =
+            Repository::open_read_only(&dir, Arc::clone(&corpus.vocabulary), ScoringKind::Bm25)
+                .unwrap();
+        assert!(repo.is_read_only());
+        let got = repo.search(&term, 0, 10).unwrap();
+        assert_eq!(got.total_hits, want.total_hits);
+        let ids =
+            |r: &super::super::SearchResults| r.hits.iter().map(|h| h.page).collect::<Vec<_>>();
+        assert_eq!(ids(&got), ids(&want));
+        // Updates are refused before anything changes; merges have nothing to do.
+        let version = corpus
+            .page_at(0, 1)
+            .present()
+            .or(corpus.page_at(0, 0).present());
+        let update = [crate::index::PageUpdate {
+            page: 0,
+            url: corpus.url(0),
+            version,
+        }];
+        let docs = repo.num_docs();
+        assert!(matches!(
+            repo.apply_unmeasured(1, &update),
+            Err(IndexError::ReadOnly)
+        ));
+        assert_eq!(repo.num_docs(), docs);
+        repo.merge_all().unwrap();
+        drop(repo);
+        assert_eq!(snapshot(&dir), before, "nothing written");
     }
 }
