@@ -45,7 +45,7 @@ serve_count() {
 
 start=$(date +%s.%N)
 clean=$(serve_count "$work/clean")
-build_s=$(echo "$(date +%s.%N) - $start" | bc)
+build_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
 case "$clean" in FAIL*) echo "clean build failed: $clean" >&2; exit 1 ;; esac
 [ -n "$max_delay" ] || max_delay=$build_s
 echo "clean build: $clean documents in ${build_s}s; killing within 0..${max_delay}s"
