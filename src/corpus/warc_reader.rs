@@ -228,6 +228,34 @@ impl WarcFile {
         })
     }
 
+    /// Reads WARC records from `bytes` held in memory (a file's content, detected the same
+    /// way); `label` names the input in messages. The fuzz targets feed the reader this way.
+    pub fn from_bytes(label: &Path, bytes: Vec<u8>) -> Result<Self, InputError> {
+        if bytes.is_empty() {
+            return Err(InputError::Empty {
+                path: label.to_path_buf(),
+                message: "empty file (0 bytes), expected WARC records".to_string(),
+            });
+        }
+        let len = bytes.len() as u64;
+        let gzip = bytes.len() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
+        let raw = std::io::Cursor::new(bytes);
+        let decoded: Box<dyn Read + Send> = if gzip {
+            Box::new(MultiGzDecoder::new(raw))
+        } else {
+            Box::new(raw)
+        };
+        Ok(WarcFile {
+            path: label.to_path_buf(),
+            gzip,
+            reader: BufReader::with_capacity(READ_BUFFER, decoded),
+            plain_len: (!gzip).then_some(len),
+            consumed: 0,
+            record: 0,
+            done: false,
+        })
+    }
+
     /// Whether the file is gzip-compressed.
     pub fn is_gzip(&self) -> bool {
         self.gzip
