@@ -797,6 +797,38 @@ async fn metrics_pages_and_the_openapi_description_are_served() {
     let (status, doc) = c.get_json("/api/openapi.json").await.unwrap();
     assert_eq!(status, StatusCode::OK);
     assert!(doc["paths"]["/api/search"]["get"].is_object());
+    // Every refusal the guards and queues give is documented where it can happen.
+    let responses = |path: &str, method: &str| doc["paths"][path][method]["responses"].clone();
+    for (path, method, codes) in [
+        ("/api/search", "get", &["400", "403", "503"][..]),
+        (
+            "/api/runs",
+            "post",
+            &["400", "403", "413", "415", "429"][..],
+        ),
+        (
+            "/api/compare",
+            "post",
+            &["400", "403", "413", "415", "429"][..],
+        ),
+        ("/api/runs/{id}", "delete", &["403", "404", "413"][..]),
+    ] {
+        for code in codes {
+            assert!(
+                responses(path, method)[*code].is_object(),
+                "{method} {path}: no {code} documented"
+            );
+        }
+    }
+    for name in [
+        "Forbidden",
+        "PayloadTooLarge",
+        "UnsupportedMediaType",
+        "TooManyRequests",
+        "Overloaded",
+    ] {
+        assert!(doc["components"]["responses"][name].is_object(), "{name}");
+    }
 }
 
 /// Issue 13: a sweep is validated as a whole before anything is queued (a 400 leaves no run
