@@ -780,8 +780,46 @@ async fn metrics_pages_and_the_openapi_description_are_served() {
     );
     let serving = value("refresher_serving_quality");
     assert!((0.0..=1.0).contains(&serving));
-    assert_eq!(value("refresher_live_workload_submissions"), 3.0);
-    assert!(text.contains("refresher_run_quality{run=\"1\",policy=\"round-robin\"}"));
+    assert_eq!(value("refresher_live_workload_submissions_total"), 3.0);
+    assert_eq!(value("refresher_live_workload_submissions "), 3.0);
+    assert_eq!(
+        value("refresher_refreshes_total"),
+        (3 * (server.corpus.units() - 1)) as f64
+    );
+    assert!(text.contains("refresher_run_quality{policy=\"round-robin\",run=\"1\"}"));
+    // Prometheus conventions: counts are counters named `_total`; process metrics and build
+    // info are there; every sample line belongs to a family declared with HELP and TYPE.
+    for counter in [
+        "refresher_http_requests_total",
+        "refresher_refreshes_total",
+        "refresher_live_workload_submissions_total",
+    ] {
+        assert!(
+            text.contains(&format!("# TYPE {counter} counter")),
+            "{counter}"
+        );
+    }
+    assert!(value("process_resident_memory_bytes") > 0.0);
+    assert!(value("process_open_fds") > 0.0);
+    assert_eq!(value("refresher_build_info"), 1.0);
+    let declared: std::collections::HashSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let name = line.split(['{', ' ']).next().unwrap();
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix).filter(|f| declared.contains(f)))
+            .unwrap_or(name);
+        assert!(declared.contains(family), "undeclared sample: {line}");
+        let value = line.rsplit(' ').next().unwrap();
+        assert!(value.parse::<f64>().is_ok() || value == "+Inf", "{line}");
+    }
 
     for page in [
         "/",

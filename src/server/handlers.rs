@@ -16,7 +16,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::compare::{comparison, start_sweep, Comparison, SweepSpec};
 use super::error::ApiError;
-use super::metrics::Gauge;
+use super::metrics::{Gauge, Kind};
 use super::runs::{RunEvent, RunInfo, RunSpec};
 use super::search::{SearchParams, SearchResponse};
 use super::AppState;
@@ -234,59 +234,84 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     for r in &runs {
         if let Some(latest) = r.info().latest {
             run_quality.push((
-                format!(
-                    "run=\"{}\",policy=\"{}\"",
-                    r.id,
-                    super::metrics::label(&r.spec.policy)
-                ),
+                vec![r.id.to_string(), r.spec.policy.clone()],
                 latest.search.quality,
             ));
         }
     }
+    let one = |v: f64| vec![(Vec::new(), v)];
+    let gauge = |name, help, values| Gauge {
+        name,
+        help,
+        kind: Kind::Gauge,
+        labels: &[],
+        values,
+    };
+    let counter = |name, help, values| Gauge {
+        name,
+        help,
+        kind: Kind::Counter,
+        labels: &[],
+        values,
+    };
+    let refreshes = state.runs.refreshes_done() as f64;
+    let submissions = state.live.submissions() as f64;
     let gauges = [
-        Gauge {
-            name: "refresher_index_documents",
-            help: "Documents in the served repository.",
-            values: vec![(String::new(), repo.num_docs() as f64)],
-        },
-        Gauge {
-            name: "refresher_index_segments",
-            help: "Searchable tantivy segments of the served repository.",
-            values: vec![(String::new(), repo.segment_count() as f64)],
-        },
-        Gauge {
-            name: "refresher_forward_index_bytes",
-            help: "Approximate memory of the served repository's forward index.",
-            values: vec![(String::new(), repo.forward().memory_bytes() as f64)],
-        },
-        Gauge {
-            name: "refresher_refreshes_done",
-            help: "Pages refreshed by every simulation run so far.",
-            values: vec![(String::new(), state.runs.refreshes_done() as f64)],
-        },
-        Gauge {
-            name: "refresher_runs_active",
-            help: "Runs queued or running.",
-            values: vec![(String::new(), active as f64)],
-        },
-        Gauge {
-            name: "refresher_serving_quality",
-            help: "Quality Q(W_L) of the served repository at the live unit (needs --log).",
-            values: state
+        gauge(
+            "refresher_index_documents",
+            "Documents in the served repository.",
+            one(repo.num_docs() as f64),
+        ),
+        gauge(
+            "refresher_index_segments",
+            "Searchable tantivy segments of the served repository.",
+            one(repo.segment_count() as f64),
+        ),
+        gauge(
+            "refresher_forward_index_bytes",
+            "Approximate memory of the served repository's forward index.",
+            one(repo.forward().memory_bytes() as f64),
+        ),
+        counter(
+            "refresher_refreshes_total",
+            "Pages refreshed by every simulation run so far.",
+            one(refreshes),
+        ),
+        gauge(
+            "refresher_refreshes_done",
+            "Deprecated: the same count as refresher_refreshes_total, kept for existing dashboards.",
+            one(refreshes),
+        ),
+        gauge(
+            "refresher_runs_active",
+            "Runs queued or running.",
+            one(active as f64),
+        ),
+        gauge(
+            "refresher_serving_quality",
+            "Quality Q(W_L) of the served repository at the live unit (needs --log).",
+            state
                 .current_serving()
-                .map(|p| vec![(String::new(), p.search.quality)])
+                .map(|p| one(p.search.quality))
                 .unwrap_or_default(),
-        },
+        ),
         Gauge {
             name: "refresher_run_quality",
             help: "Repository quality after the latest unit of each run.",
+            kind: Kind::Gauge,
+            labels: &["run", "policy"],
             values: run_quality,
         },
-        Gauge {
-            name: "refresher_live_workload_submissions",
-            help: "Queries served and counted into the live workload.",
-            values: vec![(String::new(), state.live.submissions() as f64)],
-        },
+        counter(
+            "refresher_live_workload_submissions_total",
+            "Queries served and counted into the live workload.",
+            one(submissions),
+        ),
+        gauge(
+            "refresher_live_workload_submissions",
+            "Deprecated: the same count as refresher_live_workload_submissions_total, kept for existing dashboards.",
+            one(submissions),
+        ),
     ];
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],

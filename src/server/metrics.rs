@@ -1,134 +1,156 @@
-//! Request counters and latency histograms, rendered in the Prometheus text format
-//! (version 0.0.4) together with the gauges the server state reports.
+//! `/metrics`: request counters and latency histograms, the server state's gauges and counters,
+//! process metrics and build info, exposed in the Prometheus text format through the
+//! `prometheus` crate (its registry, metric types, process collector and text encoder).
+//!
+//! One scrape is one consistent snapshot: a request's counter and histogram are updated
+//! together under [`Metrics`]' lock, and a scrape gathers under the same lock, so a scrape never
+//! sees a request counted in one and not yet in the other.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::sync::Mutex;
 use std::time::Duration;
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
 
 /// Upper bounds (seconds) of the latency histogram buckets.
 pub const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
-#[derive(Debug, Default, Clone)]
-struct Histogram {
-    /// Count per bucket (not cumulative); the last slot is +Inf.
-    counts: [u64; BUCKETS.len() + 1],
-    sum: f64,
-    count: u64,
-}
-
-/// Counters keyed by (method, route template, status).
-#[derive(Default)]
+/// Request metrics, process metrics and build info (see the module docs).
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
-    latency: Mutex<BTreeMap<String, Histogram>>,
+    registry: Registry,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    /// Held while a request is recorded and while a scrape gathers.
+    snapshot: Mutex<()>,
 }
 
-/// A gauge to render beside the request metrics.
+impl Default for Metrics {
+    fn default() -> Self {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "refresher_http_requests_total",
+                "HTTP requests served, by route and status.",
+            ),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric");
+        let latency = HistogramVec::new(
+            HistogramOpts::new(
+                "refresher_http_request_duration_seconds",
+                "HTTP request latency, by route.",
+            )
+            .buckets(BUCKETS.to_vec()),
+            &["route"],
+        )
+        .expect("valid metric");
+        let build = prometheus::IntGaugeVec::new(
+            Opts::new(
+                "refresher_build_info",
+                "Always 1; the labels say which build is running.",
+            ),
+            &["version"],
+        )
+        .expect("valid metric");
+        build.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
+        registry
+            .register(Box::new(requests.clone()))
+            .expect("unique");
+        registry
+            .register(Box::new(latency.clone()))
+            .expect("unique");
+        registry.register(Box::new(build)).expect("unique");
+        #[cfg(target_os = "linux")]
+        registry
+            .register(Box::new(
+                prometheus::process_collector::ProcessCollector::for_self(),
+            ))
+            .expect("unique");
+        Metrics {
+            registry,
+            requests,
+            latency,
+            snapshot: Mutex::new(()),
+        }
+    }
+}
+
+/// How a state sample is exposed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A value that goes up and down.
+    Gauge,
+    /// A count that only grows (exposed with its `_total` name).
+    Counter,
+}
+
+/// A sample of the server state to expose beside the request metrics.
 pub struct Gauge {
     pub name: &'static str,
     pub help: &'static str,
-    /// `(labels, value)`; labels already formatted like `run="3"` (may be empty).
-    pub values: Vec<(String, f64)>,
+    pub kind: Kind,
+    /// Label names (the same for every value).
+    pub labels: &'static [&'static str],
+    /// `(label values, value)`.
+    pub values: Vec<(Vec<String>, f64)>,
 }
 
 impl Metrics {
     /// Records one request. `route` is the matched route template (`/api/runs/{id}`), so
     /// label cardinality stays bounded whatever the URLs.
     pub fn observe(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
-        {
-            let mut r = self.requests.lock().unwrap_or_else(|e| e.into_inner());
-            *r.entry((method.to_string(), route.to_string(), status))
-                .or_insert(0) += 1;
-        }
-        let secs = elapsed.as_secs_f64();
-        let mut l = self.latency.lock().unwrap_or_else(|e| e.into_inner());
-        let h = l.entry(route.to_string()).or_default();
-        let slot = BUCKETS
-            .iter()
-            .position(|&b| secs <= b)
-            .unwrap_or(BUCKETS.len());
-        h.counts[slot] += 1;
-        h.sum += secs;
-        h.count += 1;
+        let _snapshot = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+        self.requests
+            .with_label_values(&[method, route, &status.to_string()])
+            .inc();
+        self.latency
+            .with_label_values(&[route])
+            .observe(elapsed.as_secs_f64());
     }
 
-    /// The Prometheus exposition of the request metrics and `gauges`.
+    /// The Prometheus exposition: request metrics, process metrics, build info and `gauges`.
     pub fn render(&self, gauges: &[Gauge]) -> String {
-        let mut out = String::new();
-        out.push_str(
-            "# HELP refresher_http_requests_total HTTP requests served, by route and status.\n",
-        );
-        out.push_str("# TYPE refresher_http_requests_total counter\n");
-        for ((method, route, status), n) in self
-            .requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-        {
-            let _ = writeln!(
-                out,
-                "refresher_http_requests_total{{method=\"{method}\",route=\"{}\",status=\"{status}\"}} {n}",
-                label(route)
-            );
-        }
-        out.push_str(
-            "# HELP refresher_http_request_duration_seconds HTTP request latency, by route.\n",
-        );
-        out.push_str("# TYPE refresher_http_request_duration_seconds histogram\n");
-        for (route, h) in self
-            .latency
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-        {
-            let route = label(route);
-            let mut cumulative = 0;
-            for (i, b) in BUCKETS.iter().enumerate() {
-                cumulative += h.counts[i];
-                let _ = writeln!(
-                    out,
-                    "refresher_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{b}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "refresher_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
-                h.count
-            );
-            let _ = writeln!(
-                out,
-                "refresher_http_request_duration_seconds_sum{{route=\"{route}\"}} {}",
-                h.sum
-            );
-            let _ = writeln!(
-                out,
-                "refresher_http_request_duration_seconds_count{{route=\"{route}\"}} {}",
-                h.count
-            );
-        }
+        let mut families = {
+            let _snapshot = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+            self.registry.gather()
+        };
+        let state = Registry::new();
         for g in gauges {
-            let _ = writeln!(out, "# HELP {} {}", g.name, g.help);
-            let _ = writeln!(out, "# TYPE {} gauge", g.name);
-            for (labels, v) in &g.values {
-                if labels.is_empty() {
-                    let _ = writeln!(out, "{} {v}", g.name);
-                } else {
-                    let _ = writeln!(out, "{}{{{labels}}} {v}", g.name);
+            // A sample the registry refuses (a bad name) is a programming error the tests catch;
+            // the scrape goes on without it.
+            let registered = match g.kind {
+                Kind::Gauge => {
+                    prometheus::GaugeVec::new(Opts::new(g.name, g.help), g.labels).map(|vec| {
+                        for (labels, v) in &g.values {
+                            let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                            vec.with_label_values(&labels).set(*v);
+                        }
+                        Box::new(vec) as Box<dyn prometheus::core::Collector>
+                    })
                 }
+                Kind::Counter => prometheus::CounterVec::new(Opts::new(g.name, g.help), g.labels)
+                    .map(|vec| {
+                        for (labels, v) in &g.values {
+                            let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                            vec.with_label_values(&labels).inc_by(v.max(0.0));
+                        }
+                        Box::new(vec) as Box<dyn prometheus::core::Collector>
+                    }),
+            };
+            if let Ok(collector) = registered {
+                let _ = state.register(collector);
             }
         }
-        out
+        families.extend(state.gather());
+        let mut out = Vec::new();
+        TextEncoder::new()
+            .encode(&families, &mut out)
+            .expect("text encoding into a Vec");
+        String::from_utf8(out).expect("the text format is UTF-8")
     }
-}
-
-/// Escapes a label value (backslash, quote, newline).
-pub fn label(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -136,19 +158,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn renders_cumulative_buckets_and_gauges() {
+    fn renders_counters_histograms_process_metrics_and_state() {
         let m = Metrics::default();
         m.observe("GET", "/api/search", 200, Duration::from_micros(800));
         m.observe("GET", "/api/search", 200, Duration::from_millis(20));
         m.observe("GET", "/api/search", 400, Duration::from_millis(2));
-        let text = m.render(&[Gauge {
-            name: "refresher_index_documents",
-            help: "Documents.",
-            values: vec![(String::new(), 42.0)],
-        }]);
+        let text = m.render(&[
+            Gauge {
+                name: "refresher_index_documents",
+                help: "Documents.",
+                kind: Kind::Gauge,
+                labels: &[],
+                values: vec![(Vec::new(), 42.0)],
+            },
+            Gauge {
+                name: "refresher_refreshes_total",
+                help: "Refreshes.",
+                kind: Kind::Counter,
+                labels: &[],
+                values: vec![(Vec::new(), 7.0)],
+            },
+            Gauge {
+                name: "refresher_run_quality",
+                help: "Quality.",
+                kind: Kind::Gauge,
+                labels: &["run", "policy"],
+                values: vec![(vec!["3".into(), "we\"ird".into()], 0.5)],
+            },
+        ]);
         assert!(text.contains(
             "refresher_http_requests_total{method=\"GET\",route=\"/api/search\",status=\"200\"} 2"
-        ));
+        ), "{text}");
+        assert!(text.contains("# TYPE refresher_http_requests_total counter"));
         assert!(text.contains(
             "refresher_http_request_duration_seconds_bucket{route=\"/api/search\",le=\"0.001\"} 1"
         ));
@@ -159,5 +200,48 @@ mod tests {
             "refresher_http_request_duration_seconds_bucket{route=\"/api/search\",le=\"+Inf\"} 3"
         ));
         assert!(text.contains("refresher_index_documents 42"));
+        assert!(text.contains("# TYPE refresher_refreshes_total counter"));
+        assert!(text.contains("refresher_refreshes_total 7"));
+        assert!(
+            text.contains("refresher_run_quality{policy=\"we\\\"ird\",run=\"3\"} 0.5"),
+            "{text}"
+        );
+        assert!(text.contains(&format!(
+            "refresher_build_info{{version=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION")
+        )));
+        #[cfg(target_os = "linux")]
+        assert!(text.contains("process_resident_memory_bytes"), "{text}");
+    }
+
+    #[test]
+    fn a_scrape_sees_counters_and_histograms_in_step() {
+        let m = std::sync::Arc::new(Metrics::default());
+        let writer = {
+            let m = std::sync::Arc::clone(&m);
+            std::thread::spawn(move || {
+                for _ in 0..20_000 {
+                    m.observe("GET", "/api/search", 200, Duration::from_micros(100));
+                }
+            })
+        };
+        let value = |text: &str, prefix: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(prefix))
+                .map_or(0, |v| v.trim().parse().unwrap())
+        };
+        for _ in 0..50 {
+            let text = m.render(&[]);
+            let counted = value(
+                &text,
+                "refresher_http_requests_total{method=\"GET\",route=\"/api/search\",status=\"200\"}",
+            );
+            let timed = value(
+                &text,
+                "refresher_http_request_duration_seconds_count{route=\"/api/search\"}",
+            );
+            assert_eq!(counted, timed);
+        }
+        writer.join().unwrap();
     }
 }
