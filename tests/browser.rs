@@ -253,6 +253,17 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         .await;
     assert_eq!(badges, 10);
     browser.screenshot("search.png").await;
+    // The pager shows when there is more than a page, and `hidden` really hides it (a CSS
+    // `display` rule once overrode the attribute).
+    let pager_display = "return getComputedStyle(document.getElementById('pager')).display";
+    assert_ne!(browser.eval(pager_display).await, json!("none"));
+    browser
+        .eval("document.getElementById('pager').hidden = true; return true")
+        .await;
+    assert_eq!(browser.eval(pager_display).await, json!("none"));
+    browser
+        .eval("document.getElementById('pager').hidden = false; return true")
+        .await;
     browser.click("#next").await;
     browser
         .wait_for(
@@ -354,5 +365,23 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         assert!(t == "0.1" || t == "0.9", "{best_thetas:?}");
     }
     browser.screenshot("compare.png").await;
+    // The "show" list offers the sweep just run and every run (the sweep's 8 and the
+    // dashboard's run).
+    browser
+        .eval(
+            "const v = document.getElementById('view'); v.value = 'all'; \
+             v.dispatchEvent(new Event('change')); return true",
+        )
+        .await;
+    browser
+        .wait_for(
+            "return document.getElementById('message').textContent.startsWith('All runs: 9/9 runs finished')",
+            "the all-runs view",
+        )
+        .await;
+    let offered = browser
+        .eval("return [...document.querySelectorAll('#view option')].map(o => o.value)")
+        .await;
+    assert_eq!(offered, json!(["", "all", "1"]));
     browser.quit().await;
 }

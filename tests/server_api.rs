@@ -1070,3 +1070,69 @@ async fn a_full_search_queue_answers_503_with_retry_after() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(server.state.search_pending.load(Ordering::SeqCst), 0);
 }
+
+/// Issue 14: runs of different fit modes (or scorings, ΔQ measurements, workloads) are never
+/// mixed into one curve of `/compare`: each setting is its own series, labelled by what
+/// differs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_keeps_oracle_and_online_runs_apart() {
+    let server = start(50, 4, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    for mode in ["oracle", "online"] {
+        let (status, v) = c
+            .send_json(
+                Method::POST,
+                "/api/compare",
+                &json!({"policies": ["user-centric"], "budgets": [0, 3], "mode": mode}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::ACCEPTED, "{v}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let all = loop {
+        let (_, v) = c.get_json("/api/compare?sweep=all").await.unwrap();
+        if v["runs_finished"] == 4 {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let mut names: Vec<String> = all["curves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["policy"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "user-centric (online)",
+            "user-centric (online)",
+            "user-centric (oracle)",
+            "user-centric (oracle)"
+        ],
+        "{all}"
+    );
+    // One sweep alone has one setting: the plain policy name.
+    for sweep in ["1", "2", ""] {
+        let (status, one) = c
+            .get_json(&format!("/api/compare?sweep={sweep}"))
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::OK, "{one}");
+        assert_eq!(one["curves"].as_array().unwrap().len(), 2, "{one}");
+        for p in one["curves"].as_array().unwrap() {
+            assert_eq!(p["policy"], "user-centric", "{one}");
+        }
+    }
+    let (status, v) = c.get_json("/api/compare?sweep=3").await.unwrap();
+    assert_eq!(status, StatusCode::NOT_FOUND, "{v}");
+    let (status, v) = c.get_json("/api/compare?sweep=newest").await.unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("`all`"),
+        "{v}"
+    );
+}

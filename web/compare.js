@@ -33,9 +33,23 @@ function render(c) {
   if (pending) timer = setTimeout(load, 2000);
 }
 
-async function load() {
-  try { render(await api("/api/compare")); } catch (err) { showError($("message"), err); }
+// The sweeps offered in the "show" list: every id up to the newest one seen.
+function offerSweeps(latest) {
+  const view = $("view");
+  for (let id = 1; id <= latest; id++) {
+    if (![...view.options].some(o => o.value === String(id))) view.append(el("option", { value: String(id), text: `sweep #${id}` }));
+  }
 }
+
+async function load() {
+  const view = $("view").value;
+  try {
+    const c = await api("/api/compare" + (view ? "?sweep=" + encodeURIComponent(view) : ""));
+    if (c.sweep) offerSweeps(c.sweep);
+    render(c);
+  } catch (err) { showError($("message"), err); }
+}
+$("view").addEventListener("change", load);
 
 $("sweep-form").addEventListener("submit", async e => {
   e.preventDefault();
@@ -46,6 +60,8 @@ $("sweep-form").addEventListener("submit", async e => {
   try {
     const r = await postJSON("/api/compare", { policies, budgets, thetas, mode: $("mode").value, delta_q: $("delta-q").value });
     $("message").textContent = `Sweep #${r.sweep} queued (${r.runs.length} runs).`;
+    offerSweeps(r.sweep);
+    $("view").value = String(r.sweep);
     load();
   } catch (err) { showError($("message"), err); }
 });

@@ -11,7 +11,7 @@ use crate::sim::compare::{best_curves, SweepPoint};
 pub use crate::sim::compare::{CurvePoint, TargetRow as TableRow, TARGET_QUALITIES as TARGETS};
 
 use super::error::ApiError;
-use super::runs::{Run, RunManager, RunSpec, RunStatus, WorkloadSource};
+use super::runs::{Run, RunInfo, RunManager, RunSpec, RunStatus, WorkloadSource};
 
 /// A run's parameters as the API takes them.
 type Params = Vec<(String, ParamValue)>;
@@ -171,12 +171,43 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
         .iter()
         .filter(|r| sweep.is_none() || r.sweep == sweep)
         .collect();
-    // Latest finished run per (policy, budget, θ); then, as `refresher compare`, the best θ
-    // per (policy, budget).
+    // Runs of different settings (fit mode, scoring, ΔQ measurement, workload) are different
+    // series, labelled by what sets them apart, never averaged or mixed into one curve.
+    let settings = |info: &RunInfo| {
+        [
+            info.mode.as_str().to_string(),
+            info.scoring.to_string(),
+            format!("ΔQ {}", info.delta_q.as_str()),
+            serde_json::to_value(info.workload)
+                .ok()
+                .and_then(|v| v.as_str().map(|w| format!("workload {w}")))
+                .unwrap_or_default(),
+        ]
+    };
+    let infos: Vec<RunInfo> = chosen.iter().map(|r| r.info()).collect();
+    let varying: Vec<usize> = (0..4)
+        .filter(|&i| {
+            let mut values: Vec<String> =
+                infos.iter().map(|info| settings(info)[i].clone()).collect();
+            values.sort();
+            values.dedup();
+            values.len() > 1
+        })
+        .collect();
+    let series = |info: &RunInfo| {
+        if varying.is_empty() {
+            return info.policy.clone();
+        }
+        let all = settings(info);
+        let parts: Vec<&str> = varying.iter().map(|&i| all[i].as_str()).collect();
+        format!("{} ({})", info.policy, parts.join(", "))
+    };
+    // Latest finished run per (series, budget, θ); then, as `refresher compare`, the best θ
+    // per (series, budget).
     let mut points: BTreeMap<(String, usize, String), SweepPoint> = BTreeMap::new();
     let mut finished = 0;
-    for run in &chosen {
-        let info = run.info();
+    for info in infos.iter().cloned() {
+        let name = series(&info);
         if info.status.is_finished() {
             finished += 1;
         }
@@ -185,12 +216,12 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
         }
         points.insert(
             (
-                info.policy.clone(),
+                name.clone(),
                 info.budget,
                 serde_json::to_string(&info.params).unwrap_or_default(),
             ),
             SweepPoint {
-                policy: info.policy,
+                policy: name,
                 theta: info.theta,
                 params: info
                     .params

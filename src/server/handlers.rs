@@ -192,23 +192,33 @@ fn end_event(info: &RunInfo) -> Event {
 /// Query of `GET /api/compare`.
 #[derive(Debug, serde::Deserialize)]
 pub struct CompareParams {
-    /// A sweep id; default the latest sweep, or every run when no sweep was started.
-    pub sweep: Option<u64>,
+    /// A sweep id, or `all` for every run; default the latest sweep, or every run when no
+    /// sweep was started.
+    pub sweep: Option<String>,
 }
 
-/// `GET /api/compare[?sweep=N]`: the Fig. 4 table and curves of finished runs.
+/// `GET /api/compare[?sweep=N|all]`: the Fig. 4 table and curves of finished runs.
 pub async fn get_comparison(
     State(state): State<Arc<AppState>>,
     params: Result<Query<CompareParams>, QueryRejection>,
 ) -> AppResult<Json<Comparison>> {
-    let sweep = params?.0.sweep.or(state.latest_sweep());
-    if let (Some(s), Some(latest)) = (sweep, state.latest_sweep()) {
-        if s > latest || s == 0 {
-            return Err(ApiError::NotFound(format!("no sweep with id {s}")));
+    let sweep = match params?.0.sweep.as_deref().map(str::trim) {
+        None | Some("") => state.latest_sweep(),
+        Some("all") => None,
+        Some(id) => {
+            let id: u64 = id.parse().map_err(|_| {
+                ApiError::BadParameter(format!(
+                    "sweep must be a sweep id or `all`, not {:?}",
+                    crate::report::terminal_safe(id)
+                ))
+            })?;
+            match state.latest_sweep() {
+                Some(latest) if id >= 1 && id <= latest => Some(id),
+                Some(_) => return Err(ApiError::NotFound(format!("no sweep with id {id}"))),
+                None => return Err(ApiError::NotFound("no sweep was started yet".into())),
+            }
         }
-    } else if sweep.is_some() {
-        return Err(ApiError::NotFound("no sweep was started yet".into()));
-    }
+    };
     Ok(Json(comparison(&state.runs.list(), sweep)))
 }
 
