@@ -39,6 +39,8 @@ enum Command {
     Serve(cli::serve::Args),
     /// Send a query log to a running server; report throughput and latency percentiles.
     Replay(cli::replay::Args),
+    /// Serve a WARC collection as a live website whose pages change on a clock.
+    WebReplay(cli::web_replay::Args),
 }
 
 fn main() {
@@ -61,6 +63,7 @@ fn main() {
         Command::EstimateCheck(args) => cli::estimate_check::run(args),
         Command::Serve(args) => cli::serve::run(args),
         Command::Replay(args) => cli::replay::run(args),
+        Command::WebReplay(args) => cli::web_replay::run(args),
     };
     if let Err(err) = result {
         // Errors quote their inputs (paths, lines, header values): no escape sequence reaches

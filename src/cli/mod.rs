@@ -12,3 +12,4 @@ pub mod policy_args;
 pub mod replay;
 pub mod serve;
 pub mod simulate;
+pub mod web_replay;

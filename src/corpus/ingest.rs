@@ -635,6 +635,45 @@ pub(crate) fn build_corpus(
     Corpus::from_parts(clock, pages, vocabulary)
 }
 
+/// One fetched HTML page as a [`PageVersion`], read exactly as ingest reads a WARC response:
+/// the same extraction, analysis and term interning (into `vocabulary`). Out-links are kept
+/// as ids where `link_id` knows the URL (never `own`); every resolved link URL is returned
+/// too, for a crawler's frontier. `body` need not be UTF-8 (decoded lossily, as ingest does).
+pub fn page_version_from_html(
+    analyzer: &mut Analyzer,
+    vocabulary: &mut Vocabulary,
+    url: &str,
+    own: PageId,
+    when: (Unit, i64),
+    body: &[u8],
+    link_id: &dyn Fn(&str) -> Option<PageId>,
+) -> (PageVersion, Vec<String>) {
+    let html_text = String::from_utf8_lossy(body);
+    let base = Url::parse(url).ok();
+    let page = html::extract(&html_text, base.as_ref());
+    let indexed = indexed_text(&page.title, &page.text);
+    let (terms, length) = distinct_terms(analyzer, &indexed);
+    let mut links: Vec<PageId> = page
+        .links
+        .iter()
+        .filter_map(|l| link_id(&html::normalise_url(l)))
+        .filter(|&id| id != own)
+        .collect();
+    links.sort_unstable();
+    links.dedup();
+    let version = PageVersion {
+        unit: when.0,
+        capture_time: when.1,
+        status: 200,
+        content_hash: xxh3_64(body),
+        title: page.title,
+        text: page.text,
+        links,
+        terms: intern(vocabulary, terms, length),
+    };
+    (version, page.links)
+}
+
 /// Interns one capture's distinct terms (in first-occurrence order) into a [`TermCounts`].
 fn intern(vocabulary: &mut Vocabulary, terms: Vec<(String, u32)>, length: u32) -> TermCounts {
     let mut counts: Vec<(u32, u32)> = terms

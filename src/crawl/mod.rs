@@ -6,6 +6,7 @@
 //!
 //! * [`SnapshotFetcher`]: the live Web replayed from WARC timelines (simulations, the server's
 //!   runs and the estimate check).
+//! * [`http::HttpFetcher`]: a real crawl over HTTP(S) (`refresher crawl`).
 //! * [`CrawlState`]: what the crawler knows of every page it has fetched (held copy, last
 //!   refresh, gone, visits), owned by the refresh loop and offered read-only to policies.
 //! * [`UrlCatalogue`]: URL ↔ page id, growable for crawls that meet new URLs.
@@ -32,6 +33,7 @@
 //! reaches them.
 
 mod catalogue;
+pub mod http;
 mod snapshot;
 mod state;
 
@@ -42,6 +44,7 @@ pub use snapshot::SnapshotFetcher;
 pub use state::{CrawlState, HeldCopy, PageCrawl};
 
 use crate::corpus::{PageId, PageVersion, Unit};
+use crate::text::Vocabulary;
 
 /// What identifies the copy the repository holds, sent with a fetch so the server can answer
 /// "not modified" (HTTP's `If-Modified-Since` / `If-None-Match`).
@@ -80,6 +83,9 @@ pub enum FetchResult {
     NotModified,
     /// The page does not exist (now): 404/410, or not created yet.
     Gone,
+    /// The fetch failed (unreachable host, timeout, robots.txt, the unit's deadline…): nothing
+    /// was learnt. The loop keeps the held copy and observes the refresh as finding no change.
+    Failed(String),
 }
 
 /// The answer to one [`FetchRequest`].
@@ -101,4 +107,10 @@ pub trait Fetcher: Send {
     /// Pages first reachable at `unit` that `known` says the crawler neither holds nor has
     /// just fetched, ascending.
     fn discover(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId>;
+    /// The vocabulary the fetched copies' term ids refer to, when the fetcher grows its own
+    /// (a crawl meets words no snapshot held); it extends the one it started from. `None`:
+    /// the repository's vocabulary already holds every term (snapshots).
+    fn vocabulary(&self) -> Option<&Arc<Vocabulary>> {
+        None
+    }
 }

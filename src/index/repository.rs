@@ -264,6 +264,13 @@ impl Repository {
         &self.forward
     }
 
+    /// Replaces the vocabulary by one that extends it (a crawl's grown vocabulary: every id
+    /// already stored keeps its term).
+    pub fn set_vocabulary(&mut self, vocabulary: Arc<Vocabulary>) {
+        debug_assert!(vocabulary.len() >= self.vocabulary.len());
+        self.vocabulary = vocabulary;
+    }
+
     pub fn vocabulary(&self) -> &Vocabulary {
         &self.vocabulary
     }

@@ -116,6 +116,16 @@ impl<'f> Refresher<'f> {
         &self.config
     }
 
+    /// Pages the fetcher has allocated ids for.
+    pub fn page_count(&self) -> usize {
+        self.fetcher.page_count()
+    }
+
+    /// The URL of an allocated page id.
+    pub fn url(&self, page: PageId) -> &str {
+        self.fetcher.url(page)
+    }
+
     /// One unit of refreshing (see the module docs). Units must increase from call to call.
     pub fn step(&mut self, unit: Unit) -> Result<StepReport, IndexError> {
         self.measure.before_unit(&self.repo, unit);
@@ -152,6 +162,9 @@ impl<'f> Refresher<'f> {
             Vec::new()
         };
 
+        if let Some(vocabulary) = self.fetcher.vocabulary() {
+            self.repo.set_vocabulary(Arc::clone(vocabulary));
+        }
         let apply = {
             let fetcher = &self.fetcher;
             let crawl = &self.crawl;
@@ -164,7 +177,9 @@ impl<'f> Refresher<'f> {
                     version: match &f.result {
                         FetchResult::Copy(v) => Some(&**v),
                         // The held copy again: the update path skips it (same content hash).
-                        FetchResult::NotModified => crawl.held(f.page).map(|h| &*h.version),
+                        FetchResult::NotModified | FetchResult::Failed(_) => {
+                            crawl.held(f.page).map(|h| &*h.version)
+                        }
                         FetchResult::Gone => None,
                     },
                 })
@@ -182,7 +197,7 @@ impl<'f> Refresher<'f> {
             let last_refresh = before.last_refresh;
             let held_unit = before.held.as_ref().map(|h| h.version.unit);
             let (now, changed) = match f.result {
-                FetchResult::NotModified => (before.held.clone(), false),
+                FetchResult::NotModified | FetchResult::Failed(_) => (before.held.clone(), false),
                 FetchResult::Copy(v) => {
                     let changed = held_unit != Some(v.unit);
                     (Some(HeldCopy::new(v)), changed)

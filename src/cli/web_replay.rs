@@ -1,0 +1,89 @@
+//! `refresher web-replay`: a WARC collection served as a live website on a clock.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use refresher::corpus::LiveWeb;
+use refresher::web_replay::{self, ReplayClock, ReplayOptions, ReplaySite};
+
+use super::inputs::CorpusArgs;
+
+#[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("clock").required(true).args(["unit_seconds", "manual_clock"]))]
+pub struct Args {
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8090")]
+    pub addr: SocketAddr,
+    /// Move to the next time unit every S seconds (fractions allowed).
+    #[arg(long, value_name = "S", value_parser = parse_seconds)]
+    pub unit_seconds: Option<f64>,
+    /// Move to the next unit only on `POST /_clock/advance` (`GET /_clock` tells the unit).
+    #[arg(long)]
+    pub manual_clock: bool,
+    /// Serve this file as every host's `/robots.txt` (default: allow everything).
+    #[arg(long)]
+    pub robots: Option<PathBuf>,
+    /// Wait this many milliseconds before every answer (a slow site).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub latency_ms: u64,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if !(v.is_finite() && (0.001..=31_536_000.0).contains(&v)) {
+        return Err(format!("{v} is outside 0.001..=31536000 seconds"));
+    }
+    Ok(v)
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let robots = match &args.robots {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("reading --robots {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let (corpus, _) = args.corpus.load()?;
+    let clock = match args.unit_seconds {
+        Some(s) => ReplayClock::Every(Duration::from_secs_f64(s)),
+        None => ReplayClock::Manual,
+    };
+    let site = Arc::new(ReplaySite::new(
+        Arc::new(corpus),
+        ReplayOptions {
+            clock,
+            robots,
+            latency: Duration::from_millis(args.latency_ms),
+        },
+    ));
+    eprintln!(
+        "collection: {} pages over {} units, hosts: {}",
+        site.corpus().page_count(),
+        site.corpus().units(),
+        site.hosts().join(", ")
+    );
+    let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
+    runtime.block_on(async move {
+        let (addr, handle) = web_replay::spawn(site, args.addr)
+            .await
+            .with_context(|| format!("listening on {}", args.addr))?;
+        println!(
+            "replaying on http://{addr}/ (unit 0; {}); crawl it with --resolve HOST={addr}",
+            match clock {
+                ReplayClock::Manual => "POST /_clock/advance moves on".to_string(),
+                ReplayClock::Every(d) => format!("one unit every {:.3} s", d.as_secs_f64()),
+            }
+        );
+        tokio::select! {
+            result = handle => { result.context("server task")?.context("server")?; }
+            _ = tokio::signal::ctrl_c() => eprintln!("stopping"),
+        }
+        Ok(())
+    })
+}

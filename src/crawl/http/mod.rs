@@ -1,0 +1,916 @@
+//! [`HttpFetcher`]: the [`Fetcher`] of a real crawl, over HTTP(S).
+//!
+//! One request in flight per host at a time, at least [`HttpOptions::min_host_delay`] (or the
+//! host's robots.txt `Crawl-delay`, when longer) between two requests to a host; hosts are
+//! fetched concurrently. Each fetch: robots.txt check, conditional GET with the held copy's
+//! validators (`If-None-Match` with its content hash, `If-Modified-Since` with its capture
+//! time), bounded redirects, a timeout, a body limit, gzip/deflate/br decoding (reqwest), an
+//! HTML content-type filter, retries with exponential backoff on connection errors, timeouts,
+//! 429 and 5xx. 404 and 410 mean gone; a 304, or a 200 whose body hashes to the held copy,
+//! means not modified. A batch ends at the unit's deadline with what it fetched: requests not
+//! done by then fail (counted, never a stalled unit).
+//!
+//! Every exchange is written to the crawl's WARC output ([`warc_out`]). Page bodies are read
+//! exactly as ingest reads WARC responses ([`page_version_from_html`]).
+//!
+//! Discovery ([`Discovery`]): a sitemap re-read at every unit (its newly listed URLs are the
+//! unit's new pages, as the simulator's model of page creation), or the out-links of fetched
+//! pages within the crawled hosts (a frontier), or none.
+
+pub mod sitemap;
+pub mod warc_out;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderMap, HeaderValue};
+use texting_robots::Robot;
+
+use super::{FetchRequest, FetchResult, Fetched, Fetcher, UrlCatalogue};
+use crate::corpus::html::normalise_url;
+use crate::corpus::ingest::page_version_from_html;
+use crate::corpus::{PageId, Unit};
+use crate::text::{Analyzer, Vocabulary};
+use warc_out::{Exchange, WarcOut};
+
+/// How a crawl learns of pages after its initial crawl.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Discovery {
+    /// Only the initial URLs.
+    None,
+    /// Re-read these sitemaps every unit; URLs newly listed are the unit's new pages.
+    Sitemaps(Vec<String>),
+    /// Out-links of fetched pages, on the hosts of the initial URLs.
+    Links,
+}
+
+/// Settings of the fetch stack.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub user_agent: String,
+    /// Per request (connect + headers + body).
+    pub timeout: Duration,
+    /// Bodies longer than this (decoded) fail the fetch.
+    pub max_body_bytes: usize,
+    pub max_redirects: usize,
+    /// Least time between two requests to one host (politeness); robots.txt `Crawl-delay`
+    /// raises it for its host.
+    pub min_host_delay: Duration,
+    /// Retries after a connection error, a timeout, 429 or 5xx (with backoff 250 ms · 2^k).
+    pub retries: u32,
+    /// Requests for these hosts go, as plain HTTP, to these addresses (`--resolve`), whatever
+    /// the URL's scheme: how a crawl reaches `web-replay`.
+    pub resolve: HashMap<String, SocketAddr>,
+    pub obey_robots: bool,
+    pub discovery: Discovery,
+    /// Most new pages discovery may add in one unit.
+    pub max_new_per_unit: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            user_agent: concat!("refresher/", env!("CARGO_PKG_VERSION")).into(),
+            timeout: Duration::from_secs(10),
+            max_body_bytes: 8 << 20,
+            max_redirects: 5,
+            min_host_delay: Duration::from_millis(1000),
+            retries: 2,
+            resolve: HashMap::new(),
+            obey_robots: true,
+            discovery: Discovery::None,
+            max_new_per_unit: 10_000,
+        }
+    }
+}
+
+/// Counts of what the fetches did, overall or for one host.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FetchCounts {
+    /// Requests answered (any status), retries included.
+    pub fetches: u64,
+    /// New copies (200 with a body other than the held one).
+    pub copies: u64,
+    /// 304, or a 200 with the held copy's bytes.
+    pub not_modified: u64,
+    /// 404 / 410 / non-HTML.
+    pub gone: u64,
+    /// Fetches that failed (after retries): unreachable, timeout, body too long, bad
+    /// encoding, redirect loop, other statuses, the unit's deadline.
+    pub errors: u64,
+    pub robots_disallowed: u64,
+    pub bytes: u64,
+}
+
+/// Counts per host plus the last errors seen (kept short).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct HostReport {
+    #[serde(flatten)]
+    pub counts: FetchCounts,
+    pub last_errors: Vec<String>,
+}
+
+#[derive(Default)]
+struct HostState {
+    robots: Option<RobotsRule>,
+    last_request: Option<Instant>,
+    report: HostReport,
+}
+
+enum RobotsRule {
+    Rules(Box<Robot>),
+    AllowAll,
+    /// robots.txt unreachable or 5xx: nothing may be fetched (RFC 9309 §2.3.1.4) this unit.
+    DisallowAll,
+}
+
+impl RobotsRule {
+    fn allowed(&self, url: &str) -> bool {
+        match self {
+            RobotsRule::Rules(r) => r.allowed(url),
+            RobotsRule::AllowAll => true,
+            RobotsRule::DisallowAll => false,
+        }
+    }
+    fn delay(&self) -> Option<Duration> {
+        match self {
+            RobotsRule::Rules(r) => r
+                .delay
+                .filter(|d| d.is_finite() && *d > 0.0)
+                .map(|d| Duration::from_secs_f32(d.min(60.0))),
+            _ => None,
+        }
+    }
+}
+
+/// What one fetch brought back, before it becomes a [`FetchResult`].
+enum Outcome {
+    Body {
+        body: Vec<u8>,
+        last_modified: Option<i64>,
+    },
+    NotModified,
+    Gone,
+    Disallowed,
+    Failed(String),
+}
+
+/// The HTTP fetcher (see the module docs).
+pub struct HttpFetcher {
+    runtime: tokio::runtime::Runtime,
+    client: reqwest::Client,
+    options: HttpOptions,
+    catalogue: UrlCatalogue,
+    vocabulary: Arc<Vocabulary>,
+    analyzer: Analyzer,
+    /// Hosts links may lead to (the initial URLs' hosts).
+    scope: HashSet<String>,
+    /// Link URLs met but not crawled yet, oldest first.
+    frontier: BTreeMap<u64, String>,
+    frontier_set: HashSet<String>,
+    frontier_next: u64,
+    /// The URLs the sitemaps listed at the last reading.
+    listed: HashSet<PageId>,
+    warc: Option<WarcOut>,
+    monitor: FetchMonitor,
+}
+
+/// A handle on a fetcher that the refresh loop owns: its counts, and the unit's deadline.
+#[derive(Clone, Default)]
+pub struct FetchMonitor {
+    hosts: Arc<Mutex<HashMap<String, HostState>>>,
+    totals: Arc<Mutex<FetchCounts>>,
+    deadline: Arc<Mutex<Option<Instant>>>,
+}
+
+impl FetchMonitor {
+    /// Requests still running at `deadline` fail; `None`: no deadline.
+    pub fn set_deadline(&self, deadline: Option<Instant>) {
+        *self.deadline.lock().expect("deadline lock") = deadline;
+    }
+
+    /// Counts over every fetch so far.
+    pub fn totals(&self) -> FetchCounts {
+        self.totals.lock().expect("totals lock").clone()
+    }
+
+    /// Counts per host, by host name.
+    pub fn hosts(&self) -> BTreeMap<String, HostReport> {
+        let hosts = self.hosts.lock().expect("host table lock");
+        hosts
+            .iter()
+            .map(|(h, s)| (h.clone(), s.report.clone()))
+            .collect()
+    }
+}
+
+impl HttpFetcher {
+    /// A fetcher whose analyzed terms extend `vocabulary`; `warc` receives every exchange.
+    pub fn new(
+        options: HttpOptions,
+        vocabulary: Arc<Vocabulary>,
+        warc: Option<WarcOut>,
+    ) -> anyhow::Result<Self> {
+        let client = reqwest::Client::builder()
+            .user_agent(options.user_agent.clone())
+            .timeout(options.timeout)
+            .connect_timeout(options.timeout)
+            .redirect(reqwest::redirect::Policy::limited(options.max_redirects))
+            .gzip(true)
+            .brotli(true)
+            .deflate(true)
+            .build()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        Ok(HttpFetcher {
+            runtime,
+            client,
+            options,
+            catalogue: UrlCatalogue::default(),
+            vocabulary,
+            analyzer: Analyzer::new(),
+            scope: HashSet::new(),
+            frontier: BTreeMap::new(),
+            frontier_set: HashSet::new(),
+            frontier_next: 0,
+            listed: HashSet::new(),
+            warc,
+            monitor: FetchMonitor::default(),
+        })
+    }
+
+    /// The handle on this fetcher's counts and deadline.
+    pub fn monitor(&self) -> FetchMonitor {
+        self.monitor.clone()
+    }
+
+    /// Interns URLs (normalised) and returns their page ids, in order; the hosts of these URLs
+    /// are the crawl's scope for link discovery.
+    pub fn add_urls<'a>(&mut self, urls: impl IntoIterator<Item = &'a str>) -> Vec<PageId> {
+        let mut ids = Vec::new();
+        for u in urls {
+            let n = normalise_url(u);
+            if let Some(h) = host_of(&n) {
+                self.scope.insert(h);
+            }
+            if let Some(id) = self.catalogue.intern(&n) {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+
+    /// The URLs every configured sitemap lists now (nested sitemap indexes followed once).
+    pub fn read_sitemaps(&mut self, unit: Unit) -> Vec<String> {
+        let Discovery::Sitemaps(roots) = self.options.discovery.clone() else {
+            return Vec::new();
+        };
+        let mut urls = Vec::new();
+        let mut queue: Vec<(String, u8)> = roots.into_iter().map(|r| (r, 0)).collect();
+        let mut i = 0;
+        while i < queue.len() && i < 1000 {
+            let (sitemap_url, depth) = queue[i].clone();
+            i += 1;
+            match self.get_text(&sitemap_url) {
+                Ok(xml) => {
+                    let map = sitemap::parse(&xml);
+                    urls.extend(map.urls);
+                    if depth == 0 {
+                        queue.extend(map.sitemaps.into_iter().map(|s| (s, 1)));
+                    }
+                }
+                Err(e) => self.note_error(&sitemap_url, format!("unit {unit}: sitemap: {e}")),
+            }
+        }
+        urls
+    }
+
+    fn get_text(&self, url: &str) -> Result<String, String> {
+        let (target, host_header) = self.target(url)?;
+        let client = self.client.clone();
+        let max = self.options.max_body_bytes;
+        self.runtime.block_on(async move {
+            let mut request = client.get(target);
+            if let Some(h) = host_header {
+                request = request.header(reqwest::header::HOST, h);
+            }
+            let response = request.send().await.map_err(|e| error_text(&e))?;
+            if !response.status().is_success() {
+                return Err(format!("status {}", response.status().as_u16()));
+            }
+            let body = read_limited(response, max).await?;
+            Ok(String::from_utf8_lossy(&body).into_owned())
+        })
+    }
+
+    /// Where a request for `url` goes, and the `Host` header to send when it is redirected
+    /// by `--resolve`.
+    fn target(&self, url: &str) -> Result<(String, Option<String>), String> {
+        let parsed = url::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+        let host = host_of(url).ok_or_else(|| format!("{url}: no host"))?;
+        match self.options.resolve.get(&host).or_else(|| {
+            parsed
+                .host_str()
+                .and_then(|h| self.options.resolve.get(&h.to_ascii_lowercase()))
+        }) {
+            Some(addr) => {
+                let mut path = parsed.path().to_string();
+                if let Some(q) = parsed.query() {
+                    path.push('?');
+                    path.push_str(q);
+                }
+                Ok((format!("http://{addr}{path}"), Some(host)))
+            }
+            None => Ok((url.to_string(), None)),
+        }
+    }
+
+    fn note_error(&self, url: &str, error: String) {
+        let host = host_of(url).unwrap_or_default();
+        let mut hosts = self.monitor.hosts.lock().expect("host table lock");
+        let r = &mut hosts.entry(host).or_default().report;
+        r.counts.errors += 1;
+        push_error(&mut r.last_errors, error);
+    }
+
+    pub fn catalogue(&self) -> &UrlCatalogue {
+        &self.catalogue
+    }
+
+    /// Flushes the WARC output (at each unit's commit).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        match self.warc.as_mut() {
+            Some(w) => w.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// Fetches `urls`' pages at `unit` (one async task per host, sequential within a host).
+    fn fetch_all(&mut self, jobs: Vec<Job>) -> Vec<JobDone> {
+        let mut by_host: BTreeMap<String, Vec<Job>> = BTreeMap::new();
+        for job in jobs {
+            by_host
+                .entry(host_of(&job.1).unwrap_or_default())
+                .or_default()
+                .push(job);
+        }
+        let results: Arc<Mutex<Vec<JobDone>>> = Arc::default();
+        let deadline = *self.monitor.deadline.lock().expect("deadline lock");
+        let mut tasks = Vec::new();
+        for (host, jobs) in by_host {
+            let ctx = TaskContext {
+                client: self.client.clone(),
+                hosts: Arc::clone(&self.monitor.hosts),
+                options: Arc::new(self.options.clone()),
+                targets: jobs.iter().map(|(_, u, _)| self.target(u)).collect(),
+            };
+            let results = Arc::clone(&results);
+            tasks.push(async move { ctx.run_host(host, jobs, results).await });
+        }
+        let run = futures_util::future::join_all(tasks);
+        self.runtime.block_on(async {
+            match deadline {
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    let _ = tokio::time::timeout(left, run).await;
+                }
+                None => {
+                    run.await;
+                }
+            }
+        });
+        let mut done = std::mem::take(&mut *results.lock().expect("results lock"));
+        done.sort_by_key(|r| r.0);
+        done
+    }
+}
+
+/// One fetch to do: request index, URL, held copy's (content hash, capture time).
+type Job = (usize, String, Option<(u64, i64)>);
+
+/// A finished job: request index, what it brought, the exchanges to archive.
+type JobDone = (usize, Outcome, Vec<Exchanged>);
+
+/// One request/response pair for the WARC output.
+struct Exchanged {
+    url: String,
+    time: i64,
+    request_headers: Vec<(String, String)>,
+    status: u16,
+    reason: String,
+    response_headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+struct TaskContext {
+    client: reqwest::Client,
+    hosts: Arc<Mutex<HashMap<String, HostState>>>,
+    options: Arc<HttpOptions>,
+    targets: Vec<Result<(String, Option<String>), String>>,
+}
+
+impl TaskContext {
+    async fn run_host(
+        self,
+        host: String,
+        jobs: Vec<Job>,
+        results: Arc<Mutex<Vec<JobDone>>>,
+    ) {
+        if self.options.obey_robots {
+            self.ensure_robots(&host, jobs.first().map(|j| j.1.as_str()))
+                .await;
+        }
+        for ((index, url, validator), target) in jobs.into_iter().zip(&self.targets) {
+            let allowed = !self.options.obey_robots || {
+                let hosts = self.hosts.lock().expect("host table lock");
+                hosts
+                    .get(&host)
+                    .and_then(|h| h.robots.as_ref())
+                    .is_none_or(|r| r.allowed(&url))
+            };
+            let (outcome, exchanges) = if !allowed {
+                (Outcome::Disallowed, Vec::new())
+            } else {
+                match target {
+                    Ok((target, host_header)) => {
+                        self.fetch_one(&host, &url, target, host_header.as_deref(), validator)
+                            .await
+                    }
+                    Err(e) => (Outcome::Failed(e.clone()), Vec::new()),
+                }
+            };
+            results
+                .lock()
+                .expect("results lock")
+                .push((index, outcome, exchanges));
+        }
+    }
+
+    async fn wait_turn(&self, host: &str) {
+        let wait = {
+            let mut hosts = self.hosts.lock().expect("host table lock");
+            let state = hosts.entry(host.to_string()).or_default();
+            let delay = state
+                .robots
+                .as_ref()
+                .and_then(RobotsRule::delay)
+                .map_or(self.options.min_host_delay, |d| {
+                    d.max(self.options.min_host_delay)
+                });
+            let now = Instant::now();
+            let next = state.last_request.map_or(now, |t| (t + delay).max(now));
+            state.last_request = Some(next);
+            next - now
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn ensure_robots(&self, host: &str, any_url: Option<&str>) {
+        if self
+            .hosts
+            .lock()
+            .expect("host table lock")
+            .get(host)
+            .is_some_and(|h| {
+                matches!(
+                    h.robots,
+                    Some(RobotsRule::Rules(_)) | Some(RobotsRule::AllowAll)
+                )
+            })
+        {
+            return;
+        }
+        let Some(url) = any_url.and_then(|u| url::Url::parse(u).ok()) else {
+            return;
+        };
+        let robots_url = format!("{}://{}/robots.txt", url.scheme(), host);
+        let rule = match self.resolve_target(&robots_url) {
+            Ok((target, host_header)) => {
+                self.wait_turn(host).await;
+                let mut request = self.client.get(target);
+                if let Some(h) = host_header {
+                    request = request.header(reqwest::header::HOST, h);
+                }
+                match request.send().await {
+                    Ok(r) if r.status().is_success() => match read_limited(r, 512 << 10).await {
+                        Ok(body) => Robot::new(&self.options.user_agent, &body)
+                            .map(|r| RobotsRule::Rules(Box::new(r)))
+                            .unwrap_or(RobotsRule::AllowAll),
+                        Err(_) => RobotsRule::DisallowAll,
+                    },
+                    // 4xx: no robots.txt, everything allowed (RFC 9309 §2.3.1.3).
+                    Ok(r) if r.status().is_client_error() => RobotsRule::AllowAll,
+                    _ => RobotsRule::DisallowAll,
+                }
+            }
+            Err(_) => RobotsRule::DisallowAll,
+        };
+        self.hosts
+            .lock()
+            .expect("host table lock")
+            .entry(host.to_string())
+            .or_default()
+            .robots = Some(rule);
+    }
+
+    fn resolve_target(&self, url: &str) -> Result<(String, Option<String>), String> {
+        let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
+        let host = host_of(url).ok_or("no host")?;
+        match self.options.resolve.get(&host) {
+            Some(addr) => Ok((format!("http://{addr}{}", parsed.path()), Some(host))),
+            None => Ok((url.to_string(), None)),
+        }
+    }
+
+    async fn fetch_one(
+        &self,
+        host: &str,
+        url: &str,
+        target: &str,
+        host_header: Option<&str>,
+        validator: Option<(u64, i64)>,
+    ) -> (Outcome, Vec<Exchanged>) {
+        let mut exchanges = Vec::new();
+        let mut attempt = 0;
+        loop {
+            self.wait_turn(host).await;
+            let mut headers = HeaderMap::new();
+            if let Some(h) = host_header {
+                if let Ok(v) = HeaderValue::from_str(h) {
+                    headers.insert(reqwest::header::HOST, v);
+                }
+            }
+            if let Some((hash, captured)) = validator {
+                if let Ok(v) = HeaderValue::from_str(&format!("\"{hash:016x}\"")) {
+                    headers.insert(reqwest::header::IF_NONE_MATCH, v);
+                }
+                if captured > 0 {
+                    let t = std::time::UNIX_EPOCH + Duration::from_secs(captured as u64);
+                    if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(t)) {
+                        headers.insert(reqwest::header::IF_MODIFIED_SINCE, v);
+                    }
+                }
+            }
+            let request_headers: Vec<(String, String)> = headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+                .chain([("User-Agent".to_string(), self.options.user_agent.clone())])
+                .collect();
+            let time = unix_now();
+            let sent = self.client.get(target).headers(headers).send().await;
+            let retry = |e: &str| -> Option<String> { Some(e.to_string()) };
+            let failure = match sent {
+                Err(e) => retry(&error_text(&e)),
+                Ok(response) => {
+                    let status = response.status();
+                    let response_headers: Vec<(String, String)> = response
+                        .headers()
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+                        .collect();
+                    let last_modified = response
+                        .headers()
+                        .get(reqwest::header::LAST_MODIFIED)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| httpdate::parse_http_date(v).ok())
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map(|d| d.as_secs() as i64);
+                    let html = response
+                        .headers()
+                        .get(reqwest::header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .is_none_or(|ct| {
+                            let ct = ct.to_ascii_lowercase();
+                            ct.starts_with("text/html") || ct.starts_with("application/xhtml")
+                        });
+                    let code = status.as_u16();
+                    let reason = status.canonical_reason().unwrap_or("").to_string();
+                    let mut record = |body: Vec<u8>| {
+                        exchanges.push(Exchanged {
+                            url: url.to_string(),
+                            time,
+                            request_headers: request_headers.clone(),
+                            status: code,
+                            reason: reason.clone(),
+                            response_headers: response_headers.clone(),
+                            body,
+                        })
+                    };
+                    if code == 304 {
+                        record(Vec::new());
+                        return (Outcome::NotModified, exchanges);
+                    }
+                    if code == 404 || code == 410 {
+                        record(Vec::new());
+                        return (Outcome::Gone, exchanges);
+                    }
+                    if status.is_success() {
+                        match read_limited(response, self.options.max_body_bytes).await {
+                            Ok(body) => {
+                                record(body.clone());
+                                if !html {
+                                    return (Outcome::Gone, exchanges);
+                                }
+                                return (
+                                    Outcome::Body {
+                                        body,
+                                        last_modified,
+                                    },
+                                    exchanges,
+                                );
+                            }
+                            Err(e) => Some(e),
+                        }
+                    } else if code == 429 || status.is_server_error() {
+                        record(Vec::new());
+                        Some(format!("status {code}"))
+                    } else {
+                        record(Vec::new());
+                        return (Outcome::Failed(format!("status {code}")), exchanges);
+                    }
+                }
+            };
+            let error = failure.unwrap_or_default();
+            if attempt >= self.options.retries || error.starts_with("body over") {
+                return (Outcome::Failed(error), exchanges);
+            }
+            attempt += 1;
+            tokio::time::sleep(Duration::from_millis(250 << attempt.min(6))).await;
+        }
+    }
+}
+
+/// Reads a body, failing past `max` bytes (decoding errors — broken gzip — fail too).
+async fn read_limited(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > max {
+                    return Err(format!("body over {max} bytes"));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(e) => return Err(format!("reading the body: {}", error_text(&e))),
+        }
+    }
+}
+
+/// An error with its causes (reqwest's own text omits them).
+fn error_text(e: &reqwest::Error) -> String {
+    let mut text = if e.is_timeout() {
+        "timeout".to_string()
+    } else if e.is_redirect() {
+        "too many redirects".to_string()
+    } else if e.is_connect() {
+        "connection failed".to_string()
+    } else {
+        e.to_string()
+    };
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn push_error(list: &mut Vec<String>, error: String) {
+    if list.len() >= 5 {
+        list.remove(0);
+    }
+    list.push(crate::report::terminal_safe(&error).into_owned());
+}
+
+/// `host[:port]`, lowercase, of an absolute URL.
+pub fn host_of(url: &str) -> Option<String> {
+    crate::web_replay::host_and_path(url).map(|(h, _)| h)
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+impl Fetcher for HttpFetcher {
+    fn page_count(&self) -> usize {
+        self.catalogue.len()
+    }
+
+    fn url(&self, page: PageId) -> &str {
+        self.catalogue.url(page).unwrap_or("")
+    }
+
+    fn fetch(&mut self, unit: Unit, requests: &[FetchRequest]) -> Vec<Fetched> {
+        let jobs: Vec<Job> = requests
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                (
+                    i,
+                    self.url(r.page).to_string(),
+                    r.validator.map(|v| (v.content_hash, v.captured)),
+                )
+            })
+            .collect();
+        let done = self.fetch_all(jobs);
+        let mut results: Vec<Option<FetchResult>> = vec![None; requests.len()];
+        let mut new_links: Vec<String> = Vec::new();
+        for (index, outcome, exchanges) in done {
+            let request = requests[index];
+            let url = self.url(request.page).to_string();
+            let host = host_of(&url).unwrap_or_default();
+            let mut counts = FetchCounts {
+                fetches: exchanges.len() as u64,
+                bytes: exchanges.iter().map(|e| e.body.len() as u64).sum(),
+                ..FetchCounts::default()
+            };
+            if let Some(warc) = self.warc.as_mut() {
+                for e in &exchanges {
+                    let held = request.validator.map(|v| v.captured);
+                    if let Err(err) = warc.exchange(
+                        unit,
+                        &Exchange {
+                            url: &e.url,
+                            time: e.time,
+                            request_headers: &e.request_headers,
+                            status: e.status,
+                            reason: &e.reason,
+                            response_headers: &e.response_headers,
+                            body: &e.body,
+                        },
+                        held,
+                    ) {
+                        eprintln!("warning: writing the crawl's WARC output: {err}");
+                    }
+                }
+            }
+            let mut error = None;
+            let result = match outcome {
+                Outcome::Body {
+                    body,
+                    last_modified,
+                } => {
+                    let hash = xxhash_rust::xxh3::xxh3_64(&body);
+                    if request.validator.is_some_and(|v| v.content_hash == hash) {
+                        counts.not_modified += 1;
+                        FetchResult::NotModified
+                    } else {
+                        counts.copies += 1;
+                        let catalogue = &self.catalogue;
+                        let vocabulary = Arc::make_mut(&mut self.vocabulary);
+                        let (version, links) = page_version_from_html(
+                            &mut self.analyzer,
+                            vocabulary,
+                            &url,
+                            request.page,
+                            (unit, last_modified.unwrap_or_else(unix_now)),
+                            &body,
+                            &|u| catalogue.id(u),
+                        );
+                        if self.options.discovery == Discovery::Links {
+                            new_links.extend(links);
+                        }
+                        FetchResult::Copy(Arc::new(version))
+                    }
+                }
+                Outcome::NotModified => {
+                    counts.not_modified += 1;
+                    FetchResult::NotModified
+                }
+                Outcome::Gone => {
+                    counts.gone += 1;
+                    FetchResult::Gone
+                }
+                Outcome::Disallowed => {
+                    counts.robots_disallowed += 1;
+                    FetchResult::Failed("disallowed by robots.txt".into())
+                }
+                Outcome::Failed(e) => {
+                    counts.errors += 1;
+                    error = Some(e.clone());
+                    FetchResult::Failed(e)
+                }
+            };
+            results[index] = Some(result);
+            add_counts(
+                &mut self.monitor.totals.lock().expect("totals lock"),
+                &counts,
+            );
+            let mut hosts = self.monitor.hosts.lock().expect("host table lock");
+            let r = &mut hosts.entry(host).or_default().report;
+            add_counts(&mut r.counts, &counts);
+            if let Some(e) = error {
+                push_error(&mut r.last_errors, format!("unit {unit}: {url}: {e}"));
+            }
+        }
+        for link in new_links {
+            let n = normalise_url(&link);
+            if self.catalogue.id(&n).is_none()
+                && host_of(&n).is_some_and(|h| self.scope.contains(&h))
+                && self.frontier_set.insert(n.clone())
+            {
+                self.frontier.insert(self.frontier_next, n);
+                self.frontier_next += 1;
+            }
+        }
+        if let Err(e) = self.flush() {
+            eprintln!("warning: flushing the crawl's WARC output: {e}");
+        }
+        let monitor = &self.monitor;
+        results
+            .into_iter()
+            .zip(requests)
+            .map(|(r, req)| Fetched {
+                page: req.page,
+                result: r.unwrap_or_else(|| {
+                    monitor.totals.lock().expect("totals lock").errors += 1;
+                    FetchResult::Failed("the unit's deadline passed before this fetch".into())
+                }),
+            })
+            .collect()
+    }
+
+    fn discover(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId> {
+        let mut found = Vec::new();
+        match self.options.discovery.clone() {
+            Discovery::None => {}
+            Discovery::Sitemaps(_) => {
+                let urls = self.read_sitemaps(unit);
+                let mut now = HashSet::with_capacity(urls.len());
+                for u in &urls {
+                    let n = normalise_url(u);
+                    let id = match self.catalogue.id(&n) {
+                        Some(id) => Some(id),
+                        None if found.len() < self.options.max_new_per_unit => {
+                            if let Some(h) = host_of(&n) {
+                                self.scope.insert(h);
+                            }
+                            self.catalogue.intern(&n)
+                        }
+                        None => None,
+                    };
+                    if let Some(id) = id {
+                        now.insert(id);
+                        if !self.listed.contains(&id) && !known(id) && !found.contains(&id) {
+                            found.push(id);
+                        }
+                    }
+                }
+                self.listed = now;
+            }
+            Discovery::Links => {
+                while found.len() < self.options.max_new_per_unit {
+                    let Some((_, url)) = self.frontier.pop_first() else {
+                        break;
+                    };
+                    self.frontier_set.remove(&url);
+                    if let Some(id) = self.catalogue.intern(&url) {
+                        if !known(id) {
+                            found.push(id);
+                        }
+                    }
+                }
+            }
+        }
+        found.sort_unstable();
+        found
+    }
+
+    fn vocabulary(&self) -> Option<&Arc<Vocabulary>> {
+        Some(&self.vocabulary)
+    }
+}
+
+impl HttpFetcher {
+    /// Records the URLs the sitemaps list at the initial crawl, so discovery at unit 1 reports
+    /// only what is new since.
+    pub fn set_listed(&mut self, pages: impl IntoIterator<Item = PageId>) {
+        self.listed = pages.into_iter().collect();
+    }
+
+    /// Link URLs waiting in the frontier.
+    pub fn frontier_len(&self) -> usize {
+        self.frontier.len()
+    }
+}
+
+fn add_counts(to: &mut FetchCounts, c: &FetchCounts) {
+    to.fetches += c.fetches;
+    to.copies += c.copies;
+    to.not_modified += c.not_modified;
+    to.gone += c.gone;
+    to.errors += c.errors;
+    to.robots_disallowed += c.robots_disallowed;
+    to.bytes += c.bytes;
+}

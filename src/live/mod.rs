@@ -1,0 +1,439 @@
+//! The live engine: the refresh loop over a real crawl ([`HttpFetcher`]) instead of snapshots.
+//!
+//! [`initial_crawl`] fetches the initial URLs at unit 0 (and, with link discovery, the pages
+//! they lead to, up to a page cap); [`CrawlEngine`] then runs [`Refresher::step`] once per
+//! unit, each unit ending on its wall-clock deadline with what it fetched. The policy is
+//! prepared in online mode: it learns only from what the crawl fetched, exactly as in
+//! `simulate --mode online`, which is what makes the simulator's figures the engine's.
+//!
+//! Judging is optional: [`CrawlEngine::judge`] evaluates the exact metrics against a corpus's
+//! truth (a crawl of `web-replay` serving that corpus), when the crawl's page ids are the
+//! corpus's (the same URLs in the same order).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::corpus::{Corpus, LiveWeb, PageId, PageVersion, Unit};
+use crate::crawl::http::{FetchCounts, FetchMonitor, HttpFetcher};
+use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetcher};
+use crate::index::{IndexError, PageUpdate, Repository, ScoringKind};
+use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
+use crate::quality::exact::{evaluate, UnitMetrics};
+use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
+use crate::querylog::term_workload::TermWorkload;
+use crate::refresh::{Refresher, RefresherConfig, StepReport};
+use crate::sim::environment::measurement;
+use crate::sim::{Environment, EnvironmentConfig};
+
+/// Fetches `urls` at unit 0, then (when the fetcher discovers by links) the pages they link
+/// to, breadth first, until `max_pages` pages are known. Returns the copies fetched.
+pub fn initial_crawl(
+    fetcher: &mut HttpFetcher,
+    urls: &[String],
+    max_pages: usize,
+) -> Vec<(PageId, Arc<PageVersion>)> {
+    let mut pages = fetcher.add_urls(urls.iter().map(String::as_str));
+    pages.truncate(max_pages);
+    let mut copies = Vec::new();
+    let mut fetched = std::collections::HashSet::new();
+    loop {
+        let batch: Vec<FetchRequest> = pages
+            .iter()
+            .filter(|p| fetched.insert(**p))
+            .map(|&page| FetchRequest {
+                page,
+                validator: None,
+            })
+            .collect();
+        if batch.is_empty() {
+            break;
+        }
+        for f in fetcher.fetch(0, &batch) {
+            if let FetchResult::Copy(v) = f.result {
+                copies.push((f.page, v));
+            }
+        }
+        if fetcher.page_count() >= max_pages {
+            break;
+        }
+        let known = |p: PageId| fetched.contains(&p);
+        pages = fetcher.discover(0, &known);
+        let room = max_pages.saturating_sub(fetched.len());
+        pages.truncate(room);
+    }
+    copies.sort_by_key(|c| c.0);
+    copies
+}
+
+/// What a crawl engine is run with.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub budget: usize,
+    pub seed: u64,
+    pub scoring: ScoringKind,
+    pub likelihood: ViewingLikelihood,
+    /// Pieces of each score-to-rank function, and the ΔQ method (estimates only: the exact
+    /// measurement reads the live Web, which a crawl cannot).
+    pub environment: EnvironmentConfig,
+    /// Crawl pages discovered in a unit in that unit, outside the budget.
+    pub crawl_new_pages: bool,
+    /// The last unit the crawl runs (`None`: open-ended).
+    pub last_unit: Option<Unit>,
+}
+
+/// One unit of a crawl, as reported.
+#[derive(Debug, Clone)]
+pub struct CrawlUnit {
+    pub step: StepReport,
+    /// Fetch counts of this unit.
+    pub counts: FetchCounts,
+    pub seconds: f64,
+}
+
+/// The refresh loop over a crawl (see the module docs).
+pub struct CrawlEngine {
+    refresher: Refresher<'static>,
+    monitor: FetchMonitor,
+    workload: Arc<TermWorkload>,
+}
+
+impl CrawlEngine {
+    /// An engine whose repository holds `initial` (the initial crawl) and whose policy is
+    /// prepared online over the workload.
+    pub fn new(
+        fetcher: HttpFetcher,
+        initial: &[(PageId, Arc<PageVersion>)],
+        workload: Arc<TermWorkload>,
+        policy: Box<dyn RefreshPolicy>,
+        config: &EngineConfig,
+    ) -> Result<Self, IndexError> {
+        let pages = fetcher.page_count();
+        let vocabulary = Arc::clone(
+            fetcher
+                .vocabulary()
+                .expect("an HTTP fetcher grows its vocabulary"),
+        );
+        let mut repo = Repository::forward_only(vocabulary, config.scoring);
+        let updates: Vec<PageUpdate> = initial
+            .iter()
+            .map(|(p, v)| PageUpdate {
+                page: *p,
+                url: fetcher.url(*p),
+                version: Some(&**v),
+            })
+            .collect();
+        repo.apply_unmeasured(0, &updates)?;
+        let crawl =
+            CrawlState::with_initial_crawl(pages, initial.iter().map(|(p, v)| (*p, Arc::clone(v))));
+        let view_weight = view_weights_of(
+            repo.forward(),
+            repo.scorer(),
+            pages,
+            &workload.queries,
+            &config.likelihood,
+        );
+        let initial_pages: Vec<PageId> = initial.iter().map(|c| c.0).collect();
+        let context = PolicyContext {
+            mode: FitMode::Online,
+            page_count: pages,
+            units: config.last_unit.unwrap_or(Unit::MAX / 2),
+            budget: config.budget,
+            initial_pages: &initial_pages,
+            view_weight: &view_weight,
+            history: None,
+            seed: config.seed,
+        };
+        let measure = measurement(&repo, &workload, None, &config.environment, 1);
+        let monitor = fetcher.monitor();
+        let refresher = Refresher::new(
+            repo,
+            crawl,
+            policy,
+            &context,
+            Box::new(fetcher),
+            measure,
+            RefresherConfig {
+                budget: config.budget,
+                crawl_new_pages: config.crawl_new_pages,
+                last_unit: config.last_unit,
+                likelihood: config.likelihood,
+            },
+        );
+        Ok(CrawlEngine {
+            refresher,
+            monitor,
+            workload,
+        })
+    }
+
+    /// One unit: the policy's refreshes and the unit's new pages, fetched before `deadline`.
+    pub fn step(&mut self, unit: Unit, deadline: Option<Instant>) -> Result<CrawlUnit, IndexError> {
+        let started = Instant::now();
+        let before = self.monitor.totals();
+        self.monitor.set_deadline(deadline);
+        let step = self.refresher.step(unit)?;
+        self.monitor.set_deadline(None);
+        let after = self.monitor.totals();
+        Ok(CrawlUnit {
+            step,
+            counts: FetchCounts {
+                fetches: after.fetches - before.fetches,
+                copies: after.copies - before.copies,
+                not_modified: after.not_modified - before.not_modified,
+                gone: after.gone - before.gone,
+                errors: after.errors - before.errors,
+                robots_disallowed: after.robots_disallowed - before.robots_disallowed,
+                bytes: after.bytes - before.bytes,
+            },
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    pub fn refresher(&self) -> &Refresher<'static> {
+        &self.refresher
+    }
+
+    pub fn monitor(&self) -> &FetchMonitor {
+        &self.monitor
+    }
+
+    pub fn workload(&self) -> &Arc<TermWorkload> {
+        &self.workload
+    }
+
+    /// The exact metrics of the repository against `env`'s truth at `unit`. Held copies are
+    /// matched to the corpus's versions by their rendered bytes (`web-replay`). `Err` names
+    /// the first page whose URL is not the corpus's page of the same id.
+    pub fn judge(&self, env: &Environment<'_>, unit: Unit) -> Result<UnitMetrics, String> {
+        let corpus = env.corpus;
+        let crawl = self.refresher.crawl();
+        let fetcher_pages = crawl_pages(&self.refresher);
+        for (p, url) in fetcher_pages.iter().enumerate() {
+            let ours =
+                crate::corpus::html::normalise_url(corpus_url(corpus, p as PageId).unwrap_or(""));
+            if ours != *url {
+                return Err(format!(
+                    "page id {p} is {url} in the crawl but {ours:?} in the corpus: the crawl met pages in another order, so its ids cannot be judged against the corpus"
+                ));
+            }
+        }
+        let fresh = |p: PageId| {
+            let held = crawl.held(p).map(|h| h.version.content_hash);
+            match corpus.page_at(p, unit).present() {
+                Some(v) => held == Some(rendered_hash(corpus, v)),
+                None => held.is_none(),
+            }
+        };
+        let repo = self.refresher.repository();
+        Ok(evaluate(
+            repo.forward(),
+            repo.scorer(),
+            &env.workload.queries,
+            &env.truths[unit as usize],
+            &env.config.likelihood,
+            &fresh,
+        ))
+    }
+}
+
+fn corpus_url(corpus: &Corpus, p: PageId) -> Option<&str> {
+    ((p as usize) < corpus.page_count()).then(|| corpus.url(p))
+}
+
+/// The xxh3 of the bytes `web-replay` serves for `version` (what a crawl hashes).
+pub fn rendered_hash(corpus: &Corpus, version: &PageVersion) -> u64 {
+    crate::web_replay::render::entity_hash(
+        crate::web_replay::render::render(corpus, version).as_bytes(),
+    )
+}
+
+fn crawl_pages(refresher: &Refresher<'static>) -> Vec<String> {
+    (0..refresher.page_count() as PageId)
+        .map(|p| refresher.url(p).to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crawl::http::{Discovery, HttpOptions};
+    use crate::index::testutil::random_corpus;
+    use crate::policy::registry::family;
+    use crate::quality::exact::MetricQuery;
+    use crate::quality::measure::DeltaQMethod;
+    use crate::sim::{run, RunConfig};
+    use crate::web_replay::{self, ReplayClock, ReplayOptions, ReplaySite};
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    /// A web-replay server of `corpus` on loopback, on its own runtime; the site for its clock.
+    fn serve(
+        corpus: &Corpus,
+    ) -> (
+        Arc<ReplaySite>,
+        std::net::SocketAddr,
+        tokio::runtime::Runtime,
+    ) {
+        let site = Arc::new(ReplaySite::new(
+            Arc::new(corpus.clone()),
+            ReplayOptions {
+                clock: ReplayClock::Manual,
+                robots: None,
+                latency: Duration::ZERO,
+            },
+        ));
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let (addr, _) = runtime
+            .block_on(web_replay::spawn(
+                Arc::clone(&site),
+                "127.0.0.1:0".parse().unwrap(),
+            ))
+            .unwrap();
+        (site, addr, runtime)
+    }
+
+    fn workload(corpus: &Corpus) -> TermWorkload {
+        let mut w = TermWorkload::default();
+        for (i, pair) in [
+            ["emac", "lisp"],
+            ["buffer", "window"],
+            ["lisp", "mode"],
+            ["file", "emac"],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let ids: Vec<_> = pair
+                .iter()
+                .filter_map(|t| corpus.vocabulary.get(t))
+                .collect();
+            for &t in &ids {
+                *w.term_frequency.entry(t).or_insert(0.0) += 1.0 + i as f64;
+            }
+            if !ids.is_empty() {
+                w.queries.push(MetricQuery {
+                    terms: ids.clone(),
+                    frequency: 1.0 + i as f64,
+                });
+            }
+            for &t in &ids {
+                w.queries.push(MetricQuery {
+                    terms: vec![t],
+                    frequency: 1.0,
+                });
+            }
+        }
+        w
+    }
+
+    /// The proof that the simulator measures the engine users run: a crawl of
+    /// `web-replay` (manual clock, one unit per step) and `simulate --mode online` choose the
+    /// same pages and give the same per-unit quality, fresh@10 and MAP@10. The crawl is given
+    /// every URL up front (the simulator knows every page id) and reads the sitemap each unit
+    /// for new pages, crawled outside B as the simulator does.
+    #[test]
+    fn a_crawl_of_web_replay_decides_and_scores_as_the_online_simulation() {
+        let corpus = random_corpus(60, 7, 29);
+        let env_config = EnvironmentConfig {
+            scoring: ScoringKind::Bm25,
+            likelihood: ViewingLikelihood::default(),
+            pieces: 3,
+            delta_q: DeltaQMethod::Estimate,
+        };
+        let env = Environment::new(&corpus, workload(&corpus), env_config.clone()).unwrap();
+        let (site, addr, _server) = serve(&corpus);
+        for (policy, budget) in [("user-centric", 4), ("round-robin", 5), ("ebr", 3)] {
+            let mut sim_config = RunConfig::new(budget, FitMode::Online);
+            sim_config.seed = 7;
+            let simulated =
+                run(&env, family(policy).unwrap().make([]).unwrap(), &sim_config).unwrap();
+
+            // A fresh site (clock at unit 0) for every policy after the first.
+            let (site, addr, _server) = if site.unit() == 0 {
+                (Arc::clone(&site), addr, None)
+            } else {
+                let (s, a, r) = serve(&corpus);
+                (s, a, Some(r))
+            };
+            let options = HttpOptions {
+                min_host_delay: Duration::ZERO,
+                resolve: HashMap::from([("example.org".to_string(), addr)]),
+                discovery: Discovery::Sitemaps(vec!["https://example.org/sitemap.xml".into()]),
+                ..HttpOptions::default()
+            };
+            let mut fetcher =
+                HttpFetcher::new(options, Arc::clone(&corpus.vocabulary), None).unwrap();
+            let urls: Vec<String> = (0..corpus.page_count() as PageId)
+                .map(|p| corpus.url(p).to_string())
+                .collect();
+            let initial = initial_crawl(&mut fetcher, &urls, usize::MAX);
+            let listed: Vec<PageId> = initial.iter().map(|c| c.0).collect();
+            fetcher.set_listed(listed);
+            let config = EngineConfig {
+                budget,
+                seed: 7,
+                scoring: ScoringKind::Bm25,
+                likelihood: ViewingLikelihood::default(),
+                environment: env_config.clone(),
+                crawl_new_pages: true,
+                last_unit: Some(corpus.units() - 1),
+            };
+            let mut engine = CrawlEngine::new(
+                fetcher,
+                &initial,
+                Arc::clone(&env.workload),
+                family(policy).unwrap().make([]).unwrap(),
+                &config,
+            )
+            .unwrap();
+            let (mut discovered, mut changed, mut unchanged) = (0, 0, 0);
+            for unit in 1..corpus.units() {
+                assert_eq!(site.advance(), Some(unit));
+                let crawled = engine.step(unit, None).unwrap();
+                discovered += crawled
+                    .step
+                    .outcomes
+                    .iter()
+                    .filter(|o| o.discovered)
+                    .count();
+                changed += crawled
+                    .step
+                    .refresh_outcomes()
+                    .iter()
+                    .filter(|o| o.changed)
+                    .count();
+                unchanged += crawled.counts.not_modified;
+                assert_eq!(crawled.counts.errors, 0, "{policy} unit {unit}");
+                let expected = &simulated.refreshed_pages[unit as usize - 1];
+                assert_eq!(
+                    &crawled.step.refreshed, expected,
+                    "{policy} unit {unit}: chosen pages"
+                );
+                let judged = engine.judge(&env, unit).unwrap();
+                let sim = &simulated.per_unit[unit as usize - 1];
+                for (name, a, b) in [
+                    ("quality", judged.search.quality, sim.search.quality),
+                    (
+                        "fresh@10",
+                        judged.search.fresh_at_10,
+                        sim.search.fresh_at_10,
+                    ),
+                    ("MAP@10", judged.search.map_at_10, sim.search.map_at_10),
+                ] {
+                    assert!(
+                        (a - b).abs() < 1e-9,
+                        "{policy} unit {unit} {name}: crawl {a} vs simulation {b}"
+                    );
+                }
+            }
+            // The comparison covered new pages, changed pages and 304s.
+            assert!(
+                discovered > 0 && changed > 0 && unchanged > 0,
+                "{policy}: {discovered} {changed} {unchanged}"
+            );
+            let totals = engine.monitor().totals();
+            assert_eq!(totals.errors, 0);
+            assert!(totals.fetches as usize >= urls.len());
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! `refresher web-replay`: a captured collection served as a live website whose pages change
+//! as its clock moves through the collection's time units.
+//!
+//! A request for a URL of the collection answers the page's version at the current unit,
+//! rendered by [`render::render`]: `200` with `Last-Modified` (the version's capture time) and a
+//! strong `ETag` (the hash of the served bytes), `304` to a conditional request that names the
+//! served version (`If-None-Match`, else `If-Modified-Since`), `404` for a page gone or not
+//! created yet. Every host of the collection is served from one address, dispatched on the
+//! `Host` header; `/robots.txt` and `/sitemap.xml` (the present URLs with `<lastmod>`) are
+//! answered for every host.
+//!
+//! The clock moves every `unit_seconds` or, with a manual clock, when `POST /_clock/advance`
+//! is called (deterministic tests and demos); `GET /_clock` tells the unit.
+
+pub mod render;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, Method, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+
+use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
+
+/// How the replayed site's clock moves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ReplayClock {
+    /// One unit every this long, from the start.
+    Every(Duration),
+    /// Only when `POST /_clock/advance` is called.
+    Manual,
+}
+
+/// Options of a replayed site.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    pub clock: ReplayClock,
+    /// The `/robots.txt` served for every host (`None`: allow everything).
+    pub robots: Option<String>,
+    /// Added before every answer (a slow site).
+    pub latency: Duration,
+}
+
+/// A collection served as a website (see the module docs).
+pub struct ReplaySite {
+    corpus: Arc<Corpus>,
+    /// `(host, path?query)` → page.
+    pages: HashMap<(String, String), PageId>,
+    /// The collection's hosts, in first-URL order.
+    hosts: Vec<String>,
+    unit: AtomicU32,
+    options: ReplayOptions,
+}
+
+impl ReplaySite {
+    pub fn new(corpus: Arc<Corpus>, options: ReplayOptions) -> Self {
+        let mut pages = HashMap::with_capacity(corpus.page_count());
+        let mut hosts: Vec<String> = Vec::new();
+        for p in 0..corpus.page_count() as PageId {
+            if let Some((host, path)) = host_and_path(corpus.url(p)) {
+                if !hosts.contains(&host) {
+                    hosts.push(host.clone());
+                }
+                pages.entry((host, path)).or_insert(p);
+            }
+        }
+        ReplaySite {
+            corpus,
+            pages,
+            hosts,
+            unit: AtomicU32::new(0),
+            options,
+        }
+    }
+
+    /// The unit the site shows now.
+    pub fn unit(&self) -> Unit {
+        self.unit.load(Ordering::SeqCst)
+    }
+
+    /// The collection's hosts.
+    pub fn hosts(&self) -> &[String] {
+        &self.hosts
+    }
+
+    pub fn corpus(&self) -> &Corpus {
+        &self.corpus
+    }
+
+    /// Moves to the next unit; `None` at the collection's last unit.
+    pub fn advance(&self) -> Option<Unit> {
+        let last = self.corpus.units().saturating_sub(1);
+        self.unit
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |u| {
+                (u < last).then_some(u + 1)
+            })
+            .ok()
+            .map(|u| u + 1)
+    }
+
+    /// The page a request for `path` on `host` names. A host outside the collection falls
+    /// back to the collection's only host, so a one-site collection answers on any address.
+    fn page_for(&self, host: Option<&str>, path: &str) -> Option<PageId> {
+        let host = host.map(|h| h.to_ascii_lowercase());
+        if let Some(h) = &host {
+            if let Some(&p) = self.pages.get(&(h.clone(), path.to_string())) {
+                return Some(p);
+            }
+            if self.hosts.iter().any(|known| known == h) {
+                return None;
+            }
+        }
+        match self.hosts.as_slice() {
+            [only] => self.pages.get(&(only.clone(), path.to_string())).copied(),
+            _ => None,
+        }
+    }
+
+    /// `/sitemap.xml`: the URLs present now (of `host` when it is one of the collection's,
+    /// else of every host), in page order, with the capture time of their present version.
+    fn sitemap(&self, host: Option<&str>) -> String {
+        let unit = self.unit();
+        let only = host
+            .map(|h| h.to_ascii_lowercase())
+            .filter(|h| self.hosts.contains(h));
+        let mut xml = String::from(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+        );
+        for p in 0..self.corpus.page_count() as PageId {
+            let url = self.corpus.url(p);
+            if let Some(h) = &only {
+                if host_and_path(url).is_none_or(|(uh, _)| &uh != h) {
+                    continue;
+                }
+            }
+            if let PageState::Present(v) = self.corpus.page_at(p, unit) {
+                xml.push_str("<url><loc>");
+                xml_escape_into(&mut xml, url);
+                xml.push_str("</loc><lastmod>");
+                xml.push_str(&iso8601(v.capture_time));
+                xml.push_str("</lastmod></url>\n");
+            }
+        }
+        xml.push_str("</urlset>\n");
+        xml
+    }
+}
+
+/// `(lowercase host[:port], path?query)` of an absolute http(s) URL.
+pub fn host_and_path(url: &str) -> Option<(String, String)> {
+    let u = url::Url::parse(url).ok()?;
+    let mut host = u.host_str()?.to_ascii_lowercase();
+    if let Some(port) = u.port() {
+        host = format!("{host}:{port}");
+    }
+    let mut path = u.path().to_string();
+    if let Some(q) = u.query() {
+        path.push('?');
+        path.push_str(q);
+    }
+    Some((host, path))
+}
+
+fn iso8601(time: i64) -> String {
+    chrono::DateTime::from_timestamp(time, 0)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".into())
+}
+
+fn http_date(time: i64) -> String {
+    let t = if time >= 0 {
+        UNIX_EPOCH + Duration::from_secs(time as u64)
+    } else {
+        UNIX_EPOCH
+    };
+    httpdate::fmt_http_date(t)
+}
+
+fn xml_escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The HTTP routes of a replayed site.
+pub fn router(site: Arc<ReplaySite>) -> Router {
+    Router::new().fallback(answer).with_state(site)
+}
+
+/// Binds `addr`, starts the clock (when not manual) and serves `site` until the task ends.
+pub async fn spawn(
+    site: Arc<ReplaySite>,
+    addr: SocketAddr,
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<std::io::Result<()>>)> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    if let ReplayClock::Every(period) = site.options.clock {
+        let ticking = Arc::clone(&site);
+        tokio::spawn(async move {
+            let mut timer = tokio::time::interval(period.max(Duration::from_millis(1)));
+            timer.tick().await; // the first tick is immediate
+            loop {
+                timer.tick().await;
+                if ticking.advance().is_none() {
+                    break;
+                }
+            }
+        });
+    }
+    let handle = tokio::spawn(async move { axum::serve(listener, router(site)).await });
+    Ok((local, handle))
+}
+
+fn text(status: StatusCode, content_type: &'static str, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+fn json(status: StatusCode, value: serde_json::Value) -> Response {
+    text(status, "application/json", value.to_string())
+}
+
+async fn answer(State(site): State<Arc<ReplaySite>>, request: Request<Body>) -> Response {
+    if !site.options.latency.is_zero() {
+        tokio::time::sleep(site.options.latency).await;
+    }
+    let method = request.method().clone();
+    let path = request
+        .uri()
+        .path_and_query()
+        .map(|pq| pq.as_str().to_string())
+        .unwrap_or_else(|| "/".into());
+    let headers = request.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string);
+    match (&method, path.as_str()) {
+        (&Method::GET, "/_clock") => {
+            return json(
+                StatusCode::OK,
+                serde_json::json!({"unit": site.unit(), "units": site.corpus.units(),
+                    "manual": site.options.clock == ReplayClock::Manual}),
+            )
+        }
+        (&Method::POST, "/_clock/advance") => {
+            if site.options.clock != ReplayClock::Manual {
+                return json(
+                    StatusCode::CONFLICT,
+                    serde_json::json!({"error": "the clock is not manual (started without --manual-clock)"}),
+                );
+            }
+            return match site.advance() {
+                Some(unit) => json(StatusCode::OK, serde_json::json!({"unit": unit})),
+                None => json(
+                    StatusCode::CONFLICT,
+                    serde_json::json!({"error": format!("unit {} is the collection's last", site.unit()), "unit": site.unit()}),
+                ),
+            };
+        }
+        _ => {}
+    }
+    if method != Method::GET && method != Method::HEAD {
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, "GET, HEAD")],
+            "",
+        )
+            .into_response();
+    }
+    let host_only = host.as_deref();
+    let mut response = match path.as_str() {
+        "/robots.txt" => text(
+            StatusCode::OK,
+            "text/plain; charset=utf-8",
+            site.options
+                .robots
+                .clone()
+                .unwrap_or_else(|| "User-agent: *\nDisallow:\n".into()),
+        ),
+        "/sitemap.xml" => text(
+            StatusCode::OK,
+            "application/xml; charset=utf-8",
+            site.sitemap(host_only),
+        ),
+        _ => page(&site, host_only, &path, headers),
+    };
+    response.headers_mut().insert(
+        "x-replay-unit",
+        HeaderValue::from_str(&site.unit().to_string()).expect("digits"),
+    );
+    if method == Method::HEAD {
+        *response.body_mut() = Body::empty();
+    }
+    response
+}
+
+fn page(site: &ReplaySite, host: Option<&str>, path: &str, headers: &HeaderMap) -> Response {
+    let not_found = || text(StatusCode::NOT_FOUND, "text/plain", "not found\n".into());
+    let Some(p) = site.page_for(host, path) else {
+        return not_found();
+    };
+    let version = match site.corpus.page_at(p, site.unit()) {
+        PageState::Present(v) => v,
+        PageState::Gone | PageState::NotYetCreated => return not_found(),
+    };
+    let body = render::render(&site.corpus, version);
+    let etag = format!("\"{:016x}\"", render::entity_hash(body.as_bytes()));
+    let last_modified = http_date(version.capture_time);
+    let not_modified = match headers.get(header::IF_NONE_MATCH) {
+        // If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2).
+        Some(inm) => inm.to_str().is_ok_and(|v| {
+            v.split(',')
+                .map(str::trim)
+                .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag.as_str())
+        }),
+        None => headers
+            .get(header::IF_MODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok())
+            .and_then(|since| since.duration_since(UNIX_EPOCH).ok())
+            .is_some_and(|since| version.capture_time <= since.as_secs() as i64),
+    };
+    let status = if not_modified {
+        StatusCode::NOT_MODIFIED
+    } else {
+        StatusCode::from_u16(version.status).unwrap_or(StatusCode::OK)
+    };
+    let mut response = if not_modified {
+        status.into_response()
+    } else {
+        text(status, "text/html; charset=utf-8", body)
+    };
+    let h = response.headers_mut();
+    h.insert(header::ETAG, HeaderValue::from_str(&etag).expect("hex"));
+    if let Ok(v) = HeaderValue::from_str(&last_modified) {
+        h.insert(header::LAST_MODIFIED, v);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::testutil::random_corpus;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    fn site(clock: ReplayClock) -> Arc<ReplaySite> {
+        Arc::new(ReplaySite::new(
+            Arc::new(random_corpus(40, 6, 21)),
+            ReplayOptions {
+                clock,
+                robots: None,
+                latency: Duration::ZERO,
+            },
+        ))
+    }
+
+    async fn get(
+        site: &Arc<ReplaySite>,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, HeaderMap, String) {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "example.org");
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let response = router(Arc::clone(site))
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (status, headers, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn pages_follow_the_clock_with_validators_and_304s() {
+        let site = site(ReplayClock::Manual);
+        let corpus = Arc::clone(&site.corpus);
+        for unit in 0..corpus.units() {
+            assert_eq!(site.unit(), unit);
+            for p in 0..corpus.page_count() as PageId {
+                let (_, path) = host_and_path(corpus.url(p)).unwrap();
+                let (status, headers, body) = get(&site, Method::GET, &path, &[]).await;
+                match corpus.page_at(p, unit) {
+                    PageState::Present(v) => {
+                        assert_eq!(status, StatusCode::OK);
+                        assert_eq!(body, render::render(&corpus, v));
+                        let etag = headers[header::ETAG].to_str().unwrap().to_string();
+                        let modified = headers[header::LAST_MODIFIED].to_str().unwrap().to_string();
+                        assert_eq!(
+                            httpdate::parse_http_date(&modified).unwrap(),
+                            UNIX_EPOCH + Duration::from_secs(v.capture_time as u64)
+                        );
+                        let (s, _, b) =
+                            get(&site, Method::GET, &path, &[("if-none-match", &etag)]).await;
+                        assert_eq!((s, b.as_str()), (StatusCode::NOT_MODIFIED, ""));
+                        let (s, _, _) = get(
+                            &site,
+                            Method::GET,
+                            &path,
+                            &[("if-modified-since", &modified)],
+                        )
+                        .await;
+                        assert_eq!(s, StatusCode::NOT_MODIFIED);
+                        let (s, _, _) = get(
+                            &site,
+                            Method::GET,
+                            &path,
+                            &[("if-none-match", "\"0000000000000000\"")],
+                        )
+                        .await;
+                        assert_eq!(s, StatusCode::OK);
+                    }
+                    _ => assert_eq!(status, StatusCode::NOT_FOUND, "page {p} unit {unit}"),
+                }
+            }
+            let (_, _, clock) = get(&site, Method::GET, "/_clock", &[]).await;
+            assert!(clock.contains(&format!("\"unit\":{unit}")), "{clock}");
+            let (s, _, _) = get(&site, Method::POST, "/_clock/advance", &[]).await;
+            let last = unit + 1 == corpus.units();
+            assert_eq!(
+                s,
+                if last {
+                    StatusCode::CONFLICT
+                } else {
+                    StatusCode::OK
+                }
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn sitemap_lists_the_present_urls_and_robots_allows_all() {
+        let site = site(ReplayClock::Manual);
+        site.advance();
+        let (s, _, xml) = get(&site, Method::GET, "/sitemap.xml", &[]).await;
+        assert_eq!(s, StatusCode::OK);
+        let present: Vec<&str> = (0..site.corpus.page_count() as PageId)
+            .filter(|&p| site.corpus.page_at(p, 1).present().is_some())
+            .map(|p| site.corpus.url(p))
+            .collect();
+        let listed: Vec<&str> = xml
+            .split("<loc>")
+            .skip(1)
+            .map(|s| s.split("</loc>").next().unwrap())
+            .collect();
+        assert_eq!(listed, present);
+        let (_, _, robots) = get(&site, Method::GET, "/robots.txt", &[]).await;
+        assert!(robots.contains("Disallow:\n"));
+        let (s, _, _) = get(&site, Method::DELETE, "/robots.txt", &[]).await;
+        assert_eq!(s, StatusCode::METHOD_NOT_ALLOWED);
+    }
+
+    #[tokio::test]
+    async fn a_ticking_clock_refuses_manual_advances() {
+        let site = site(ReplayClock::Every(Duration::from_secs(3600)));
+        let (s, _, _) = get(&site, Method::POST, "/_clock/advance", &[]).await;
+        assert_eq!(s, StatusCode::CONFLICT);
+    }
+}
