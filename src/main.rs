@@ -39,6 +39,8 @@ enum Command {
     Serve(cli::serve::Args),
     /// Send a query log to a running server; report throughput and latency percentiles.
     Replay(cli::replay::Args),
+    /// Crawl real sites over HTTP, refreshing B pages per unit with a refresh policy.
+    Crawl(cli::crawl::Args),
     /// Serve a WARC collection as a live website whose pages change on a clock.
     WebReplay(cli::web_replay::Args),
 }
@@ -64,6 +66,7 @@ fn main() {
         Command::Serve(args) => cli::serve::run(args),
         Command::Replay(args) => cli::replay::run(args),
         Command::WebReplay(args) => cli::web_replay::run(args),
+        Command::Crawl(args) => cli::crawl::run(args),
     };
     if let Err(err) = result {
         // Errors quote their inputs (paths, lines, header values): no escape sequence reaches

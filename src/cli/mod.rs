@@ -1,6 +1,7 @@
 //! One module per subcommand: argument parsing and output only; the work lives in the library.
 
 pub mod compare;
+pub mod crawl;
 pub mod demo;
 pub mod estimate_check;
 pub mod experiment;

@@ -202,32 +202,75 @@ impl CrawlEngine {
     }
 
     /// The exact metrics of the repository against `env`'s truth at `unit`. Held copies are
-    /// matched to the corpus's versions by their rendered bytes (`web-replay`). `Err` names
-    /// the first page whose URL is not the corpus's page of the same id.
+    /// matched to the corpus's versions by their rendered bytes (`web-replay`), pages to the
+    /// corpus's pages by URL: when the crawl met pages in another order than the corpus's ids,
+    /// the held copies are indexed again under the corpus's ids for judging. `Err` when a held
+    /// page is not in the corpus.
     pub fn judge(&self, env: &Environment<'_>, unit: Unit) -> Result<UnitMetrics, String> {
         let corpus = env.corpus;
         let crawl = self.refresher.crawl();
-        let fetcher_pages = crawl_pages(&self.refresher);
-        for (p, url) in fetcher_pages.iter().enumerate() {
-            let ours =
-                crate::corpus::html::normalise_url(corpus_url(corpus, p as PageId).unwrap_or(""));
-            if ours != *url {
-                return Err(format!(
-                    "page id {p} is {url} in the crawl but {ours:?} in the corpus: the crawl met pages in another order, so its ids cannot be judged against the corpus"
-                ));
-            }
-        }
-        let fresh = |p: PageId| {
-            let held = crawl.held(p).map(|h| h.version.content_hash);
-            match corpus.page_at(p, unit).present() {
-                Some(v) => held == Some(rendered_hash(corpus, v)),
-                None => held.is_none(),
-            }
+        let pages = self.refresher.page_count();
+        let identical = (0..pages as PageId).all(|p| {
+            (p as usize) < corpus.page_count()
+                && crate::corpus::html::normalise_url(corpus.url(p)) == self.refresher.url(p)
+        });
+        let fresh_of = |held: Option<u64>, corpus_page: PageId| match corpus
+            .page_at(corpus_page, unit)
+            .present()
+        {
+            Some(v) => held == Some(rendered_hash(corpus, v)),
+            None => held.is_none(),
         };
         let repo = self.refresher.repository();
+        if identical {
+            let fresh = |p: PageId| fresh_of(crawl.held(p).map(|h| h.version.content_hash), p);
+            return Ok(evaluate(
+                repo.forward(),
+                repo.scorer(),
+                &env.workload.queries,
+                &env.truths[unit as usize],
+                &env.config.likelihood,
+                &fresh,
+            ));
+        }
+        let by_url: std::collections::HashMap<String, PageId> = (0..corpus.page_count() as PageId)
+            .map(|p| (crate::corpus::html::normalise_url(corpus.url(p)), p))
+            .collect();
+        let mut held_by_corpus: Vec<Option<Arc<PageVersion>>> = vec![None; corpus.page_count()];
+        for p in 0..pages as PageId {
+            if let Some(h) = crawl.held(p) {
+                let url = self.refresher.url(p);
+                let &c = by_url
+                    .get(url)
+                    .ok_or_else(|| format!("{url} is held but not in the judge's corpus"))?;
+                held_by_corpus[c as usize] = Some(Arc::clone(&h.version));
+            }
+        }
+        let mut judged =
+            Repository::forward_only(Arc::new(repo.vocabulary().clone()), repo.scoring());
+        let updates: Vec<PageUpdate> = held_by_corpus
+            .iter()
+            .enumerate()
+            .filter_map(|(c, v)| {
+                v.as_ref().map(|v| PageUpdate {
+                    page: c as PageId,
+                    url: corpus.url(c as PageId),
+                    version: Some(&**v),
+                })
+            })
+            .collect();
+        judged
+            .apply_unmeasured(unit, &updates)
+            .map_err(|e| e.to_string())?;
+        let fresh = |c: PageId| {
+            fresh_of(
+                held_by_corpus[c as usize].as_ref().map(|v| v.content_hash),
+                c,
+            )
+        };
         Ok(evaluate(
-            repo.forward(),
-            repo.scorer(),
+            judged.forward(),
+            judged.scorer(),
             &env.workload.queries,
             &env.truths[unit as usize],
             &env.config.likelihood,
@@ -236,21 +279,11 @@ impl CrawlEngine {
     }
 }
 
-fn corpus_url(corpus: &Corpus, p: PageId) -> Option<&str> {
-    ((p as usize) < corpus.page_count()).then(|| corpus.url(p))
-}
-
 /// The xxh3 of the bytes `web-replay` serves for `version` (what a crawl hashes).
 pub fn rendered_hash(corpus: &Corpus, version: &PageVersion) -> u64 {
     crate::web_replay::render::entity_hash(
         crate::web_replay::render::render(corpus, version).as_bytes(),
     )
-}
-
-fn crawl_pages(refresher: &Refresher<'static>) -> Vec<String> {
-    (0..refresher.page_count() as PageId)
-        .map(|p| refresher.url(p).to_string())
-        .collect()
 }
 
 #[cfg(test)]

@@ -414,12 +414,7 @@ struct TaskContext {
 }
 
 impl TaskContext {
-    async fn run_host(
-        self,
-        host: String,
-        jobs: Vec<Job>,
-        results: Arc<Mutex<Vec<JobDone>>>,
-    ) {
+    async fn run_host(self, host: String, jobs: Vec<Job>, results: Arc<Mutex<Vec<JobDone>>>) {
         if self.options.obey_robots {
             self.ensure_robots(&host, jobs.first().map(|j| j.1.as_str()))
                 .await;

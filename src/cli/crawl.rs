@@ -1,0 +1,488 @@
+//! `refresher crawl`: the refresher fetching real sites over HTTP, one unit of wall time at a
+//! time, with a refresh policy spending B re-downloads per unit.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use refresher::corpus::{Clock, Corpus, PageTimeline, PageVersion, Unit};
+use refresher::crawl::http::warc_out::WarcOut;
+use refresher::crawl::http::{Discovery, HttpFetcher, HttpOptions};
+use refresher::crawl::Fetcher;
+use refresher::index::ScoringKind;
+use refresher::live::{initial_crawl, CrawlEngine, EngineConfig};
+use refresher::policy::registry::family;
+use refresher::quality::measure::DeltaQMethod;
+use refresher::quality::{SearchQuality, ViewingLikelihood};
+use refresher::querylog::term_workload::{MetricWorkload, TermWorkload};
+use refresher::sim::{Environment, EnvironmentConfig};
+use refresher::text::Vocabulary;
+
+use super::inputs::{CorpusArgs, WorkloadArgs};
+use super::policy_args;
+
+#[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("start").required(true).args(["seeds", "urls", "sitemap"]))]
+pub struct Args {
+    /// Start from these URLs and follow links within their hosts (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub seeds: Vec<String>,
+    /// Start from the URLs of this file (one per line; `#` comments).
+    #[arg(long)]
+    pub urls: Option<PathBuf>,
+    /// Start from the URLs a sitemap lists, and re-read it every unit for new pages.
+    #[arg(long)]
+    pub sitemap: Option<String>,
+    /// The query log: the workload the refresher serves.
+    #[arg(long)]
+    pub log: PathBuf,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Refresh policy family (`refresher policies` lists them).
+    #[arg(long)]
+    pub policy: String,
+    /// A parameter of the policy, `key=value` (repeatable).
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
+    pub params: Vec<(String, String)>,
+    /// Refreshes per unit (B).
+    #[arg(long)]
+    pub budget: usize,
+    /// Length of one unit in wall-clock seconds; a unit's fetches end at its deadline.
+    #[arg(long, value_parser = parse_seconds)]
+    pub unit_seconds: f64,
+    /// Units to run after the initial crawl (default: until interrupted).
+    #[arg(long)]
+    pub units: Option<u32>,
+    /// Where the crawl keeps its state (`state.json`, rewritten atomically at each unit's
+    /// commit).
+    #[arg(long)]
+    pub index: PathBuf,
+    /// Write every fetch as WARC records here (`crawl-UUUUU.warc.gz` per unit).
+    #[arg(long)]
+    pub warc_out: PathBuf,
+    /// Send this host's requests as plain HTTP to this address, whatever the URL's scheme
+    /// (`HOST=ADDR:PORT`, repeatable): how a crawl reaches `web-replay`.
+    #[arg(long, value_parser = parse_resolve)]
+    pub resolve: Vec<(String, SocketAddr)>,
+    /// POST this URL at the start of every unit (a `web-replay --manual-clock` admin endpoint,
+    /// e.g. http://127.0.0.1:8090/_clock/advance), for deterministic tests and demos.
+    #[arg(long)]
+    pub advance_clock: Option<String>,
+    /// Judge the crawl's repository against this corpus's truth (a crawl of `web-replay`
+    /// serving it): exact quality, fresh@10 and MAP@10 per unit. Term ids then extend the
+    /// corpus's, as in `simulate`.
+    #[arg(long)]
+    pub judge_with: Option<PathBuf>,
+    /// Length of one time unit of the --judge-with corpus, in days.
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
+    pub judge_unit_days: u32,
+    /// How new pages are found after the initial crawl (default: the sitemap with
+    /// --sitemap, links with --seeds, none with --urls).
+    #[arg(long, value_enum)]
+    pub discover: Option<DiscoverArg>,
+    /// Most pages the initial crawl fetches.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_pages: usize,
+    /// Least time between two requests to one host, in ms (robots.txt Crawl-delay raises it).
+    #[arg(long, default_value_t = 1000)]
+    pub min_host_delay_ms: u64,
+    /// Per-request timeout, in ms.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub timeout_ms: u64,
+    /// Largest body accepted (decoded), in bytes.
+    #[arg(long, default_value_t = 8 << 20)]
+    pub max_body_bytes: usize,
+    /// Retries after connection errors, timeouts, 429 and 5xx.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub retries: u32,
+    /// Fetch what robots.txt disallows (only for sites you own, such as web-replay).
+    #[arg(long)]
+    pub ignore_robots: bool,
+    #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
+    pub scoring: ScoringKind,
+    /// ΔQ measurement: paper 003's estimate over the queries as issued, or its single-term
+    /// estimate (the exact measurement reads the live Web, which a crawl cannot).
+    #[arg(long = "delta-q", value_enum, default_value_t = DeltaQMethod::Estimate)]
+    pub delta_q: DeltaQMethod,
+    /// Exponent of the viewing likelihood I(r) = c·r^-a.
+    #[arg(long, default_value_t = 1.5)]
+    pub viewing_exponent: f64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object (the keys of `simulate --json`, plus the fetch counts).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiscoverArg {
+    Sitemap,
+    Links,
+    None,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if !(v.is_finite() && (0.001..=31_536_000.0).contains(&v)) {
+        return Err(format!("{v} is outside 0.001..=31536000 seconds"));
+    }
+    Ok(v)
+}
+
+fn parse_resolve(s: &str) -> Result<(String, SocketAddr), String> {
+    let (host, addr) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected HOST=ADDR:PORT"))?;
+    let addr: SocketAddr = addr
+        .parse()
+        .map_err(|e| format!("`{s}`: {addr:?} is not ADDR:PORT ({e})"))?;
+    let host = host.trim().to_ascii_lowercase();
+    if host.is_empty() {
+        return Err(format!("`{s}`: empty host"));
+    }
+    Ok((host, addr))
+}
+
+/// One unit as printed and written.
+#[derive(serde::Serialize)]
+struct UnitLine {
+    unit: Unit,
+    #[serde(flatten)]
+    search: Option<SearchQuality>,
+    refreshed: usize,
+    changed: usize,
+    discovered: usize,
+    estimated_delta_q: f64,
+    fetches: u64,
+    not_modified: u64,
+    errors: u64,
+    robots_disallowed: u64,
+    seconds: f64,
+}
+
+fn write_state(dir: &Path, state: &serde_json::Value) -> anyhow::Result<()> {
+    let tmp = dir.join("state.json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(state)?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join("state.json"))
+        .with_context(|| format!("replacing {}", dir.join("state.json").display()))?;
+    Ok(())
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let given = policy_args::collect(&args.params, &[]);
+    let policy = family(&args.policy)
+        .and_then(|f| f.make(given.iter().map(|(k, v, _)| (k.as_str(), v.clone()))))
+        .map_err(|e| policy_args::explain(e, &given, "--policy"))?;
+    anyhow::ensure!(
+        args.delta_q != DeltaQMethod::Exact,
+        "--delta-q exact: the exact ΔQ reads the live Web's future, which a crawl cannot; use estimate or estimate-single-term"
+    );
+    anyhow::ensure!(
+        args.viewing_exponent > 1.0 && args.viewing_exponent <= 10.0,
+        "--viewing-exponent {}: must be in (1, 10]",
+        args.viewing_exponent
+    );
+    if args.index.join("state.json").exists() {
+        anyhow::bail!(
+            "--index {}: holds a crawl already (state.json); resuming a crawl is not supported yet, choose an empty directory",
+            args.index.display()
+        );
+    }
+    std::fs::create_dir_all(&args.index)
+        .with_context(|| format!("creating --index {}", args.index.display()))?;
+    let log = args.workload.read(&args.log)?;
+    let judge = match &args.judge_with {
+        Some(path) => {
+            let (corpus, _) = CorpusArgs {
+                corpus: path.clone(),
+                unit_days: args.judge_unit_days,
+            }
+            .load()?;
+            Some(corpus)
+        }
+        None => None,
+    };
+    let mut initial_urls: Vec<String> = args.seeds.clone();
+    if let Some(path) = &args.urls {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading --urls {}", path.display()))?;
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            anyhow::ensure!(
+                url::Url::parse(line).is_ok_and(|u| matches!(u.scheme(), "http" | "https")),
+                "{}:{}: not an http(s) URL: {}",
+                path.display(),
+                i + 1,
+                refresher::report::terminal_safe(line)
+            );
+            initial_urls.push(line.to_string());
+        }
+    }
+    let discovery = match fetcher_discovery(&args) {
+        DiscoverArg::Sitemap => {
+            let s = args
+                .sitemap
+                .clone()
+                .context("--discover sitemap needs --sitemap URL")?;
+            Discovery::Sitemaps(vec![s])
+        }
+        DiscoverArg::Links => Discovery::Links,
+        DiscoverArg::None => Discovery::None,
+    };
+    let options = HttpOptions {
+        timeout: Duration::from_millis(args.timeout_ms),
+        max_body_bytes: args.max_body_bytes,
+        min_host_delay: Duration::from_millis(args.min_host_delay_ms),
+        retries: args.retries,
+        resolve: args.resolve.iter().cloned().collect::<HashMap<_, _>>(),
+        obey_robots: !args.ignore_robots,
+        discovery,
+        ..HttpOptions::default()
+    };
+    let base_vocabulary = judge
+        .as_ref()
+        .map(|c| Arc::clone(&c.vocabulary))
+        .unwrap_or_else(|| Arc::new(Vocabulary::new()));
+    let warc = WarcOut::new(&args.warc_out)
+        .with_context(|| format!("creating --warc-out {}", args.warc_out.display()))?;
+    let mut fetcher = HttpFetcher::new(options, base_vocabulary, Some(warc))?;
+    if args.sitemap.is_some() {
+        initial_urls.extend(fetcher.read_sitemaps(0));
+    }
+    anyhow::ensure!(
+        !initial_urls.is_empty(),
+        "no URL to start from (the sitemap listed none?)"
+    );
+    let started = Instant::now();
+    let initial = initial_crawl(&mut fetcher, &initial_urls, args.max_pages);
+    if matches!(fetcher_discovery(&args), DiscoverArg::Sitemap) {
+        let listed: Vec<_> = initial.iter().map(|c| c.0).collect();
+        fetcher.set_listed(listed);
+    }
+    let totals = fetcher.monitor().totals();
+    eprintln!(
+        "initial crawl: {} pages fetched of {} URLs ({} fetches, {} errors, {} disallowed by robots.txt) in {:.1} s",
+        initial.len(),
+        fetcher.page_count(),
+        totals.fetches,
+        totals.errors,
+        totals.robots_disallowed,
+        started.elapsed().as_secs_f64()
+    );
+    anyhow::ensure!(!initial.is_empty(), "the initial crawl fetched no page");
+
+    let env_config = EnvironmentConfig {
+        scoring: args.scoring,
+        likelihood: ViewingLikelihood::new(args.viewing_exponent),
+        pieces: 3,
+        delta_q: args.delta_q,
+    };
+    // The workload: judged against the corpus (as `simulate` builds it), or against the
+    // initial crawl.
+    let crawl_corpus;
+    let workload_corpus: &Corpus = match &judge {
+        Some(c) => c,
+        None => {
+            let vocabulary: Vocabulary = (**fetcher.vocabulary().expect("grown")).clone();
+            let mut by_page: HashMap<u32, Arc<PageVersion>> = initial.iter().cloned().collect();
+            let timelines = (0..fetcher.page_count() as u32)
+                .map(|p| {
+                    let versions = by_page
+                        .remove(&p)
+                        .map(|v| vec![(*v).clone()])
+                        .unwrap_or_default();
+                    PageTimeline::new(fetcher.url(p), versions)
+                })
+                .collect();
+            crawl_corpus = Corpus::from_parts(
+                Clock {
+                    origin: 0,
+                    unit_seconds: args.unit_seconds.ceil() as i64,
+                    units: 1,
+                },
+                timelines,
+                vocabulary,
+            );
+            &crawl_corpus
+        }
+    };
+    let workload = args.workload.workload(&log, workload_corpus);
+    anyhow::ensure!(
+        !workload.queries.is_empty(),
+        "{}: no query of the log matches the crawled pages",
+        args.log.display()
+    );
+    let term_workload = TermWorkload::new(
+        &workload,
+        &workload_corpus.vocabulary,
+        MetricWorkload::Queries,
+    );
+    let env = match &judge {
+        Some(c) => Some(
+            Environment::new(c, term_workload.clone(), env_config.clone())
+                .context("building the judge's truth")?,
+        ),
+        None => None,
+    };
+    let units = args.units;
+    let config = EngineConfig {
+        budget: args.budget,
+        seed: args.seed,
+        scoring: args.scoring,
+        likelihood: env_config.likelihood,
+        environment: env_config.clone(),
+        crawl_new_pages: true,
+        last_unit: units,
+    };
+    let mut engine = CrawlEngine::new(fetcher, &initial, Arc::new(term_workload), policy, &config)?;
+    let label = engine.refresher().policy().label();
+    eprintln!(
+        "{label}, B = {}, units of {} s, {} workload queries{}",
+        args.budget,
+        args.unit_seconds,
+        engine.workload().queries.len(),
+        if env.is_some() { ", judged" } else { "" }
+    );
+    let advance = args.advance_clock.clone();
+    let clock_runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let clock_client = reqwest::Client::new();
+    let advance_clock = |url: &str| -> anyhow::Result<()> {
+        let response = clock_runtime.block_on(clock_client.post(url).send())?;
+        anyhow::ensure!(
+            response.status().is_success(),
+            "answered {}",
+            response.status()
+        );
+        Ok(())
+    };
+    let mut lines: Vec<UnitLine> = Vec::new();
+    let mut judge_error: Option<String> = None;
+    let last = units.unwrap_or(Unit::MAX);
+    let mut unit: Unit = 1;
+    while unit <= last {
+        let start = Instant::now();
+        let deadline = start + Duration::from_secs_f64(args.unit_seconds);
+        if let Some(url) = &advance {
+            advance_clock(url).with_context(|| format!("--advance-clock {url}"))?;
+        }
+        let done = engine.step(unit, Some(deadline))?;
+        let search = match (&env, &judge_error) {
+            (Some(env), None) if unit < env.units() => match engine.judge(env, unit) {
+                Ok(m) => Some(m.search),
+                Err(e) => {
+                    eprintln!("warning: not judged from unit {unit} on: {e}");
+                    judge_error = Some(e);
+                    None
+                }
+            },
+            _ => None,
+        };
+        let line = UnitLine {
+            unit,
+            search,
+            refreshed: done.step.refreshed.len(),
+            changed: done
+                .step
+                .refresh_outcomes()
+                .iter()
+                .filter(|o| o.changed)
+                .count(),
+            discovered: done.step.outcomes.iter().filter(|o| o.discovered).count(),
+            estimated_delta_q: done.step.refresh_outcomes().iter().map(|o| o.delta_q).sum(),
+            fetches: done.counts.fetches,
+            not_modified: done.counts.not_modified,
+            errors: done.counts.errors,
+            robots_disallowed: done.counts.robots_disallowed,
+            seconds: done.seconds,
+        };
+        if !args.json {
+            println!(
+                "unit {:>4}: {} refreshed ({} changed, {} not modified), {} new, {} errors{}, {:.2} s",
+                line.unit,
+                line.refreshed,
+                line.changed,
+                line.not_modified,
+                line.discovered,
+                line.errors,
+                line.search
+                    .map(|s| format!(", quality {:.4} fresh@10 {:.4} MAP@10 {:.4}", s.quality, s.fresh_at_10, s.map_at_10))
+                    .unwrap_or_default(),
+                line.seconds
+            );
+        }
+        lines.push(line);
+        write_state(
+            &args.index,
+            &serde_json::json!({
+                "units_committed": unit,
+                "pages": engine.refresher().page_count(),
+                "totals": engine.monitor().totals(),
+                "policy": label,
+                "budget": args.budget,
+            }),
+        )?;
+        unit += 1;
+        if unit <= last {
+            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        }
+    }
+    let totals = engine.monitor().totals();
+    let judged: Vec<SearchQuality> = lines.iter().filter_map(|l| l.search).collect();
+    let mean = SearchQuality::mean_of(&judged);
+    if args.json {
+        let policy = engine.refresher().policy();
+        let value = serde_json::json!({
+            "policy": policy.name(),
+            "label": policy.label(),
+            "params": policy.settings(),
+            "budget": args.budget,
+            "mode": "online",
+            "scoring": args.scoring.name(),
+            "delta_q": args.delta_q,
+            "mean_quality": mean.map(|m| m.quality),
+            "mean_fresh_at_10": mean.map(|m| m.fresh_at_10),
+            "mean_map_at_10": mean.map(|m| m.map_at_10),
+            "per_unit": lines,
+            "fetches": totals.fetches,
+            "not_modified": totals.not_modified,
+            "errors": totals.errors,
+            "robots_disallowed": totals.robots_disallowed,
+            "hosts": engine.monitor().hosts(),
+            "judge_error": judge_error,
+        });
+        println!("{value}");
+    } else {
+        println!(
+            "{} fetches, {} not modified, {} errors, {} disallowed by robots.txt{}",
+            totals.fetches,
+            totals.not_modified,
+            totals.errors,
+            totals.robots_disallowed,
+            mean.map(|m| format!(
+                "; mean quality {:.4}, fresh@10 {:.4}, MAP@10 {:.4}",
+                m.quality, m.fresh_at_10, m.map_at_10
+            ))
+            .unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+fn fetcher_discovery(args: &Args) -> DiscoverArg {
+    args.discover.unwrap_or(if args.sitemap.is_some() {
+        DiscoverArg::Sitemap
+    } else if !args.seeds.is_empty() {
+        DiscoverArg::Links
+    } else {
+        DiscoverArg::None
+    })
+}

@@ -1,0 +1,198 @@
+//! The live engine from the command line: `web-replay` serves a generated site on loopback
+//! with a manual clock, `crawl` refreshes it unit by unit (advancing the clock), judged against
+//! the same collection; its WARC output is read back by `ingest`. And a crawl of hosts that
+//! never answer ends every unit on its deadline with the errors counted.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_refresher");
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn generate(dir: &Path) {
+    let out = Command::new(BIN)
+        .args([
+            "generate",
+            "--pages",
+            "150",
+            "--weeks",
+            "5",
+            "--queries",
+            "2000",
+            "--out",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn web_replay(corpus: &Path, port: u16) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["web-replay", "--manual-clock", "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--corpus")
+        .arg(corpus)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Ready when it prints where it listens.
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("replaying on"), "{line}");
+    Server(child)
+}
+
+#[test]
+fn crawl_of_web_replay_is_judged_and_its_warc_output_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path());
+    let corpus = dir.path().join("corpus");
+    let port = free_port();
+    let _server = web_replay(&corpus, port);
+    let host = "wiki.synthetic.example";
+    let out = Command::new(BIN)
+        .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
+        .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
+        .args([
+            "--advance-clock",
+            &format!("http://127.0.0.1:{port}/_clock/advance"),
+        ])
+        .arg("--log")
+        .arg(dir.path().join("querylog/aol-synthetic.txt"))
+        .args([
+            "--policy",
+            "user-centric",
+            "--budget",
+            "8",
+            "--unit-seconds",
+            "0.3",
+        ])
+        .args(["--units", "4", "--min-host-delay-ms", "0", "--json"])
+        .arg("--judge-with")
+        .arg(&corpus)
+        .arg("--index")
+        .arg(dir.path().join("crawl-index"))
+        .arg("--warc-out")
+        .arg(dir.path().join("crawl-warc"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["mode"], "online");
+    assert_eq!(v["per_unit"].as_array().unwrap().len(), 4, "{v}");
+    assert_eq!(v["errors"], 0, "{v}");
+    let q = v["mean_quality"].as_f64().unwrap();
+    assert!(q > 0.5 && q <= 1.0, "{v}");
+    for u in v["per_unit"].as_array().unwrap() {
+        assert_eq!(u["refreshed"], 8, "{u}");
+        assert!(u["quality"].as_f64().unwrap() <= 1.0);
+    }
+    assert!(v["not_modified"].as_u64().unwrap() > 0, "{v}");
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("crawl-index/state.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["units_committed"], 4);
+    let pages = state["pages"].as_u64().unwrap();
+
+    // Every page the crawl fetched is in its WARC output.
+    let ingest = Command::new(BIN)
+        .args(["ingest", "--corpus"])
+        .arg(dir.path().join("crawl-warc"))
+        .output()
+        .unwrap();
+    assert!(
+        ingest.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ingest.stderr)
+    );
+    let text = String::from_utf8_lossy(&ingest.stdout);
+    let total = text
+        .lines()
+        .find(|l| l.starts_with("pages total"))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(total, pages, "{text}");
+    assert!(
+        text.contains("revisit record(s) read as unchanged re-captures"),
+        "{text}"
+    );
+}
+
+#[test]
+fn unreachable_hosts_are_counted_and_the_crawl_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path());
+    let urls = dir.path().join("urls.txt");
+    // A port nothing listens on: every connection is refused.
+    let dead = free_port();
+    std::fs::write(
+        &urls,
+        "# two hosts\nhttps://a.example/x\nhttps://b.example/y\n",
+    )
+    .unwrap();
+    for (robots, expected) in [(true, "2 disallowed by robots.txt"), (false, "2 errors")] {
+        let mut crawl = Command::new(BIN);
+        crawl
+            .args(["crawl", "--urls"])
+            .arg(&urls)
+            .args(["--resolve", &format!("a.example=127.0.0.1:{dead}")])
+            .args(["--resolve", &format!("b.example=127.0.0.1:{dead}")])
+            .arg("--log")
+            .arg(dir.path().join("querylog/aol-synthetic.txt"))
+            .args([
+                "--policy",
+                "round-robin",
+                "--budget",
+                "1",
+                "--unit-seconds",
+                "0.2",
+            ])
+            .args(["--units", "2", "--retries", "1"])
+            .arg("--index")
+            .arg(dir.path().join(format!("i-{robots}")))
+            .arg("--warc-out")
+            .arg(dir.path().join(format!("w-{robots}")));
+        if !robots {
+            crawl.arg("--ignore-robots");
+        }
+        let out = crawl.output().unwrap();
+        // Nothing could be fetched: the crawl says why and fails cleanly, never panics.
+        // (robots.txt unreachable means nothing may be fetched, RFC 9309 §2.3.1.4.)
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(expected) && err.contains("fetched no page"),
+            "{err}"
+        );
+    }
+}
