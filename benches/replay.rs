@@ -67,7 +67,7 @@ fn main() {
         .expect("repository");
     println!(
         "repository: {} documents indexed in {:.1} s",
-        state.search.repo.num_docs(),
+        state.search.repo().num_docs(),
         t.elapsed().as_secs_f64()
     );
     let log = read_log(

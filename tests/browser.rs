@@ -214,19 +214,22 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
     let base = server.url();
 
     // Search: type a query, see ranked results with highlighted terms and stale markers, page on.
-    let repo = &server.state.search.repo;
-    let query = server
-        .log
-        .submissions
-        .iter()
-        .map(|s| s.query.clone())
-        .find(|q| {
-            repo.search(q, 0, 1)
-                .map(|r| r.total_hits > 10)
-                .unwrap_or(false)
-        })
-        .expect("a logged query with more than 10 hits");
-    let expected = repo.search(&query, 0, 20).unwrap();
+    let (query, expected) = {
+        let repo = server.state.search.repo();
+        let query = server
+            .log
+            .submissions
+            .iter()
+            .map(|s| s.query.clone())
+            .find(|q| {
+                repo.search(q, 0, 1)
+                    .map(|r| r.total_hits > 10)
+                    .unwrap_or(false)
+            })
+            .expect("a logged query with more than 10 hits");
+        let expected = repo.search(&query, 0, 20).unwrap();
+        (query, expected)
+    };
     browser.goto(&format!("{base}/")).await;
     browser.type_into("#q", &query).await;
     browser.click("#go").await;
@@ -383,5 +386,98 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         .eval("return [...document.querySelectorAll('#view option')].map(o => o.value)")
         .await;
     assert_eq!(offered, json!(["", "all", "1"]));
+    browser.quit().await;
+}
+
+/// Issue 12: the dashboard shows the served engine's quality moving unit by unit, and a search
+/// in the UI returns a page's new content after the engine refreshed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_engine_moves_on_the_dashboard_and_search_finds_new_content() {
+    use refresher::corpus::PageId;
+    use refresher::server::engine::RefreshSpec;
+    let Some(mut browser) = Browser::start().await else {
+        return;
+    };
+    let server = server_support::start(80, 8, Duration::ZERO).await;
+    let base = server.url();
+    let state = server.state.clone();
+    tokio::task::spawn_blocking(move || {
+        state.start_engine(&RefreshSpec {
+            policy: "round-robin".into(),
+            params: Vec::new(),
+            budget: 12,
+            unit_seconds: 0.4,
+            seed: 1,
+        })
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    browser.goto(&format!("{base}/dashboard")).await;
+    let first = browser
+        .wait_for(
+            "const p = document.getElementById('engine'); \
+             return p && !p.hidden && Number(p.dataset.unit) >= 1 ? Number(p.dataset.unit) : 0",
+            "the engine panel",
+        )
+        .await;
+    browser
+        .wait_for(
+            &format!("return Number(document.getElementById('engine').dataset.unit) > {first}"),
+            "the engine to move on",
+        )
+        .await;
+    let rows = browser
+        .eval("return document.querySelectorAll('#engine-units tbody tr').length")
+        .await;
+    assert!(rows.as_u64().unwrap() >= 2, "{rows}");
+    browser.screenshot("dashboard-engine.png").await;
+    let last = server.corpus.units() - 1;
+    browser
+        .wait_for(
+            &format!("return Number(document.getElementById('engine').dataset.unit) === {last}"),
+            "the engine to reach the last unit",
+        )
+        .await;
+    let qualities = browser
+        .eval("return [...document.querySelectorAll('#engine-units td.quality')].map(t => t.textContent)")
+        .await;
+    let mut distinct: Vec<String> = serde_json::from_value(qualities).unwrap();
+    distinct.dedup();
+    assert!(distinct.len() > 1, "quality never moved: {distinct:?}");
+
+    // A word only a refreshed copy holds, searched in the UI, finds that page.
+    let status = server.state.engine.get().unwrap().status();
+    let corpus = &server.corpus;
+    let found = status.per_unit.iter().find_map(|u| {
+        u.refreshed_urls.iter().find_map(|url| {
+            let p: PageId = corpus.page_id(url)?;
+            let now = corpus.page_at(p, last).present()?;
+            let old = corpus.page_at(p, 0).present();
+            if now.unit > u.unit || old.is_some_and(|o| o.unit == now.unit) {
+                return None;
+            }
+            let word = now.text.split_whitespace().find(|w| {
+                w.len() > 4
+                    && w.chars().all(|c| c.is_ascii_lowercase())
+                    && old.is_none_or(|o| !o.text.split_whitespace().any(|x| x == *w))
+            })?;
+            Some((url.clone(), word.to_string()))
+        })
+    });
+    let (url, word) = found.expect("a refreshed page with a new word");
+    browser.goto(&format!("{base}/?q={word}&limit=50")).await;
+    let shown = browser
+        .wait_for(
+            &format!(
+                "const urls = [...document.querySelectorAll('#results .result-url')].map(e => e.textContent); \
+                 return urls.includes({}) ? urls.length : 0",
+                serde_json::to_string(&url).unwrap()
+            ),
+            "the refreshed page in the results",
+        )
+        .await;
+    assert!(shown.as_u64().unwrap() >= 1);
+    browser.screenshot("search-after-refresh.png").await;
     browser.quit().await;
 }

@@ -16,7 +16,7 @@ use server_support::{start, TestServer};
 
 /// A workload term with more matches than `min_hits` in the served repository.
 fn busy_query(server: &TestServer, min_hits: usize) -> String {
-    let repo = &server.state.search.repo;
+    let repo = server.state.search.repo();
     let env = server
         .state
         .runs
@@ -88,7 +88,7 @@ async fn search_ranks_pages_and_marks_stale_copies_like_the_library() {
         .unwrap();
     assert_eq!(status, StatusCode::OK, "{whole}");
     let total = whole["total_hits"].as_u64().unwrap() as usize;
-    let expected = server.state.search.repo.search(&q, 0, 12).unwrap();
+    let expected = server.state.search.repo().search(&q, 0, 12).unwrap();
     assert_eq!(total, expected.total_hits);
     let results = whole["results"].as_array().unwrap();
     assert_eq!(results.len(), 12);
@@ -772,7 +772,7 @@ async fn metrics_pages_and_the_openapi_description_are_served() {
     );
     assert_eq!(
         value("refresher_index_documents"),
-        server.state.search.repo.num_docs() as f64
+        server.state.search.repo().num_docs() as f64
     );
     assert_eq!(
         value("refresher_refreshes_done"),
@@ -1135,4 +1135,125 @@ async fn compare_keeps_oracle_and_online_runs_apart() {
         v["error"]["message"].as_str().unwrap().contains("`all`"),
         "{v}"
     );
+}
+
+/// Issue 12: `serve --refresh` — the index users search refreshes itself. The served engine
+/// makes the simulator's decisions (its per-unit quality is `simulate --mode online`'s), and a
+/// search finds a page by a word only its refreshed copy holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_engine_refreshes_the_index_users_search() {
+    use refresher::corpus::{LiveWeb, PageId};
+    use refresher::server::engine::RefreshSpec;
+    let server = start(80, 8, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let (_, off) = c.get_json("/api/engine").await.unwrap();
+    assert_eq!(off["enabled"], false);
+    let state = server.state.clone();
+    tokio::task::spawn_blocking(move || {
+        state.start_engine(&RefreshSpec {
+            policy: "round-robin".into(),
+            params: Vec::new(),
+            budget: 12,
+            unit_seconds: 0.05,
+            seed: 1,
+        })
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let engine = loop {
+        let (_, v) = c.get_json("/api/engine").await.unwrap();
+        if v["finished"] == true {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let units = server.corpus.units();
+    assert_eq!(engine["unit"], units - 1, "{engine}");
+    assert_eq!(engine["refreshes"], 12 * (units as u64 - 1), "{engine}");
+    assert!(engine["error"].is_null(), "{engine}");
+
+    // The same decisions as the online simulation: equal quality, fresh@10, MAP@10 per unit.
+    let env = server
+        .state
+        .runs
+        .environments
+        .get(
+            refresher::index::ScoringKind::Bm25,
+            refresher::server::WorkloadSource::Log,
+            refresher::quality::measure::DeltaQMethod::Estimate,
+        )
+        .unwrap();
+    let policy = refresher::policy::registry::family("round-robin")
+        .unwrap()
+        .make([])
+        .unwrap();
+    let simulated = refresher::sim::run(
+        &env,
+        policy,
+        &refresher::sim::RunConfig::new(12, refresher::policy::FitMode::Online),
+    )
+    .unwrap();
+    let per_unit = engine["per_unit"].as_array().unwrap();
+    assert_eq!(per_unit.len(), simulated.per_unit.len());
+    for (e, s) in per_unit.iter().zip(&simulated.per_unit) {
+        for (key, want) in [
+            ("quality", s.search.quality),
+            ("fresh_at_10", s.search.fresh_at_10),
+            ("map_at_10", s.search.map_at_10),
+        ] {
+            let got = e[key].as_f64().unwrap();
+            assert!(
+                (got - want).abs() < 1e-12,
+                "unit {}: {key} {got} vs {want}",
+                s.unit
+            );
+        }
+    }
+
+    // A word only a refreshed copy holds now finds that page, marked fresh at the last unit.
+    let corpus = &server.corpus;
+    let last = units - 1;
+    let mut checked = 0;
+    for e in per_unit {
+        for url in e["refreshed_urls"].as_array().unwrap() {
+            let p: PageId = corpus.page_id(url.as_str().unwrap()).unwrap();
+            let (Some(now), old) = (
+                corpus.page_at(p, last).present(),
+                corpus.page_at(p, 0).present(),
+            ) else {
+                continue;
+            };
+            if now.unit == old.map_or(u32::MAX, |o| o.unit) {
+                continue;
+            }
+            let Some(word) = now.text.split_whitespace().find(|w| {
+                w.len() > 4
+                    && w.chars().all(|c| c.is_ascii_lowercase())
+                    && old.is_none_or(|o| !o.text.split_whitespace().any(|x| x == *w))
+            }) else {
+                continue;
+            };
+            let (status, v) = c
+                .get_json(&format!("/api/search?q={word}&limit=100"))
+                .await
+                .unwrap();
+            assert_eq!(status, StatusCode::OK, "{v}");
+            assert_eq!(v["served_unit"], last, "{v}");
+            let hit = v["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|h| h["url"] == *url);
+            // Refreshed at an earlier unit and changed again since: present, maybe stale.
+            if now.unit <= e["unit"].as_u64().unwrap() as u32 {
+                let hit = hit.unwrap_or_else(|| panic!("{url} for {word}: {v}"));
+                assert_eq!(hit["stale"], false, "{hit}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no refreshed page brought a new word");
 }

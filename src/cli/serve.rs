@@ -47,6 +47,23 @@ pub struct Args {
     /// Longest a search may take, in milliseconds, before it answers 503.
     #[arg(long, default_value_t = 5000)]
     pub search_timeout_ms: u64,
+    /// Keep the served index fresh with this refresh policy: the live Web advances one unit
+    /// of the corpus's history every --unit-seconds and the policy refreshes --budget pages
+    /// of the served index per unit (`GET /api/engine`, the dashboard's engine panel).
+    #[arg(long, requires = "budget", requires = "log")]
+    pub refresh: Option<String>,
+    /// A parameter of the --refresh policy, `key=value` (repeatable).
+    #[arg(long = "refresh-param", value_name = "KEY=VALUE", value_parser = super::policy_args::parse_param)]
+    pub refresh_params: Vec<(String, String)>,
+    /// Refreshes per unit of the served engine (B).
+    #[arg(long, requires = "refresh")]
+    pub budget: Option<usize>,
+    /// Wall-clock seconds per unit of the served engine.
+    #[arg(long, default_value_t = 10.0, requires = "refresh")]
+    pub unit_seconds: f64,
+    /// Seed of a randomised --refresh policy.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Raises the soft open-file limit to the hard limit, so that many clients (each a socket)
@@ -100,15 +117,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let state = AppState::build(corpus, workload, options).context("building the repository")?;
     eprintln!(
         "repository: {} documents at unit {}{} (ready after {:.1} s)",
-        state.search.repo.num_docs(),
+        state.search.repo().num_docs(),
         state.search.served_unit,
-        if state.search.repo.is_read_only() {
+        if state.search.repo().is_read_only() {
             ", read-only index directory"
         } else {
             ""
         },
         started.elapsed().as_secs_f64()
     );
+    if let (Some(policy), Some(budget)) = (&args.refresh, args.budget) {
+        let spec = server::engine::RefreshSpec {
+            policy: policy.clone(),
+            params: args
+                .refresh_params
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        refresher::policy::family::ParamValue::Text(v.clone()),
+                    )
+                })
+                .collect(),
+            budget,
+            unit_seconds: args.unit_seconds,
+            seed: args.seed,
+        };
+        state.start_engine(&spec).map_err(anyhow::Error::msg)?;
+        eprintln!(
+            "engine: {policy}, B = {budget}, one unit every {} s (GET /api/engine)",
+            args.unit_seconds
+        );
+    }
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
     runtime.block_on(async move {
         let (addr, handle) = server::spawn(state, args.addr)

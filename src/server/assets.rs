@@ -40,6 +40,11 @@ pub const STATIC_FILES: &[(&str, &str, &str)] = &[
         include_str!("../../web/dashboard.js"),
     ),
     (
+        "engine.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/engine.js"),
+    ),
+    (
         "compare.js",
         "text/javascript; charset=utf-8",
         include_str!("../../web/compare.js"),

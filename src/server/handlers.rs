@@ -235,9 +235,21 @@ pub async fn start_comparison(
     ))
 }
 
+/// `GET /api/engine`: the served engine's state (`{"enabled": false}` without `--refresh`).
+pub async fn engine_status(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
+    Json(match state.engine.get() {
+        Some(engine) => {
+            let mut v = serde_json::to_value(engine.status()).unwrap_or_default();
+            v["enabled"] = serde_json::Value::Bool(true);
+            v
+        }
+        None => serde_json::json!({"enabled": false}),
+    })
+}
+
 /// `GET /metrics`: Prometheus text format.
 pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
-    let repo = &state.search.repo;
+    let repo = state.search.repo();
     let runs = state.runs.list();
     let active = runs.iter().filter(|r| !r.status().is_finished()).count();
     let mut run_quality = Vec::new();

@@ -12,6 +12,7 @@
 
 pub mod assets;
 pub mod compare;
+pub mod engine;
 pub mod error;
 pub mod guard;
 pub mod handlers;
@@ -113,6 +114,8 @@ pub struct AppState {
     /// Searches running or waiting for a slot.
     pub search_pending: std::sync::atomic::AtomicUsize,
     next_sweep: Mutex<u64>,
+    /// The served engine, when the server refreshes its own index (`serve --refresh`).
+    pub engine: std::sync::OnceLock<Arc<engine::ServedEngine>>,
 }
 
 impl AppState {
@@ -146,12 +149,7 @@ impl AppState {
                 SnapshotFetcher::new(corpus).repository_at(served_unit, options.scoring, None)?
             }
         };
-        let search = Arc::new(SearchService {
-            corpus,
-            repo,
-            served_unit,
-            live_unit,
-        });
+        let search = Arc::new(SearchService::new(corpus, repo, served_unit, live_unit));
         let live = Arc::new(LiveWorkload::default());
         let has_log = log.is_some();
         let environments = Arc::new(runs::Environments::new(
@@ -173,9 +171,10 @@ impl AppState {
                 let held = |p: PageId| corpus.page_at(p, served_unit).present().map(|v| v.unit);
                 for unit in served_unit..corpus.units() {
                     let fresh = |p: PageId| is_fresh(corpus, p, held(p), unit);
+                    let repo = search.repo();
                     let m = evaluate(
-                        search.repo.forward(),
-                        search.repo.scorer(),
+                        repo.forward(),
+                        repo.scorer(),
                         &env.workload.queries,
                         &env.truths[unit as usize],
                         &env.config.likelihood,
@@ -202,7 +201,39 @@ impl AppState {
                 ..options
             },
             next_sweep: Mutex::new(1),
+            engine: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Starts the served engine: the index refreshes itself with `spec`'s policy, one unit of
+    /// the snapshot history every `spec.unit_seconds`. Needs a log (the workload) and the
+    /// index served at unit 0 (where the refresh loop starts).
+    pub fn start_engine(&self, spec: &engine::RefreshSpec) -> Result<(), String> {
+        if self.search.served_unit != 0 {
+            return Err(format!(
+                "--refresh: the engine starts from the crawl at unit 0, but --unit {} was asked",
+                self.search.served_unit
+            ));
+        }
+        if !(spec.unit_seconds.is_finite() && spec.unit_seconds > 0.0) {
+            return Err(format!(
+                "--unit-seconds {}: must be positive",
+                spec.unit_seconds
+            ));
+        }
+        let env = self
+            .runs
+            .environments
+            .get(
+                self.options.scoring,
+                WorkloadSource::Log,
+                crate::quality::measure::DeltaQMethod::Estimate,
+            )
+            .map_err(|e| format!("--refresh needs --log: {e}"))?;
+        let engine = engine::ServedEngine::start(spec, env, Arc::clone(&self.search))?;
+        self.engine
+            .set(engine)
+            .map_err(|_| "the engine was started already".to_string())
     }
 
     /// The serving quality at the live unit.
@@ -246,6 +277,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/runs/{id}/cancel", post(cancel_run))
         .route("/api/runs/{id}/events", get(run_events))
         .route("/api/compare", get(get_comparison).post(start_comparison))
+        .route("/api/engine", get(engine_status))
         .route("/metrics", get(metrics))
         .fallback(not_found)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -14,10 +14,11 @@
 //! them): the first 32 distinct terms are searched, as major engines truncate long queries,
 //! and the response says so (`truncated: true`, the rest in `dropped_terms`, and a note).
 
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 use std::time::Instant;
 
 use crate::corpus::is_fresh;
-use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
+use crate::corpus::{Corpus, LiveWeb, PageId, PageVersion, Unit};
 use crate::index::Repository;
 use crate::text::Analyzer;
 
@@ -158,18 +159,78 @@ fn query_notes(text: &str, distinct: usize) -> Vec<String> {
 
 /// The searchable repository and the live Web it was crawled from.
 ///
-/// The server never modifies this repository: simulation runs build their own, so searches
-/// read a fixed `W_L` and need no lock.
+/// Simulation runs build their own repositories; this one changes only when the served engine
+/// (`serve --refresh`) applies a unit's refreshes, under the write lock, after which searches
+/// see the new copies and stale markers compare against the engine's current unit.
 pub struct SearchService {
     pub corpus: &'static Corpus,
-    pub repo: Repository,
-    /// Unit whose versions the repository holds.
+    repo: RwLock<Repository>,
+    /// Unit whose versions the repository holds (before any refresh of the served engine).
     pub served_unit: Unit,
-    /// Unit of the live Web for stale markers.
+    /// Unit of the live Web for stale markers (before any refresh of the served engine).
     pub live_unit: Unit,
+    /// What the served engine holds now, once it has refreshed a unit.
+    refreshed: RwLock<Option<EngineView>>,
+}
+
+/// The served engine's view of the repository after its latest unit.
+#[derive(Debug, Clone)]
+pub struct EngineView {
+    /// The unit of the live Web the engine has refreshed up to.
+    pub unit: Unit,
+    /// The copy held of every page (`None`: none).
+    pub held: Vec<Option<Arc<PageVersion>>>,
 }
 
 impl SearchService {
+    pub fn new(
+        corpus: &'static Corpus,
+        repo: Repository,
+        served_unit: Unit,
+        live_unit: Unit,
+    ) -> Self {
+        SearchService {
+            corpus,
+            repo: RwLock::new(repo),
+            served_unit,
+            live_unit,
+            refreshed: RwLock::new(None),
+        }
+    }
+
+    /// The served repository, read-locked (searches hold it for their duration).
+    pub fn repo(&self) -> RwLockReadGuard<'_, Repository> {
+        self.repo.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Applies the served engine's unit: `update` changes the repository under the write
+    /// lock, then stale markers and snippets follow `view`.
+    pub fn refresh<T>(&self, view: EngineView, update: impl FnOnce(&mut Repository) -> T) -> T {
+        let mut repo = self.repo.write().unwrap_or_else(|e| e.into_inner());
+        let out = update(&mut repo);
+        *self.refreshed.write().unwrap_or_else(|e| e.into_inner()) = Some(view);
+        out
+    }
+
+    /// The (served, live) units searches report: the engine's unit once it has run.
+    pub fn units(&self) -> (Unit, Unit) {
+        match &*self.refreshed.read().unwrap_or_else(|e| e.into_inner()) {
+            Some(v) => (v.unit, v.unit),
+            None => (self.served_unit, self.live_unit),
+        }
+    }
+
+    /// The copy of `page` the repository holds.
+    fn held(&self, page: PageId) -> Option<Arc<PageVersion>> {
+        match &*self.refreshed.read().unwrap_or_else(|e| e.into_inner()) {
+            Some(v) => v.held.get(page as usize).cloned().flatten(),
+            None => self
+                .corpus
+                .timeline(page)
+                .shared_at(self.served_unit)
+                .cloned(),
+        }
+    }
     /// Runs one validated query (blocking; call from a blocking thread). Returns the response
     /// and the query's analyzed terms (for the live workload).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, ApiError> {
@@ -182,7 +243,7 @@ impl SearchService {
         };
         let notes = query_notes(&request.text, terms.len() + dropped_terms.len());
         let found = self
-            .repo
+            .repo()
             .search_analyzed(&terms, request.offset, request.limit)?;
         let mut snippets = Snippeter::new(&terms);
         let results = found
@@ -211,8 +272,8 @@ impl SearchService {
             limit: request.limit,
             total_hits: found.total_hits,
             took_ms: started.elapsed().as_secs_f64() * 1e3,
-            served_unit: self.served_unit,
-            live_unit: self.live_unit,
+            served_unit: self.units().0,
+            live_unit: self.units().1,
             results,
         })
     }
@@ -223,19 +284,15 @@ impl SearchService {
         if (page as usize) >= self.corpus.page_count() {
             return false;
         }
-        let held = self
-            .corpus
-            .page_at(page, self.served_unit)
-            .present()
-            .map(|v| v.unit);
-        !is_fresh(self.corpus, page, held, self.live_unit)
+        let held = self.held(page).map(|v| v.unit);
+        !is_fresh(self.corpus, page, held, self.units().1)
     }
 
     fn copy_text(&self, page: PageId, snippets: &mut Snippeter) -> (String, String) {
         if (page as usize) >= self.corpus.page_count() {
             return (String::new(), String::new());
         }
-        match self.corpus.page_at(page, self.served_unit).present() {
+        match self.held(page) {
             Some(v) => (v.title.clone(), snippets.snippet(&v.text)),
             None => {
                 let mut s = String::new();

@@ -1,0 +1,253 @@
+//! The served engine (`serve --refresh P --budget B --unit-seconds S`): the search engine
+//! keeps its own index fresh. A background thread advances the live Web one unit every S
+//! seconds (the snapshot history of `--corpus`), runs the policy's refresh loop — the same
+//! [`Refresher`] as `simulate --mode online` — and applies each unit's refreshes and new pages
+//! to the served index under its write lock, so searches see them as they commit and stale
+//! markers compare against the current unit. The truth is known (snapshot history), so every
+//! unit also records the exact quality, fresh@10 and MAP@10 of the index users search.
+//!
+//! The workload is the log's (`--log`), fixed when the engine starts; queries served later
+//! steer runs started with `"workload": "log+live"`, not the engine (yet).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
+use crate::index::PageUpdate;
+use crate::policy::family::ParamValue;
+use crate::policy::registry::family;
+use crate::policy::FitMode;
+use crate::quality::exact::evaluate;
+use crate::quality::SearchQuality;
+use crate::sim::run::refresher_for;
+use crate::sim::{Environment, RunConfig};
+
+use super::search::{EngineView, SearchService};
+
+/// What `serve --refresh` asks for.
+#[derive(Debug, Clone)]
+pub struct RefreshSpec {
+    pub policy: String,
+    pub params: Vec<(String, ParamValue)>,
+    pub budget: usize,
+    /// Wall-clock seconds per unit.
+    pub unit_seconds: f64,
+    pub seed: u64,
+}
+
+/// One unit of the served engine.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EngineUnit {
+    pub unit: Unit,
+    pub refreshed: usize,
+    /// Refreshes that found a new copy.
+    pub changes_found: usize,
+    /// Refreshes that found the held copy (a 304).
+    pub not_modified: usize,
+    /// New pages crawled outside the budget.
+    pub discovered: usize,
+    /// Σ of the hook-estimated ΔQ of this unit's refreshes.
+    pub estimated_delta_q: f64,
+    /// Exact quality of the served index against the live Web at this unit.
+    #[serde(flatten)]
+    pub search: SearchQuality,
+    /// URLs refreshed this unit, in the policy's order.
+    pub refreshed_urls: Vec<String>,
+}
+
+/// The served engine's state, as `GET /api/engine` reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EngineStatus {
+    pub policy: String,
+    pub label: String,
+    pub budget: usize,
+    pub unit_seconds: f64,
+    /// The unit the index is refreshed up to (0 before the first).
+    pub unit: Unit,
+    /// The last unit of the snapshot history.
+    pub last_unit: Unit,
+    pub finished: bool,
+    pub refreshes: usize,
+    pub changes_found: usize,
+    pub not_modified: usize,
+    pub discovered: usize,
+    pub errors: usize,
+    /// Quality of the served index at the current unit (unit 0: before any refresh).
+    #[serde(flatten)]
+    pub search: SearchQuality,
+    pub per_unit: Vec<EngineUnit>,
+    /// Why the engine stopped early, if it did.
+    pub error: Option<String>,
+}
+
+/// A running served engine.
+pub struct ServedEngine {
+    status: Mutex<EngineStatus>,
+}
+
+impl ServedEngine {
+    /// Starts the engine's thread over `env` (workload and truth), refreshing `search`'s index.
+    pub fn start(
+        spec: &RefreshSpec,
+        env: Arc<Environment<'static>>,
+        search: Arc<SearchService>,
+    ) -> Result<Arc<ServedEngine>, String> {
+        let policy = family(&spec.policy)
+            .and_then(|f| f.make(spec.params.iter().map(|(k, v)| (k.as_str(), v.clone()))))
+            .map_err(|e| format!("--refresh {}: {e}", spec.policy))?;
+        let pages = env.corpus.page_count();
+        if spec.budget > pages {
+            return Err(format!(
+                "--budget {}: exceeds the {pages} pages of the corpus",
+                spec.budget
+            ));
+        }
+        let corpus = env.corpus;
+        let initial = {
+            let repo = search.repo();
+            let fresh =
+                |p: PageId| is_fresh(corpus, p, corpus.page_at(p, 0).present().map(|v| v.unit), 0);
+            evaluate(
+                repo.forward(),
+                repo.scorer(),
+                &env.workload.queries,
+                &env.truths[0],
+                &env.config.likelihood,
+                &fresh,
+            )
+        };
+        let mut config = RunConfig::new(spec.budget, FitMode::Online);
+        config.seed = spec.seed;
+        let label = {
+            let mut probe = family(&spec.policy)
+                .and_then(|f| f.make(spec.params.iter().map(|(k, v)| (k.as_str(), v.clone()))))
+                .map_err(|e| e.to_string())?;
+            probe.prepare(&crate::policy::PolicyContext {
+                mode: FitMode::Online,
+                page_count: pages,
+                units: env.units().saturating_sub(1),
+                budget: spec.budget,
+                initial_pages: &[],
+                view_weight: &env.view_weight,
+                history: None,
+                seed: spec.seed,
+            });
+            probe.label()
+        };
+        let engine = Arc::new(ServedEngine {
+            status: Mutex::new(EngineStatus {
+                policy: spec.policy.clone(),
+                label,
+                budget: spec.budget,
+                unit_seconds: spec.unit_seconds,
+                unit: 0,
+                last_unit: env.units().saturating_sub(1),
+                finished: env.units() < 2,
+                refreshes: 0,
+                changes_found: 0,
+                not_modified: 0,
+                discovered: 0,
+                errors: 0,
+                search: initial.search,
+                per_unit: Vec::new(),
+                error: None,
+            }),
+        });
+        let period = Duration::from_secs_f64(spec.unit_seconds);
+        let running = Arc::clone(&engine);
+        std::thread::Builder::new()
+            .name("served-engine".into())
+            .spawn(move || {
+                if let Err(e) = running.run(&env, policy, &config, &search, period) {
+                    let mut s = running.status.lock().unwrap_or_else(|e| e.into_inner());
+                    s.error = Some(e);
+                    s.finished = true;
+                }
+            })
+            .map_err(|e| format!("starting the engine thread: {e}"))?;
+        Ok(engine)
+    }
+
+    fn run(
+        &self,
+        env: &Environment<'static>,
+        policy: Box<dyn crate::policy::RefreshPolicy>,
+        config: &RunConfig,
+        search: &SearchService,
+        period: Duration,
+    ) -> Result<(), String> {
+        let corpus = env.corpus;
+        let mut refresher = refresher_for(env, policy, config);
+        for unit in 1..env.units() {
+            std::thread::sleep(period);
+            let step = refresher.step(unit).map_err(|e| e.to_string())?;
+            let crawl = refresher.crawl();
+            let touched: Vec<PageId> = step.outcomes.iter().map(|o| o.page).collect();
+            let held: Vec<_> = (0..corpus.page_count() as PageId)
+                .map(|p| crawl.held(p).map(|h| Arc::clone(&h.version)))
+                .collect();
+            let updates: Vec<PageUpdate> = touched
+                .iter()
+                .map(|&p| PageUpdate {
+                    page: p,
+                    url: corpus.url(p),
+                    version: held[p as usize].as_deref(),
+                })
+                .collect();
+            let fresh = |p: PageId| is_fresh(corpus, p, crawl.held_unit(p), unit);
+            let metrics = {
+                let repo = refresher.repository();
+                evaluate(
+                    repo.forward(),
+                    repo.scorer(),
+                    &env.workload.queries,
+                    &env.truths[unit as usize],
+                    &env.config.likelihood,
+                    &fresh,
+                )
+            };
+            search
+                .refresh(
+                    EngineView {
+                        unit,
+                        held: held.clone(),
+                    },
+                    |repo| repo.apply_unmeasured(unit, &updates),
+                )
+                .map_err(|e| e.to_string())?;
+            let outcomes = step.refresh_outcomes();
+            let record = EngineUnit {
+                unit,
+                refreshed: step.refreshed.len(),
+                changes_found: outcomes.iter().filter(|o| o.changed).count(),
+                not_modified: outcomes.iter().filter(|o| !o.changed && !o.gone).count(),
+                discovered: step.outcomes.iter().filter(|o| o.discovered).count(),
+                estimated_delta_q: outcomes.iter().map(|o| o.delta_q).sum(),
+                search: metrics.search,
+                refreshed_urls: step
+                    .refreshed
+                    .iter()
+                    .map(|&p| corpus.url(p).to_string())
+                    .collect(),
+            };
+            let mut s = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            s.unit = unit;
+            s.refreshes += record.refreshed;
+            s.changes_found += record.changes_found;
+            s.not_modified += record.not_modified;
+            s.discovered += record.discovered;
+            s.search = record.search;
+            s.per_unit.push(record);
+            s.finished = unit + 1 >= env.units();
+        }
+        Ok(())
+    }
+
+    /// The engine's state now.
+    pub fn status(&self) -> EngineStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
