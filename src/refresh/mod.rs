@@ -54,6 +54,19 @@ pub struct StepReport {
     pub outcomes: Vec<RefreshOutcome>,
     /// What the repository's update path did.
     pub apply: ApplyReport,
+    /// Where the step's wall time went.
+    pub timings: StepTimings,
+}
+
+/// Wall time of the parts of one [`Refresher::step`], in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepTimings {
+    /// The policy's `choose`, `observe` and `observe_views` (with the view weights).
+    pub policy: f64,
+    /// The fetcher: refreshes and discoveries.
+    pub fetch: f64,
+    /// The repository's update path with the hook, and the ΔQ measurement.
+    pub index: f64,
 }
 
 impl StepReport {
@@ -133,7 +146,10 @@ impl<'f> Refresher<'f> {
         self.crawl.grow(pages);
         let budget = self.config.budget;
 
+        let mut timings = StepTimings::default();
+        let clock = std::time::Instant::now();
         let mut chosen = self.policy.choose(unit, budget, &self.crawl);
+        timings.policy += clock.elapsed().as_secs_f64();
         let mut seen = HashSet::new();
         chosen.retain(|&p| (p as usize) < pages && seen.insert(p));
         chosen.truncate(budget);
@@ -145,6 +161,7 @@ impl<'f> Refresher<'f> {
                 validator: self.crawl.held(p).map(HeldCopy::validator),
             })
             .collect();
+        let clock = std::time::Instant::now();
         let fetched = self.fetcher.fetch(unit, &requests);
         let discovered: Vec<Fetched> = if self.config.crawl_new_pages {
             let crawl = &self.crawl;
@@ -162,6 +179,8 @@ impl<'f> Refresher<'f> {
             Vec::new()
         };
 
+        timings.fetch += clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
         if let Some(vocabulary) = self.fetcher.vocabulary() {
             self.repo.set_vocabulary(Arc::clone(vocabulary));
         }
@@ -188,6 +207,7 @@ impl<'f> Refresher<'f> {
             self.repo.apply(unit, &batch, &mut *self.measure)?
         };
         let deltas: HashMap<PageId, f64> = self.measure.delta_q_by_page().into_iter().collect();
+        timings.index += clock.elapsed().as_secs_f64();
         let delta_of = |p: PageId| deltas.get(&p).copied().unwrap_or(0.0);
 
         let mut outcomes = Vec::with_capacity(fetched.len() + discovered.len());
@@ -232,6 +252,7 @@ impl<'f> Refresher<'f> {
                 });
             }
         }
+        let clock = std::time::Instant::now();
         self.policy.observe(&outcomes);
         let next_is_run = self.config.last_unit.is_none_or(|last| unit < last);
         if next_is_run && self.policy.wants_views(unit + 1) {
@@ -243,11 +264,13 @@ impl<'f> Refresher<'f> {
                 &self.config.likelihood,
             ));
         }
+        timings.policy += clock.elapsed().as_secs_f64();
         Ok(StepReport {
             unit,
             refreshed: chosen,
             outcomes,
             apply,
+            timings,
         })
     }
 }

@@ -909,3 +909,170 @@ fn add_counts(to: &mut FetchCounts, c: &FetchCounts) {
     to.robots_disallowed += c.robots_disallowed;
     to.bytes += c.bytes;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::{header, StatusCode};
+    use axum::response::{IntoResponse, Response};
+    use axum::routing::get;
+    use axum::Router;
+
+    /// A hostile site on loopback: endless and over-long bodies, invalid UTF-8, broken gzip,
+    /// a redirect loop, a 500 storm, a page slower than the timeout; robots.txt disallows
+    /// `/private` and asks for no delay.
+    fn hostile() -> (SocketAddr, tokio::runtime::Runtime) {
+        async fn endless() -> Response {
+            let chunks = futures_util::stream::repeat_with(|| {
+                Ok::<_, std::io::Error>(bytes::Bytes::from(vec![b'a'; 64 << 10]))
+            });
+            (
+                [(header::CONTENT_TYPE, "text/html")],
+                Body::from_stream(chunks),
+            )
+                .into_response()
+        }
+        let app = Router::new()
+            .route(
+                "/robots.txt",
+                get(|| async { "User-agent: *\nDisallow: /private\n" }),
+            )
+            .route(
+                "/ok",
+                get(|| async {
+                    (
+                        [(header::CONTENT_TYPE, "text/html")],
+                        "<title>fine</title><p>hello world</p>",
+                    )
+                }),
+            )
+            .route("/private", get(|| async { "secret" }))
+            .route("/endless", get(endless))
+            .route(
+                "/latin1",
+                get(|| async {
+                    (
+                        [(header::CONTENT_TYPE, "text/html")],
+                        b"<p>caf\xe9 cr\xe8me</p>".to_vec(),
+                    )
+                }),
+            )
+            .route(
+                "/badgzip",
+                get(|| async {
+                    (
+                        [
+                            (header::CONTENT_TYPE, "text/html"),
+                            (header::CONTENT_ENCODING, "gzip"),
+                        ],
+                        b"\x1f\x8b\x08\x00garbage-not-deflate".to_vec(),
+                    )
+                }),
+            )
+            .route(
+                "/loop",
+                get(|| async { (StatusCode::FOUND, [(header::LOCATION, "/loop")]) }),
+            )
+            .route(
+                "/storm",
+                get(|| async { StatusCode::INTERNAL_SERVER_ERROR }),
+            )
+            .route(
+                "/slow",
+                get(|| async {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    "late"
+                }),
+            )
+            .route(
+                "/pdf",
+                get(|| async { ([(header::CONTENT_TYPE, "application/pdf")], "%PDF") }),
+            )
+            .route("/gone", get(|| async { StatusCode::GONE }));
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let addr = runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            addr
+        });
+        (addr, runtime)
+    }
+
+    #[test]
+    fn faults_are_counted_per_host_and_never_stall_a_batch() {
+        let (addr, _server) = hostile();
+        let options = HttpOptions {
+            min_host_delay: Duration::ZERO,
+            timeout: Duration::from_millis(800),
+            max_body_bytes: 1 << 20,
+            retries: 1,
+            resolve: HashMap::from([("hostile.example".to_string(), addr)]),
+            ..HttpOptions::default()
+        };
+        let mut fetcher = HttpFetcher::new(options, Arc::new(Vocabulary::new()), None).unwrap();
+        let paths = [
+            "ok", "private", "endless", "latin1", "badgzip", "loop", "storm", "slow", "pdf", "gone",
+        ];
+        let urls: Vec<String> = paths
+            .iter()
+            .map(|p| format!("https://hostile.example/{p}"))
+            .collect();
+        let ids = fetcher.add_urls(urls.iter().map(String::as_str));
+        let requests: Vec<FetchRequest> = ids
+            .iter()
+            .map(|&page| FetchRequest {
+                page,
+                validator: None,
+            })
+            .collect();
+        let started = Instant::now();
+        let got = fetcher.fetch(1, &requests);
+        assert!(
+            started.elapsed() < Duration::from_secs(6),
+            "{:?}",
+            started.elapsed()
+        );
+        let by_path: HashMap<&str, &FetchResult> = paths
+            .iter()
+            .copied()
+            .zip(got.iter().map(|f| &f.result))
+            .collect();
+        let failed = |p: &str, needle: &str| match by_path[p] {
+            FetchResult::Failed(e) => assert!(e.contains(needle), "{p}: {e}"),
+            other => panic!("{p}: {other:?}"),
+        };
+        assert!(matches!(by_path["ok"], FetchResult::Copy(v) if v.title == "fine"));
+        assert!(matches!(by_path["latin1"], FetchResult::Copy(v) if v.text.starts_with("caf")));
+        failed("private", "robots.txt");
+        failed("endless", "body over");
+        failed("badgzip", "reading the body");
+        failed("loop", "redirect");
+        failed("storm", "status 500");
+        failed("slow", "timeout");
+        assert!(matches!(by_path["pdf"], FetchResult::Gone));
+        assert!(matches!(by_path["gone"], FetchResult::Gone));
+        let totals = fetcher.monitor().totals();
+        assert_eq!(totals.robots_disallowed, 1);
+        assert_eq!(totals.errors, 5, "{totals:?}");
+        let hosts = fetcher.monitor().hosts();
+        let host = &hosts["hostile.example"];
+        assert_eq!(host.counts.errors, 5);
+        assert!(!host.last_errors.is_empty());
+
+        // A unit's deadline ends the batch with what it fetched.
+        let slow: Vec<FetchRequest> = requests[7..8].to_vec();
+        fetcher
+            .monitor()
+            .set_deadline(Some(Instant::now() + Duration::from_millis(300)));
+        let started = Instant::now();
+        let got = fetcher.fetch(2, &slow);
+        assert!(
+            started.elapsed() < Duration::from_millis(700),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(matches!(&got[0].result, FetchResult::Failed(e) if e.contains("deadline")));
+    }
+}

@@ -1,0 +1,162 @@
+//! Crawl benchmark: `crawl` of `web-replay` on loopback with politeness off — pages fetched,
+//! parsed and indexed per second (the initial crawl), the share of each unit's time in the
+//! fetches, the index update with the hook, and the policy; and the memory of the crawler's
+//! URL catalogue and frontier per URL, measured on 100,000 URLs.
+//!
+//! `cargo bench --bench crawl`; `CRAWL_PAGES=N` (default 5000) sets the generated site's size.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use refresher::corpus::generate::{generate_site, GeneratorConfig};
+use refresher::corpus::ingest::{load_corpus, IngestOptions};
+use refresher::corpus::{LiveWeb, PageId};
+use refresher::crawl::http::{Discovery, HttpFetcher, HttpOptions};
+use refresher::index::ScoringKind;
+use refresher::live::{initial_crawl, CrawlEngine, EngineConfig};
+use refresher::policy::registry::family;
+use refresher::quality::exact::MetricQuery;
+use refresher::quality::measure::DeltaQMethod;
+use refresher::quality::ViewingLikelihood;
+use refresher::querylog::term_workload::TermWorkload;
+use refresher::sim::EnvironmentConfig;
+use refresher::text::Vocabulary;
+use refresher::web_replay::{self, ReplayClock, ReplayOptions, ReplaySite};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn rss_mib() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: f64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    pages * 4096.0 / (1024.0 * 1024.0)
+}
+
+fn main() {
+    let pages: usize = std::env::var("CRAWL_PAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5000);
+    let dir = tempfile::tempdir().unwrap();
+    let site = generate_site(
+        &GeneratorConfig {
+            pages,
+            weeks: 6,
+            queries: 5000,
+            ..GeneratorConfig::default()
+        },
+        dir.path(),
+    )
+    .unwrap();
+    let (corpus, _) = load_corpus(&site.corpus_dir, &IngestOptions::default()).unwrap();
+    let host = refresher::crawl::http::host_of(corpus.url(0)).unwrap();
+    let site = Arc::new(ReplaySite::new(
+        Arc::new(corpus.clone()),
+        ReplayOptions {
+            clock: ReplayClock::Manual,
+            robots: None,
+            latency: Duration::ZERO,
+        },
+    ));
+    let server = tokio::runtime::Runtime::new().unwrap();
+    let (addr, _) = server
+        .block_on(web_replay::spawn(
+            Arc::clone(&site),
+            "127.0.0.1:0".parse().unwrap(),
+        ))
+        .unwrap();
+    let options = HttpOptions {
+        min_host_delay: Duration::ZERO,
+        resolve: HashMap::from([(host.clone(), addr)]),
+        discovery: Discovery::Sitemaps(vec![format!("https://{host}/sitemap.xml")]),
+        ..HttpOptions::default()
+    };
+    let mut fetcher = HttpFetcher::new(options, Arc::new(Vocabulary::new()), None).unwrap();
+    let urls = fetcher.read_sitemaps(0);
+    let started = Instant::now();
+    let initial = initial_crawl(&mut fetcher, &urls, usize::MAX);
+    let fetch_seconds = started.elapsed().as_secs_f64();
+    fetcher.set_listed(initial.iter().map(|c| c.0));
+    // A small workload of the commonest terms, so the hook and the policy have work.
+    let mut workload = TermWorkload::default();
+    let vocabulary = Arc::clone(refresher::crawl::Fetcher::vocabulary(&fetcher).unwrap());
+    for t in 0..vocabulary.len().min(300) as u32 {
+        workload.term_frequency.insert(t, 1.0);
+        workload.queries.push(MetricQuery {
+            terms: vec![t],
+            frequency: 1.0,
+        });
+    }
+    let budget = pages / 10;
+    let config = EngineConfig {
+        budget,
+        seed: 1,
+        scoring: ScoringKind::Bm25,
+        likelihood: ViewingLikelihood::default(),
+        environment: EnvironmentConfig {
+            scoring: ScoringKind::Bm25,
+            likelihood: ViewingLikelihood::default(),
+            pieces: 3,
+            delta_q: DeltaQMethod::Estimate,
+        },
+        crawl_new_pages: true,
+        last_unit: Some(corpus.units() - 1),
+    };
+    let index_started = Instant::now();
+    let mut engine = CrawlEngine::new(
+        fetcher,
+        &initial,
+        Arc::new(workload),
+        family("user-centric").unwrap().make([]).unwrap(),
+        &config,
+    )
+    .unwrap();
+    let index_seconds = index_started.elapsed().as_secs_f64();
+    println!("crawl bench: generated site, {} pages × {} units, web-replay on loopback, politeness off, forward-index repository (as `crawl`)", corpus.page_count(), corpus.units());
+    println!(
+        "initial crawl: {} pages fetched + parsed in {fetch_seconds:.2} s ({:.0} pages/s), indexed in {index_seconds:.2} s; fetch + parse + index {:.0} pages/s",
+        initial.len(),
+        initial.len() as f64 / fetch_seconds,
+        initial.len() as f64 / (fetch_seconds + index_seconds)
+    );
+    let (mut fetch, mut index, mut policy, mut total, mut fetched) = (0.0, 0.0, 0.0, 0.0, 0u64);
+    for unit in 1..corpus.units() {
+        site.advance();
+        let u = engine.step(unit, None).unwrap();
+        fetch += u.step.timings.fetch;
+        index += u.step.timings.index;
+        policy += u.step.timings.policy;
+        total += u.seconds;
+        fetched += u.counts.fetches;
+    }
+    println!(
+        "refresh units (B = {budget}, user-centric): {fetched} fetches in {total:.2} s ({:.0} pages/s); time share: fetch {:.1} %, index + hook {:.1} %, policy {:.1} %, other {:.1} %",
+        fetched as f64 / total,
+        100.0 * fetch / total,
+        100.0 * index / total,
+        100.0 * policy / total,
+        100.0 * (total - fetch - index - policy) / total
+    );
+
+    // Memory of the URL catalogue and frontier: 100,000 new URLs met as links.
+    let mut frontier =
+        HttpFetcher::new(HttpOptions::default(), Arc::new(Vocabulary::new()), None).unwrap();
+    let before = rss_mib();
+    let urls: Vec<String> = (0..100_000u32)
+        .map(|i| format!("https://{host}/wiki/Some_Page_Name_{i:07}?action=view"))
+        .collect();
+    let ids: Vec<PageId> = frontier.add_urls(urls.iter().map(String::as_str));
+    drop(urls);
+    let after = rss_mib();
+    println!(
+        "URL catalogue: {} URLs (~60 bytes each) take {:.1} MiB: {:.0} MiB per million URLs (estimated from 100k)",
+        ids.len(),
+        after - before,
+        (after - before) * 10.0
+    );
+}
