@@ -196,3 +196,28 @@ fn unreachable_hosts_are_counted_and_the_crawl_fails_cleanly() {
         );
     }
 }
+
+/// Issue 12: `kill -9` of a crawl at random moments (a few trials here; the script runs as
+/// many as asked): every restart resumes from its last committed unit and ends with the
+/// per-unit report of an uninterrupted crawl.
+#[test]
+fn a_killed_crawl_resumes_as_if_never_interrupted() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/crawl_crash_test.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .args([
+            "--trials", "3", "--pages", "150", "--weeks", "6", "--bin", BIN,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("3 trials") && text.contains("0 failure(s)"),
+        "{text}"
+    );
+}

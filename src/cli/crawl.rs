@@ -161,6 +161,7 @@ struct UnitLine {
     errors: u64,
     robots_disallowed: u64,
     seconds: f64,
+    refreshed_urls: Vec<String>,
 }
 
 fn write_state(dir: &Path, state: &serde_json::Value) -> anyhow::Result<()> {
@@ -186,12 +187,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "--viewing-exponent {}: must be in (1, 10]",
         args.viewing_exponent
     );
-    if args.index.join("state.json").exists() {
-        anyhow::bail!(
-            "--index {}: holds a crawl already (state.json); resuming a crawl is not supported yet, choose an empty directory",
-            args.index.display()
-        );
-    }
+    // What must match for a crawl directory to be resumed.
+    let fingerprint = serde_json::json!({
+        "seeds": args.seeds, "urls": args.urls, "sitemap": args.sitemap, "log": args.log,
+        "policy": args.policy, "params": args.params, "budget": args.budget, "seed": args.seed,
+        "scoring": args.scoring.name(), "delta_q": args.delta_q, "viewing_exponent": args.viewing_exponent,
+        "judge_with": args.judge_with, "discover": format!("{:?}", fetcher_discovery(&args)),
+        "max_pages": args.max_pages,
+    });
+    let previous: Option<serde_json::Value> = match std::fs::read(args.index.join("state.json")) {
+        Ok(bytes) => Some(
+            serde_json::from_slice(&bytes)
+                .with_context(|| format!("reading {}", args.index.join("state.json").display()))?,
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("reading {}", args.index.join("state.json").display()))
+        }
+    };
+    let resume_through: Option<Unit> = match &previous {
+        Some(state) => {
+            anyhow::ensure!(
+                state["fingerprint"] == fingerprint,
+                "--index {}: holds a crawl started with other settings ({}); use another directory to start anew",
+                args.index.display(),
+                state["fingerprint"]
+            );
+            Some(
+                state["units_committed"]
+                    .as_u64()
+                    .context("state.json: no units_committed")? as Unit,
+            )
+        }
+        None => None,
+    };
     std::fs::create_dir_all(&args.index)
         .with_context(|| format!("creating --index {}", args.index.display()))?;
     let log = args.workload.read(&args.log)?;
@@ -252,7 +282,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| Arc::new(Vocabulary::new()));
     let warc = WarcOut::new(&args.warc_out)
         .with_context(|| format!("creating --warc-out {}", args.warc_out.display()))?;
+    if let Some(k) = resume_through {
+        // A killed unit's partial WARC output goes; it is fetched again.
+        for entry in std::fs::read_dir(&args.warc_out)?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let unit: Option<Unit> = name
+                .strip_prefix("crawl-")
+                .and_then(|r| r.split('.').next())
+                .and_then(|n| n.parse().ok());
+            if unit.is_some_and(|u| u > k) {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        eprintln!(
+            "resuming: units 0..={k} replayed from {}",
+            args.index.join("journal").display()
+        );
+    }
     let mut fetcher = HttpFetcher::new(options, base_vocabulary, Some(warc))?;
+    fetcher
+        .set_journal(&args.index, resume_through)
+        .with_context(|| format!("reading the journal in {}", args.index.display()))?;
     if args.sitemap.is_some() {
         initial_urls.extend(fetcher.read_sitemaps(0));
     }
@@ -265,6 +315,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if matches!(fetcher_discovery(&args), DiscoverArg::Sitemap) {
         let listed: Vec<_> = initial.iter().map(|c| c.0).collect();
         fetcher.set_listed(listed);
+    }
+    if resume_through.is_none() {
+        fetcher.monitor().commit(0)?;
+        write_state(
+            &args.index,
+            &serde_json::json!({
+                "fingerprint": fingerprint,
+                "per_unit": [],
+                "units_committed": 0,
+                "pages": fetcher.page_count(),
+                "totals": fetcher.monitor().totals(),
+            }),
+        )?;
+    }
+    if let Some(why) = fetcher.monitor().diverged() {
+        anyhow::bail!("resuming from the journal: {why}");
     }
     let totals = fetcher.monitor().totals();
     eprintln!(
@@ -364,17 +430,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         Ok(())
     };
-    let mut lines: Vec<UnitLine> = Vec::new();
+    // Units committed before a restart keep the lines they were reported with.
+    let mut lines: Vec<serde_json::Value> = previous
+        .as_ref()
+        .and_then(|s| s["per_unit"].as_array().cloned())
+        .unwrap_or_default();
     let mut judge_error: Option<String> = None;
     let last = units.unwrap_or(Unit::MAX);
     let mut unit: Unit = 1;
     while unit <= last {
         let start = Instant::now();
         let deadline = start + Duration::from_secs_f64(args.unit_seconds);
-        if let Some(url) = &advance {
-            advance_clock(url).with_context(|| format!("--advance-clock {url}"))?;
+        let replaying = engine.monitor().replaying();
+        if let (Some(url), false) = (&advance, replaying) {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            advance_clock(&format!("{url}{sep}unit={unit}"))
+                .with_context(|| format!("--advance-clock {url}"))?;
         }
         let done = engine.step(unit, Some(deadline))?;
+        if done.replayed {
+            unit += 1;
+            continue;
+        }
         let search = match (&env, &judge_error) {
             (Some(env), None) if unit < env.units() => match engine.judge(env, unit) {
                 Ok(m) => Some(m.search),
@@ -403,6 +480,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             errors: done.counts.errors,
             robots_disallowed: done.counts.robots_disallowed,
             seconds: done.seconds,
+            refreshed_urls: done
+                .step
+                .refreshed
+                .iter()
+                .map(|&p| engine.refresher().url(p).to_string())
+                .collect(),
         };
         if !args.json {
             println!(
@@ -419,10 +502,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 line.seconds
             );
         }
-        lines.push(line);
+        lines.push(serde_json::to_value(&line)?);
         write_state(
             &args.index,
             &serde_json::json!({
+                "fingerprint": fingerprint,
+                "per_unit": lines,
                 "units_committed": unit,
                 "pages": engine.refresher().page_count(),
                 "totals": engine.monitor().totals(),
@@ -436,7 +521,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let totals = engine.monitor().totals();
-    let judged: Vec<SearchQuality> = lines.iter().filter_map(|l| l.search).collect();
+    let judged: Vec<SearchQuality> = lines
+        .iter()
+        .filter_map(|l| {
+            Some(SearchQuality {
+                quality: l["quality"].as_f64()?,
+                fresh_at_10: l["fresh_at_10"].as_f64()?,
+                map_at_10: l["map_at_10"].as_f64()?,
+            })
+        })
+        .collect();
     let mean = SearchQuality::mean_of(&judged);
     if args.json {
         let policy = engine.refresher().policy();

@@ -88,6 +88,8 @@ pub struct CrawlUnit {
     /// Fetch counts of this unit.
     pub counts: FetchCounts,
     pub seconds: f64,
+    /// Replayed from the journal (a resumed crawl's committed unit), not fetched.
+    pub replayed: bool,
 }
 
 /// The refresh loop over a crawl (see the module docs).
@@ -166,13 +168,24 @@ impl CrawlEngine {
         })
     }
 
-    /// One unit: the policy's refreshes and the unit's new pages, fetched before `deadline`.
-    pub fn step(&mut self, unit: Unit, deadline: Option<Instant>) -> Result<CrawlUnit, IndexError> {
+    /// One unit: the policy's refreshes and the unit's new pages, fetched before `deadline`
+    /// (or replayed from the journal while committed units remain), then committed to the
+    /// journal when it was fetched live. Fails when a replayed unit does not ask for what the
+    /// journal recorded.
+    pub fn step(&mut self, unit: Unit, deadline: Option<Instant>) -> anyhow::Result<CrawlUnit> {
         let started = Instant::now();
         let before = self.monitor.totals();
-        self.monitor.set_deadline(deadline);
+        let replayed = self.monitor.replaying();
+        self.monitor
+            .set_deadline(if replayed { None } else { deadline });
         let step = self.refresher.step(unit)?;
         self.monitor.set_deadline(None);
+        if let Some(why) = self.monitor.diverged() {
+            anyhow::bail!("resuming from the journal: {why}");
+        }
+        if !replayed {
+            self.monitor.commit(unit)?;
+        }
         let after = self.monitor.totals();
         Ok(CrawlUnit {
             step,
@@ -186,6 +199,7 @@ impl CrawlEngine {
                 bytes: after.bytes - before.bytes,
             },
             seconds: started.elapsed().as_secs_f64(),
+            replayed,
         })
     }
 

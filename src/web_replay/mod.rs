@@ -255,12 +255,30 @@ async fn answer(State(site): State<Arc<ReplaySite>>, request: Request<Body>) -> 
                     "manual": site.options.clock == ReplayClock::Manual}),
             )
         }
-        (&Method::POST, "/_clock/advance") => {
+        (&Method::POST, p) if p == "/_clock/advance" || p.starts_with("/_clock/advance?") => {
             if site.options.clock != ReplayClock::Manual {
                 return json(
                     StatusCode::CONFLICT,
                     serde_json::json!({"error": "the clock is not manual (started without --manual-clock)"}),
                 );
+            }
+            // `?unit=U`: move to U if it is the next unit; already at U is fine (a crawl that
+            // restarted asks again for the unit it was killed in).
+            let wanted: Option<Unit> = p
+                .split_once('?')
+                .and_then(|(_, q)| q.split('&').find_map(|kv| kv.strip_prefix("unit=")))
+                .and_then(|v| v.parse().ok());
+            if let Some(u) = wanted {
+                let now = site.unit();
+                if u == now {
+                    return json(StatusCode::OK, serde_json::json!({"unit": now}));
+                }
+                if u != now + 1 {
+                    return json(
+                        StatusCode::CONFLICT,
+                        serde_json::json!({"error": format!("unit {u} asked at unit {now}: only the next unit can be reached"), "unit": now}),
+                    );
+                }
             }
             return match site.advance() {
                 Some(unit) => json(StatusCode::OK, serde_json::json!({"unit": unit})),

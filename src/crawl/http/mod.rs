@@ -17,6 +17,7 @@
 //! unit's new pages, as the simulator's model of page creation), or the out-links of fetched
 //! pages within the crawled hosts (a frontier), or none.
 
+pub mod journal;
 pub mod sitemap;
 pub mod warc_out;
 
@@ -33,6 +34,7 @@ use crate::corpus::html::normalise_url;
 use crate::corpus::ingest::page_version_from_html;
 use crate::corpus::{PageId, Unit};
 use crate::text::{Analyzer, Vocabulary};
+use journal::{Journal, Recorded, RecordedOutcome};
 use warc_out::{Exchange, WarcOut};
 
 /// How a crawl learns of pages after its initial crawl.
@@ -183,9 +185,27 @@ pub struct FetchMonitor {
     hosts: Arc<Mutex<HashMap<String, HostState>>>,
     totals: Arc<Mutex<FetchCounts>>,
     deadline: Arc<Mutex<Option<Instant>>>,
+    journal: Arc<Mutex<Journal>>,
+    /// Set when a replayed unit asked for other pages than the journal recorded.
+    diverged: Arc<Mutex<Option<String>>>,
 }
 
 impl FetchMonitor {
+    /// Commits the unit in progress to the journal (at the unit's end).
+    pub fn commit(&self, unit: Unit) -> std::io::Result<()> {
+        self.journal.lock().expect("journal lock").commit(unit)
+    }
+
+    /// Whether committed units are still being replayed.
+    pub fn replaying(&self) -> bool {
+        self.journal.lock().expect("journal lock").replaying()
+    }
+
+    /// Why the replay of the journal stopped matching, if it did.
+    pub fn diverged(&self) -> Option<String> {
+        self.diverged.lock().expect("divergence lock").clone()
+    }
+
     /// Requests still running at `deadline` fail; `None`: no deadline.
     pub fn set_deadline(&self, deadline: Option<Instant>) {
         *self.deadline.lock().expect("deadline lock") = deadline;
@@ -248,6 +268,45 @@ impl HttpFetcher {
         self.monitor.clone()
     }
 
+    /// Keeps the journal in `dir`; with `replay_through`, first replays the committed units
+    /// `0..=U` from it (see [`journal`]).
+    pub fn set_journal(
+        &mut self,
+        dir: &std::path::Path,
+        replay_through: Option<Unit>,
+    ) -> std::io::Result<()> {
+        let mut journal = Journal::new(Some(dir));
+        if let Some(last) = replay_through {
+            journal.load(last)?;
+        }
+        *self.monitor.journal.lock().expect("journal lock") = journal;
+        Ok(())
+    }
+
+    fn replay_next(&self) -> Option<Recorded> {
+        let mut journal = self.monitor.journal.lock().expect("journal lock");
+        if journal.replaying() {
+            journal.next_recorded()
+        } else {
+            None
+        }
+    }
+
+    fn record(&self, record: Recorded) {
+        self.monitor
+            .journal
+            .lock()
+            .expect("journal lock")
+            .record(record);
+    }
+
+    fn diverge(&self, why: String) {
+        let mut d = self.monitor.diverged.lock().expect("divergence lock");
+        if d.is_none() {
+            *d = Some(why);
+        }
+    }
+
     /// Interns URLs (normalised) and returns their page ids, in order; the hosts of these URLs
     /// are the crawl's scope for link discovery.
     pub fn add_urls<'a>(&mut self, urls: impl IntoIterator<Item = &'a str>) -> Vec<PageId> {
@@ -264,8 +323,26 @@ impl HttpFetcher {
         ids
     }
 
-    /// The URLs every configured sitemap lists now (nested sitemap indexes followed once).
+    /// The URLs every configured sitemap lists now (nested sitemap indexes followed once);
+    /// journaled (a replay answers what was read).
     pub fn read_sitemaps(&mut self, unit: Unit) -> Vec<String> {
+        if self.monitor.replaying() {
+            return match self.replay_next() {
+                Some(Recorded::Sitemaps { urls }) => urls,
+                other => {
+                    self.diverge(format!(
+                        "unit {unit}: a sitemap reading where the journal has {other:?}"
+                    ));
+                    Vec::new()
+                }
+            };
+        }
+        let urls = self.read_sitemaps_live(unit);
+        self.record(Recorded::Sitemaps { urls: urls.clone() });
+        urls
+    }
+
+    fn read_sitemaps_live(&mut self, unit: Unit) -> Vec<String> {
         let Discovery::Sitemaps(roots) = self.options.discovery.clone() else {
             return Vec::new();
         };
@@ -718,7 +795,45 @@ impl Fetcher for HttpFetcher {
                 )
             })
             .collect();
-        let done = self.fetch_all(jobs);
+        let urls: Vec<String> = jobs.iter().map(|j| j.1.clone()).collect();
+        let replaying = self.monitor.replaying();
+        let done: Vec<JobDone> = if replaying {
+            match self.replay_next() {
+                Some(Recorded::Fetch {
+                    urls: recorded,
+                    outcomes,
+                }) if recorded == urls => outcomes
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(i, o)| replayed_outcome(o).map(|o| (i, o, Vec::new())))
+                    .collect(),
+                other => {
+                    let what = match other {
+                        Some(Recorded::Fetch { urls: r, .. }) => {
+                            format!("a fetch of {} other URLs", r.len())
+                        }
+                        Some(other) => format!("{other:?}"),
+                        None => "nothing".into(),
+                    };
+                    self.diverge(format!(
+                        "unit {unit}: the policy asked for {} URLs where the journal recorded {what}",
+                        urls.len()
+                    ));
+                    Vec::new()
+                }
+            }
+        } else {
+            let done = self.fetch_all(jobs);
+            let mut recorded = vec![RecordedOutcome::Missing; urls.len()];
+            for (i, outcome, _) in &done {
+                recorded[*i] = recorded_outcome(outcome);
+            }
+            self.record(Recorded::Fetch {
+                urls,
+                outcomes: recorded,
+            });
+            done
+        };
         let mut results: Vec<Option<FetchResult>> = vec![None; requests.len()];
         let mut new_links: Vec<String> = Vec::new();
         for (index, outcome, exchanges) in done {
@@ -726,7 +841,7 @@ impl Fetcher for HttpFetcher {
             let url = self.url(request.page).to_string();
             let host = host_of(&url).unwrap_or_default();
             let mut counts = FetchCounts {
-                fetches: exchanges.len() as u64,
+                fetches: if replaying { 1 } else { exchanges.len() as u64 },
                 bytes: exchanges.iter().map(|e| e.body.len() as u64).sum(),
                 ..FetchCounts::default()
             };
@@ -837,11 +952,49 @@ impl Fetcher for HttpFetcher {
     }
 
     fn discover(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId> {
+        if self.monitor.replaying() {
+            return match self.replay_next() {
+                Some(Recorded::Discover { interned, found }) => {
+                    for u in &interned {
+                        if let Some(h) = host_of(u) {
+                            self.scope.insert(h);
+                        }
+                        self.catalogue.intern(u);
+                    }
+                    found
+                }
+                other => {
+                    self.diverge(format!(
+                        "unit {unit}: a discovery where the journal has {other:?}"
+                    ));
+                    Vec::new()
+                }
+            };
+        }
+        let before = self.catalogue.len();
+        let found = self.discover_live(unit, known);
+        let interned = (before..self.catalogue.len())
+            .filter_map(|p| self.catalogue.url(p as PageId).map(str::to_string))
+            .collect();
+        self.record(Recorded::Discover {
+            interned,
+            found: found.clone(),
+        });
+        found
+    }
+
+    fn vocabulary(&self) -> Option<&Arc<Vocabulary>> {
+        Some(&self.vocabulary)
+    }
+}
+
+impl HttpFetcher {
+    fn discover_live(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId> {
         let mut found = Vec::new();
         match self.options.discovery.clone() {
             Discovery::None => {}
             Discovery::Sitemaps(_) => {
-                let urls = self.read_sitemaps(unit);
+                let urls = self.read_sitemaps_live(unit);
                 let mut now = HashSet::with_capacity(urls.len());
                 for u in &urls {
                     let n = normalise_url(u);
@@ -882,12 +1035,6 @@ impl Fetcher for HttpFetcher {
         found
     }
 
-    fn vocabulary(&self) -> Option<&Arc<Vocabulary>> {
-        Some(&self.vocabulary)
-    }
-}
-
-impl HttpFetcher {
     /// Records the URLs the sitemaps list at the initial crawl, so discovery at unit 1 reports
     /// only what is new since.
     pub fn set_listed(&mut self, pages: impl IntoIterator<Item = PageId>) {
@@ -898,6 +1045,34 @@ impl HttpFetcher {
     pub fn frontier_len(&self) -> usize {
         self.frontier.len()
     }
+}
+
+fn recorded_outcome(outcome: &Outcome) -> RecordedOutcome {
+    match outcome {
+        Outcome::Body {
+            body,
+            last_modified,
+        } => RecordedOutcome::body(body, *last_modified),
+        Outcome::NotModified => RecordedOutcome::NotModified,
+        Outcome::Gone => RecordedOutcome::Gone,
+        Outcome::Disallowed => RecordedOutcome::Disallowed,
+        Outcome::Failed(e) => RecordedOutcome::Failed { error: e.clone() },
+    }
+}
+
+/// A recorded outcome as the fetch's own (`None`: not done by the deadline).
+fn replayed_outcome(recorded: RecordedOutcome) -> Option<Outcome> {
+    Some(match recorded {
+        RecordedOutcome::Body { last_modified, .. } => Outcome::Body {
+            body: recorded.body_bytes().unwrap_or_default(),
+            last_modified,
+        },
+        RecordedOutcome::NotModified => Outcome::NotModified,
+        RecordedOutcome::Gone => Outcome::Gone,
+        RecordedOutcome::Disallowed => Outcome::Disallowed,
+        RecordedOutcome::Failed { error } => Outcome::Failed(error),
+        RecordedOutcome::Missing => return None,
+    })
 }
 
 fn add_counts(to: &mut FetchCounts, c: &FetchCounts) {
