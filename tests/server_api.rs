@@ -1257,3 +1257,44 @@ async fn the_served_engine_refreshes_the_index_users_search() {
     }
     assert!(checked > 0, "no refreshed page brought a new word");
 }
+
+/// Issue 12: queries the server answers join the workload the served engine steers by, from
+/// the next unit on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn served_queries_join_the_engines_workload() {
+    use refresher::server::engine::RefreshSpec;
+    let server = start(60, 6, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let query = server.log.submissions[0].query.clone();
+    let (status, _) = c
+        .get_json(&format!("/api/search?q={}", query.replace(' ', "+")))
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = c.get_json("/api/search?q=zzzunseenword").await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let state = server.state.clone();
+    tokio::task::spawn_blocking(move || {
+        state.start_engine(&RefreshSpec {
+            policy: "user-centric".into(),
+            params: Vec::new(),
+            budget: 5,
+            unit_seconds: 0.05,
+            seed: 1,
+        })
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let engine = loop {
+        let (_, v) = c.get_json("/api/engine").await.unwrap();
+        if v["finished"] == true {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(engine["served_queries"], 2, "{engine}");
+    assert!(engine["error"].is_null(), "{engine}");
+}

@@ -129,6 +129,15 @@ impl<'f> Refresher<'f> {
         &self.config
     }
 
+    /// Steers the following units by `workload`, measured by `measure` (built over this
+    /// refresher's repository): a live engine's workload grows with the queries it serves.
+    /// The hook follows the measure's terms.
+    pub fn set_workload(&mut self, measure: Box<dyn MeasureDeltaQ>) {
+        self.repo.set_hook(measure.watched_terms());
+        self.workload = Arc::clone(measure.workload());
+        self.measure = measure;
+    }
+
     /// Pages the fetcher has allocated ids for.
     pub fn page_count(&self) -> usize {
         self.fetcher.page_count()

@@ -6,8 +6,11 @@
 //! markers compare against the current unit. The truth is known (snapshot history), so every
 //! unit also records the exact quality, fresh@10 and MAP@10 of the index users search.
 //!
-//! The workload is the log's (`--log`), fixed when the engine starts; queries served later
-//! steer runs started with `"workload": "log+live"`, not the engine (yet).
+//! The workload the engine steers by is the log's (`--log`) plus the queries the server has
+//! answered so far: at the start of every unit, served queries are added to the log's counts
+//! (a served query equal to a logged one adds to its frequency, a new one joins with its own;
+//! the same merge as `"workload": "log+live"` runs) and the ΔQ measurement is rebuilt over
+//! them. The judged quality stays over the log's workload, so units remain comparable.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,7 +25,9 @@ use crate::quality::SearchQuality;
 use crate::sim::run::refresher_for;
 use crate::sim::{Environment, RunConfig};
 
+use super::live_workload::{merge_counts, LiveWorkload};
 use super::search::{EngineView, SearchService};
+use crate::sim::environment::measurement;
 
 /// What `serve --refresh` asks for.
 #[derive(Debug, Clone)]
@@ -72,6 +77,8 @@ pub struct EngineStatus {
     pub not_modified: usize,
     pub discovered: usize,
     pub errors: usize,
+    /// Distinct served queries merged into the workload the engine steers by.
+    pub served_queries: usize,
     /// Quality of the served index at the current unit (unit 0: before any refresh).
     #[serde(flatten)]
     pub search: SearchQuality,
@@ -91,6 +98,7 @@ impl ServedEngine {
         spec: &RefreshSpec,
         env: Arc<Environment<'static>>,
         search: Arc<SearchService>,
+        live: Arc<LiveWorkload>,
     ) -> Result<Arc<ServedEngine>, String> {
         let policy = family(&spec.policy)
             .and_then(|f| f.make(spec.params.iter().map(|(k, v)| (k.as_str(), v.clone()))))
@@ -148,6 +156,7 @@ impl ServedEngine {
                 not_modified: 0,
                 discovered: 0,
                 errors: 0,
+                served_queries: 0,
                 search: initial.search,
                 per_unit: Vec::new(),
                 error: None,
@@ -158,7 +167,7 @@ impl ServedEngine {
         std::thread::Builder::new()
             .name("served-engine".into())
             .spawn(move || {
-                if let Err(e) = running.run(&env, policy, &config, &search, period) {
+                if let Err(e) = running.run(&env, policy, &config, &search, &live, period) {
                     let mut s = running.status.lock().unwrap_or_else(|e| e.into_inner());
                     s.error = Some(e);
                     s.finished = true;
@@ -174,12 +183,28 @@ impl ServedEngine {
         policy: Box<dyn crate::policy::RefreshPolicy>,
         config: &RunConfig,
         search: &SearchService,
+        live: &LiveWorkload,
         period: Duration,
     ) -> Result<(), String> {
         let corpus = env.corpus;
         let mut refresher = refresher_for(env, policy, config);
+        let mut served = Vec::new();
         for unit in 1..env.units() {
             std::thread::sleep(period);
+            let now = live.snapshot();
+            if now != served {
+                let mut workload = (*env.workload).clone();
+                merge_counts(&mut workload, &now, &corpus.vocabulary);
+                let measure = measurement(
+                    refresher.repository(),
+                    &Arc::new(workload),
+                    None,
+                    &env.config,
+                    config.refit_every,
+                );
+                refresher.set_workload(measure);
+                served = now;
+            }
             let step = refresher.step(unit).map_err(|e| e.to_string())?;
             let crawl = refresher.crawl();
             let touched: Vec<PageId> = step.outcomes.iter().map(|o| o.page).collect();
@@ -237,6 +262,7 @@ impl ServedEngine {
             s.not_modified += record.not_modified;
             s.discovered += record.discovered;
             s.search = record.search;
+            s.served_queries = served.len();
             s.per_unit.push(record);
             s.finished = unit + 1 >= env.units();
         }

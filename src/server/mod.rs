@@ -230,7 +230,12 @@ impl AppState {
                 crate::quality::measure::DeltaQMethod::Estimate,
             )
             .map_err(|e| format!("--refresh needs --log: {e}"))?;
-        let engine = engine::ServedEngine::start(spec, env, Arc::clone(&self.search))?;
+        let engine = engine::ServedEngine::start(
+            spec,
+            env,
+            Arc::clone(&self.search),
+            Arc::clone(&self.live),
+        )?;
         self.engine
             .set(engine)
             .map_err(|_| "the engine was started already".to_string())

@@ -188,7 +188,10 @@ mod tests {
 
         let mut again = Journal::new(Some(dir.path()));
         again.load(1).unwrap();
-        assert!(matches!(again.next_recorded(), Some(Recorded::Sitemaps { .. })));
+        assert!(matches!(
+            again.next_recorded(),
+            Some(Recorded::Sitemaps { .. })
+        ));
         match again.next_recorded() {
             Some(Recorded::Fetch { outcomes, .. }) => {
                 assert_eq!(outcomes[0], body);
