@@ -408,6 +408,7 @@ async fn the_served_engine_moves_on_the_dashboard_and_search_finds_new_content()
             budget: 12,
             unit_seconds: 0.4,
             seed: 1,
+            crawl: None,
         })
     })
     .await

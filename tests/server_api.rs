@@ -1156,6 +1156,7 @@ async fn the_served_engine_refreshes_the_index_users_search() {
             budget: 12,
             unit_seconds: 0.05,
             seed: 1,
+            crawl: None,
         })
     })
     .await
@@ -1281,6 +1282,7 @@ async fn served_queries_join_the_engines_workload() {
             budget: 5,
             unit_seconds: 0.05,
             seed: 1,
+            crawl: None,
         })
     })
     .await
@@ -1297,4 +1299,82 @@ async fn served_queries_join_the_engines_workload() {
     };
     assert_eq!(engine["served_queries"], 2, "{engine}");
     assert!(engine["error"].is_null(), "{engine}");
+}
+
+/// Issue 12: `serve --refresh … --crawl` — the served engine refreshes by crawling
+/// `web-replay` (the same collection, manual clock advanced by the engine) over HTTP, is judged
+/// against the collection, and serves what it fetched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_engine_crawls_web_replay() {
+    use refresher::corpus::LiveWeb;
+    use refresher::crawl::http::{Discovery, HttpOptions};
+    use refresher::server::engine::{CrawlSource, RefreshSpec};
+    use refresher::web_replay::{ReplayClock, ReplayOptions, ReplaySite};
+    let server = start(80, 6, Duration::ZERO).await;
+    let site = std::sync::Arc::new(ReplaySite::new(
+        std::sync::Arc::new(server.corpus.clone()),
+        ReplayOptions {
+            clock: ReplayClock::Manual,
+            robots: None,
+            latency: Duration::ZERO,
+        },
+    ));
+    let (replay, _) = refresher::web_replay::spawn(site.clone(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let host = refresher::crawl::http::host_of(server.corpus.url(0)).unwrap();
+    let state = server.state.clone();
+    let spec = RefreshSpec {
+        policy: "user-centric".into(),
+        params: Vec::new(),
+        budget: 8,
+        unit_seconds: 0.3,
+        seed: 1,
+        crawl: Some(CrawlSource {
+            options: HttpOptions {
+                min_host_delay: Duration::ZERO,
+                resolve: [(host.clone(), replay)].into_iter().collect(),
+                discovery: Discovery::Sitemaps(vec![format!("https://{host}/sitemap.xml")]),
+                ..HttpOptions::default()
+            },
+            urls: Vec::new(),
+            max_pages: 10_000,
+            advance_clock: Some(format!("http://{replay}/_clock/advance")),
+        }),
+    };
+    tokio::task::spawn_blocking(move || state.start_engine(&spec))
+        .await
+        .unwrap()
+        .unwrap();
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let engine = loop {
+        let (_, v) = c.get_json("/api/engine").await.unwrap();
+        if v["finished"] == true {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let units = server.corpus.units();
+    assert!(engine["error"].is_null(), "{engine}");
+    assert_eq!(
+        site.unit(),
+        units - 1,
+        "the engine advanced the site's clock"
+    );
+    assert_eq!(engine["refreshes"], 8 * (units as u64 - 1), "{engine}");
+    assert_eq!(engine["errors"], 0, "{engine}");
+    assert!(
+        engine["hosts"][&host]["fetches"].as_u64().unwrap() > 0,
+        "{engine}"
+    );
+    for u in engine["per_unit"].as_array().unwrap() {
+        let q = u["quality"].as_f64().unwrap();
+        assert!(q > 0.5 && q <= 1.0, "{u}");
+    }
+    let query = server.log.submissions[0].query.replace(' ', "+");
+    let (status, v) = c.get_json(&format!("/api/search?q={query}")).await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["served_unit"], units - 1, "{v}");
 }

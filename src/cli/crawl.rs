@@ -132,7 +132,7 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-fn parse_resolve(s: &str) -> Result<(String, SocketAddr), String> {
+pub fn parse_resolve(s: &str) -> Result<(String, SocketAddr), String> {
     let (host, addr) = s
         .split_once('=')
         .ok_or_else(|| format!("`{s}`: expected HOST=ADDR:PORT"))?;

@@ -64,6 +64,33 @@ pub struct Args {
     /// Seed of a randomised --refresh policy.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The served engine refreshes by crawling over HTTP (the options below, as `crawl`'s)
+    /// instead of replaying --corpus's history; --corpus then judges the crawl and names the
+    /// pages served (by URL). Typically a crawl of `web-replay` serving the same collection.
+    #[arg(long, requires = "refresh")]
+    pub crawl: bool,
+    /// Crawl: start from the URLs this sitemap lists and re-read it every unit for new pages.
+    #[arg(long, requires = "crawl")]
+    pub crawl_sitemap: Option<String>,
+    /// Crawl: start from these URLs (comma-separated) and follow links within their hosts.
+    #[arg(long, value_delimiter = ',', requires = "crawl")]
+    pub crawl_seeds: Vec<String>,
+    /// Crawl: send this host's requests as plain HTTP to this address (`HOST=ADDR:PORT`).
+    #[arg(long, value_parser = super::crawl::parse_resolve, requires = "crawl")]
+    pub resolve: Vec<(String, SocketAddr)>,
+    /// Crawl: POST this URL (`?unit=U`) at the start of every unit (a `web-replay
+    /// --manual-clock` endpoint).
+    #[arg(long, requires = "crawl")]
+    pub advance_clock: Option<String>,
+    /// Crawl: least time between two requests to one host, in ms.
+    #[arg(long, default_value_t = 1000)]
+    pub min_host_delay_ms: u64,
+    /// Crawl: fetch what robots.txt disallows (only for sites you own).
+    #[arg(long, requires = "crawl")]
+    pub ignore_robots: bool,
+    /// Crawl: most pages of the initial crawl.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_pages: usize,
 }
 
 /// Raises the soft open-file limit to the hard limit, so that many clients (each a socket)
@@ -142,6 +169,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             budget,
             unit_seconds: args.unit_seconds,
             seed: args.seed,
+            crawl: if args.crawl {
+                use refresher::crawl::http::{Discovery, HttpOptions};
+                anyhow::ensure!(
+                    args.crawl_sitemap.is_some() || !args.crawl_seeds.is_empty(),
+                    "--crawl needs --crawl-sitemap URL or --crawl-seeds URL,..."
+                );
+                Some(server::engine::CrawlSource {
+                    options: HttpOptions {
+                        min_host_delay: Duration::from_millis(args.min_host_delay_ms),
+                        resolve: args.resolve.iter().cloned().collect(),
+                        obey_robots: !args.ignore_robots,
+                        discovery: match &args.crawl_sitemap {
+                            Some(s) => Discovery::Sitemaps(vec![s.clone()]),
+                            None => Discovery::Links,
+                        },
+                        ..HttpOptions::default()
+                    },
+                    urls: args.crawl_seeds.clone(),
+                    max_pages: args.max_pages,
+                    advance_clock: args.advance_clock.clone(),
+                })
+            } else {
+                None
+            },
         };
         state.start_engine(&spec).map_err(anyhow::Error::msg)?;
         eprintln!(

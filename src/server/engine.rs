@@ -38,6 +38,20 @@ pub struct RefreshSpec {
     /// Wall-clock seconds per unit.
     pub unit_seconds: f64,
     pub seed: u64,
+    /// Refresh by crawling over HTTP instead of replaying the corpus's history (the corpus
+    /// then judges the crawl and names the pages the index serves).
+    pub crawl: Option<CrawlSource>,
+}
+
+/// Where a crawling served engine starts and how it fetches.
+#[derive(Debug, Clone)]
+pub struct CrawlSource {
+    pub options: crate::crawl::http::HttpOptions,
+    /// The initial URLs (a sitemap's are read at start when `options.discovery` names one).
+    pub urls: Vec<String>,
+    pub max_pages: usize,
+    /// POSTed (`?unit=U`) at the start of every unit: a `web-replay --manual-clock` endpoint.
+    pub advance_clock: Option<String>,
 }
 
 /// One unit of the served engine.
@@ -85,6 +99,8 @@ pub struct EngineStatus {
     pub per_unit: Vec<EngineUnit>,
     /// Why the engine stopped early, if it did.
     pub error: Option<String>,
+    /// Fetch counts per host (a crawling engine).
+    pub hosts: Option<std::collections::BTreeMap<String, crate::crawl::http::HostReport>>,
 }
 
 /// A running served engine.
@@ -160,14 +176,22 @@ impl ServedEngine {
                 search: initial.search,
                 per_unit: Vec::new(),
                 error: None,
+                hosts: None,
             }),
         });
         let period = Duration::from_secs_f64(spec.unit_seconds);
         let running = Arc::clone(&engine);
+        let crawl = spec.crawl.clone();
         std::thread::Builder::new()
             .name("served-engine".into())
             .spawn(move || {
-                if let Err(e) = running.run(&env, policy, &config, &search, &live, period) {
+                let result = match &crawl {
+                    Some(source) => {
+                        running.run_crawl(&env, policy, &config, &search, source, period)
+                    }
+                    None => running.run(&env, policy, &config, &search, &live, period),
+                };
+                if let Err(e) = result {
                     let mut s = running.status.lock().unwrap_or_else(|e| e.into_inner());
                     s.error = Some(e);
                     s.finished = true;
@@ -265,6 +289,154 @@ impl ServedEngine {
             s.served_queries = served.len();
             s.per_unit.push(record);
             s.finished = unit + 1 >= env.units();
+        }
+        Ok(())
+    }
+
+    /// The crawling engine: the refresh loop over an HTTP crawl ([`CrawlEngine`]), each unit's
+    /// copies applied to the served index under the corpus's page ids (matched by URL; pages
+    /// the corpus does not know are crawled but not served), judged against the corpus.
+    fn run_crawl(
+        &self,
+        env: &Environment<'static>,
+        policy: Box<dyn crate::policy::RefreshPolicy>,
+        config: &RunConfig,
+        search: &SearchService,
+        source: &CrawlSource,
+        period: Duration,
+    ) -> Result<(), String> {
+        use crate::crawl::http::{Discovery, HttpFetcher};
+        use crate::live::{initial_crawl, CrawlEngine, EngineConfig};
+        let corpus = env.corpus;
+        let by_url: std::collections::HashMap<String, PageId> = (0..corpus.page_count() as PageId)
+            .map(|p| (crate::corpus::html::normalise_url(corpus.url(p)), p))
+            .collect();
+        let mut fetcher =
+            HttpFetcher::new(source.options.clone(), Arc::clone(&corpus.vocabulary), None)
+                .map_err(|e| format!("starting the fetcher: {e}"))?;
+        let mut urls = source.urls.clone();
+        let sitemap = matches!(source.options.discovery, Discovery::Sitemaps(_));
+        if sitemap {
+            urls.extend(fetcher.read_sitemaps(0));
+        }
+        let initial = initial_crawl(&mut fetcher, &urls, source.max_pages);
+        if sitemap {
+            fetcher.set_listed(initial.iter().map(|c| c.0));
+        }
+        if initial.is_empty() {
+            return Err(format!(
+                "the initial crawl fetched no page ({} errors, {} disallowed by robots.txt)",
+                fetcher.monitor().totals().errors,
+                fetcher.monitor().totals().robots_disallowed
+            ));
+        }
+        let engine_config = EngineConfig {
+            budget: config.budget,
+            seed: config.seed,
+            scoring: env.config.scoring,
+            likelihood: env.config.likelihood,
+            environment: env.config.clone(),
+            crawl_new_pages: true,
+            last_unit: Some(env.units().saturating_sub(1)),
+        };
+        let mut engine = CrawlEngine::new(
+            fetcher,
+            &initial,
+            Arc::clone(&env.workload),
+            policy,
+            &engine_config,
+        )
+        .map_err(|e| e.to_string())?;
+        let clock_runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let clock_client = reqwest::Client::new();
+        let clock = |url: &str, unit: Unit| -> Result<(), String> {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            let response = clock_runtime
+                .block_on(clock_client.post(format!("{url}{sep}unit={unit}")).send())
+                .map_err(|e| e.to_string())?;
+            if response.status().is_success() {
+                Ok(())
+            } else {
+                Err(format!("answered {}", response.status()))
+            }
+        };
+        let mut served: Vec<Option<Arc<crate::corpus::PageVersion>>> =
+            vec![None; corpus.page_count()];
+        // The crawl's page → the corpus's page (by URL).
+        let corpus_page =
+            |engine: &CrawlEngine, p: PageId| by_url.get(engine.refresher().url(p)).copied();
+        for unit in 1..env.units() {
+            let deadline = std::time::Instant::now() + period;
+            if let Some(url) = &source.advance_clock {
+                clock(url, unit).map_err(|e| format!("advancing the clock at {url}: {e}"))?;
+            }
+            let done = engine
+                .step(unit, Some(deadline))
+                .map_err(|e| e.to_string())?;
+            let crawl = engine.refresher().crawl();
+            let mut updates_pages = Vec::new();
+            for o in &done.step.outcomes {
+                if let Some(c) = corpus_page(&engine, o.page) {
+                    served[c as usize] = crawl.held(o.page).map(|h| Arc::clone(&h.version));
+                    updates_pages.push(c);
+                }
+            }
+            let updates: Vec<PageUpdate> = updates_pages
+                .iter()
+                .map(|&c| PageUpdate {
+                    page: c,
+                    url: corpus.url(c),
+                    version: served[c as usize].as_deref(),
+                })
+                .collect();
+            let metrics = engine
+                .judge(env, unit)
+                .map_err(|e| format!("judging unit {unit}: {e}"))?;
+            let vocabulary = Arc::new(engine.refresher().repository().vocabulary().clone());
+            search
+                .refresh(
+                    EngineView {
+                        unit,
+                        held: served.clone(),
+                    },
+                    |repo| {
+                        repo.set_vocabulary(vocabulary);
+                        repo.apply_unmeasured(unit, &updates)
+                    },
+                )
+                .map_err(|e| e.to_string())?;
+            let outcomes = done.step.refresh_outcomes();
+            let record = EngineUnit {
+                unit,
+                refreshed: done.step.refreshed.len(),
+                changes_found: outcomes.iter().filter(|o| o.changed).count(),
+                not_modified: done.counts.not_modified as usize,
+                discovered: done.step.outcomes.iter().filter(|o| o.discovered).count(),
+                estimated_delta_q: outcomes.iter().map(|o| o.delta_q).sum(),
+                search: metrics.search,
+                refreshed_urls: done
+                    .step
+                    .refreshed
+                    .iter()
+                    .map(|&p| engine.refresher().url(p).to_string())
+                    .collect(),
+            };
+            let mut s = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            s.unit = unit;
+            s.refreshes += record.refreshed;
+            s.changes_found += record.changes_found;
+            s.not_modified += record.not_modified;
+            s.discovered += record.discovered;
+            s.errors += done.counts.errors as usize;
+            s.search = record.search;
+            s.hosts = Some(engine.monitor().hosts());
+            s.per_unit.push(record);
+            s.finished = unit + 1 >= env.units();
+            drop(s);
+            std::thread::sleep(deadline.saturating_duration_since(std::time::Instant::now()));
         }
         Ok(())
     }
