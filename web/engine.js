@@ -15,7 +15,15 @@
       `${e.finished ? " (history replayed to its end)" : ""}; ${e.refreshes} refreshes, ${e.changes_found} changes found, ` +
       `${e.not_modified} not modified, ${e.discovered} new pages, ${e.errors} errors` + (e.error ? ` — stopped: ${e.error}` : "");
     document.getElementById("engine-now").textContent =
-      `quality ${fmt4(e.quality)}   fresh@10 ${fmt4(e.fresh_at_10)}   MAP@10 ${fmt4(e.map_at_10)}`;
+      `quality ${fmt4(e.quality)}   fresh@10 ${fmt4(e.fresh_at_10)}   MAP@10 ${fmt4(e.map_at_10)}` +
+      (e.served_queries ? ` — ${e.served_queries} served queries steer it with the log` : "");
+    // A crawling engine: fetch counts and the latest errors per host.
+    const hosts = Object.entries(e.hosts || {});
+    document.getElementById("engine-hosts").replaceChildren(...hosts.map(([h, c]) => el("li", {
+      text: `${h}: ${c.fetches} fetches, ${c.copies} copies, ${c.not_modified} not modified, ${c.gone} gone, ` +
+        `${c.errors} errors, ${c.robots_disallowed} disallowed by robots.txt` +
+        (c.last_errors.length ? ` — last: ${c.last_errors[c.last_errors.length - 1]}` : ""),
+    })));
     const rows = e.per_unit.slice().reverse().map(u => el("tr", { "data-unit": String(u.unit) },
       el("td", { class: "num", text: String(u.unit) }),
       el("td", { class: "num", text: String(u.refreshed) }),
