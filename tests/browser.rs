@@ -368,6 +368,34 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         assert!(t == "0.1" || t == "0.9", "{best_thetas:?}");
     }
     browser.screenshot("compare.png").await;
+    // Issue 14: Fig. 4 reads like a plotting tool's: B on a log axis with round ticks, B = 0 a
+    // labelled reference line (not a point at the axis end), quality never past 1.
+    let y_ticks = browser
+        .eval("return [...document.querySelectorAll('#chart-fig4 .y-tick')].map(t => Number(t.textContent))")
+        .await;
+    let y_ticks: Vec<f64> = serde_json::from_value(y_ticks).unwrap();
+    assert!(!y_ticks.is_empty());
+    for t in &y_ticks {
+        let norm = t / 10f64.powf(t.log10().floor());
+        assert!(
+            [1.0, 2.0, 5.0].iter().any(|m| (norm - m).abs() < 1e-9),
+            "{y_ticks:?}"
+        );
+    }
+    let x_ticks = browser
+        .eval("return [...document.querySelectorAll('#chart-fig4 .x-tick')].map(t => Number(t.textContent))")
+        .await;
+    let x_ticks: Vec<f64> = serde_json::from_value(x_ticks).unwrap();
+    assert!(x_ticks.iter().all(|&x| x <= 1.0), "{x_ticks:?}");
+    let zero = browser
+        .eval("return document.querySelector('#chart-fig4 .zero-ref-label')?.textContent")
+        .await;
+    assert!(zero.as_str().unwrap().starts_with("B = 0: "), "{zero}");
+    let dash_ticks = browser
+        .eval("return [...document.querySelectorAll('#chart-fresh .y-tick')].map(t => Number(t.textContent))")
+        .await;
+    let dash_ticks: Vec<f64> = serde_json::from_value(dash_ticks).unwrap();
+    assert!(dash_ticks.iter().all(|&y| y <= 1.0), "{dash_ticks:?}");
     // The "show" list offers the sweep just run and every run (the sweep's 8 and the
     // dashboard's run).
     browser

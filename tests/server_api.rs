@@ -1378,3 +1378,57 @@ async fn the_served_engine_crawls_web_replay() {
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(v["served_unit"], units - 1, "{v}");
 }
+
+/// Issue 14: with `--index DIR` (built, then reopened) and `--unit U`, stale markers compare
+/// the copy of unit U against the live unit, as without an index directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_markers_with_an_index_directory_compare_the_served_unit() {
+    use refresher::corpus::{is_fresh, LiveWeb};
+    use refresher::server::{AppState, ServerOptions};
+    let server = start(80, 6, Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let served_unit = 2;
+    for round in ["build", "reopen"] {
+        let corpus = server.corpus.clone();
+        let index = dir.path().join("index");
+        let state = tokio::task::spawn_blocking(move || {
+            let mut options = ServerOptions::new(refresher::server::Policies::registry());
+            options.index_dir = Some(index);
+            options.served_unit = served_unit;
+            AppState::build(corpus, None, options)
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        let live = state.options.live_unit.unwrap();
+        assert_eq!(live, server.corpus.units() - 1);
+        let mut checked = (0, 0);
+        for s in server.log.submissions.iter().take(200) {
+            let request = refresher::server::search::SearchRequest {
+                text: s.query.clone(),
+                offset: 0,
+                limit: 10,
+            };
+            let Ok(response) = state.search.search(&request) else {
+                continue;
+            };
+            assert_eq!(response.served_unit, served_unit, "{round}");
+            for hit in &response.results {
+                let p = server.corpus.page_id(&hit.url).unwrap();
+                let held = server
+                    .corpus
+                    .page_at(p, served_unit)
+                    .present()
+                    .map(|v| v.unit);
+                let stale = !is_fresh(&server.corpus, p, held, live);
+                assert_eq!(hit.stale, stale, "{round}: {}", hit.url);
+                if stale {
+                    checked.0 += 1;
+                } else {
+                    checked.1 += 1;
+                }
+            }
+        }
+        assert!(checked.0 > 0 && checked.1 > 0, "{round}: {checked:?}");
+    }
+}

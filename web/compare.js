@@ -1,7 +1,8 @@
 "use strict";
 const $ = id => document.getElementById(id);
-const fig4 = new SvgChart($("chart-fig4"), { xLabel: "mean repository quality", yLabel: "budget B" });
-const freshChart = new SvgChart($("chart-fresh"), { xLabel: "budget B", yLabel: "fresh@10" });
+// Budgets on log axes (B = 0 is a labelled reference line), shares capped at 1.
+const fig4 = new SvgChart($("chart-fig4"), { xLabel: "mean repository quality", yLabel: "budget B", yLog: true, xMax: 1, zeroLabel: "B = 0" });
+const freshChart = new SvgChart($("chart-fresh"), { xLabel: "budget B", yLabel: "fresh@10", xLog: true, yMax: 1, zeroLabel: "B = 0" });
 let timer = null;
 
 function byPolicy(curves) {
@@ -12,7 +13,7 @@ function byPolicy(curves) {
 
 function render(c) {
   const groups = byPolicy(c.curves);
-  fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.mean_quality, p.budget]).sort((a, b) => a[0] - b[0]) })));
+  fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.mean_quality, p.budget]).sort((a, b) => a[1] - b[1]) })));
   freshChart.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_fresh_at_10]).sort((a, b) => a[0] - b[0]) })));
   // Absolute targets ("Q ≥ 0.99") and shares of the quality lost to staleness ("90 % of gap":
   // recover 90 % of the gap between the unrefreshed repository and a perfect one).

@@ -1,9 +1,9 @@
 "use strict";
 const $ = id => document.getElementById(id);
 const charts = {
-  quality: new SvgChart($("chart-quality"), { xLabel: "time unit", yLabel: "quality" }),
-  fresh: new SvgChart($("chart-fresh"), { xLabel: "time unit", yLabel: "fresh@10" }),
-  map: new SvgChart($("chart-map"), { xLabel: "time unit", yLabel: "MAP@10" }),
+  quality: new SvgChart($("chart-quality"), { xLabel: "time unit", yLabel: "quality", yMax: 1 }),
+  fresh: new SvgChart($("chart-fresh"), { xLabel: "time unit", yLabel: "fresh@10", yMax: 1 }),
+  map: new SvgChart($("chart-map"), { xLabel: "time unit", yLabel: "MAP@10", yMax: 1 }),
 };
 const runs = new Map();      // id -> { info, history }
 const streams = new Map();   // id -> EventSource

@@ -375,19 +375,20 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
                     })
                     .collect()
             };
+        // Shares (quality, freshness, MAP) never draw an axis past 1.
         let chart = |title: &str, x: &str, y: &str, x_scale, y_scale| Chart {
-            title: format!("{title} ({mode}, {})", c.scoring),
-            x_label: x.into(),
-            y_label: y.into(),
             x_scale,
             y_scale,
-            lines: true,
+            x_at_most: (x_scale == Scale::Linear).then_some(1.0),
+            y_at_most: (y_scale == Scale::Linear).then_some(1.0),
+            ..Chart::new(&format!("{title} ({mode}, {})", c.scoring), x, y)
         };
-        // Fig. 4: quality on x, B on y (B = 0 drawn at the bottom of the log axis).
+        // Fig. 4: quality on x, B on a log y axis; B = 0 (the unrefreshed repository, Q₀) is
+        // a labelled vertical reference line.
         let fig4 = chart(
             "Budget needed for a repository quality",
             "mean repository quality",
-            "B (refreshes per unit)",
+            "B",
             Scale::Linear,
             Scale::Log,
         )
@@ -404,14 +405,8 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
             }),
             ("map_at_10", "mean MAP@10", |p| p.mean.map_at_10),
         ] {
-            let svg = chart(
-                label,
-                "B (refreshes per unit)",
-                label,
-                Scale::Log,
-                Scale::Linear,
-            )
-            .render(&series(&|p| (p.budget as f64, f(p))));
+            let svg = chart(label, "B", label, Scale::Log, Scale::Linear)
+                .render(&series(&|p| (p.budget as f64, f(p))));
             std::fs::write(dir.join(format!("{file}_vs_budget_{mode}.svg")), svg)?;
         }
     }

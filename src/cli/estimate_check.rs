@@ -96,6 +96,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             x_scale: Scale::Log,
             y_scale: Scale::Log,
             lines: false,
+            x_at_most: None,
+            y_at_most: None,
         }
         .render(&[
             Series {

@@ -36,6 +36,10 @@ pub struct Chart {
     pub y_scale: Scale,
     /// Draw lines between points (line chart) or only dots (scatter).
     pub lines: bool,
+    /// Largest value each axis may show (a share such as quality or freshness: 1), so
+    /// padding never draws the axis past what the quantity can reach.
+    pub x_at_most: Option<f64>,
+    pub y_at_most: Option<f64>,
 }
 
 const W: f64 = 720.0;
@@ -46,15 +50,77 @@ const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
 
 impl Chart {
+    /// A line chart with linear axes and no caps (set the public fields for more).
+    pub fn new(title: &str, x_label: &str, y_label: &str) -> Self {
+        Chart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            lines: true,
+            x_at_most: None,
+            y_at_most: None,
+        }
+    }
+
     /// Renders `series` as an SVG document.
+    ///
+    /// On a log axis a point at 0 (or below) has no place: it is drawn as a dashed reference
+    /// line across the plot at its other coordinate, labelled with the axis (`B = 0:
+    /// 0.9926`), never silently moved to the axis end. Lines join points in the order of the
+    /// log-axis coordinate (the budget, in the comparison charts), else of x.
     pub fn render(&self, series: &[Series]) -> String {
-        let all: Vec<(f64, f64)> = series
+        let placeable = |(x, y): (f64, f64)| {
+            x.is_finite()
+                && y.is_finite()
+                && (self.x_scale == Scale::Linear || x > 0.0)
+                && (self.y_scale == Scale::Linear || y > 0.0)
+        };
+        // Reference lines for points at 0 on a log axis: (is the line vertical, value).
+        let mut references: Vec<(bool, f64)> = Vec::new();
+        for s in series {
+            for &(x, y) in &s.points {
+                if self.y_scale == Scale::Log && y <= 0.0 && x.is_finite() {
+                    references.push((true, x));
+                } else if self.x_scale == Scale::Log && x <= 0.0 && y.is_finite() {
+                    references.push((false, y));
+                }
+            }
+        }
+        references.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        references.dedup_by(|a, b| a.0 == b.0 && (a.1 - b.1).abs() < 1e-9);
+        let plotted: Vec<Vec<(f64, f64)>> = series
             .iter()
-            .flat_map(|s| s.points.iter().copied())
+            .map(|s| {
+                let mut pts: Vec<(f64, f64)> =
+                    s.points.iter().copied().filter(|&p| placeable(p)).collect();
+                let key = |p: &(f64, f64)| {
+                    if self.y_scale == Scale::Log && self.x_scale != Scale::Log {
+                        p.1
+                    } else {
+                        p.0
+                    }
+                };
+                pts.sort_by(|a, b| {
+                    key(a)
+                        .partial_cmp(&key(b))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                });
+                pts
+            })
             .collect();
-        let (xs, ys): (Vec<f64>, Vec<f64>) = all.iter().copied().unzip();
-        let (x0, x1) = range(&xs, self.x_scale);
-        let (y0, y1) = range(&ys, self.y_scale);
+        let mut xs: Vec<f64> = plotted.iter().flatten().map(|p| p.0).collect();
+        let mut ys: Vec<f64> = plotted.iter().flatten().map(|p| p.1).collect();
+        for &(vertical, v) in &references {
+            if vertical {
+                xs.push(v)
+            } else {
+                ys.push(v)
+            }
+        }
+        let (x0, x1) = range(&xs, self.x_scale, self.x_at_most);
+        let (y0, y1) = range(&ys, self.y_scale, self.y_at_most);
         let px =
             |x: f64| LEFT + (to_axis(x, self.x_scale, x0) - x0) / (x1 - x0) * (W - LEFT - RIGHT);
         let py = |y: f64| {
@@ -72,33 +138,31 @@ impl Chart {
             (LEFT + W - RIGHT) / 2.0,
             escape(&self.title)
         );
-        // Axes and ticks.
         let _ = write!(
             out,
             r#"<path d="M{LEFT},{TOP} V{} H{}" fill="none" stroke="black"/>"#,
             H - BOTTOM,
             W - RIGHT
         );
-        for i in 0..=5 {
-            let fx = x0 + (x1 - x0) * i as f64 / 5.0;
-            let fy = y0 + (y1 - y0) * i as f64 / 5.0;
-            let (vx, vy) = (from_axis(fx, self.x_scale), from_axis(fy, self.y_scale));
-            let (tx, ty) = (px(vx), py(vy));
+        for v in ticks(x0, x1, self.x_scale) {
+            let tx = px(v);
             let _ = write!(
                 out,
-                r##"<line x1="{tx}" y1="{}" x2="{tx}" y2="{}" stroke="#ddd"/><text x="{tx}" y="{}" text-anchor="middle">{}</text>"##,
-                TOP,
+                r##"<line x1="{tx:.1}" y1="{TOP}" x2="{tx:.1}" y2="{}" stroke="#ddd"/><text x="{tx:.1}" y="{}" text-anchor="middle" class="x-tick">{}</text>"##,
                 H - BOTTOM,
                 H - BOTTOM + 16.0,
-                tick(vx)
+                tick(v)
             );
+        }
+        for v in ticks(y0, y1, self.y_scale) {
+            let ty = py(v);
             let _ = write!(
                 out,
-                r##"<line x1="{LEFT}" y1="{ty}" x2="{}" y2="{ty}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+                r##"<line x1="{LEFT}" y1="{ty:.1}" x2="{}" y2="{ty:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end" class="y-tick">{}</text>"##,
                 W - RIGHT,
                 LEFT - 6.0,
                 ty + 4.0,
-                tick(vy)
+                tick(v)
             );
         }
         let _ = write!(
@@ -114,11 +178,45 @@ impl Chart {
             (TOP + H - BOTTOM) / 2.0,
             escape(&self.y_label)
         );
-        for (i, s) in series.iter().enumerate() {
+        for &(vertical, v) in &references {
+            let (label, line) = if vertical {
+                let x = px(v);
+                (
+                    format!(
+                        r#"<text x="{:.1}" y="{}" font-size="11" class="zero-ref">{} = 0: {}</text>"#,
+                        x + 4.0,
+                        TOP + 12.0,
+                        escape(&self.y_label),
+                        tick(v)
+                    ),
+                    format!(
+                        r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#555" stroke-dasharray="5 4"/>"##,
+                        H - BOTTOM
+                    ),
+                )
+            } else {
+                let y = py(v);
+                (
+                    format!(
+                        r#"<text x="{}" y="{:.1}" font-size="11" class="zero-ref">{} = 0: {}</text>"#,
+                        LEFT + 6.0,
+                        y - 4.0,
+                        escape(&self.x_label),
+                        tick(v)
+                    ),
+                    format!(
+                        r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#555" stroke-dasharray="5 4"/>"##,
+                        W - RIGHT
+                    ),
+                )
+            };
+            out.push_str(&line);
+            out.push_str(&label);
+        }
+        for (i, (s, pts)) in series.iter().zip(&plotted).enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
-            if self.lines && s.points.len() > 1 {
-                let d: Vec<String> = s
-                    .points
+            if self.lines && pts.len() > 1 {
+                let d: Vec<String> = pts
                     .iter()
                     .enumerate()
                     .map(|(k, &(x, y))| {
@@ -137,7 +235,7 @@ impl Chart {
                 );
             }
             let r = if self.lines { 3.0 } else { 2.0 };
-            for &(x, y) in &s.points {
+            for &(x, y) in pts {
                 let _ = write!(
                     out,
                     r#"<circle cx="{:.1}" cy="{:.1}" r="{r}" fill="{colour}" fill-opacity="0.8"/>"#,
@@ -174,15 +272,8 @@ fn to_axis(v: f64, scale: Scale, floor: f64) -> f64 {
     }
 }
 
-fn from_axis(v: f64, scale: Scale) -> f64 {
-    match scale {
-        Scale::Linear => v,
-        Scale::Log => 10f64.powf(v),
-    }
-}
-
-/// The axis range (in axis units) covering `values`, padded a little.
-fn range(values: &[f64], scale: Scale) -> (f64, f64) {
+/// The axis range (in axis units) covering `values`, padded a little, never past `at_most`.
+fn range(values: &[f64], scale: Scale, at_most: Option<f64>) -> (f64, f64) {
     let mapped: Vec<f64> = values
         .iter()
         .filter(|v| v.is_finite() && (scale == Scale::Linear || **v > 0.0))
@@ -193,23 +284,80 @@ fn range(values: &[f64], scale: Scale) -> (f64, f64) {
     }
     let lo = mapped.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = mapped.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if (hi - lo).abs() < 1e-12 {
-        return (lo - 0.5, hi + 0.5);
+    let (mut lo, mut hi) = if (hi - lo).abs() < 1e-12 {
+        let pad = if scale == Scale::Log {
+            0.5
+        } else {
+            lo.abs().max(1e-3) * 0.01
+        };
+        (lo - pad, hi + pad)
+    } else {
+        let pad = (hi - lo) * 0.04;
+        (lo - pad, hi + pad)
+    };
+    if let Some(cap) = at_most.filter(|c| scale == Scale::Linear || *c > 0.0) {
+        let cap = to_axis(cap, scale, 0.0);
+        if hi > cap {
+            hi = cap;
+            if lo >= hi {
+                lo = hi - 1e-3;
+            }
+        }
     }
-    let pad = (hi - lo) * 0.04;
-    (lo - pad, hi + pad)
+    (lo, hi)
+}
+
+/// Tick values inside `lo..=hi` (axis units): on a log axis the powers of ten, with 2 and 5
+/// multiples when the span is under three decades; on a linear axis steps of 1, 2 or 5 × 10^k,
+/// about five of them.
+fn ticks(lo: f64, hi: f64, scale: Scale) -> Vec<f64> {
+    match scale {
+        Scale::Log => {
+            let mut out = Vec::new();
+            let multiples: &[f64] = if hi - lo < 3.0 {
+                &[1.0, 2.0, 5.0]
+            } else {
+                &[1.0]
+            };
+            for k in (lo.floor() as i32)..=(hi.ceil() as i32) {
+                for m in multiples {
+                    let v = m * 10f64.powi(k);
+                    if (lo - 1e-9..=hi + 1e-9).contains(&v.log10()) {
+                        out.push(v);
+                    }
+                }
+            }
+            out
+        }
+        Scale::Linear => {
+            let span = hi - lo;
+            if span.is_nan() || span <= 0.0 {
+                return vec![lo];
+            }
+            let raw = span / 5.0;
+            let magnitude = 10f64.powf(raw.log10().floor());
+            let step = [1.0, 2.0, 5.0, 10.0]
+                .iter()
+                .map(|m| m * magnitude)
+                .find(|s| *s >= raw)
+                .unwrap_or(10.0 * magnitude);
+            let first = (lo / step).ceil() as i64;
+            let last = (hi / step).floor() as i64;
+            (first..=last).map(|i| i as f64 * step).collect()
+        }
+    }
 }
 
 fn tick(v: f64) -> String {
     let a = v.abs();
-    if a == 0.0 {
+    if a < 1e-12 {
         "0".into()
-    } else if !(0.01..10_000.0).contains(&a) {
+    } else if !(0.001..10_000.0).contains(&a) {
         format!("{v:.1e}")
     } else if a >= 100.0 {
         format!("{v:.0}")
     } else {
-        let s = format!("{v:.3}");
+        let s = format!("{v:.4}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
@@ -224,29 +372,84 @@ fn escape(s: &str) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn renders_series_points_and_legend() {
-        let chart = Chart {
-            title: "B <needed>".into(),
-            x_label: "quality".into(),
-            y_label: "B".into(),
+    fn fig4() -> Chart {
+        Chart {
             x_scale: Scale::Linear,
             y_scale: Scale::Log,
-            lines: true,
-        };
-        let svg = chart.render(&[
+            x_at_most: Some(1.0),
+            ..Chart::new("B <needed>", "quality", "B")
+        }
+    }
+
+    fn tick_labels(svg: &str, class: &str) -> Vec<String> {
+        svg.split(&format!(r#"class="{class}">"#))
+            .skip(1)
+            .map(|s| s.split('<').next().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn renders_series_points_and_legend() {
+        let svg = fig4().render(&[
             Series {
                 name: "user-centric".into(),
                 points: vec![(0.95, 1.0), (0.99, 4.0)],
             },
             Series {
                 name: "sbr".into(),
-                points: vec![(0.95, 8.0), (0.99, 64.0), (0.999, 0.0)],
+                points: vec![(0.95, 8.0), (0.99, 64.0), (0.9, 0.0)],
             },
         ]);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-        assert_eq!(svg.matches("<circle").count(), 5);
+        // The B = 0 point is a labelled reference line, not a dot at the axis end.
+        assert_eq!(svg.matches("<circle").count(), 4);
+        assert_eq!(tick_labels(&svg, "zero-ref"), ["B = 0: 0.9"]);
         assert!(svg.contains("user-centric") && svg.contains("B &lt;needed&gt;"));
         assert!(!svg.contains("NaN") && !svg.contains("inf"));
+    }
+
+    #[test]
+    fn log_ticks_are_round_and_share_axes_stop_at_one() {
+        let svg = fig4().render(&[Series {
+            name: "p".into(),
+            points: vec![(0.97, 1.0), (0.999, 16.0), (1.0, 1024.0), (0.9926, 0.0)],
+        }]);
+        let y: Vec<String> = tick_labels(&svg, "y-tick");
+        assert_eq!(y, ["1", "10", "100", "1000"], "{svg}");
+        let x: Vec<f64> = tick_labels(&svg, "x-tick")
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        assert!(x.iter().all(|&v| v <= 1.0) && x.len() >= 3, "{x:?}");
+        for w in x.windows(2) {
+            let step = w[1] - w[0];
+            let norm = step / 10f64.powf(step.log10().floor());
+            assert!(
+                [1.0, 2.0, 5.0].iter().any(|m| (norm - m).abs() < 1e-6),
+                "{x:?}"
+            );
+        }
+        assert_eq!(tick_labels(&svg, "zero-ref"), ["B = 0: 0.9926"]);
+        // A short log span gets 1-2-5 ticks.
+        assert_eq!(
+            ticks(0.0, 2.0_f64.log10() + 1.0, Scale::Log),
+            [1.0, 2.0, 5.0, 10.0, 20.0]
+        );
+        // B = 0 on a log x axis (quality vs budget) is a horizontal reference.
+        let svg = Chart {
+            x_scale: Scale::Log,
+            y_at_most: Some(1.0),
+            ..Chart::new("q", "B", "quality")
+        }
+        .render(&[Series {
+            name: "p".into(),
+            points: vec![(0.0, 0.98), (4.0, 0.99), (1.0, 0.985)],
+        }]);
+        assert_eq!(tick_labels(&svg, "zero-ref"), ["B = 0: 0.98"]);
+        let y: Vec<f64> = tick_labels(&svg, "y-tick")
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        assert!(y.iter().all(|&v| v <= 1.0), "{y:?}");
     }
 }
