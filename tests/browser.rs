@@ -278,6 +278,19 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         .eval("return document.querySelector('#results .result-url').textContent")
         .await;
     assert_eq!(second, json!(urls[10]));
+    // A page past the end says so in words (not an API error) and offers the way back.
+    let far = format!("{base}/?q={}&offset=9990&limit=10", query.replace(' ', "+"));
+    browser.goto(&far).await;
+    browser
+        .wait_for(
+            "return document.getElementById('summary').textContent.startsWith('no results on this page')",
+            "the past-the-end message",
+        )
+        .await;
+    let prev_enabled = browser
+        .eval("return !document.getElementById('pager').hidden && !document.getElementById('prev').disabled")
+        .await;
+    assert_eq!(prev_enabled, json!(true));
 
     // Dashboard: start a slow run from the form and watch the quality chart grow.
     browser.goto(&format!("{base}/dashboard")).await;

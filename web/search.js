@@ -18,7 +18,11 @@ async function runSearch() {
 function render(r) {
   const first = r.total_hits ? r.offset + 1 : 0;
   const last = r.offset + r.results.length;
-  $("summary").textContent = `${r.total_hits} result(s) for “${r.query}” — showing ${first}–${last}, ` +
+  // A page past the end (an old link, or results that shrank): say so and offer the way back.
+  const past = !r.results.length && r.total_hits > 0;
+  $("summary").textContent = (past
+    ? `no results on this page: “${r.query}” has ${r.total_hits} result(s), the last on page ${Math.ceil(r.total_hits / r.limit)}; `
+    : `${r.total_hits} result(s) for “${r.query}” — showing ${first}–${last}, `) +
     `${r.took_ms.toFixed(1)} ms; copies from unit ${r.served_unit}, stale markers against unit ${r.live_unit}` +
     (r.notes && r.notes.length ? " — note: " + r.notes.join("; ") : "");
   const items = r.results.map(hit => {
@@ -36,7 +40,7 @@ function render(r) {
       el("div", { class: "score", text: "score " + hit.score.toFixed(3) }));
   });
   $("results").replaceChildren(...items);
-  $("pager").hidden = r.total_hits <= r.limit;
+  $("pager").hidden = r.total_hits <= r.limit && !past;
   $("prev").disabled = r.offset === 0;
   $("next").disabled = last >= r.total_hits;
   $("page-info").textContent = `page ${Math.floor(r.offset / r.limit) + 1} of ${Math.max(1, Math.ceil(r.total_hits / r.limit))}`;
