@@ -1137,6 +1137,19 @@ async fn compare_keeps_oracle_and_online_runs_apart() {
     );
 }
 
+/// `GET /api/engine` once the served engine has replayed its last unit (at most 2 minutes).
+async fn engine_when_finished(c: &mut HttpClient) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (_, v) = c.get_json("/api/engine").await.unwrap();
+        if v["finished"] == true {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Issue 12: `serve --refresh` — the index users search refreshes itself. The served engine
 /// makes the simulator's decisions (its per-unit quality is `simulate --mode online`'s), and a
 /// search finds a page by a word only its refreshed copy holds.
@@ -1162,15 +1175,7 @@ async fn the_served_engine_refreshes_the_index_users_search() {
     .await
     .unwrap()
     .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let engine = loop {
-        let (_, v) = c.get_json("/api/engine").await.unwrap();
-        if v["finished"] == true {
-            break v;
-        }
-        assert!(Instant::now() < deadline, "{v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let engine = engine_when_finished(&mut c).await;
     let units = server.corpus.units();
     assert_eq!(engine["unit"], units - 1, "{engine}");
     assert_eq!(engine["refreshes"], 12 * (units as u64 - 1), "{engine}");
@@ -1288,15 +1293,7 @@ async fn served_queries_join_the_engines_workload() {
     .await
     .unwrap()
     .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let engine = loop {
-        let (_, v) = c.get_json("/api/engine").await.unwrap();
-        if v["finished"] == true {
-            break v;
-        }
-        assert!(Instant::now() < deadline, "{v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let engine = engine_when_finished(&mut c).await;
     assert_eq!(engine["served_queries"], 2, "{engine}");
     assert!(engine["error"].is_null(), "{engine}");
 }
@@ -1347,15 +1344,7 @@ async fn the_served_engine_crawls_web_replay() {
         .unwrap()
         .unwrap();
     let mut c = HttpClient::new(&server.url()).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let engine = loop {
-        let (_, v) = c.get_json("/api/engine").await.unwrap();
-        if v["finished"] == true {
-            break v;
-        }
-        assert!(Instant::now() < deadline, "{v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let engine = engine_when_finished(&mut c).await;
     let units = server.corpus.units();
     assert!(engine["error"].is_null(), "{engine}");
     assert_eq!(

@@ -417,19 +417,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if env.is_some() { ", judged" } else { "" }
     );
     let advance = args.advance_clock.clone();
-    let clock_runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let clock_client = reqwest::Client::new();
-    let advance_clock = |url: &str| -> anyhow::Result<()> {
-        let response = clock_runtime.block_on(clock_client.post(url).send())?;
-        anyhow::ensure!(
-            response.status().is_success(),
-            "answered {}",
-            response.status()
-        );
-        Ok(())
-    };
+    let clock = refresher::web_replay::ClockClient::new()?;
     // Units committed before a restart keep the lines they were reported with.
     let mut lines: Vec<serde_json::Value> = previous
         .as_ref()
@@ -443,9 +431,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let deadline = start + Duration::from_secs_f64(args.unit_seconds);
         let replaying = engine.monitor().replaying();
         if let (Some(url), false) = (&advance, replaying) {
-            let sep = if url.contains('?') { '&' } else { '?' };
-            advance_clock(&format!("{url}{sep}unit={unit}"))
-                .with_context(|| format!("--advance-clock {url}"))?;
+            clock
+                .advance(url, unit)
+                .map_err(|e| anyhow::anyhow!("--advance-clock {url}: {e}"))?;
         }
         let done = engine.step(unit, Some(deadline))?;
         if done.replayed {

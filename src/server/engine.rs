@@ -74,6 +74,30 @@ pub struct EngineUnit {
     pub refreshed_urls: Vec<String>,
 }
 
+impl EngineUnit {
+    /// The record of `step`, judged `search`; `not_modified` as the fetcher counted it (304s),
+    /// else the refreshes that found no change.
+    fn of(
+        step: &crate::refresh::StepReport,
+        not_modified: Option<usize>,
+        search: SearchQuality,
+        url: impl Fn(PageId) -> String,
+    ) -> Self {
+        let outcomes = step.refresh_outcomes();
+        EngineUnit {
+            unit: step.unit,
+            refreshed: step.refreshed.len(),
+            changes_found: outcomes.iter().filter(|o| o.changed).count(),
+            not_modified: not_modified
+                .unwrap_or_else(|| outcomes.iter().filter(|o| !o.changed && !o.gone).count()),
+            discovered: step.outcomes.iter().filter(|o| o.discovered).count(),
+            estimated_delta_q: outcomes.iter().map(|o| o.delta_q).sum(),
+            search,
+            refreshed_urls: step.refreshed.iter().map(|&p| url(p)).collect(),
+        }
+    }
+}
+
 /// The served engine's state, as `GET /api/engine` reports it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EngineStatus {
@@ -264,31 +288,11 @@ impl ServedEngine {
                     |repo| repo.apply_unmeasured(unit, &updates),
                 )
                 .map_err(|e| e.to_string())?;
-            let outcomes = step.refresh_outcomes();
-            let record = EngineUnit {
-                unit,
-                refreshed: step.refreshed.len(),
-                changes_found: outcomes.iter().filter(|o| o.changed).count(),
-                not_modified: outcomes.iter().filter(|o| !o.changed && !o.gone).count(),
-                discovered: step.outcomes.iter().filter(|o| o.discovered).count(),
-                estimated_delta_q: outcomes.iter().map(|o| o.delta_q).sum(),
-                search: metrics.search,
-                refreshed_urls: step
-                    .refreshed
-                    .iter()
-                    .map(|&p| corpus.url(p).to_string())
-                    .collect(),
-            };
-            let mut s = self.status.lock().unwrap_or_else(|e| e.into_inner());
-            s.unit = unit;
-            s.refreshes += record.refreshed;
-            s.changes_found += record.changes_found;
-            s.not_modified += record.not_modified;
-            s.discovered += record.discovered;
-            s.search = record.search;
-            s.served_queries = served.len();
-            s.per_unit.push(record);
-            s.finished = unit + 1 >= env.units();
+            let record = EngineUnit::of(&step, None, metrics.search, |p| corpus.url(p).to_string());
+            let count = served.len();
+            self.push_unit(record, unit + 1 >= env.units(), |s| {
+                s.served_queries = count
+            });
         }
         Ok(())
     }
@@ -347,22 +351,7 @@ impl ServedEngine {
             &engine_config,
         )
         .map_err(|e| e.to_string())?;
-        let clock_runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let clock_client = reqwest::Client::new();
-        let clock = |url: &str, unit: Unit| -> Result<(), String> {
-            let sep = if url.contains('?') { '&' } else { '?' };
-            let response = clock_runtime
-                .block_on(clock_client.post(format!("{url}{sep}unit={unit}")).send())
-                .map_err(|e| e.to_string())?;
-            if response.status().is_success() {
-                Ok(())
-            } else {
-                Err(format!("answered {}", response.status()))
-            }
-        };
+        let clock = crate::web_replay::ClockClient::new().map_err(|e| e.to_string())?;
         let mut served: Vec<Option<Arc<crate::corpus::PageVersion>>> =
             vec![None; corpus.page_count()];
         // The crawl's page → the corpus's page (by URL).
@@ -371,7 +360,9 @@ impl ServedEngine {
         for unit in 1..env.units() {
             let deadline = std::time::Instant::now() + period;
             if let Some(url) = &source.advance_clock {
-                clock(url, unit).map_err(|e| format!("advancing the clock at {url}: {e}"))?;
+                clock
+                    .advance(url, unit)
+                    .map_err(|e| format!("advancing the clock at {url}: {e}"))?;
             }
             let done = engine
                 .step(unit, Some(deadline))
@@ -408,37 +399,35 @@ impl ServedEngine {
                     },
                 )
                 .map_err(|e| e.to_string())?;
-            let outcomes = done.step.refresh_outcomes();
-            let record = EngineUnit {
-                unit,
-                refreshed: done.step.refreshed.len(),
-                changes_found: outcomes.iter().filter(|o| o.changed).count(),
-                not_modified: done.counts.not_modified as usize,
-                discovered: done.step.outcomes.iter().filter(|o| o.discovered).count(),
-                estimated_delta_q: outcomes.iter().map(|o| o.delta_q).sum(),
-                search: metrics.search,
-                refreshed_urls: done
-                    .step
-                    .refreshed
-                    .iter()
-                    .map(|&p| engine.refresher().url(p).to_string())
-                    .collect(),
-            };
-            let mut s = self.status.lock().unwrap_or_else(|e| e.into_inner());
-            s.unit = unit;
-            s.refreshes += record.refreshed;
-            s.changes_found += record.changes_found;
-            s.not_modified += record.not_modified;
-            s.discovered += record.discovered;
-            s.errors += done.counts.errors as usize;
-            s.search = record.search;
-            s.hosts = Some(engine.monitor().hosts());
-            s.per_unit.push(record);
-            s.finished = unit + 1 >= env.units();
-            drop(s);
+            let record = EngineUnit::of(
+                &done.step,
+                Some(done.counts.not_modified as usize),
+                metrics.search,
+                |p| engine.refresher().url(p).to_string(),
+            );
+            let errors = done.counts.errors as usize;
+            let hosts = engine.monitor().hosts();
+            self.push_unit(record, unit + 1 >= env.units(), |s| {
+                s.errors += errors;
+                s.hosts = Some(hosts);
+            });
             std::thread::sleep(deadline.saturating_duration_since(std::time::Instant::now()));
         }
         Ok(())
+    }
+
+    /// Adds a finished unit to the status; `also` sets what only one kind of engine reports.
+    fn push_unit(&self, record: EngineUnit, last: bool, also: impl FnOnce(&mut EngineStatus)) {
+        let mut s = self.status.lock().unwrap_or_else(|e| e.into_inner());
+        s.unit = record.unit;
+        s.refreshes += record.refreshed;
+        s.changes_found += record.changes_found;
+        s.not_modified += record.not_modified;
+        s.discovered += record.discovered;
+        s.search = record.search;
+        also(&mut s);
+        s.per_unit.push(record);
+        s.finished = last;
     }
 
     /// The engine's state now.

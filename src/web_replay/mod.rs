@@ -141,7 +141,7 @@ impl ReplaySite {
             }
             if let PageState::Present(v) = self.corpus.page_at(p, unit) {
                 xml.push_str("<url><loc>");
-                xml_escape_into(&mut xml, url);
+                render::escape_into(&mut xml, url);
                 xml.push_str("</loc><lastmod>");
                 xml.push_str(&iso8601(v.capture_time));
                 xml.push_str("</lastmod></url>\n");
@@ -149,6 +149,38 @@ impl ReplaySite {
         }
         xml.push_str("</urlset>\n");
         xml
+    }
+}
+
+/// The client side of a manual clock: a crawl moving a `web-replay --manual-clock` to its unit
+/// (`--advance-clock URL`).
+pub struct ClockClient {
+    runtime: tokio::runtime::Runtime,
+    client: reqwest::Client,
+}
+
+impl ClockClient {
+    pub fn new() -> std::io::Result<Self> {
+        Ok(ClockClient {
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?,
+            client: reqwest::Client::new(),
+        })
+    }
+
+    /// POSTs `url?unit=U`: the site moves to `unit` (or stays, when it is there already).
+    pub fn advance(&self, url: &str, unit: Unit) -> Result<(), String> {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let response = self
+            .runtime
+            .block_on(self.client.post(format!("{url}{sep}unit={unit}")).send())
+            .map_err(|e| e.to_string())?;
+        if response.status().is_success() {
+            Ok(())
+        } else {
+            Err(format!("answered {}", response.status()))
+        }
     }
 }
 
@@ -180,19 +212,6 @@ fn http_date(time: i64) -> String {
         UNIX_EPOCH
     };
     httpdate::fmt_http_date(t)
-}
-
-fn xml_escape_into(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
 }
 
 /// The HTTP routes of a replayed site.

@@ -37,7 +37,8 @@ pub fn entity_hash(body: &[u8]) -> u64 {
     xxh3_64(body)
 }
 
-fn escape_into(out: &mut String, text: &str) {
+/// Escapes text for HTML or XML content and attribute values.
+pub(crate) fn escape_into(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
