@@ -404,6 +404,10 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         .eval("return document.querySelector('#chart-fig4 .zero-ref-label')?.textContent")
         .await;
     assert!(zero.as_str().unwrap().starts_with("B = 0: "), "{zero}");
+    let tip = browser
+        .eval("return document.querySelector('#chart-fig4 circle title')?.textContent")
+        .await;
+    assert!(tip.as_str().unwrap().contains("budget B"), "{tip}");
     let dash_ticks = browser
         .eval("return [...document.querySelectorAll('#chart-fresh .y-tick')].map(t => Number(t.textContent))")
         .await;

@@ -109,7 +109,13 @@ class SvgChart {
       const color = s.color || PALETTE[i % PALETTE.length];
       const pts = plotted[i].map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ");
       add("polyline", { points: pts, fill: "none", stroke: color, "stroke-width": 2, "stroke-dasharray": s.dashed ? "5 4" : "none", "data-series": s.name, "data-points": plotted[i].length });
-      if (plotted[i].length <= 40) for (const [x, y] of plotted[i]) add("circle", { cx: sx(x), cy: sy(y), r: 2.5, fill: color });
+      // Each point names itself on hover (an SVG <title> is the browser's tooltip).
+      if (plotted[i].length <= 40) for (const [x, y] of plotted[i]) {
+        const dot = add("circle", { cx: sx(x), cy: sy(y), r: 3, fill: color });
+        const tip = document.createElementNS(NS, "title");
+        tip.textContent = `${s.name}: ${o.xLabel || "x"} ${tick(x)}, ${o.yLabel || "y"} ${tick(y)}`;
+        dot.append(tip);
+      }
       const item = document.createElement("span");
       item.style.setProperty("--c", color);
       item.textContent = s.name;
