@@ -6,13 +6,17 @@
 //!   Garcia-Molina's improved estimator "CG", the oracle count over observed units).
 //! * [`irregular`]: the maximum-likelihood rate for visits at irregular intervals (what a
 //!   priority-driven refresher produces) and the probability of a change within an interval.
+//! * [`weighted`]: the weighted change-history rates NAD, SAD, AAD, GAD of papers 000–002
+//!   (their change probability is [`change_probability`]).
 
 pub mod irregular;
 pub mod rate;
 pub mod shingles;
+pub mod weighted;
 
 pub use irregular::{change_probability, irregular_mle_rate};
 pub use rate::{cg_rate, cg_rate_per_unit, naive_rate, oracle_rate};
 pub use shingles::{
     resemblance_distance, shingle_change, shingles, text_change, DEFAULT_SHINGLE_WIDTH,
 };
+pub use weighted::{cycle_history, weighted_rate, Weighting};
