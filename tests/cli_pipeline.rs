@@ -465,7 +465,22 @@ fn policies_describe_themselves_and_params_reach_every_command() {
         .collect();
     assert_eq!(
         names,
-        ["user-centric", "sbr", "ebr", "round-robin", "random", "age"]
+        [
+            "user-centric",
+            "sbr",
+            "ebr",
+            "round-robin",
+            "random",
+            "age",
+            "cg",
+            "nad",
+            "sad",
+            "aad",
+            "gad",
+            "gp-t-x",
+            "gp-t-cg",
+            "gp-gad-nad-t"
+        ]
     );
     let sbr = &families[1];
     assert_eq!(sbr["params"][0]["key"], "theta");

@@ -8,7 +8,7 @@ use refresher::index::ScoringKind;
 use std::collections::BTreeMap;
 
 use refresher::policy::family::{expand_sweep, GridDefault};
-use refresher::policy::registry::{family, names};
+use refresher::policy::registry::{family, DEFAULT_COMPARISON};
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
 use refresher::report::svg::{Chart, Scale, Series};
@@ -71,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let policies = args
         .policies
         .clone()
-        .unwrap_or_else(|| names().iter().map(|s| s.to_string()).collect());
+        .unwrap_or_else(|| DEFAULT_COMPARISON.iter().map(|s| s.to_string()).collect());
     let families = policies
         .iter()
         .map(|p| family(p))

@@ -3,7 +3,7 @@
 //! here.
 
 use super::family::{ParamValue, PolicyError, PolicyFamily};
-use super::{baselines, ebr, sbr, user_centric, RefreshPolicy};
+use super::{baselines, ebr, history_score, sbr, user_centric, RefreshPolicy};
 
 /// Every family, in the order results list them.
 pub static FAMILIES: &[&PolicyFamily] = &[
@@ -13,7 +13,20 @@ pub static FAMILIES: &[&PolicyFamily] = &[
     &baselines::ROUND_ROBIN,
     &baselines::RANDOM,
     &baselines::AGE,
+    &history_score::CG,
+    &history_score::NAD,
+    &history_score::SAD,
+    &history_score::AAD,
+    &history_score::GAD,
+    &history_score::GP_T_X,
+    &history_score::GP_T_CG,
+    &history_score::GP_GAD_NAD_T,
 ];
+
+/// The families `compare` runs when none are named: paper 003's schemes and the baselines
+/// (paper 001's score policies are named explicitly, e.g. `--policies user-centric,gad,gp-t-x`).
+pub const DEFAULT_COMPARISON: &[&str] =
+    &["user-centric", "sbr", "ebr", "round-robin", "random", "age"];
 
 /// Default shingle threshold of SBR and EBR when none is given: 0, i.e. every content change
 /// counts (paper 003's "simplest implementation of SBR"); sweeps pass 0.1 … 1.0.
