@@ -339,6 +339,15 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
             "the policy checkboxes",
         )
         .await;
+    // Checked at first: what a comparison runs by default (paper 003's schemes, baselines).
+    let checked = browser
+        .eval("return [...document.querySelectorAll('#policies input:checked')].map(i => i.value)")
+        .await;
+    assert_eq!(
+        checked,
+        json!(refresher::policy::registry::DEFAULT_COMPARISON),
+        "{checked}"
+    );
     browser
         .eval(
             "for (const i of document.querySelectorAll('#policies input')) \

@@ -69,6 +69,6 @@ $("sweep-form").addEventListener("submit", async e => {
 
 api("/api/policies").then(p => {
   $("policies").replaceChildren(...p.policies.map(n => el("label", { style: "flex-direction:row;gap:4px;color:inherit" },
-    Object.assign(el("input", { type: "checkbox", value: n }), { checked: true }), n)));
+    Object.assign(el("input", { type: "checkbox", value: n }), { checked: (p.default_comparison || p.policies).includes(n) }), n)));
 }).catch(e => showError($("message"), e));
 load();

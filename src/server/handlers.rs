@@ -111,6 +111,8 @@ pub async fn policies(State(state): State<Arc<AppState>>) -> Json<serde_json::Va
     Json(serde_json::json!({
         "policies": state.runs.policies.names,
         "families": crate::policy::registry::families_json(),
+        // What a comparison runs when none are chosen (paper 003's schemes and baselines).
+        "default_comparison": crate::policy::registry::DEFAULT_COMPARISON,
     }))
 }
 
