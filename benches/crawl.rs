@@ -22,7 +22,7 @@ use refresher::quality::ViewingLikelihood;
 use refresher::querylog::term_workload::TermWorkload;
 use refresher::sim::EnvironmentConfig;
 use refresher::text::Vocabulary;
-use refresher::web_replay::{self, ReplayClock, ReplayOptions, ReplaySite};
+use refresher::web_replay;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -55,21 +55,7 @@ fn main() {
     .unwrap();
     let (corpus, _) = load_corpus(&site.corpus_dir, &IngestOptions::default()).unwrap();
     let host = refresher::crawl::http::host_of(corpus.url(0)).unwrap();
-    let site = Arc::new(ReplaySite::new(
-        Arc::new(corpus.clone()),
-        ReplayOptions {
-            clock: ReplayClock::Manual,
-            robots: None,
-            latency: Duration::ZERO,
-        },
-    ));
-    let server = tokio::runtime::Runtime::new().unwrap();
-    let (addr, _) = server
-        .block_on(web_replay::spawn(
-            Arc::clone(&site),
-            "127.0.0.1:0".parse().unwrap(),
-        ))
-        .unwrap();
+    let (site, addr, _server) = web_replay::manual_on_loopback(Arc::new(corpus.clone())).unwrap();
     let options = HttpOptions {
         min_host_delay: Duration::ZERO,
         resolve: HashMap::from([(host.clone(), addr)]),

@@ -275,6 +275,11 @@ impl Repository {
         &self.vocabulary
     }
 
+    /// The vocabulary, shared (another repository over the same terms needs no copy).
+    pub fn shared_vocabulary(&self) -> Arc<Vocabulary> {
+        Arc::clone(&self.vocabulary)
+    }
+
     pub fn num_docs(&self) -> u64 {
         use super::stats::CollectionStats;
         self.forward.num_docs()

@@ -97,6 +97,17 @@ pub struct CrawlEngine {
     refresher: Refresher<'static>,
     monitor: FetchMonitor,
     workload: Arc<TermWorkload>,
+    /// What judging against one corpus reuses from unit to unit (built on the first call).
+    judge_cache: JudgeCache,
+}
+
+/// The judge's corpus-side lookups, computed once per engine: the corpus's page of each
+/// (normalised) URL, and the hash of the bytes web-replay serves for each version, rendered
+/// once instead of at every freshness test.
+#[derive(Default)]
+struct JudgeCache {
+    by_url: std::sync::OnceLock<std::collections::HashMap<String, PageId>>,
+    rendered: std::sync::Mutex<std::collections::HashMap<(PageId, Unit), u64>>,
 }
 
 impl CrawlEngine {
@@ -165,6 +176,7 @@ impl CrawlEngine {
             refresher,
             monitor,
             workload,
+            judge_cache: JudgeCache::default(),
         })
     }
 
@@ -215,6 +227,23 @@ impl CrawlEngine {
         &self.workload
     }
 
+    /// The corpus's page of each normalised URL (the corpus judging this engine; built once).
+    fn corpus_pages(&self, corpus: &Corpus) -> &std::collections::HashMap<String, PageId> {
+        self.judge_cache.by_url.get_or_init(|| {
+            (0..corpus.page_count() as PageId)
+                .map(|p| (crate::corpus::html::normalise_url(corpus.url(p)), p))
+                .collect()
+        })
+    }
+
+    /// The page of `corpus` (the one this engine is judged against) that the crawl's `page`
+    /// is, by URL.
+    pub fn corpus_page(&self, corpus: &Corpus, page: PageId) -> Option<PageId> {
+        self.corpus_pages(corpus)
+            .get(self.refresher.url(page))
+            .copied()
+    }
+
     /// The exact metrics of the repository against `env`'s truth at `unit`. Held copies are
     /// matched to the corpus's versions by their rendered bytes (`web-replay`), pages to the
     /// corpus's pages by URL: when the crawl met pages in another order than the corpus's ids,
@@ -224,15 +253,21 @@ impl CrawlEngine {
         let corpus = env.corpus;
         let crawl = self.refresher.crawl();
         let pages = self.refresher.page_count();
-        let identical = (0..pages as PageId).all(|p| {
-            (p as usize) < corpus.page_count()
-                && crate::corpus::html::normalise_url(corpus.url(p)) == self.refresher.url(p)
-        });
+        let by_url = self.corpus_pages(corpus);
+        let identical = (0..pages as PageId).all(|p| by_url.get(self.refresher.url(p)) == Some(&p));
+        let rendered = &self.judge_cache.rendered;
         let fresh_of = |held: Option<u64>, corpus_page: PageId| match corpus
             .page_at(corpus_page, unit)
             .present()
         {
-            Some(v) => held == Some(rendered_hash(corpus, v)),
+            Some(v) => {
+                let live = *rendered
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entry((corpus_page, v.unit))
+                    .or_insert_with(|| rendered_hash(corpus, v));
+                held == Some(live)
+            }
             None => held.is_none(),
         };
         let repo = self.refresher.repository();
@@ -247,9 +282,6 @@ impl CrawlEngine {
                 &fresh,
             ));
         }
-        let by_url: std::collections::HashMap<String, PageId> = (0..corpus.page_count() as PageId)
-            .map(|p| (crate::corpus::html::normalise_url(corpus.url(p)), p))
-            .collect();
         let mut held_by_corpus: Vec<Option<Arc<PageVersion>>> = vec![None; corpus.page_count()];
         for p in 0..pages as PageId {
             if let Some(h) = crawl.held(p) {
@@ -260,8 +292,7 @@ impl CrawlEngine {
                 held_by_corpus[c as usize] = Some(Arc::clone(&h.version));
             }
         }
-        let mut judged =
-            Repository::forward_only(Arc::new(repo.vocabulary().clone()), repo.scoring());
+        let mut judged = Repository::forward_only(repo.shared_vocabulary(), repo.scoring());
         let updates: Vec<PageUpdate> = held_by_corpus
             .iter()
             .enumerate()
@@ -309,7 +340,7 @@ mod tests {
     use crate::quality::exact::MetricQuery;
     use crate::quality::measure::DeltaQMethod;
     use crate::sim::{run, RunConfig};
-    use crate::web_replay::{self, ReplayClock, ReplayOptions, ReplaySite};
+    use crate::web_replay::{self, ReplaySite};
     use std::collections::HashMap;
     use std::time::Duration;
 
@@ -321,22 +352,7 @@ mod tests {
         std::net::SocketAddr,
         tokio::runtime::Runtime,
     ) {
-        let site = Arc::new(ReplaySite::new(
-            Arc::new(corpus.clone()),
-            ReplayOptions {
-                clock: ReplayClock::Manual,
-                robots: None,
-                latency: Duration::ZERO,
-            },
-        ));
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let (addr, _) = runtime
-            .block_on(web_replay::spawn(
-                Arc::clone(&site),
-                "127.0.0.1:0".parse().unwrap(),
-            ))
-            .unwrap();
-        (site, addr, runtime)
+        web_replay::manual_on_loopback(Arc::new(corpus.clone())).unwrap()
     }
 
     fn workload(corpus: &Corpus) -> TermWorkload {

@@ -312,9 +312,6 @@ impl ServedEngine {
         use crate::crawl::http::{Discovery, HttpFetcher};
         use crate::live::{initial_crawl, CrawlEngine, EngineConfig};
         let corpus = env.corpus;
-        let by_url: std::collections::HashMap<String, PageId> = (0..corpus.page_count() as PageId)
-            .map(|p| (crate::corpus::html::normalise_url(corpus.url(p)), p))
-            .collect();
         let mut fetcher =
             HttpFetcher::new(source.options.clone(), Arc::clone(&corpus.vocabulary), None)
                 .map_err(|e| format!("starting the fetcher: {e}"))?;
@@ -354,9 +351,6 @@ impl ServedEngine {
         let clock = crate::web_replay::ClockClient::new().map_err(|e| e.to_string())?;
         let mut served: Vec<Option<Arc<crate::corpus::PageVersion>>> =
             vec![None; corpus.page_count()];
-        // The crawl's page → the corpus's page (by URL).
-        let corpus_page =
-            |engine: &CrawlEngine, p: PageId| by_url.get(engine.refresher().url(p)).copied();
         for unit in 1..env.units() {
             let deadline = std::time::Instant::now() + period;
             if let Some(url) = &source.advance_clock {
@@ -370,7 +364,7 @@ impl ServedEngine {
             let crawl = engine.refresher().crawl();
             let mut updates_pages = Vec::new();
             for o in &done.step.outcomes {
-                if let Some(c) = corpus_page(&engine, o.page) {
+                if let Some(c) = engine.corpus_page(corpus, o.page) {
                     served[c as usize] = crawl.held(o.page).map(|h| Arc::clone(&h.version));
                     updates_pages.push(c);
                 }
@@ -386,7 +380,7 @@ impl ServedEngine {
             let metrics = engine
                 .judge(env, unit)
                 .map_err(|e| format!("judging unit {unit}: {e}"))?;
-            let vocabulary = Arc::new(engine.refresher().repository().vocabulary().clone());
+            let vocabulary = engine.refresher().repository().shared_vocabulary();
             search
                 .refresh(
                     EngineView {

@@ -243,6 +243,27 @@ pub async fn spawn(
     Ok((local, handle))
 }
 
+/// A replayed site on a loopback port with a manual clock, served from its own runtime (for
+/// synchronous callers: tests, benchmarks); the site stops when the runtime is dropped.
+pub fn manual_on_loopback(
+    corpus: Arc<Corpus>,
+) -> std::io::Result<(Arc<ReplaySite>, SocketAddr, tokio::runtime::Runtime)> {
+    let site = Arc::new(ReplaySite::new(
+        corpus,
+        ReplayOptions {
+            clock: ReplayClock::Manual,
+            robots: None,
+            latency: Duration::ZERO,
+        },
+    ));
+    let runtime = tokio::runtime::Runtime::new()?;
+    let (addr, _) = runtime.block_on(spawn(
+        Arc::clone(&site),
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+    ))?;
+    Ok((site, addr, runtime))
+}
+
 fn text(status: StatusCode, content_type: &'static str, body: String) -> Response {
     (status, [(header::CONTENT_TYPE, content_type)], body).into_response()
 }
