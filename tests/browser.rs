@@ -460,7 +460,9 @@ async fn the_served_engine_moves_on_the_dashboard_and_search_finds_new_content()
             policy: "round-robin".into(),
             params: Vec::new(),
             budget: 12,
-            unit_seconds: 0.4,
+            // Slow enough that the dashboard (polling each second) sees a unit before the last
+            // even on a busy 2-core machine; 7 units take ~10 s.
+            unit_seconds: 1.5,
             seed: 1,
             crawl: None,
         })
