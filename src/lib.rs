@@ -20,6 +20,7 @@ pub mod crawl;
 pub mod error;
 pub mod index;
 pub mod live;
+pub mod optimise;
 pub mod policy;
 pub mod progress;
 pub mod quality;

@@ -152,6 +152,7 @@ pub mod registry;
 pub mod sbr;
 pub mod schedule;
 pub mod user_centric;
+pub mod webfountain;
 
 pub use family::{ParamValue, Params, PolicyError, PolicyFamily};
 pub use registry::{family, make_policy, FAMILIES};
