@@ -313,7 +313,7 @@ mod tests {
             &oracle,
             vec![0.0; 3],
             FwOptions {
-                relative_gap: 1e-10,
+                relative_gap: 1e-8,
                 max_iterations: 100_000,
             },
         )
