@@ -43,6 +43,8 @@ enum Command {
     Crawl(cli::crawl::Args),
     /// Serve a WARC collection as a live website whose pages change on a clock.
     WebReplay(cli::web_replay::Args),
+    /// Solve a WebFountain crawl-model instance (paper 004) for strategy 1, 2 or 3.
+    Webfountain(cli::webfountain::Args),
 }
 
 fn main() {
@@ -67,6 +69,7 @@ fn main() {
         Command::Replay(args) => cli::replay::run(args),
         Command::WebReplay(args) => cli::web_replay::run(args),
         Command::Crawl(args) => cli::crawl::run(args),
+        Command::Webfountain(args) => cli::webfountain::run(args),
     };
     if let Err(err) = result {
         // Errors quote their inputs (paths, lines, header values): no escape sequence reaches

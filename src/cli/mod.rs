@@ -14,3 +14,4 @@ pub mod replay;
 pub mod serve;
 pub mod simulate;
 pub mod web_replay;
+pub mod webfountain;

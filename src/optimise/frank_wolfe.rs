@@ -38,15 +38,35 @@ pub struct FwOptions {
     /// Stop when the gap is at most this times `max(|F|, 1e-12)`.
     pub relative_gap: f64,
     pub max_iterations: usize,
+    /// Stop when `F` fell by less than `stall_relative · |F|` over the last `stall_window`
+    /// steps (near a non-convex saddle or a degenerate face the gap can stay open while `F`
+    /// no longer moves; 0 disables).
+    pub stall_window: usize,
+    pub stall_relative: f64,
 }
 
 impl Default for FwOptions {
     fn default() -> Self {
         FwOptions {
             relative_gap: 1e-9,
-            max_iterations: 20_000,
+            max_iterations: 5_000,
+            stall_window: 100,
+            stall_relative: 1e-8,
         }
     }
+}
+
+/// Why [`minimise`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stop {
+    /// The gap criterion held: a first-order stationary point (the optimum if `F` is convex).
+    Gap,
+    /// `F` stopped decreasing over the stall window.
+    Stalled,
+    /// No decrease along the step's direction (stationary up to round-off).
+    NoDescent,
+    IterationLimit,
 }
 
 /// Where the method stopped.
@@ -57,9 +77,9 @@ pub struct FwOutcome {
     /// The Frank–Wolfe gap `⟨∇F(x), x − s⟩ ≥ 0` at `x`.
     pub gap: f64,
     pub iterations: usize,
-    /// Whether the gap criterion was met (otherwise the iteration limit, or no further
-    /// decrease along the Frank–Wolfe direction, stopped it).
+    /// Whether the gap criterion was met (`stop == Stop::Gap`).
     pub converged: bool,
+    pub stop: Stop,
 }
 
 /// Minimises `objective` over the oracle's polytope from the feasible `start` (see the module
@@ -71,7 +91,8 @@ pub struct FwOutcome {
 /// aligned with the gradient to the oracle's vertex. Plain Frank–Wolfe zig-zags towards an
 /// optimum inside a face at rate O(1/k); the pairwise step removes that (on a projection onto a
 /// knapsack polytope: gap 8e-6 after 100 000 plain steps, 1e-12 after a few dozen pairwise).
-/// When the active set would exceed [`MAX_ATOMS`], the step falls back to a plain one.
+/// When the active set would exceed [`MAX_ATOMS`], the step is a plain one and the set
+/// restarts from the new `x` (memory stays bounded by `MAX_ATOMS` points).
 pub fn minimise(
     objective: &dyn SmoothObjective,
     oracle: &dyn LinearOracle,
@@ -87,6 +108,7 @@ pub fn minimise(
     let mut direction = vec![0.0; n];
     let mut trial = vec![0.0; n];
     let mut iterations = 0;
+    let mut history: Vec<f64> = Vec::new();
     loop {
         let value = objective.value_and_gradient(&x, &mut gradient);
         if let Some(index) = gradient.iter().position(|g| !g.is_finite()) {
@@ -98,15 +120,31 @@ pub fn minimise(
             .zip(x.iter().zip(&vertex))
             .map(|(g, (xi, si))| g * (xi - si))
             .sum::<f64>()
-            .max(0.0);
-        let converged = gap <= options.relative_gap * value.abs().max(1e-12);
-        if converged || iterations >= options.max_iterations {
+            .max(0.0)
+            + 0.0; // never −0
+        let window = options.stall_window;
+        let stalled = window > 0
+            && history.len() > window
+            && history[history.len() - 1 - window] - value
+                <= options.stall_relative * value.abs().max(1e-12);
+        history.push(value);
+        let stop = if gap <= options.relative_gap * value.abs().max(1e-12) {
+            Some(Stop::Gap)
+        } else if stalled {
+            Some(Stop::Stalled)
+        } else if iterations >= options.max_iterations {
+            Some(Stop::IterationLimit)
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
             return Ok(FwOutcome {
                 x,
                 value,
                 gap,
                 iterations,
-                converged,
+                converged: stop == Stop::Gap,
+                stop,
             });
         }
         // Pairwise direction s − v (v the away atom), steps up to v's weight; or the plain
@@ -151,6 +189,7 @@ pub fn minimise(
                 gap,
                 iterations,
                 converged: false,
+                stop: Stop::NoDescent,
             });
         }
         for (xi, di) in x.iter_mut().zip(&direction) {
@@ -159,7 +198,9 @@ pub fn minimise(
         if pairwise {
             atoms.shift(away, &vertex, gamma);
         } else {
-            atoms.toward(&vertex, gamma);
+            // The active set is full: restart it from x (memory stays bounded; the next steps
+            // are pairwise again, away from x itself at first).
+            atoms = ActiveSet::new(x.clone());
         }
         iterations += 1;
     }
@@ -210,15 +251,6 @@ impl ActiveSet {
     /// Moves `gamma` of weight from atom `from` to `to`.
     fn shift(&mut self, from: usize, to: &[f64], gamma: f64) {
         self.atoms[from].1 -= gamma;
-        self.add(to, gamma);
-        self.prune();
-    }
-
-    /// A plain step: every weight shrinks by `1 − gamma`, `to` gains `gamma`.
-    fn toward(&mut self, to: &[f64], gamma: f64) {
-        for (_, w) in &mut self.atoms {
-            *w *= 1.0 - gamma;
-        }
         self.add(to, gamma);
         self.prune();
     }
@@ -315,6 +347,7 @@ mod tests {
             FwOptions {
                 relative_gap: 1e-8,
                 max_iterations: 100_000,
+                ..FwOptions::default()
             },
         )
         .unwrap();

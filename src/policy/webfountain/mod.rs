@@ -1,3 +1,148 @@
-//! Paper 004's WebFountain crawler (Edwards, McCurley & Tomlin, WWW10 2001).
+//! Paper 004's WebFountain crawler (Edwards, McCurley & Tomlin, WWW10 2001): the crawl model
+//! and its solver ([`model`]), instances read from JSON ([`instance`]), and [`solve`], the
+//! one entry the CLI (`refresher webfountain`) and the server (`POST /api/webfountain`) share.
 
+pub mod instance;
 pub mod model;
+
+use crate::optimise::FwOptions;
+use instance::{check_epsilon, Instance};
+use model::{Plan, Strategy, DEFAULT_EPSILON};
+
+/// What to solve an instance for.
+#[derive(Debug, Clone, Copy)]
+pub struct SolveRequest {
+    /// 1, 2 or 3 (paper 004 §5.1).
+    pub strategy: u8,
+    /// Strategy 3's `ε`; `None`: the instance's, else [`DEFAULT_EPSILON`].
+    pub epsilon: Option<f64>,
+    /// Frank–Wolfe steps per start.
+    pub max_iterations: usize,
+}
+
+/// The most Frank–Wolfe steps a request may ask for per start (each costs one pass of the
+/// balance equations per line-search point).
+pub const MAX_ITERATIONS: usize = 1_000_000;
+
+/// A solved instance: the plan, with the instance's reference optimum beside it when it has one.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SolveReport {
+    pub description: Option<String>,
+    pub buckets: usize,
+    pub periods: usize,
+    /// Strategy 3's `ε` used (absent for strategies 1 and 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<f64>,
+    #[serde(flatten)]
+    pub plan: Plan,
+    /// The instance file's optimum for this strategy, when it gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_objective: Option<f64>,
+    /// `(objective − expected) / expected`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative_difference: Option<f64>,
+    /// Fields of the instance the reader ignored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored_fields: Vec<String>,
+}
+
+/// Solves `instance` for `request`; errors name the parameter.
+pub fn solve(instance: &Instance, request: SolveRequest) -> Result<SolveReport, String> {
+    let periods = instance.model.periods;
+    let epsilon = request
+        .epsilon
+        .or(instance.epsilon)
+        .unwrap_or(DEFAULT_EPSILON);
+    check_epsilon(epsilon, periods).map_err(|e| format!("eps: {e}"))?;
+    let strategy = Strategy::numbered(request.strategy, epsilon).ok_or_else(|| {
+        format!(
+            "strategy: {} is not 1, 2 or 3 (paper 004 §5.1)",
+            request.strategy
+        )
+    })?;
+    if request.max_iterations == 0 || request.max_iterations > MAX_ITERATIONS {
+        return Err(format!(
+            "max-iterations: {} is not in 1 … {MAX_ITERATIONS}",
+            request.max_iterations
+        ));
+    }
+    let options = FwOptions {
+        max_iterations: request.max_iterations,
+        ..FwOptions::default()
+    };
+    let plan = instance
+        .model
+        .solve(strategy, options)
+        .map_err(|e| e.to_string())?;
+    let expected_objective = instance.expected_objective.get(&request.strategy).copied();
+    Ok(SolveReport {
+        description: instance.description.clone(),
+        buckets: instance.model.buckets.len(),
+        periods,
+        epsilon: (request.strategy == 3).then_some(epsilon),
+        relative_difference: expected_objective.map(|e| (plan.objective - e) / e),
+        expected_objective,
+        plan,
+        ignored_fields: instance.ignored_fields.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The small instance of `../shared/data/webfountain/small.json`, as that file lays it out.
+    pub(crate) const SMALL_INSTANCE: &str = r#"{
+      "periods": 6, "capacity_per_period": 2000, "initial_obsolete": 0, "new_pages_per_period": 0,
+      "buckets": [
+        {"pages": 1000, "change_probability": 0.362085},
+        {"pages": 1000, "change_probability": 0.09151},
+        {"pages": 1000, "change_probability": 0.047213},
+        {"pages": 1000, "change_probability": 0.024078},
+        {"pages": 1000, "change_probability": 0.012207},
+        {"pages": 1000, "change_probability": 0.008366},
+        {"pages": 1000, "change_probability": 0.006529},
+        {"pages": 1000, "change_probability": 0.005094},
+        {"pages": 1000, "change_probability": 0.003974},
+        {"pages": 1000, "change_probability": 0.0031},
+        {"pages": 1000, "change_probability": 0.002418},
+        {"pages": 1000, "change_probability": 0.001886}
+      ],
+      "expected_objective": {"1": 284.8680, "2": 196.4532, "3": 232.1556}
+    }"#;
+
+    #[test]
+    fn solves_the_small_instance_to_its_reference_optima() {
+        let instance = Instance::from_json(SMALL_INSTANCE).unwrap();
+        for strategy in 1..=3 {
+            let report = solve(
+                &instance,
+                SolveRequest {
+                    strategy,
+                    epsilon: None,
+                    max_iterations: 20_000,
+                },
+            )
+            .unwrap();
+            let rel = report.relative_difference.unwrap();
+            assert!(rel.abs() < 1e-4, "strategy {strategy}: {rel}");
+            assert_eq!(report.epsilon.is_some(), strategy == 3);
+        }
+    }
+
+    #[test]
+    fn bad_requests_name_the_parameter() {
+        let instance = Instance::from_json(SMALL_INSTANCE).unwrap();
+        let request = |strategy, epsilon, max_iterations| SolveRequest {
+            strategy,
+            epsilon,
+            max_iterations,
+        };
+        let e = solve(&instance, request(4, None, 10)).unwrap_err();
+        assert!(e.starts_with("strategy: 4"), "{e}");
+        let e = solve(&instance, request(3, Some(0.5), 10)).unwrap_err();
+        assert!(e.starts_with("eps: 0.5"), "{e}");
+        let e = solve(&instance, request(1, None, 0)).unwrap_err();
+        assert!(e.starts_with("max-iterations: 0"), "{e}");
+    }
+}

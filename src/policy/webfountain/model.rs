@@ -150,6 +150,8 @@ pub struct Optimality {
     /// `fw_gap / |objective|`.
     pub relative_gap: f64,
     pub converged: bool,
+    /// Why the best start stopped: `gap`, `stalled`, `no-descent` or `iteration-limit`.
+    pub stop: optimise::frank_wolfe::Stop,
     pub iterations: usize,
     /// The start the solution came from.
     pub start: &'static str,
@@ -308,7 +310,7 @@ impl CrawlModel {
 
     /// The linear constraints of §4 (1, 5, 6): per-period knapsacks when there are no new
     /// pages, a general polytope otherwise.
-    fn oracle(&self) -> Box<dyn LinearOracle + '_> {
+    fn oracle(&self) -> Box<dyn LinearOracle + Send + Sync + '_> {
         let (t_count, nb) = (self.periods, self.buckets.len());
         if !self.has_new_pages() {
             let mut cost = Vec::with_capacity(t_count * nb);
@@ -432,16 +434,27 @@ impl CrawlModel {
             weights: &weights,
         };
         let oracle = self.oracle();
-        let mut best: Option<(&'static str, optimise::FwOutcome)> = None;
-        let mut starts = Vec::new();
-        for (name, start) in self.starts() {
-            let out = optimise::minimise(&objective, oracle.as_ref(), start, options)?;
-            starts.push(StartResult {
+        // The starts are independent: solved side by side, the best kept (the first on ties,
+        // so the result does not depend on the thread count).
+        use rayon::prelude::*;
+        let outcomes = self
+            .starts()
+            .into_par_iter()
+            .map(|(name, start)| {
+                optimise::minimise(&objective, oracle.as_ref(), start, options).map(|o| (name, o))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let starts: Vec<StartResult> = outcomes
+            .iter()
+            .map(|(name, out)| StartResult {
                 start: name,
                 objective: out.value,
                 fw_gap: out.gap,
                 iterations: out.iterations,
-            });
+            })
+            .collect();
+        let mut best: Option<(&'static str, optimise::FwOutcome)> = None;
+        for (name, out) in outcomes {
             if best.as_ref().is_none_or(|(_, b)| out.value < b.value) {
                 best = Some((name, out));
             }
@@ -471,6 +484,7 @@ impl CrawlModel {
                 fw_gap: out.gap,
                 relative_gap: out.gap / value.abs().max(1e-300),
                 converged: out.converged,
+                stop: out.stop,
                 iterations: out.iterations,
                 start,
                 starts,
@@ -746,6 +760,7 @@ mod tests {
             relative_gap: 1e-7,
             // The best start (each page once) converges in under 200 pairwise steps.
             max_iterations: 400,
+            ..FwOptions::default()
         };
         let s1 = model.solve(Strategy::EqualWeights, options).unwrap();
         let s2 = model.solve(Strategy::LastPeriod, options).unwrap();
