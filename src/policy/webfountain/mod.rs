@@ -1,9 +1,11 @@
 //! Paper 004's WebFountain crawler (Edwards, McCurley & Tomlin, WWW10 2001): the crawl model
-//! and its solver ([`model`]), instances read from JSON ([`instance`]), and [`solve`], the
-//! one entry the CLI (`refresher webfountain`) and the server (`POST /api/webfountain`) share.
+//! and its solver ([`model`]), instances read from JSON ([`instance`]), the adaptive crawler as
+//! refresh policies ([`policy`]), and [`solve`], the one entry the CLI (`refresher
+//! webfountain`) and the server (`POST /api/webfountain`) share.
 
 pub mod instance;
 pub mod model;
+pub mod policy;
 
 use crate::optimise::FwOptions;
 use instance::{check_epsilon, Instance};
