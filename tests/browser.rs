@@ -538,3 +538,48 @@ async fn the_served_engine_moves_on_the_dashboard_and_search_finds_new_content()
     browser.screenshot("search-after-refresh.png").await;
     browser.quit().await;
 }
+
+/// Issue 16: the WebFountain page solves the example instance and draws the plan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webfountain_page_solves_the_example_instance() {
+    let Some(mut browser) = Browser::start().await else {
+        return;
+    };
+    let server = server_support::start(40, 3, Duration::ZERO).await;
+    browser.goto(&format!("{}/webfountain", server.url())).await;
+    browser
+        .eval("document.getElementById('wf-strategy').value = '2'; document.getElementById('wf-solve').click(); return 0")
+        .await;
+    let objective = browser
+        .wait_for(
+            "const s = document.getElementById('wf-summary'); \
+             return s && s.dataset.objective ? Number(s.dataset.objective) : 0",
+            "the plan",
+        )
+        .await;
+    let objective = objective.as_f64().unwrap();
+    assert!(
+        (objective - 196.4532).abs() / 196.4532 < 1e-4,
+        "{objective}"
+    );
+    let drawn = browser
+        .eval("return [...document.querySelectorAll('#wf-chart polyline')].map(p => Number(p.dataset.points))")
+        .await;
+    assert_eq!(drawn, serde_json::json!([6]));
+    let rows = browser
+        .eval("return document.querySelectorAll('#wf-crawls tbody tr').length")
+        .await;
+    assert_eq!(rows, serde_json::json!(12));
+    // A broken instance is reported, not thrown.
+    browser
+        .eval("document.getElementById('wf-instance').value = '{\"periods\": 0}'; document.getElementById('wf-solve').click(); return 0")
+        .await;
+    browser
+        .wait_for(
+            "const e = document.querySelector('#wf-message .error'); return e ? e.textContent.length : 0",
+            "the error message",
+        )
+        .await;
+    browser.screenshot("webfountain.png").await;
+    browser.quit().await;
+}

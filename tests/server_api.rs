@@ -1421,3 +1421,70 @@ async fn stale_markers_with_an_index_directory_compare_the_served_unit() {
         assert!(checked.0 > 0 && checked.1 > 0, "{round}: {checked:?}");
     }
 }
+
+/// Issue 16: `POST /api/webfountain` solves a paper 004 instance as the CLI does, and names
+/// what is wrong with a bad request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webfountain_model_is_solved_over_http() {
+    let server = start(40, 3, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let buckets: Vec<Value> = [
+        0.362085, 0.09151, 0.047213, 0.024078, 0.012207, 0.008366, 0.006529, 0.005094, 0.003974,
+        0.0031, 0.002418, 0.001886,
+    ]
+    .iter()
+    .map(|a| json!({"pages": 1000, "change_probability": a}))
+    .collect();
+    let instance = json!({
+        "periods": 6, "capacity_per_period": 2000, "initial_obsolete": 0,
+        "new_pages_per_period": 0, "buckets": buckets,
+        "expected_objective": {"1": 284.8680, "2": 196.4532, "3": 232.1556}
+    });
+    for (strategy, want) in [(1, 284.8680), (2, 196.4532), (3, 232.1556)] {
+        let (s, plan) = c
+            .send_json(
+                Method::POST,
+                "/api/webfountain",
+                &json!({"instance": instance, "strategy": strategy}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(s, StatusCode::OK, "{plan}");
+        let objective = plan["objective"].as_f64().unwrap();
+        assert!(((objective - want) / want).abs() < 1e-4, "{plan}");
+        assert_eq!(plan["crawls"].as_array().unwrap().len(), 12);
+        assert_eq!(plan["obsolete_per_period"].as_array().unwrap().len(), 6);
+        assert!(plan["optimality"]["relative_gap"].as_f64().unwrap() < 1e-4);
+    }
+    for (body, names) in [
+        (json!({"instance": instance, "strategy": 4}), "strategy"),
+        (
+            json!({"instance": instance, "strategy": 3, "eps": 0.5}),
+            "eps",
+        ),
+        (
+            json!({"instance": instance, "strategy": 1, "max_iterations": 0}),
+            "max_iterations",
+        ),
+        (json!({"instance": "small", "strategy": 1}), "instance"),
+        (
+            json!({"instance": {"periods": 2, "capacity_per_period": [1], "buckets": []}, "strategy": 1}),
+            "capacity_per_period",
+        ),
+        (
+            json!({"instance": instance, "strategy": 1, "colour": 1}),
+            "colour",
+        ),
+    ] {
+        let (s, e) = c
+            .send_json(Method::POST, "/api/webfountain", &body)
+            .await
+            .unwrap();
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}: {e}");
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains(names), "{names}: {message}");
+    }
+    let (s, page) = c.get("/webfountain").await.unwrap();
+    assert_eq!(s, StatusCode::OK);
+    assert!(String::from_utf8_lossy(&page).contains("/static/webfountain.js"));
+}

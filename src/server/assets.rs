@@ -10,6 +10,7 @@ use super::error::ApiError;
 pub const SEARCH_HTML: &str = include_str!("../../web/index.html");
 pub const DASHBOARD_HTML: &str = include_str!("../../web/dashboard.html");
 pub const COMPARE_HTML: &str = include_str!("../../web/compare.html");
+pub const WEBFOUNTAIN_HTML: &str = include_str!("../../web/webfountain.html");
 pub const OPENAPI_JSON: &str = include_str!("../../web/openapi.json");
 
 /// `(name, content type, body)` of every file under `/static/`.
@@ -49,6 +50,11 @@ pub const STATIC_FILES: &[(&str, &str, &str)] = &[
         "text/javascript; charset=utf-8",
         include_str!("../../web/compare.js"),
     ),
+    (
+        "webfountain.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/webfountain.js"),
+    ),
 ];
 
 pub async fn search_page() -> Html<&'static str> {
@@ -61,6 +67,10 @@ pub async fn dashboard_page() -> Html<&'static str> {
 
 pub async fn compare_page() -> Html<&'static str> {
     Html(COMPARE_HTML)
+}
+
+pub async fn webfountain_page() -> Html<&'static str> {
+    Html(WEBFOUNTAIN_HTML)
 }
 
 pub async fn openapi() -> Response {

@@ -376,3 +376,76 @@ pub async fn track(State(state): State<Arc<AppState>>, request: Request, next: N
     );
     response
 }
+
+/// `POST /api/webfountain` body: a paper 004 model instance (the layout of `refresher
+/// webfountain --instance`, inline, or the word `"paper-like"`) and what to solve it for.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebFountainSpec {
+    pub instance: serde_json::Value,
+    pub strategy: u8,
+    #[serde(default)]
+    pub eps: Option<f64>,
+    #[serde(default)]
+    pub max_iterations: Option<usize>,
+}
+
+/// Frank–Wolfe steps per start when a request gives none, and the most it may ask for: the
+/// paper-like instance's Strategy 1 takes ~2.7 ms a step, so a solve stays under a minute.
+pub const WEBFOUNTAIN_DEFAULT_ITERATIONS: usize = 2_000;
+pub const WEBFOUNTAIN_MAX_ITERATIONS: usize = 20_000;
+
+/// `POST /api/webfountain`: solves the instance (one solve at a time; 429 while one runs).
+pub async fn solve_webfountain(
+    spec: Result<Json<WebFountainSpec>, JsonRejection>,
+) -> AppResult<Json<serde_json::Value>> {
+    use crate::policy::webfountain::instance::{Instance, PAPER_LIKE};
+    use crate::policy::webfountain::{solve, SolveRequest};
+    static BUSY: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
+    let spec = spec?.0;
+    let instance = match &spec.instance {
+        serde_json::Value::String(s) if s == PAPER_LIKE => Instance::paper_like(),
+        serde_json::Value::Object(_) => Instance::from_json(&spec.instance.to_string())
+            .map_err(|e| ApiError::BadParameter(format!("instance: {e}")))?,
+        _ => {
+            return Err(ApiError::BadParameter(format!(
+                "instance: expected a model object or \"{PAPER_LIKE}\""
+            )))
+        }
+    };
+    let max_iterations = spec
+        .max_iterations
+        .unwrap_or(WEBFOUNTAIN_DEFAULT_ITERATIONS);
+    if max_iterations == 0 || max_iterations > WEBFOUNTAIN_MAX_ITERATIONS {
+        return Err(ApiError::BadParameter(format!(
+            "max_iterations: {max_iterations} is not in 1 … {WEBFOUNTAIN_MAX_ITERATIONS}"
+        )));
+    }
+    let request = SolveRequest {
+        strategy: spec.strategy,
+        epsilon: spec.eps,
+        max_iterations,
+    };
+    let permit = BUSY
+        .get_or_init(|| Arc::new(tokio::sync::Semaphore::new(1)))
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| {
+            ApiError::TooManyRequests("a WebFountain model is being solved; retry shortly".into())
+        })?;
+    let report = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        solve(&instance, request)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("the solver stopped: {e}")))?
+    .map_err(|e| match e.split_once(':') {
+        Some((key, _)) if ["strategy", "eps", "max-iterations"].contains(&key) => {
+            ApiError::BadParameter(e.replace("max-iterations", "max_iterations"))
+        }
+        _ => ApiError::BadParameter(format!("instance: {e}")),
+    })?;
+    Ok(Json(serde_json::to_value(report).map_err(|e| {
+        ApiError::Internal(format!("encoding the plan: {e}"))
+    })?))
+}
