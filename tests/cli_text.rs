@@ -2,19 +2,7 @@
 
 mod common;
 
-use std::process::Command;
-
-fn refresher(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(common::refresher_bin())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run_refresher as refresher;
 
 #[test]
 fn compare_table_keeps_whole_labels_and_theta_errors_name_theta() {

@@ -1428,18 +1428,8 @@ async fn stale_markers_with_an_index_directory_compare_the_served_unit() {
 async fn the_webfountain_model_is_solved_over_http() {
     let server = start(40, 3, Duration::ZERO).await;
     let mut c = HttpClient::new(&server.url()).unwrap();
-    let buckets: Vec<Value> = [
-        0.362085, 0.09151, 0.047213, 0.024078, 0.012207, 0.008366, 0.006529, 0.005094, 0.003974,
-        0.0031, 0.002418, 0.001886,
-    ]
-    .iter()
-    .map(|a| json!({"pages": 1000, "change_probability": a}))
-    .collect();
-    let instance = json!({
-        "periods": 6, "capacity_per_period": 2000, "initial_obsolete": 0,
-        "new_pages_per_period": 0, "buckets": buckets,
-        "expected_objective": {"1": 284.8680, "2": 196.4532, "3": 232.1556}
-    });
+    let instance: Value =
+        serde_json::from_str(include_str!("fixtures/webfountain-small.json")).unwrap();
     for (strategy, want) in [(1, 284.8680), (2, 196.4532), (3, 232.1556)] {
         let (s, plan) = c
             .send_json(

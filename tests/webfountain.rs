@@ -5,40 +5,11 @@
 mod common;
 
 use serde_json::Value;
-use std::process::Command;
 
-fn refresher(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(common::refresher_bin())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run_refresher as refresher;
 
 /// The small instance in the layout of `small.json` (its reference optima included).
-const SMALL: &str = r#"{
-  "description": "12 buckets of 1000 pages, 6 periods, capacity 2000",
-  "periods": 6, "capacity_per_period": 2000, "initial_obsolete": 0, "new_pages_per_period": 0,
-  "buckets": [
-    {"pages": 1000, "change_probability": 0.362085},
-    {"pages": 1000, "change_probability": 0.09151},
-    {"pages": 1000, "change_probability": 0.047213},
-    {"pages": 1000, "change_probability": 0.024078},
-    {"pages": 1000, "change_probability": 0.012207},
-    {"pages": 1000, "change_probability": 0.008366},
-    {"pages": 1000, "change_probability": 0.006529},
-    {"pages": 1000, "change_probability": 0.005094},
-    {"pages": 1000, "change_probability": 0.003974},
-    {"pages": 1000, "change_probability": 0.0031},
-    {"pages": 1000, "change_probability": 0.002418},
-    {"pages": 1000, "change_probability": 0.001886}
-  ],
-  "expected_objective": {"1": 284.8680, "2": 196.4532, "3": 232.1556}
-}"#;
+const SMALL: &str = include_str!("fixtures/webfountain-small.json");
 
 fn solve_json(instance: &str, strategy: &str) -> Value {
     let (ok, out, err) = refresher(&[

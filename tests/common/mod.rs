@@ -27,3 +27,16 @@ pub fn shared_data(relative: &str) -> Option<PathBuf> {
 pub fn refresher_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_refresher"))
 }
+
+/// Runs `refresher` with `args`: (exit status success, stdout, stderr), lossily decoded.
+pub fn run_refresher(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(refresher_bin())
+        .args(args)
+        .output()
+        .expect("run refresher");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -93,25 +93,9 @@ pub fn solve(instance: &Instance, request: SolveRequest) -> Result<SolveReport, 
 mod tests {
     use super::*;
 
-    /// The small instance of `../shared/data/webfountain/small.json`, as that file lays it out.
-    pub(crate) const SMALL_INSTANCE: &str = r#"{
-      "periods": 6, "capacity_per_period": 2000, "initial_obsolete": 0, "new_pages_per_period": 0,
-      "buckets": [
-        {"pages": 1000, "change_probability": 0.362085},
-        {"pages": 1000, "change_probability": 0.09151},
-        {"pages": 1000, "change_probability": 0.047213},
-        {"pages": 1000, "change_probability": 0.024078},
-        {"pages": 1000, "change_probability": 0.012207},
-        {"pages": 1000, "change_probability": 0.008366},
-        {"pages": 1000, "change_probability": 0.006529},
-        {"pages": 1000, "change_probability": 0.005094},
-        {"pages": 1000, "change_probability": 0.003974},
-        {"pages": 1000, "change_probability": 0.0031},
-        {"pages": 1000, "change_probability": 0.002418},
-        {"pages": 1000, "change_probability": 0.001886}
-      ],
-      "expected_objective": {"1": 284.8680, "2": 196.4532, "3": 232.1556}
-    }"#;
+    /// The small instance of paper 004's model in the layout of `small.json`, with its optima.
+    pub(crate) const SMALL_INSTANCE: &str =
+        include_str!("../../../tests/fixtures/webfountain-small.json");
 
     #[test]
     fn solves_the_small_instance_to_its_reference_optima() {

@@ -631,29 +631,10 @@ mod tests {
     use super::*;
 
     fn small() -> CrawlModel {
-        let a = [
-            0.362085, 0.09151, 0.047213, 0.024078, 0.012207, 0.008366, 0.006529, 0.005094,
-            0.003974, 0.0031, 0.002418, 0.001886,
-        ];
-        CrawlModel {
-            periods: 6,
-            buckets: a
-                .iter()
-                .map(|&a| Bucket {
-                    pages: 1000.0,
-                    change: vec![a; 6],
-                    cost: vec![1.0; 6],
-                    obsolete: 0.0,
-                    new_share: 1.0 / 12.0,
-                    finds_new: 0.0,
-                })
-                .collect(),
-            capacity: vec![2000.0; 6],
-            new_cost: vec![1.0; 6],
-            new_known: 0.0,
-            new_arrivals: vec![0.0; 6],
-            new_finds_new: 0.0,
-        }
+        let text = crate::policy::webfountain::tests::SMALL_INSTANCE;
+        crate::policy::webfountain::instance::Instance::from_json(text)
+            .unwrap()
+            .model
     }
 
     /// The small instance of `../shared/data/webfountain/small.json` (its optimal objectives,
