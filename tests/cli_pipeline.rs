@@ -188,6 +188,7 @@ fn simulate_compare_and_estimate_check_end_to_end() {
             "mean_quality",
             "mean_fresh_at_10",
             "mean_map_at_10",
+            "mean_obsolete_pages",
         ] {
             assert!(c.get(key).is_some(), "curve point lacks {key}");
         }
@@ -479,7 +480,10 @@ fn policies_describe_themselves_and_params_reach_every_command() {
             "gad",
             "gp-t-x",
             "gp-t-cg",
-            "gp-gad-nad-t"
+            "gp-gad-nad-t",
+            "webfountain-s1",
+            "webfountain-s2",
+            "webfountain-s3",
         ]
     );
     let sbr = &families[1];

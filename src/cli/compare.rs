@@ -252,7 +252,7 @@ fn print_summary(c: &Comparison) {
         }
         println!();
     }
-    println!("Mean quality / top-10 freshness / MAP@10 per budget:");
+    println!("Mean quality / top-10 freshness / MAP@10 / obsolete pages (paper 004) per budget:");
     let mut budgets: Vec<usize> = c.curves.iter().map(|p| p.budget).collect();
     budgets.sort_unstable();
     budgets.dedup();
@@ -279,10 +279,12 @@ fn print_summary(c: &Comparison) {
             ),
             ("fresh@10", |x| x.mean.fresh_at_10),
             ("MAP@10", |x| x.mean.map_at_10),
+            ("obsolete", |x| x.mean_obsolete_pages.unwrap_or(f64::NAN)),
         ] {
             print!("{:<width$}", format!("{p} {label}"));
             for b in &budgets {
                 match c.curves.iter().find(|x| &x.policy == p && x.budget == *b) {
+                    Some(x) if label == "obsolete" => print!("{:>9.1}", f(x)),
                     Some(x) => print!("{:>9.4}", f(x)),
                     None => print!("{:>9}", ""),
                 }
@@ -293,6 +295,7 @@ fn print_summary(c: &Comparison) {
 }
 
 fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
+    let obsolete = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(
         dir.join("compare.json"),
@@ -315,6 +318,7 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         "mean_quality",
         "mean_fresh_at_10",
         "mean_map_at_10",
+        "mean_obsolete_pages",
     ])?;
     let mut points = csv_file(&dir.join("runs.csv"))?;
     points.write_record([
@@ -325,6 +329,7 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         "mean_quality",
         "mean_fresh_at_10",
         "mean_map_at_10",
+        "mean_obsolete_pages",
     ])?;
     for c in comparisons {
         let mode = c.mode.as_str();
@@ -349,6 +354,7 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
                 p.mean.quality.to_string(),
                 p.mean.fresh_at_10.to_string(),
                 p.mean.map_at_10.to_string(),
+                obsolete(p.mean_obsolete_pages),
             ])?;
         }
         for p in &c.points {
@@ -361,6 +367,7 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
                 p.mean.quality.to_string(),
                 p.mean.fresh_at_10.to_string(),
                 p.mean.map_at_10.to_string(),
+                obsolete(p.mean_obsolete_pages),
             ])?;
         }
         let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();

@@ -230,6 +230,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
                     .collect(),
                 budget: info.budget,
                 mean: info.mean.unwrap_or_default(),
+                mean_obsolete_pages: info.mean_obsolete_pages,
             },
         );
     }
@@ -290,6 +291,7 @@ mod tests {
             },
             theta: None,
             params: Default::default(),
+            mean_obsolete_pages: None,
         }
     }
 

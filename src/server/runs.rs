@@ -189,6 +189,8 @@ pub struct RunInfo {
     /// Means over the units done (`null` before the first unit).
     #[serde(flatten, with = "optional_mean_keys")]
     pub mean: Option<SearchQuality>,
+    /// Mean obsolete pages per unit over the units done (paper 004's measure).
+    pub mean_obsolete_pages: Option<f64>,
 }
 
 impl Run {
@@ -228,6 +230,13 @@ impl Run {
             units_total: s.units_total,
             latest: s.history.last().cloned(),
             mean: SearchQuality::mean_of(&s.history.iter().map(|r| r.search).collect::<Vec<_>>()),
+            mean_obsolete_pages: (!s.history.is_empty()).then(|| {
+                s.history
+                    .iter()
+                    .map(|r| r.obsolete_pages as f64)
+                    .sum::<f64>()
+                    / s.history.len() as f64
+            }),
         }
     }
 

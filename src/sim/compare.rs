@@ -132,6 +132,9 @@ pub struct SweepPoint {
     /// Mean quality, fresh@10 and MAP@10 of the run.
     #[serde(flatten, with = "mean_keys")]
     pub mean: SearchQuality,
+    /// Mean obsolete pages per unit (paper 004's measure), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_obsolete_pages: Option<f64>,
 }
 
 /// A point of a policy's curve (SBR/EBR: the best θ at that budget).
@@ -148,6 +151,9 @@ pub struct CurvePoint {
     /// The parameters that gave this point.
     #[serde(default)]
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// Mean obsolete pages per unit (paper 004's measure), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_obsolete_pages: Option<f64>,
 }
 
 /// A cell of the Fig. 4 table.
@@ -228,6 +234,7 @@ pub fn sweep(
                 params: job.params.to_json(),
                 budget: job.budget,
                 mean: r.mean,
+                mean_obsolete_pages: Some(r.mean_obsolete_pages),
             })
         })
         .collect::<Result<_, SweepError>>()?;
@@ -296,6 +303,7 @@ pub fn best_curves(
                     mean: p.mean,
                     theta: p.theta,
                     params: p.params.clone(),
+                    mean_obsolete_pages: p.mean_obsolete_pages,
                 });
             }
         }
@@ -347,6 +355,7 @@ mod tests {
             params: Default::default(),
             budget,
             mean: SearchQuality::uniform(q),
+            mean_obsolete_pages: None,
         }
     }
 
