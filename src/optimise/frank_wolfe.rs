@@ -108,7 +108,8 @@ pub fn minimise(
     let mut direction = vec![0.0; n];
     let mut trial = vec![0.0; n];
     let mut iterations = 0;
-    let mut history: Vec<f64> = Vec::new();
+    // The last `stall_window + 1` values (older ones are never read).
+    let mut history: std::collections::VecDeque<f64> = std::collections::VecDeque::new();
     loop {
         let value = objective.value_and_gradient(&x, &mut gradient);
         if let Some(index) = gradient.iter().position(|g| !g.is_finite()) {
@@ -125,9 +126,11 @@ pub fn minimise(
         let window = options.stall_window;
         let stalled = window > 0
             && history.len() > window
-            && history[history.len() - 1 - window] - value
-                <= options.stall_relative * value.abs().max(1e-12);
-        history.push(value);
+            && history[0] - value <= options.stall_relative * value.abs().max(1e-12);
+        history.push_back(value);
+        if history.len() > window + 1 {
+            history.pop_front();
+        }
         let stop = if gap <= options.relative_gap * value.abs().max(1e-12) {
             Some(Stop::Gap)
         } else if stalled {
@@ -236,8 +239,12 @@ impl ActiveSet {
     /// The atom maximising `⟨gradient, atom⟩` (the one to move weight away from).
     fn away(&self, gradient: &[f64]) -> usize {
         let dot = |a: &[f64]| a.iter().zip(gradient).map(|(x, g)| x * g).sum::<f64>();
-        (0..self.atoms.len())
-            .max_by(|&i, &j| dot(&self.atoms[i].0).total_cmp(&dot(&self.atoms[j].0)))
+        self.atoms
+            .iter()
+            .map(|(a, _)| dot(a))
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
             .expect("the active set is never empty")
     }
 

@@ -439,12 +439,8 @@ pub async fn solve_webfountain(
     })
     .await
     .map_err(|e| ApiError::Internal(format!("the solver stopped: {e}")))?
-    .map_err(|e| match e.split_once(':') {
-        Some((key, _)) if ["strategy", "eps", "max-iterations"].contains(&key) => {
-            ApiError::BadParameter(e.replace("max-iterations", "max_iterations"))
-        }
-        _ => ApiError::BadParameter(format!("instance: {e}")),
-    })?;
+    // `solve`'s errors name the parameter (`strategy: …`, `eps: …`) or the instance's field.
+    .map_err(ApiError::BadParameter)?;
     Ok(Json(serde_json::to_value(report).map_err(|e| {
         ApiError::Internal(format!("encoding the plan: {e}"))
     })?))
