@@ -82,12 +82,12 @@ fn configurations() -> Vec<(String, Vec<String>)> {
                     args.extend(extra.iter().map(|s| s.to_string()));
                     out.push((format!("{scoring}/{mode}/B{budget}/{name}"), args));
                 };
-                // The pins predate the online default `change-gain`: name the estimator they
-                // were recorded with (the oracle default is unchanged).
+                // The pins predate the default `whittle`: name the estimator they were recorded
+                // with.
                 let recorded_default: &[&str] = if mode == "online" {
                     &["--uc-estimator", "viewed"]
                 } else {
-                    &[]
+                    &["--uc-estimator", "mean-of-ratios"]
                 };
                 push(
                     "user-centric",

@@ -46,7 +46,7 @@
 //!   Measured on EmacsWiki + AOL (in-link scoring, `B = 16`): mean quality 0.9950 against
 //!   0.9889 for `Pooled` and 0.9889 for round-robin.
 //!
-//! * [`Estimator::ChangeGain`] (default in online mode) estimates the expected gain of a
+//! * [`Estimator::ChangeGain`] estimates the expected gain of a
 //!   refresh now directly, as the probability that the page changed since its last fetch times
 //!   the gain its changes bring: `P(p, t) = (1 − e^{−λ_p (t − LR)}) · G(p)`.
 //!   `λ_p` is the maximum-likelihood Poisson rate of the page's own visits at irregular
@@ -62,6 +62,18 @@
 //!   Measured on EmacsWiki + AOL heavy users (online, in-link scoring, B = 4/16/64): mean
 //!   quality 0.9942/0.9981/0.9997 against 0.9887/0.9949/0.9990 for `Viewed` and
 //!   0.9887/0.9889/0.9922 for round-robin.
+//!
+//! * [`Estimator::Whittle`] keeps `ChangeGain`'s two estimates (λ_p, `G(p)`) and ranks pages
+//!   by the refresh index of the time-averaged problem, [`refresh_index`]:
+//!   `W = G·((1 − q^k)/(1 − q) − k·q^k)`, `q = e^{−λ}`, `k = t − LR`. `ChangeGain`'s priority is
+//!   myopic — the expected gain at the next evaluation — so under a large budget it refreshes
+//!   pages that change every unit every unit and leaves rarely changing pages waiting behind
+//!   them, although one refresh of the latter keeps many units fresh. The index is the price of
+//!   a refresh at which waiting one unit more costs as much quality as it saves; the Lagrangian
+//!   optimum of SBR/EBR (Cho & Garcia-Molina's frequencies) refreshes each page when its index
+//!   reaches the common price, so refreshing the `B` pages of highest index is that optimum
+//!   made greedy, with user-centric gains as the weights. It equals `ChangeGain` one unit after
+//!   a refresh.
 //!
 //! Ties (notably the many pages of priority 0) are broken by the probability that the page
 //! changed since its last refresh (so a page whose effect the estimate cannot see is still
@@ -101,6 +113,35 @@ pub fn oracle_ratios(change_units: &[Unit], delta_q: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// Refresh index of a page whose copy loses `gain` of quality per unit while stale, that
+/// changes as a Poisson process of `rate` per unit, and was last refreshed `elapsed` units ago:
+/// `W(k) = G·((1 − q^k)/(1 − q) − k·q^k)` with `q = e^{−λ}`.
+///
+/// It is the Lagrange price of one refresh at which refreshing now (period `k`) and waiting one
+/// more unit (period `k + 1`) cost the same time-averaged quality: with a refresh every `k`
+/// units the copy is stale at `Σ_{j<k} (1 − q^j)` of the `k` evaluations, so the loss over a
+/// period is `C(k) = G·(k − (1 − q^k)/(1 − q))`, and `(C(k) + W)/k = (C(k+1) + W)/(k+1)` gives
+/// `W(k)`. Refreshing the pages of highest index is the greedy form of the Lagrangian optimum
+/// (the discrete-time counterpart of the continuous-time optimum of Azar et al., "Tractable
+/// near-optimal policies for crawling", PNAS 2018, whose crawl condition is
+/// `(μ/Δ)·(1 − (1 + Δτ)·e^{−Δτ}) = λ`; Whittle's index of this restless bandit). `W(1) = G·(1 − q)`,
+/// the expected gain of refreshing now ([`Estimator::ChangeGain`]); `W` grows with the wait
+/// towards `G/(1 − q)`, so a page that changes every unit is worth `G` per refresh while a
+/// rarely changing page, once it has waited, is worth more: refreshing it buys many fresh
+/// units.
+pub fn refresh_index(gain: f64, rate: f64, elapsed: f64) -> f64 {
+    if gain <= 0.0 || elapsed <= 0.0 || rate.is_nan() || rate <= 0.0 {
+        return 0.0;
+    }
+    if rate.is_infinite() {
+        return gain;
+    }
+    let q = (-rate).exp();
+    // (1 − q^k)/(1 − q) with expm1 for accuracy at small rates.
+    let geometric = (-rate * elapsed).exp_m1() / (-rate).exp_m1();
+    (gain * (geometric - elapsed * q.powf(elapsed))).max(0.0)
+}
+
 /// How `ΔQ̄(p)` is estimated from a page's observed refreshes (see the module docs).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
@@ -119,6 +160,10 @@ pub enum Estimator {
     /// the gain its changes bring (mean measured ΔQ_A of refreshes that found a change, shrunk
     /// towards a view-weighted prior).
     ChangeGain,
+    /// The same change rate and gain given a change, ranked by the refresh index of the
+    /// time-averaged problem ([`refresh_index`]): the gain a refresh now buys over the coming
+    /// units, not only at the next evaluation.
+    Whittle,
 }
 
 impl Estimator {
@@ -129,6 +174,7 @@ impl Estimator {
             Estimator::Pooled => "pooled",
             Estimator::Viewed => "viewed",
             Estimator::ChangeGain => "change-gain",
+            Estimator::Whittle => "whittle",
         }
     }
 
@@ -139,17 +185,19 @@ impl Estimator {
             Estimator::Pooled,
             Estimator::Viewed,
             Estimator::ChangeGain,
+            Estimator::Whittle,
         ]
         .into_iter()
         .find(|e| e.as_str() == name)
     }
 
-    /// The default of a fit mode: paper 003's estimator on the oracle's measured changes, change
-    /// probability × gain given a change on what an online crawler observes.
+    /// The default of a fit mode: the refresh index in both. Paper 003's mean of ratios stays
+    /// available by name; its priority grows without bound for any page with a measured gain,
+    /// so under a large budget it refreshes rarely changing pages every unit while pages whose
+    /// gain it measured as 0 wait (see [`refresh_index`]).
     pub fn default_for(mode: FitMode) -> Self {
         match mode {
-            FitMode::Oracle => Estimator::MeanOfRatios,
-            FitMode::Online => Estimator::ChangeGain,
+            FitMode::Oracle | FitMode::Online => Estimator::Whittle,
         }
     }
 }
@@ -161,9 +209,9 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
     params: &[
         ParamSpec {
             key: "estimator",
-            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, or change probability × gain given a change",
-            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain"]),
-            default: "mean-of-ratios in oracle mode, change-gain online",
+            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, change probability × gain given a change, or the refresh index of change rate and gain given a change",
+            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain", "whittle"]),
+            default: "whittle (the refresh index) in both modes",
             sweep: &[],
         },
         ParamSpec {
@@ -287,7 +335,7 @@ impl UserCentric {
             Estimator::Pooled => self.pooled(),
             Estimator::Viewed => self.viewed(),
             // Expected gain per unit of staleness for a short wait: λ·G.
-            Estimator::ChangeGain => self
+            Estimator::ChangeGain | Estimator::Whittle => self
                 .change_rates()
                 .iter()
                 .zip(self.gains_given_change())
@@ -418,6 +466,19 @@ impl UserCentric {
             .collect()
     }
 
+    /// Priority of [`Estimator::Whittle`]: [`refresh_index`] of each page's gain given a
+    /// change, change rate and units since its last refresh.
+    fn whittle_priorities(&self, unit: Unit) -> Vec<f64> {
+        let rates = self.change_rates();
+        let gains = self.gains_given_change();
+        (0..rates.len())
+            .map(|p| {
+                let elapsed = unit.saturating_sub(self.last_refresh[p]) as f64;
+                refresh_index(gains[p], rates[p], elapsed)
+            })
+            .collect()
+    }
+
     /// `(ΣΔQ_A + m₀(p)·τ) / (ΣΔt + τ)` per page: its observed rate with a prior of one
     /// pseudo-interval `τ` at rate `prior(p)`.
     fn shrunk(sums: Vec<(f64, f64)>, tau: f64, prior: impl Fn(usize) -> f64) -> Vec<f64> {
@@ -535,6 +596,8 @@ impl RefreshPolicy for UserCentric {
         self.grow(crawl.len());
         let prio: Vec<f64> = if self.active == Some(Estimator::ChangeGain) {
             self.change_gain_priorities(unit)
+        } else if self.active == Some(Estimator::Whittle) {
+            self.whittle_priorities(unit)
         } else {
             let means = self.mean_normalised();
             (0..means.len())
@@ -568,8 +631,10 @@ impl RefreshPolicy for UserCentric {
     /// Online `change-gain` re-reads the repository's view weights every
     /// [`VIEWS_EVERY`] units: the prior of a page's gain follows what users are shown now.
     fn wants_views(&self, unit: Unit) -> bool {
-        self.active == Some(Estimator::ChangeGain)
-            && !self.fitted_on_history
+        matches!(
+            self.active,
+            Some(Estimator::ChangeGain | Estimator::Whittle)
+        ) && !self.fitted_on_history
             && unit.is_multiple_of(VIEWS_EVERY)
     }
 
@@ -621,6 +686,74 @@ mod tests {
             oracle_ratios(&[2, 6, 7], &[4.0, 8.0, 3.0]),
             vec![2.0, 2.0, 3.0]
         );
+    }
+
+    #[test]
+    fn the_default_does_not_spend_the_budget_on_a_page_that_rarely_changes() {
+        // Oracle, one refresh per unit for 8 units. Page 0 changed once (unit 1) with a large
+        // gain; page 1 changes every unit with a smaller one; page 2 never changes. Paper
+        // 003's priority ΔQ̄·(t − LR) of page 0 never falls below its gain, so it takes every
+        // refresh, seven of them finding nothing; the refresh index weighs each gain by the
+        // chance that a refresh finds a change now and over the coming units.
+        let h = history(
+            9,
+            &[vec![1], (1..=8).collect(), vec![]],
+            &[1.0; 3],
+            &[8.0, 1.0],
+        );
+        let pages = [0, 1, 2];
+        let ctx = context(FitMode::Oracle, &pages, &[0.0; 3], Some(&h), 8, 1);
+        let crawl = crate::policy::testkit::no_crawl();
+        let refreshes = |uc: &mut UserCentric| {
+            uc.prepare(&ctx);
+            let mut count = [0usize; 3];
+            for unit in 1..=8 {
+                for p in uc.choose(unit, 1, &crawl) {
+                    count[p as usize] += 1;
+                }
+            }
+            count
+        };
+        let mut default = UserCentric::new(None);
+        let whittle = refreshes(&mut default);
+        assert_eq!(default.label(), "user-centric (ΔQ̄ whittle)");
+        let paper =
+            refreshes(&mut UserCentric::new(None).with_estimator(Some(Estimator::MeanOfRatios)));
+        assert!(paper[0] >= 7, "{paper:?}");
+        assert!(
+            whittle[1] >= 4 && whittle[0] >= 1 && whittle[2] == 0,
+            "{whittle:?}"
+        );
+    }
+
+    #[test]
+    fn refresh_index_is_the_price_that_makes_waiting_indifferent() {
+        // Brute force: loss over a period of k units, C(k) = G·Σ_{j<k} (1 − q^j); the index is
+        // the price W with (C(k) + W)/k = (C(k+1) + W)/(k+1).
+        let loss =
+            |g: f64, q: f64, k: u32| (0..k).map(|j| g * (1.0 - q.powi(j as i32))).sum::<f64>();
+        for (g, rate) in [(1.0, 0.05f64), (2.5, 0.7), (0.3, 3.0), (1.0, 1e-7)] {
+            let q = (-rate).exp();
+            for k in 1..40u32 {
+                let w = refresh_index(g, rate, f64::from(k));
+                let kf = f64::from(k);
+                let brute = kf * loss(g, q, k + 1) - (kf + 1.0) * loss(g, q, k);
+                assert!(
+                    (w - brute).abs() <= 1e-9 * brute.abs().max(1e-12),
+                    "g {g} rate {rate} k {k}: {w} vs {brute}"
+                );
+            }
+            // One unit after a refresh it is the expected gain of refreshing now.
+            assert!((refresh_index(g, rate, 1.0) - g * (1.0 - q)).abs() < 1e-12);
+        }
+        // A page that changes every unit is worth its gain whatever the wait; a rarely changing
+        // one overtakes it once it has waited long enough.
+        assert_eq!(refresh_index(1.0, f64::INFINITY, 7.0), 1.0);
+        assert!(refresh_index(1.0, 0.1, 2.0) < refresh_index(1.0, 5.0, 2.0));
+        assert!(refresh_index(1.0, 0.1, 30.0) > refresh_index(1.0, 5.0, 30.0));
+        assert_eq!(refresh_index(1.0, 0.0, 5.0), 0.0);
+        assert_eq!(refresh_index(0.0, 1.0, 5.0), 0.0);
+        assert_eq!(refresh_index(1.0, 1.0, 0.0), 0.0);
     }
 
     #[test]
@@ -753,7 +886,7 @@ mod tests {
         // 4 pages, B = 2: τ = 2.
         let pages = [0, 1, 2, 3];
         let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 20, 2);
-        let mut uc = UserCentric::new(None);
+        let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::ChangeGain));
         uc.prepare(&ctx);
         assert_eq!(uc.label(), "user-centric (ΔQ̄ change-gain)");
         // Before any visit every page has the prior rate ln 2 / τ and no gain.
@@ -855,7 +988,11 @@ mod tests {
             &[0.0, 0.0, 3.0],
         );
         let pages = [0, 1, 2];
-        for estimator in [Estimator::MeanOfRatios, Estimator::ChangeGain] {
+        for estimator in [
+            Estimator::MeanOfRatios,
+            Estimator::ChangeGain,
+            Estimator::Whittle,
+        ] {
             let ctx = context(FitMode::Oracle, &pages, &[0.0; 3], Some(&h), 8, 2);
             let mut uc = UserCentric::new(None).with_estimator(Some(estimator));
             uc.prepare(&ctx);
@@ -888,7 +1025,7 @@ mod tests {
         h.pages[1].delta_q.clear();
         let pages = [0, 1, 2];
         let ctx = context(FitMode::Oracle, &pages, &[0.0; 3], Some(&h), 8, 1);
-        let mut uc = UserCentric::new(None);
+        let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::MeanOfRatios));
         uc.prepare(&ctx);
         // Measured: page 0 (2) and page 2 (0) → mean 1 for page 1.
         assert_eq!(uc.mean_normalised(), vec![2.0, 1.0, 0.0]);
