@@ -1,7 +1,10 @@
 //! Browser tests in real headless Chromium, driven through ChromeDriver's WebDriver HTTP API
 //! (with the crate's own small HTTP client, so no WebDriver crate is needed): search and page
 //! through results, watch the dashboard chart grow while a run is going, and read the compare
-//! page's Fig. 4 table. Screenshots go to `$CARGO_TARGET_TMPDIR/browser-screenshots/`.
+//! page's Fig. 4 table. Charts are read from their uPlot instances (`window.refresherCharts`):
+//! scales, tick values, data, the B = 0 reference labels, and the tooltip and legend after a
+//! mousemove over a point; every number on a page must carry a hover title. Screenshots (whole
+//! pages and the chart panels) go to `$CARGO_TARGET_TMPDIR/browser-screenshots/`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (installed by `.ci/run`). Without them the
 //! test fails under CI (`CI` set) and is skipped with a printed reason elsewhere.

@@ -160,10 +160,10 @@ class RefresherChart {
       stroke: "#5d6679",
       grid: { stroke: "#eef0f4", width: 1 },
       ticks: { stroke: "#9aa3b5", width: 1, size: 4 },
-      // About one tick per 70 px across, per 45 px up.
+      // About one tick per 55 px across, per 45 px up.
       splits: (u, i, min, max) => {
         const ratio = window.devicePixelRatio || 1;
-        const count = side % 2 ? u.bbox.height / ratio / 45 : u.bbox.width / ratio / 70;
+        const count = side % 2 ? u.bbox.height / ratio / 45 : u.bbox.width / ratio / 55;
         return RefresherChart.ticks(min, max, which === "x" && o.xLog, Math.min(8, Math.max(3, Math.floor(count))));
       },
       filter: (u, splits) => splits,
