@@ -540,7 +540,9 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
     browser
         .screenshot_of(".charts", "dashboard-charts-hover.png")
         .await;
-    browser.assert_numbers_explained("#runs").await;
+    browser
+        .assert_numbers_explained("#runs, .charts .u-legend, .charts .u-axis")
+        .await;
 
     // Compare: a sweep started from the form (two policies, SBR over two thresholds), then
     // its Fig. 4 curves, table and best θ per budget.
@@ -653,7 +655,9 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         .await;
     browser.screenshot_of("main", "compare-all.png").await;
     browser
-        .assert_numbers_explained("#fig4-table, #curves")
+        .assert_numbers_explained(
+            "#message, #fig4-table, #curves, .charts .u-legend, .charts .u-axis, .charts .zero-refs",
+        )
         .await;
     // The "show" list offers the sweep just run and every run (the sweep's 8 and the
     // dashboard's run).
@@ -821,7 +825,9 @@ async fn the_webfountain_page_solves_the_example_instance() {
         .screenshot_of("#wf-result", "webfountain-result.png")
         .await;
     browser
-        .assert_numbers_explained("#wf-summary, #wf-periods, #wf-crawls")
+        .assert_numbers_explained(
+            "#wf-summary, #wf-periods, #wf-crawls, #wf-result .u-legend, #wf-result .u-axis",
+        )
         .await;
     let rows = browser
         .eval("return document.querySelectorAll('#wf-crawls tbody tr').length")

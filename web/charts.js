@@ -136,6 +136,7 @@ class RefresherChart {
       this.shape = shape;
       this.plot = new uPlot(this.uplotOptions(), data, this.container);
       this.plot.over.append(this.tip, this.refLabels, this.empty);
+      this.explain(this.plot);
       window.refresherCharts[this.container.id] = this.plot;
     }
     this.empty.hidden = this.series.some(s => s.points.length);
@@ -198,6 +199,19 @@ class RefresherChart {
     };
   }
 
+  // Hover titles for uPlot's own numbers: each axis names its quantity, each legend row says
+  // its value is the series' value at the hovered point.
+  explain(u) {
+    const o = this.options;
+    u.axes.forEach((axis, i) => {
+      const node = u.root.querySelectorAll(".u-axis")[i];
+      if (node) node.title = axis.scale === "x" ? o.xLabel || "x" : o.yLabel || "y";
+    });
+    u.root.querySelectorAll(".u-legend .u-series").forEach((row, i) => {
+      row.title = i === 0 ? `${o.xLabel || "x"} of the hovered point` : `${u.series[i].label}: ${o.yLabel || "y"} at the hovered ${o.xLabel || "x"} (click to hide or show the curve)`;
+    });
+  }
+
   // B = 0 as a dashed line across the plot at its value, labelled in the DOM (readable, and
   // the tests read it).
   drawReferences(u) {
@@ -215,7 +229,11 @@ class RefresherChart {
       ctx.stroke();
       ctx.restore();
       const css = u.valToPos(value, "y");
-      const text = el("div", { class: "zero-ref-label", text: `${o.zeroLabel || "0"}: ${RefresherChart.value(value)}` });
+      const text = el("div", {
+        class: "zero-ref-label",
+        text: `${o.zeroLabel || "0"}: ${RefresherChart.value(value)}`,
+        title: `${o.yLabel || "y"} at ${o.zeroLabel || "0"} (no refreshes: the unrefreshed repository), drawn as a line because a log axis has no 0`,
+      });
       this.refLabels.append(text);
       // Beside the line, on the side with room.
       if (o.flip) {

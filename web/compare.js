@@ -30,7 +30,8 @@ function render(c) {
   $("curves").tBodies[0].replaceChildren(...c.curves.map(p => el("tr", {}, el("td", { text: p.policy, title: meaning("policy") }), numberCell(p.budget, "budget"),
     numberCell(p.theta != null ? p.theta : "", "theta"), numberCell(fmt(p.mean_quality), "mean_quality"), numberCell(fmt(p.mean_fresh_at_10), "mean_fresh_at_10"), numberCell(fmt(p.mean_map_at_10), "mean_map_at_10"))));
   const pending = c.runs_total - c.runs_finished;
-  $("message").textContent = (c.sweep ? `Sweep #${c.sweep}: ` : "All runs: ") + `${c.runs_finished}/${c.runs_total} runs finished` + (pending ? " — updating…" : ".") + " “—” means no budget in the grid reached the target.";
+  $("message").replaceChildren(...sentence(...(c.sweep ? ["Sweep #", [c.sweep, "sweep_id"], ": "] : ["All runs: "]),
+    [`${c.runs_finished}/${c.runs_total}`, "runs_finished"], " runs finished" + (pending ? " — updating…" : ".") + " “—” means no budget in the grid reached the target."));
   clearTimeout(timer);
   if (pending) timer = setTimeout(load, 2000);
 }

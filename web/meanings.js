@@ -6,6 +6,8 @@ const MEANINGS = {
   // Runs and sweeps
   run_id: "Run number, in the order runs were started on this server",
   budget: "Refresh budget B: pages the policy may refresh per time unit (B = 0: the repository is never refreshed)",
+  sweep_id: "Sweep number, in the order comparisons were started on this server",
+  runs_finished: "Runs of this view finished / runs in it",
   units_done: "Time units simulated so far / time units in the run",
   theta: "The SBR/EBR shingle threshold θ that gave the best mean quality at this budget (paper 003: the best of the thresholds tried is plotted)",
   budget_needed: "The smallest budget B in the sweep's grid whose mean repository quality reaches this target (— : no budget in the grid reached it)",
