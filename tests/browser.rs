@@ -1,7 +1,10 @@
 //! Browser tests in real headless Chromium, driven through ChromeDriver's WebDriver HTTP API
 //! (with the crate's own small HTTP client, so no WebDriver crate is needed): search and page
 //! through results, watch the dashboard chart grow while a run is going, and read the compare
-//! page's Fig. 4 table. Screenshots go to `$CARGO_TARGET_TMPDIR/browser-screenshots/`.
+//! page's Fig. 4 table. Charts are read from their uPlot instances (`window.refresherCharts`):
+//! scales, tick values, data, the B = 0 reference labels, and the tooltip and legend after a
+//! mousemove over a point; every number on a page must carry a hover title. Screenshots (whole
+//! pages and the chart panels) go to `$CARGO_TARGET_TMPDIR/browser-screenshots/`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (installed by `.ci/run`). Without them the
 //! test fails under CI (`CI` set) and is skipped with a printed reason elsewhere.
@@ -189,7 +192,18 @@ impl Browser {
     }
 
     async fn screenshot(&mut self, name: &str) {
-        let v = self.call(Method::GET, "/screenshot", Value::Null).await;
+        self.save_screenshot("/screenshot", name).await;
+    }
+
+    /// A screenshot of the element `css` picks, whole (scrolled into view).
+    async fn screenshot_of(&mut self, css: &str, name: &str) {
+        let id = self.find(css).await;
+        self.save_screenshot(&format!("/element/{id}/screenshot"), name)
+            .await;
+    }
+
+    async fn save_screenshot(&mut self, endpoint: &str, name: &str) {
+        let v = self.call(Method::GET, endpoint, Value::Null).await;
         let png = base64::engine::general_purpose::STANDARD
             .decode(v.as_str().unwrap())
             .unwrap();
@@ -199,9 +213,183 @@ impl Browser {
         eprintln!("screenshot: {}", path.display());
     }
 
+    /// Text pieces with a digit, inside the elements `selectors` picks, that no element around
+    /// them explains with a `title` (issue 14: every number says what it means on hover).
+    async fn unexplained_numbers(&mut self, selectors: &str) -> Vec<String> {
+        let script = format!(
+            "const out = []; \
+             for (const root of document.querySelectorAll({sel})) {{ \
+               const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); \
+               for (let t = walk.nextNode(); t; t = walk.nextNode()) {{ \
+                 if (!/[0-9]/.test(t.textContent)) continue; \
+                 let e = t.parentElement; \
+                 while (e && !(e.title && e.title.trim())) e = e === root ? null : e.parentElement; \
+                 if (!e) out.push(t.textContent); \
+               }} \
+             }} return out",
+            sel = serde_json::to_string(selectors).unwrap()
+        );
+        serde_json::from_value(self.eval(&script).await).unwrap()
+    }
+
+    /// Asserts that `selectors` pick at least one element holding a number, and that every
+    /// number in them carries a hover title.
+    async fn assert_numbers_explained(&mut self, selectors: &str) {
+        let numbers = self
+            .eval(&format!(
+                "return [...document.querySelectorAll({})].filter(e => /[0-9]/.test(e.textContent)).length",
+                serde_json::to_string(selectors).unwrap()
+            ))
+            .await;
+        assert!(numbers.as_u64().unwrap() > 0, "no numbers in {selectors}");
+        let bare = self.unexplained_numbers(selectors).await;
+        assert!(
+            bare.is_empty(),
+            "numbers without a title in {selectors}: {bare:?}"
+        );
+    }
+
+    /// What uPlot drew for the chart in `#id`: the scales, each axis' tick values, the series
+    /// and their points, the B = 0 reference labels.
+    async fn chart(&mut self, id: &str) -> Chart {
+        let v = self
+            .eval(&format!(
+                "const u = window.refresherCharts[{id:?}]; if (!u) return null; \
+                 return {{ x: {{ min: u.scales.x.min, max: u.scales.x.max, distr: u.scales.x.distr, ori: u.scales.x.ori }}, \
+                   y: {{ min: u.scales.y.min, max: u.scales.y.max, distr: u.scales.y.distr, ori: u.scales.y.ori }}, \
+                   x_ticks: u.axes[0]._splits, y_ticks: u.axes[1]._splits, \
+                   series: u.series.slice(1).map(s => s.label), data: u.data, \
+                   refs: [...u.root.querySelectorAll('.zero-ref-label')].map(e => e.textContent) }}"
+            ))
+            .await;
+        serde_json::from_value(v).unwrap_or_else(|e| panic!("chart {id}: {e}"))
+    }
+
+    /// Moves the pointer over point `idx` of series `series` (1-based, as uPlot counts) of the
+    /// chart in `#id` and returns the tooltip's text and the legend's value for that series.
+    async fn hover(&mut self, id: &str, series: usize, idx: usize) -> (String, String) {
+        self.eval(&format!(
+            "const u = window.refresherCharts[{id:?}]; \
+             const x = u.data[0][{idx}], y = u.data[{series}][{idx}]; \
+             const flip = u.scales.x.ori === 1; \
+             const left = u.valToPos(flip ? y : x, flip ? 'y' : 'x'), top = u.valToPos(flip ? x : y, flip ? 'x' : 'y'); \
+             const r = u.over.getBoundingClientRect(); \
+             u.over.dispatchEvent(new MouseEvent('mouseenter', {{ clientX: r.left + left, clientY: r.top + top }})); \
+             u.over.dispatchEvent(new MouseEvent('mousemove', {{ clientX: r.left + left, clientY: r.top + top, bubbles: true }})); \
+             return true"
+        ))
+        .await;
+        let v = self
+            .wait_for(
+                &format!(
+                    "const u = window.refresherCharts[{id:?}]; const tip = u.over.querySelector('.chart-tip'); \
+                     return tip && !tip.hidden ? [tip.textContent, u.root.querySelectorAll('.u-legend .u-series')[{series}].querySelector('.u-value').textContent] : null"
+                ),
+                "the chart's tooltip",
+            )
+            .await;
+        serde_json::from_value(v).unwrap()
+    }
+
     async fn quit(&mut self) {
         let path = format!("/session/{}", self.session);
         let _ = self.client.send(Method::DELETE, &path, None).await;
+    }
+}
+
+/// A uPlot chart as the page holds it (see `Browser::chart`).
+#[derive(Debug, serde::Deserialize)]
+struct Chart {
+    x: ChartScale,
+    y: ChartScale,
+    x_ticks: Vec<f64>,
+    y_ticks: Vec<f64>,
+    series: Vec<String>,
+    data: Vec<Vec<Option<f64>>>,
+    refs: Vec<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ChartScale {
+    min: f64,
+    max: f64,
+    /// uPlot's distribution: 1 linear, 3 logarithmic.
+    distr: u8,
+    /// 0 horizontal, 1 vertical.
+    ori: u8,
+}
+
+/// Whether `v` is 1, 2 or 5 × 10^k.
+fn is_round(v: f64) -> bool {
+    if v == 0.0 {
+        return true;
+    }
+    let a = v.abs();
+    let norm = a / 10f64.powf(a.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|m| (norm - m).abs() < 1e-6)
+}
+
+/// Whether the linear ticks are evenly spaced multiples of one round step.
+fn is_round_grid(ticks: &[f64]) -> bool {
+    let step = match ticks {
+        [a, b, ..] => b - a,
+        _ => return !ticks.is_empty(),
+    };
+    is_round(step)
+        && ticks.iter().all(|t| {
+            let k = t / step;
+            (k - k.round()).abs() < 1e-6
+        })
+        && ticks
+            .windows(2)
+            .all(|w| ((w[1] - w[0]) - step).abs() < 1e-9)
+}
+
+/// Checks a tooltip read `<series>: <x label> <x>, <y label> <y>` for the point at `idx` of a
+/// series holding the hovered value `hovered_y` (two curves may share a point; either may be
+/// named), and that the legend shows that series' value.
+fn assert_tip(c: &Chart, idx: usize, x_label: &str, y_label: &str, hovered_y: f64, tip: &str) {
+    let (name, rest) = tip.split_once(": ").unwrap_or_else(|| panic!("{tip}"));
+    let s = 1 + c
+        .series
+        .iter()
+        .position(|n| n == name)
+        .unwrap_or_else(|| panic!("{tip}"));
+    let x = c.data[0][idx].unwrap();
+    let y = c.data[s][idx].unwrap();
+    assert!((y - hovered_y).abs() < 1e-9, "{tip}: not the hovered point");
+    let (xs, ys) = rest
+        .strip_prefix(&format!("{x_label} "))
+        .and_then(|r| r.split_once(&format!(", {y_label} ")))
+        .unwrap_or_else(|| panic!("{tip}"));
+    assert!(close(xs.parse().unwrap(), x), "{tip} vs x {x}");
+    assert!(close(ys.parse().unwrap(), y), "{tip} vs y {y}");
+}
+
+/// Equal to the digits a chart label shows (six significant digits).
+fn close(shown: f64, exact: f64) -> bool {
+    (shown - exact).abs() <= 1e-5 * exact.abs().max(1e-3)
+}
+
+/// A share's chart: y never past 1, round ticks on both axes.
+fn assert_share_chart(name: &str, c: &Chart) {
+    assert!(c.y.max <= 1.0 + 1e-12, "{name}: y up to {}", c.y.max);
+    assert!(
+        c.y_ticks.iter().all(|&t| t <= 1.0 + 1e-12),
+        "{name}: {:?}",
+        c.y_ticks
+    );
+    assert!(is_round_grid(&c.y_ticks), "{name}: y ticks {:?}", c.y_ticks);
+    if c.x.distr == 3 {
+        assert!(
+            c.x_ticks.iter().all(|&t| is_round(t)),
+            "{name}: x ticks {:?}",
+            c.x_ticks
+        );
+    } else {
+        assert!(is_round_grid(&c.x_ticks), "{name}: x ticks {:?}", c.x_ticks);
     }
 }
 
@@ -256,6 +444,9 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         .await;
     assert_eq!(badges, 10);
     browser.screenshot("search.png").await;
+    browser
+        .assert_numbers_explained("#summary, #page-info, #results .rank, #results .score")
+        .await;
     // The pager shows when there is more than a page, and `hidden` really hides it (a CSS
     // `display` rule once overrode the attribute).
     let pager_display = "return getComputedStyle(document.getElementById('pager')).display";
@@ -304,17 +495,17 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         .eval("document.getElementById('policy').value = 'test-slow'; document.getElementById('budget').value = '5'; return true")
         .await;
     browser.click("#start").await;
-    let points =
-        "const l = document.querySelector('#chart-quality polyline[data-series^=\"#1 \"]'); \
-                  return l ? Number(l.dataset.points) : 0";
+    // Points of run #1's curve on the quality chart.
+    let points = "const u = window.refresherCharts['chart-quality']; \
+                  const s = u ? u.series.findIndex(s => String(s.label).startsWith('#1 ')) : -1; \
+                  return s > 0 ? u.data[s].filter(v => v != null).length : 0";
     let first = browser
         .wait_for(points, "the first unit on the chart")
         .await;
     let first = first.as_u64().unwrap();
     let later = browser
         .wait_for(
-            &format!("const l = document.querySelector('#chart-quality polyline[data-series^=\"#1 \"]'); \
-                      return l && Number(l.dataset.points) > {first} ? Number(l.dataset.points) : 0"),
+            &format!("const n = (() => {{ {points} }})(); return n > {first} ? n : 0"),
             "the chart to update",
         )
         .await;
@@ -329,6 +520,29 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
     let final_points = browser.eval(points).await;
     assert_eq!(final_points, json!(server.corpus.units() - 1));
     browser.screenshot("dashboard-done.png").await;
+    // The three charts: shares never past 1, round ticks, time units on a linear axis, the
+    // run and the served repository's no-refresh curve in the legend.
+    for id in ["chart-quality", "chart-fresh", "chart-map"] {
+        let c = browser.chart(id).await;
+        assert_share_chart(id, &c);
+        assert_eq!((c.x.distr, c.x.ori), (1, 0), "{id}");
+        assert!(
+            c.series.iter().any(|s| s.starts_with("#1 ")),
+            "{id}: {:?}",
+            c.series
+        );
+    }
+    let (tip, legend) = browser.hover("chart-quality", 1, 2).await;
+    let c = browser.chart("chart-quality").await;
+    let y = c.data[1][2].unwrap();
+    assert_tip(&c, 2, "time unit", "quality", y, &tip);
+    assert!(close(legend.parse().unwrap(), y), "{legend} vs {y}");
+    browser
+        .screenshot_of(".charts", "dashboard-charts-hover.png")
+        .await;
+    browser
+        .assert_numbers_explained("#runs, .charts .u-legend, .charts .u-axis")
+        .await;
 
     // Compare: a sweep started from the form (two policies, SBR over two thresholds), then
     // its Fig. 4 curves, table and best θ per budget.
@@ -364,10 +578,8 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
             "the sweep to finish",
         )
         .await;
-    let curves = browser
-        .eval("return document.querySelectorAll('#chart-fig4 polyline').length")
-        .await;
-    assert_eq!(curves, 2);
+    let fig4 = browser.chart("chart-fig4").await;
+    assert_eq!(fig4.series, ["round-robin", "sbr"]);
     let rows = browser
         .eval("return document.querySelectorAll('#fig4-table tbody tr').length")
         .await;
@@ -390,38 +602,63 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         assert!(t == "0.1" || t == "0.9", "{best_thetas:?}");
     }
     browser.screenshot("compare.png").await;
-    // Issue 14: Fig. 4 reads like a plotting tool's: B on a log axis with round ticks, B = 0 a
-    // labelled reference line (not a point at the axis end), quality never past 1.
-    let y_ticks = browser
-        .eval("return [...document.querySelectorAll('#chart-fig4 .y-tick')].map(t => Number(t.textContent))")
+    // Issue 14: Fig. 4 as paper 003 draws it, read like a plotting tool's: quality across (never
+    // past 1), B up on a log axis with round ticks, each curve joined in budget order, B = 0 a
+    // labelled reference line at the unrefreshed repository's quality (not a point at the axis
+    // end).
+    assert_share_chart("fig4", &fig4);
+    assert_eq!(
+        (fig4.x.distr, fig4.x.ori, fig4.y.ori),
+        (3, 1, 0),
+        "{fig4:?}"
+    );
+    let budgets: Vec<f64> = fig4.data[0].iter().map(|b| b.unwrap()).collect();
+    assert_eq!(budgets, [3.0, 10.0], "B = 0 is no point of a curve");
+    assert!(
+        fig4.x.min > 0.0 && fig4.x.min <= 3.0 && fig4.x.max >= 10.0,
+        "{fig4:?}"
+    );
+    assert!(fig4.x_ticks.contains(&10.0), "{:?}", fig4.x_ticks);
+    let unrefreshed = browser
+        .eval(
+            "return [...document.querySelectorAll('#curves tbody tr')] \
+               .filter(r => r.cells[1].textContent === '0').map(r => r.cells[3].textContent)",
+        )
         .await;
-    let y_ticks: Vec<f64> = serde_json::from_value(y_ticks).unwrap();
-    assert!(!y_ticks.is_empty());
-    for t in &y_ticks {
-        let norm = t / 10f64.powf(t.log10().floor());
-        assert!(
-            [1.0, 2.0, 5.0].iter().any(|m| (norm - m).abs() < 1e-9),
-            "{y_ticks:?}"
-        );
-    }
-    let x_ticks = browser
-        .eval("return [...document.querySelectorAll('#chart-fig4 .x-tick')].map(t => Number(t.textContent))")
+    let unrefreshed: Vec<String> = serde_json::from_value(unrefreshed).unwrap();
+    assert_eq!(unrefreshed.len(), 2, "{unrefreshed:?}");
+    assert_eq!(fig4.refs.len(), 1, "{:?}", fig4.refs);
+    let q0: f64 = fig4.refs[0]
+        .strip_prefix("B = 0: ")
+        .expect("the B = 0 label")
+        .parse()
+        .unwrap();
+    assert!(
+        (q0 - unrefreshed[0].parse::<f64>().unwrap()).abs() < 1e-4,
+        "{q0} vs {unrefreshed:?}"
+    );
+    assert!(
+        fig4.y.min <= q0 && q0 <= fig4.y.max,
+        "the B = 0 line is inside the plot"
+    );
+    let fresh = browser.chart("chart-fresh").await;
+    assert_share_chart("fresh", &fresh);
+    assert_eq!((fresh.x.distr, fresh.x.ori), (3, 0));
+    assert!(fresh.refs.iter().all(|r| r.starts_with("B = 0: ")) && !fresh.refs.is_empty());
+    // Hovering a point names the series, its budget and its quality; the legend shows it too.
+    let (tip, legend) = browser.hover("chart-fig4", 2, 1).await;
+    let q = fig4.data[2][1].unwrap();
+    assert_tip(&fig4, 1, "budget B", "mean repository quality", q, &tip);
+    assert!(close(legend.parse().unwrap(), q), "{legend} vs {q}");
+    browser
+        .screenshot_of(".charts", "compare-charts-hover.png")
         .await;
-    let x_ticks: Vec<f64> = serde_json::from_value(x_ticks).unwrap();
-    assert!(x_ticks.iter().all(|&x| x <= 1.0), "{x_ticks:?}");
-    let zero = browser
-        .eval("return document.querySelector('#chart-fig4 .zero-ref-label')?.textContent")
+    browser.screenshot_of("main", "compare-all.png").await;
+    browser
+        .assert_numbers_explained(
+            "#message, #fig4-table, #curves, .charts .u-legend, .charts .u-axis, .charts .zero-refs",
+        )
         .await;
-    assert!(zero.as_str().unwrap().starts_with("B = 0: "), "{zero}");
-    let tip = browser
-        .eval("return document.querySelector('#chart-fig4 circle title')?.textContent")
-        .await;
-    assert!(tip.as_str().unwrap().contains("budget B"), "{tip}");
-    let dash_ticks = browser
-        .eval("return [...document.querySelectorAll('#chart-fresh .y-tick')].map(t => Number(t.textContent))")
-        .await;
-    let dash_ticks: Vec<f64> = serde_json::from_value(dash_ticks).unwrap();
-    assert!(dash_ticks.iter().all(|&y| y <= 1.0), "{dash_ticks:?}");
     // The "show" list offers the sweep just run and every run (the sweep's 8 and the
     // dashboard's run).
     browser
@@ -489,6 +726,9 @@ async fn the_served_engine_moves_on_the_dashboard_and_search_finds_new_content()
         .await;
     assert!(rows.as_u64().unwrap() >= 2, "{rows}");
     browser.screenshot("dashboard-engine.png").await;
+    browser
+        .assert_numbers_explained("#engine-summary, #engine-now, #engine-units")
+        .await;
     let last = server.corpus.units() - 1;
     browser
         .wait_for(
@@ -562,10 +802,33 @@ async fn the_webfountain_page_solves_the_example_instance() {
         (objective - 196.4532).abs() / 196.4532 < 1e-4,
         "{objective}"
     );
-    let drawn = browser
-        .eval("return [...document.querySelectorAll('#wf-chart polyline')].map(p => Number(p.dataset.points))")
+    let chart = browser.chart("wf-chart").await;
+    assert_eq!(chart.series, ["strategy 2"]);
+    let periods: Vec<f64> = chart.data[0].iter().map(|p| p.unwrap()).collect();
+    assert_eq!(periods, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    assert!(chart.data[1].iter().all(|y| y.is_some()));
+    assert!(
+        is_round_grid(&chart.x_ticks) && is_round_grid(&chart.y_ticks),
+        "{chart:?}"
+    );
+    let (tip, _) = browser.hover("wf-chart", 1, 5).await;
+    assert_tip(
+        &chart,
+        5,
+        "period",
+        "obsolete pages",
+        chart.data[1][5].unwrap(),
+        &tip,
+    );
+    browser.screenshot("webfountain-plan.png").await;
+    browser
+        .screenshot_of("#wf-result", "webfountain-result.png")
         .await;
-    assert_eq!(drawn, serde_json::json!([6]));
+    browser
+        .assert_numbers_explained(
+            "#wf-summary, #wf-periods, #wf-crawls, #wf-result .u-legend, #wf-result .u-axis",
+        )
+        .await;
     let rows = browser
         .eval("return document.querySelectorAll('#wf-crawls tbody tr').length")
         .await;

@@ -825,7 +825,11 @@ async fn metrics_pages_and_the_openapi_description_are_served() {
         "/",
         "/dashboard",
         "/compare",
-        "/static/svgchart.js",
+        "/static/charts.js",
+        "/static/meanings.js",
+        "/static/uPlot.iife.min.js",
+        "/static/uPlot.min.css",
+        "/static/uPlot.LICENSE.txt",
         "/static/style.css",
     ] {
         let (status, body) = c.get(page).await.unwrap();

@@ -1,8 +1,9 @@
 "use strict";
 const $ = id => document.getElementById(id);
-// Budgets on log axes (B = 0 is a labelled reference line), shares capped at 1.
-const fig4 = new SvgChart($("chart-fig4"), { xLabel: "mean repository quality", yLabel: "budget B", yLog: true, xMax: 1, zeroLabel: "B = 0" });
-const freshChart = new SvgChart($("chart-fresh"), { xLabel: "budget B", yLabel: "fresh@10", xLog: true, yMax: 1, zeroLabel: "B = 0" });
+// Budgets on log axes (B = 0 is a labelled reference line), shares capped at 1. Fig. 4 as paper
+// 003 draws it: quality across, the budget B up (each curve still a function of B: `flip`).
+const fig4 = new RefresherChart($("chart-fig4"), { xLabel: "budget B", yLabel: "mean repository quality", xLog: true, yMax: 1, flip: true, zeroLabel: "B = 0" });
+const freshChart = new RefresherChart($("chart-fresh"), { xLabel: "budget B", yLabel: "fresh@10", xLog: true, yMax: 1, zeroLabel: "B = 0" });
 let timer = null;
 
 function byPolicy(curves) {
@@ -13,8 +14,8 @@ function byPolicy(curves) {
 
 function render(c) {
   const groups = byPolicy(c.curves);
-  fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.mean_quality, p.budget]).sort((a, b) => a[1] - b[1]) })));
-  freshChart.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_fresh_at_10]).sort((a, b) => a[0] - b[0]) })));
+  fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_quality]) })));
+  freshChart.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_fresh_at_10]) })));
   // Absolute targets ("Q ≥ 0.99") and shares of the quality lost to staleness ("90 % of gap":
   // recover 90 % of the gap between the unrefreshed repository and a perfect one).
   const key = r => r.gap_share != null ? "gap:" + r.gap_share : "q:" + r.target_quality;
@@ -22,14 +23,15 @@ function render(c) {
   $("fig4-table").tHead.replaceChildren(el("tr", {}, el("th", { text: "policy" }), ...targets.map(t => el("th", {
     class: "num",
     text: t.gap_share != null ? `${Math.round(t.gap_share * 100)} % of gap` : "Q ≥ " + t.target_quality,
-    title: t.gap_share != null ? `recover ${Math.round(t.gap_share * 100)} % of the quality lost to staleness: Q ≥ ${fmt(t.target_quality)}` : "mean repository quality",
+    title: t.gap_share != null ? `${meaning("gap_share")}: ${Math.round(t.gap_share * 100)} %, i.e. Q ≥ ${fmt(t.target_quality)}` : `${meaning("target_quality")}: Q ≥ ${t.target_quality}`,
   }))));
-  $("fig4-table").tBodies[0].replaceChildren(...[...groups.keys()].map(p => el("tr", {}, el("td", { text: p }),
-    ...targets.map(t => { const r = c.rows.find(r => r.policy === p && key(r) === key(t)); return el("td", { class: "num", text: r && r.budget_needed != null ? r.budget_needed : "—" }); }))));
-  $("curves").tBodies[0].replaceChildren(...c.curves.map(p => el("tr", {}, el("td", { text: p.policy }), el("td", { class: "num", text: p.budget }),
-    el("td", { class: "num", text: p.theta != null ? p.theta : "" }), el("td", { class: "num", text: fmt(p.mean_quality) }), el("td", { class: "num", text: fmt(p.mean_fresh_at_10) }), el("td", { class: "num", text: fmt(p.mean_map_at_10) }))));
+  $("fig4-table").tBodies[0].replaceChildren(...[...groups.keys()].map(p => el("tr", {}, el("td", { text: p, title: meaning("policy") }),
+    ...targets.map(t => { const r = c.rows.find(r => r.policy === p && key(r) === key(t)); return numberCell(r && r.budget_needed != null ? r.budget_needed : "—", "budget_needed"); }))));
+  $("curves").tBodies[0].replaceChildren(...c.curves.map(p => el("tr", {}, el("td", { text: p.policy, title: meaning("policy") }), numberCell(p.budget, "budget"),
+    numberCell(p.theta != null ? p.theta : "", "theta"), numberCell(fmt(p.mean_quality), "mean_quality"), numberCell(fmt(p.mean_fresh_at_10), "mean_fresh_at_10"), numberCell(fmt(p.mean_map_at_10), "mean_map_at_10"))));
   const pending = c.runs_total - c.runs_finished;
-  $("message").textContent = (c.sweep ? `Sweep #${c.sweep}: ` : "All runs: ") + `${c.runs_finished}/${c.runs_total} runs finished` + (pending ? " — updating…" : ".") + " “—” means no budget in the grid reached the target.";
+  $("message").replaceChildren(...sentence(...(c.sweep ? ["Sweep #", [c.sweep, "sweep_id"], ": "] : ["All runs: "]),
+    [`${c.runs_finished}/${c.runs_total}`, "runs_finished"], " runs finished" + (pending ? " — updating…" : ".") + " “—” means no budget in the grid reached the target."));
   clearTimeout(timer);
   if (pending) timer = setTimeout(load, 2000);
 }

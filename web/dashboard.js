@@ -1,9 +1,9 @@
 "use strict";
 const $ = id => document.getElementById(id);
 const charts = {
-  quality: new SvgChart($("chart-quality"), { xLabel: "time unit", yLabel: "quality", yMax: 1 }),
-  fresh: new SvgChart($("chart-fresh"), { xLabel: "time unit", yLabel: "fresh@10", yMax: 1 }),
-  map: new SvgChart($("chart-map"), { xLabel: "time unit", yLabel: "MAP@10", yMax: 1 }),
+  quality: new RefresherChart($("chart-quality"), { xLabel: "time unit", yLabel: "quality", yMax: 1 }),
+  fresh: new RefresherChart($("chart-fresh"), { xLabel: "time unit", yLabel: "fresh@10", yMax: 1 }),
+  map: new RefresherChart($("chart-map"), { xLabel: "time unit", yLabel: "MAP@10", yMax: 1 }),
 };
 const runs = new Map();      // id -> { info, history }
 const streams = new Map();   // id -> EventSource
@@ -23,13 +23,13 @@ function redraw() {
     cancel.disabled = ["done", "cancelled", "failed"].includes(info.status);
     cancel.addEventListener("click", () => postJSON(`/api/runs/${info.id}/cancel`, {}).then(refresh).catch(e => showError($("message"), e)));
     return el("tr", { "data-run": info.id, "data-status": info.status },
-      el("td", { text: info.id }), el("td", { text: info.policy }), el("td", { class: "num", text: info.budget }),
+      el("td", { text: String(info.id), title: meaning("run_id") }), el("td", { text: info.policy }), numberCell(info.budget, "budget"),
       el("td", { text: info.delta_q === "exact" ? info.mode + " (exact ΔQ)" : info.mode }), el("td", { text: info.workload }),
       el("td", { class: "status", text: info.status + (info.error ? ": " + info.error : "") }),
-      el("td", { class: "num", text: `${info.units_done}/${info.units_total}` }),
-      el("td", { class: "num", text: fmt(info.latest && info.latest.quality) }),
-      el("td", { class: "num", text: fmt(info.mean_quality) }), el("td", { class: "num", text: fmt(info.mean_fresh_at_10) }),
-      el("td", { class: "num", text: fmt(info.mean_map_at_10) }), el("td", {}, cancel));
+      numberCell(`${info.units_done}/${info.units_total}`, "units_done"),
+      numberCell(fmt(info.latest && info.latest.quality), "quality_now"),
+      numberCell(fmt(info.mean_quality), "mean_quality"), numberCell(fmt(info.mean_fresh_at_10), "mean_fresh_at_10"),
+      numberCell(fmt(info.mean_map_at_10), "mean_map_at_10"), el("td", {}, cancel));
   });
   $("runs").tBodies[0].replaceChildren(...rows);
 }

@@ -20,11 +20,16 @@ function render(r) {
   const last = r.offset + r.results.length;
   // A page past the end (an old link, or results that shrank): say so and offer the way back.
   const past = !r.results.length && r.total_hits > 0;
-  $("summary").textContent = (past
-    ? `no results on this page: “${r.query}” has ${r.total_hits} result(s), the last on page ${Math.ceil(r.total_hits / r.limit)}; `
-    : `${r.total_hits} result(s) for “${r.query}” — showing ${first}–${last}, `) +
-    `${r.took_ms.toFixed(1)} ms; copies from unit ${r.served_unit}, stale markers against unit ${r.live_unit}` +
-    (r.notes && r.notes.length ? " — note: " + r.notes.join("; ") : "");
+  const pages = Math.max(1, Math.ceil(r.total_hits / r.limit));
+  // The query and the server's notes are the user's words, not numbers: a titled span each.
+  const query = el("span", { class: "query", text: `“${r.query}”`, title: "your query, as the server read it" });
+  $("summary").replaceChildren(...sentence(
+    ...(past
+      ? ["no results on this page: ", query, " has ", [r.total_hits, "total_hits"], " result(s), the last on page ", [pages, "pages"], "; "]
+      : [[r.total_hits, "total_hits"], " result(s) for ", query, " — showing ", [`${first}–${last}`, "shown_range"], ", "]),
+    [r.took_ms.toFixed(1), "took_ms"], " ms; copies from unit ", [r.served_unit, "served_unit"],
+    ", stale markers against unit ", [r.live_unit, "live_unit"],
+    ...(r.notes && r.notes.length ? [" — note: ", el("span", { class: "notes", text: r.notes.join("; "), title: "what the server changed in the query" })] : [])));
   const items = r.results.map(hit => {
     // Only http(s) targets become links (a `javascript:` URI in a WARC must not be clickable).
     const linkable = /^https?:\/\//i.test(hit.url);
@@ -35,15 +40,15 @@ function render(r) {
     const snippet = el("div", { class: "snippet" });
     snippet.innerHTML = hit.snippet; // server-escaped; only <b> marks
     return el("li", { class: "result", "data-stale": hit.stale },
-      el("div", {}, el("span", { class: "rank note", text: hit.rank + ". " }), title, badge),
+      el("div", {}, el("span", { class: "rank note", text: hit.rank + ". ", title: meaning("rank") }), title, badge),
       el("div", { class: "result-url", text: hit.url }), snippet,
-      el("div", { class: "score", text: "score " + hit.score.toFixed(3) }));
+      el("div", { class: "score" }, "score ", numberSpan(hit.score.toFixed(3), "score")));
   });
   $("results").replaceChildren(...items);
   $("pager").hidden = r.total_hits <= r.limit && !past;
   $("prev").disabled = r.offset === 0;
   $("next").disabled = last >= r.total_hits;
-  $("page-info").textContent = `page ${Math.floor(r.offset / r.limit) + 1} of ${Math.max(1, Math.ceil(r.total_hits / r.limit))}`;
+  $("page-info").replaceChildren(...sentence("page ", [Math.floor(r.offset / r.limit) + 1, "page"], " of ", [pages, "pages"]));
 }
 
 $("search-form").addEventListener("submit", e => {

@@ -11,7 +11,7 @@
     expected_objective: { "1": 284.868, "2": 196.4532, "3": 232.1556 },
   };
   $("wf-instance").value = JSON.stringify(example, null, 1);
-  const chart = new SvgChart($("wf-chart"), { xLabel: "period", yLabel: "obsolete pages" });
+  const chart = new RefresherChart($("wf-chart"), { xLabel: "period", yLabel: "obsolete pages" });
   const num = (x, d) => Number(x).toLocaleString(undefined, { maximumFractionDigits: d });
   $("wf-form").addEventListener("submit", async event => {
     event.preventDefault();
@@ -37,25 +37,27 @@
   });
   function render(plan) {
     const o = plan.optimality;
-    const reference = plan.expected_objective == null ? "" :
-      ` — the instance's reference optimum ${plan.expected_objective} (relative difference ${plan.relative_difference.toExponential(2)})`;
+    const reference = plan.expected_objective == null ? [] :
+      [" — the instance's reference optimum ", [plan.expected_objective, "wf_reference"], " (relative difference ",
+        [plan.relative_difference.toExponential(2), "wf_relative_difference"], ")"];
     const summary = $("wf-summary");
     summary.dataset.objective = String(plan.objective);
-    summary.textContent = `${plan.buckets} buckets, ${plan.periods} periods, strategy ${plan.strategy}` +
-      (plan.epsilon == null ? "" : ` (ε = ${plan.epsilon})`) + `: objective ${num(plan.objective, 4)}${reference}. ` +
-      `Frank–Wolfe gap ${o.fw_gap.toExponential(2)} (relative ${o.relative_gap.toExponential(2)}, ${o.stop}), ` +
-      `${o.iterations} steps from the ${o.start} start, ${o.seconds.toFixed(2)} s.`;
+    summary.replaceChildren(...sentence(
+      [plan.buckets, "wf_buckets"], " buckets, ", [plan.periods, "wf_periods"], " periods, strategy ", [plan.strategy, "wf_strategy"],
+      ...(plan.epsilon == null ? [] : [" (ε = ", [plan.epsilon, "wf_epsilon"], ")"]), ": objective ", [num(plan.objective, 4), "wf_objective"],
+      ...reference, ". Frank–Wolfe gap ", [o.fw_gap.toExponential(2), "wf_fw_gap"], " (relative ", [o.relative_gap.toExponential(2), "wf_relative_gap"],
+      `, ${o.stop}), `, [o.iterations, "wf_iterations"], ` steps from the ${o.start} start, `, [o.seconds.toFixed(2), "wf_seconds"], " s."));
     chart.setSeries([{ name: `strategy ${plan.strategy}`, points: plan.obsolete_per_period.map((y, t) => [t + 1, y]) }]);
     $("wf-periods").querySelector("tbody").replaceChildren(...plan.obsolete_per_period.map((y, t) => el("tr", {},
-      el("td", { class: "num", text: String(t + 1) }),
-      el("td", { class: "num", text: plan.weights[t].toFixed(4) }),
-      el("td", { class: "num", text: num(y, 2) }),
-      el("td", { class: "num", text: num(plan.crawls.reduce((s, c) => s + c[t], 0), 2) }))));
-    const head = el("tr", {}, el("th", { class: "num", text: "bucket" }),
-      ...plan.obsolete_per_period.map((_, t) => el("th", { class: "num", text: String(t + 1) })));
+      numberCell(t + 1, "wf_period"),
+      numberCell(plan.weights[t].toFixed(4), "wf_weight"),
+      numberCell(num(y, 2), "wf_obsolete"),
+      numberCell(num(plan.crawls.reduce((s, c) => s + c[t], 0), 2), "wf_crawls"))));
+    const head = el("tr", {}, el("th", { class: "num", text: "bucket", title: meaning("wf_bucket") }),
+      ...plan.obsolete_per_period.map((_, t) => el("th", { class: "num", text: String(t + 1), title: meaning("wf_period") })));
     $("wf-crawls").querySelector("thead").replaceChildren(head);
     $("wf-crawls").querySelector("tbody").replaceChildren(...plan.crawls.map((row, i) => el("tr", {},
-      el("td", { class: "num", text: String(i + 1) }), ...row.map(x => el("td", { class: "num", text: num(x, 1) })))));
+      numberCell(i + 1, "wf_bucket"), ...row.map(x => numberCell(num(x, 1), "wf_bucket_crawls")))));
     $("wf-result").hidden = false;
   }
 })();

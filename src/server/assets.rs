@@ -26,9 +26,31 @@ pub const STATIC_FILES: &[(&str, &str, &str)] = &[
         include_str!("../../web/common.js"),
     ),
     (
-        "svgchart.js",
+        "meanings.js",
         "text/javascript; charset=utf-8",
-        include_str!("../../web/svgchart.js"),
+        include_str!("../../web/meanings.js"),
+    ),
+    (
+        "charts.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/charts.js"),
+    ),
+    // uPlot (https://github.com/leeoniya/uPlot, MIT), vendored unchanged from the npm
+    // package `uplot`: it draws the charts; `charts.js` says how they read.
+    (
+        "uPlot.iife.min.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/vendor/uplot/uPlot.iife.min.js"),
+    ),
+    (
+        "uPlot.min.css",
+        "text/css; charset=utf-8",
+        include_str!("../../web/vendor/uplot/uPlot.min.css"),
+    ),
+    (
+        "uPlot.LICENSE.txt",
+        "text/plain; charset=utf-8",
+        include_str!("../../web/vendor/uplot/LICENSE"),
     ),
     (
         "search.js",
@@ -130,6 +152,24 @@ mod tests {
                 "{route} missing from openapi.json"
             );
         }
+    }
+
+    #[test]
+    fn every_script_and_stylesheet_a_page_loads_is_served() {
+        for page in [SEARCH_HTML, DASHBOARD_HTML, COMPARE_HTML, WEBFOUNTAIN_HTML] {
+            let mut rest = page;
+            while let Some(at) = rest.find("/static/") {
+                let name: String = rest[at + 8..].chars().take_while(|&c| c != '"').collect();
+                assert!(
+                    STATIC_FILES.iter().any(|(n, _, _)| *n == name),
+                    "a page loads /static/{name}, which is not served"
+                );
+                rest = &rest[at + 8..];
+            }
+        }
+        // The charts come from the vendored uPlot, loaded before the module that uses it.
+        let uplot = COMPARE_HTML.find("/static/uPlot.iife.min.js").unwrap();
+        assert!(uplot < COMPARE_HTML.find("/static/charts.js").unwrap());
     }
 
     #[test]
