@@ -33,6 +33,7 @@
 //! reaches them.
 
 mod catalogue;
+pub mod frontier;
 pub mod http;
 mod snapshot;
 mod state;
@@ -40,6 +41,7 @@ mod state;
 use std::sync::Arc;
 
 pub use catalogue::UrlCatalogue;
+pub use frontier::{Frontier, FrontierPage, NewPages};
 pub use snapshot::SnapshotFetcher;
 pub use state::{CrawlState, HeldCopy, PageCrawl};
 
