@@ -190,6 +190,20 @@ impl CrawlState {
         }
     }
 
+    /// Whether a policy's `choose` (its refreshes) may pick `page`: outside frontier mode every
+    /// page id (today's behaviour); in frontier mode a page the crawler fetched before (held,
+    /// or last found gone) — frontier pages are first crawls, chosen through
+    /// `RefreshPolicy::choose_with_frontier`.
+    pub fn is_refreshable(&self, page: PageId) -> bool {
+        match &self.frontier {
+            None => true,
+            Some(_) => {
+                let r = self.page(page);
+                r.held.is_some() || r.visits > 0 || r.gone
+            }
+        }
+    }
+
     /// Turns frontier mode on (before the first unit).
     pub(crate) fn start_frontier(&mut self) {
         self.frontier.get_or_insert_with(Frontier::default);

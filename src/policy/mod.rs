@@ -33,7 +33,9 @@
 //! What must never be read in frontier mode: a page id the crawler does not know
 //! ([`CrawlState::is_known`] is false) — nothing tells a crawler that such a URL exists. The
 //! refresher drops such ids from a policy's list (the slot is lost, nothing is fetched), so a
-//! policy that ranks every id wastes budget rather than peeks.
+//! policy that ranks every id wastes budget rather than peeks. `choose` picks refreshes: pages
+//! the crawler fetched before ([`CrawlState::is_refreshable`]); frontier pages are first crawls,
+//! picked by `choose_with_frontier` only (a page picked twice would also lose a slot).
 //!
 //! The default rule, for policies with nothing better ([`frontier_first`]): a frontier page has
 //! never been crawled, so its age is unbounded and its (missing) copy certainly stale — the

@@ -17,11 +17,15 @@
 //!   weight), a saturating share so that one heavily shown in-link counts about as much as
 //!   many unseen ones.
 //!
-//! `ΔQ̂(p) = a·x₁(p) + b·x₂(p)`, with `a, b ≥ 0` fitted by least squares to the measured ΔQ_A of
-//! the new pages the policy did fetch ([`calibrate`]), shrunk towards a prior by one
-//! pseudo-observation: the prior gives an average frontier page the gain the policy expects of
-//! a refresh that finds a change on a page it knows nothing about (`G₀`, user-centric's own
-//! prior; see [`super::user_centric`]), split evenly over the two features.
+//! `ΔQ̂(p) = c + a·x₁(p) + b·x₂(p)`, with `c, a, b ≥ 0` fitted by least squares to the measured
+//! ΔQ_A of the new pages the policy did fetch ([`calibrate`]), shrunk towards a prior by one
+//! pseudo-observation: the prior gives an average frontier page `G₀`, what user-centric expects
+//! of a page it has never refreshed — with `change-gain`, the mean over held pages of the gain a
+//! refresh that finds a change brings (`G(p)`; a new page has certainly "changed" from
+//! nothing); with the rate estimators, the mean `ΔQ̄` of held pages times the time since the
+//! run's start (user-centric's `P(p, t)` of a page never refreshed, `LR = 0`) — split evenly
+//! over the intercept and the features present.
+//! The intercept keeps a page whose URL and in-links say nothing from being written off.
 //!
 //! # The choice ([`UserCentricWithNewPages::choose_with_frontier`])
 //!
@@ -53,34 +57,75 @@ pub fn features(page: &FrontierPage, view_weight: &[f64], mean_view: f64) -> [f6
     [x1, x2]
 }
 
-/// Non-negative ridge least squares for `y ≈ a·x₁ + b·x₂`, shrunk towards `prior` with weight
-/// `lambda` (`min Σ (y − β·x)² + λ‖β − β₀‖²`, `β ≥ 0`; a negative coefficient is set to 0 and
-/// the other refitted alone).
-pub fn calibrate(samples: &[([f64; 2], f64)], prior: [f64; 2], lambda: f64) -> [f64; 2] {
-    let (mut s11, mut s12, mut s22, mut s1y, mut s2y) = (lambda, 0.0, lambda, 0.0, 0.0);
-    s1y += lambda * prior[0];
-    s2y += lambda * prior[1];
-    for &([x1, x2], y) in samples {
-        s11 += x1 * x1;
-        s12 += x1 * x2;
-        s22 += x2 * x2;
-        s1y += x1 * y;
-        s2y += x2 * y;
-    }
-    let det = s11 * s22 - s12 * s12;
-    let (a, b) = if det > 0.0 {
-        ((s1y * s22 - s2y * s12) / det, (s2y * s11 - s1y * s12) / det)
-    } else {
-        (prior[0], prior[1])
+/// Non-negative ridge least squares for `y ≈ β·(1, x₁, x₂)`, shrunk towards `prior` with weight
+/// `lambda` (`min Σ (y − β·x)² + λ‖β − β₀‖²`, `β ≥ 0`): the best of the fits with each subset of
+/// coefficients free and the others held at 0 (an exhaustive active set: three coefficients).
+pub fn calibrate(samples: &[([f64; 2], f64)], prior: [f64; 3], lambda: f64) -> [f64; 3] {
+    let row = |x: [f64; 2]| [1.0, x[0], x[1]];
+    let objective = |beta: &[f64; 3]| {
+        let fit: f64 = samples
+            .iter()
+            .map(|&(x, y)| {
+                let r = row(x);
+                let e = y - (0..3).map(|k| beta[k] * r[k]).sum::<f64>();
+                e * e
+            })
+            .sum();
+        fit + lambda * (0..3).map(|k| (beta[k] - prior[k]).powi(2)).sum::<f64>()
     };
-    let alone = |s: f64, sy: f64| if s > 0.0 { (sy / s).max(0.0) } else { 0.0 };
-    if a < 0.0 {
-        [0.0, alone(s22, s2y)]
-    } else if b < 0.0 {
-        [alone(s11, s1y), 0.0]
-    } else {
-        [a, b]
+    let mut best: Option<([f64; 3], f64)> = None;
+    for mask in 0u8..8 {
+        let free: Vec<usize> = (0..3).filter(|k| mask & (1 << k) != 0).collect();
+        // Normal equations over the free coefficients (the others are 0).
+        let n = free.len();
+        let mut a = vec![vec![0.0; n + 1]; n];
+        for (i, &ki) in free.iter().enumerate() {
+            for (j, &kj) in free.iter().enumerate() {
+                a[i][j] = samples
+                    .iter()
+                    .map(|&(x, _)| row(x)[ki] * row(x)[kj])
+                    .sum::<f64>()
+                    + if i == j { lambda } else { 0.0 };
+            }
+            a[i][n] =
+                samples.iter().map(|&(x, y)| row(x)[ki] * y).sum::<f64>() + lambda * prior[ki];
+        }
+        let Some(solution) = solve(a) else { continue };
+        let mut beta = [0.0; 3];
+        for (i, &k) in free.iter().enumerate() {
+            beta[k] = solution[i];
+        }
+        if beta.iter().any(|&b| b < 0.0) {
+            continue;
+        }
+        let value = objective(&beta);
+        if best.is_none_or(|(_, v)| value < v) {
+            best = Some((beta, value));
+        }
     }
+    best.map_or([0.0; 3], |(b, _)| b)
+}
+
+/// Gaussian elimination with partial pivoting on an augmented `n × (n + 1)` matrix.
+fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
+    let n = a.len();
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[pivot][col].abs() < 1e-300 {
+            return None;
+        }
+        a.swap(col, pivot);
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot_row[col];
+                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    Some((0..n).map(|i| a[i][n] / a[i][i]).collect())
 }
 
 /// The new-page ΔQ estimate and its calibration (see the module docs).
@@ -114,31 +159,28 @@ impl NewPageEstimator {
         features(page, &self.view_weight, self.mean_view)
     }
 
-    /// `(a, b)` given the prior gain `g0` of an average frontier page (`x̄` over `frontier`).
-    pub fn coefficients(&self, frontier: &[[f64; 2]], g0: f64) -> [f64; 2] {
+    /// `(c, a, b)` given the prior gain `g0` of an average frontier page (`x̄` over `frontier`).
+    pub fn coefficients(&self, frontier: &[[f64; 2]], g0: f64) -> [f64; 3] {
         let n = frontier.len().max(1) as f64;
         let mean = [
             frontier.iter().map(|x| x[0]).sum::<f64>() / n,
             frontier.iter().map(|x| x[1]).sum::<f64>() / n,
         ];
-        // An average page: a·x̄₁ + b·x̄₂ = g0, split evenly (a feature absent from the whole
-        // frontier gets the other's share).
-        let prior = match (mean[0] > 0.0, mean[1] > 0.0) {
-            (true, true) => [g0 / (2.0 * mean[0]), g0 / (2.0 * mean[1])],
-            (true, false) => [g0 / mean[0], 0.0],
-            (false, true) => [0.0, g0 / mean[1]],
-            (false, false) => [g0, g0],
-        };
-        // One pseudo-observation of an average page's features.
-        let lambda = (mean[0] * mean[0] + mean[1] * mean[1]).max(1e-6);
+        // An average page: c + a·x̄₁ + b·x̄₂ = g0, split evenly over the intercept and the
+        // features present in the frontier.
+        let shares = 1.0 + mean.iter().filter(|&&m| m > 0.0).count() as f64;
+        let per = |m: f64| if m > 0.0 { g0 / (shares * m) } else { 0.0 };
+        let prior = [g0 / shares, per(mean[0]), per(mean[1])];
+        // One pseudo-observation of an average page.
+        let lambda = 1.0 + mean[0] * mean[0] + mean[1] * mean[1];
         calibrate(&self.samples, prior, lambda)
     }
 
     /// `ΔQ̂` of each frontier page (in `frontier`'s order), with `g0` the prior gain.
     pub fn estimates(&self, frontier: &[&FrontierPage], g0: f64) -> Vec<f64> {
         let xs: Vec<[f64; 2]> = frontier.iter().map(|f| self.features(f)).collect();
-        let [a, b] = self.coefficients(&xs, g0);
-        xs.iter().map(|x| a * x[0] + b * x[1]).collect()
+        let [c, a, b] = self.coefficients(&xs, g0);
+        xs.iter().map(|x| c + a * x[0] + b * x[1]).collect()
     }
 
     /// Remembers the features of frontier pages about to be crawled.
@@ -181,15 +223,8 @@ impl UserCentricWithNewPages {
     }
 
     /// User-centric's priority of refreshing each page now (the expected ΔQ_A of its
-    /// estimator) and its prior gain `G₀` for a page it knows nothing of, read at `unknown`
-    /// (a frontier page: never crawled, not indexed, so user-centric's estimate for it is its
-    /// prior alone).
-    fn refresh_priorities(
-        &self,
-        unit: Unit,
-        crawl: &CrawlState,
-        unknown: PageId,
-    ) -> (Vec<f64>, f64) {
+    /// estimator) and the prior gain `G₀` of a new page (see the module docs).
+    fn refresh_priorities(&self, unit: Unit, crawl: &CrawlState) -> (Vec<f64>, f64) {
         let elapsed = |p: usize| unit.saturating_sub(crawl.page(p as PageId).last_refresh) as f64;
         let (prio, per_page_gain) = match self.inner.active_estimator() {
             Some(Estimator::ChangeGain) | None => {
@@ -205,15 +240,16 @@ impl UserCentricWithNewPages {
                 let prio = (0..means.len())
                     .map(|p| priority(means[p], unit, unit - elapsed(p) as Unit))
                     .collect();
-                // One unit's worth of the rate: a new page has no staleness to catch up.
-                (prio, means)
+                // As for a page never refreshed (LR = 0): the rate times the time since the start.
+                let since_start: Vec<f64> = means.iter().map(|m| m * f64::from(unit)).collect();
+                (prio, since_start)
             }
         };
-        let g0 = per_page_gain
-            .get(unknown as usize)
-            .copied()
-            .unwrap_or_else(|| mean(&per_page_gain));
-        (prio, g0)
+        let held: Vec<f64> = crawl
+            .held_pages()
+            .filter_map(|p| per_page_gain.get(p as usize).copied())
+            .collect();
+        (prio, mean(&held))
     }
 }
 
@@ -262,7 +298,7 @@ impl RefreshPolicy for UserCentricWithNewPages {
         if frontier.is_empty() || budget == 0 {
             return self.inner.choose(unit, budget, crawl);
         }
-        let (prio, g0) = self.refresh_priorities(unit, crawl, frontier[0].page);
+        let (prio, g0) = self.refresh_priorities(unit, crawl);
         let estimates = self.estimator.estimates(&frontier, g0);
         // Candidates: (value, is_new, tie key, page).
         let mut refresh: Vec<(f64, PageId)> = crawl
@@ -365,7 +401,8 @@ mod tests {
                 (x, 0.3 * x[0] + 0.1 * x[1])
             })
             .collect();
-        let [a, b] = calibrate(&samples, [1.0, 1.0], 1e-6);
+        let [c, a, b] = calibrate(&samples, [1.0, 1.0, 1.0], 1e-6);
+        assert!(c.abs() < 1e-3, "{c}");
         assert!((a - 0.3).abs() < 1e-3 && (b - 0.1).abs() < 1e-3, "{a} {b}");
         // A feature that hurts is dropped, not given a negative weight.
         let bad: Vec<([f64; 2], f64)> = (0..10)
@@ -374,10 +411,11 @@ mod tests {
                 (x, x[0])
             })
             .collect();
-        let [a, b] = calibrate(&bad, [0.0, 0.0], 1e-6);
-        assert!(a >= 0.0 && b >= 0.0);
+        let beta = calibrate(&bad, [0.0, 0.0, 0.0], 1e-6);
+        assert!(beta.iter().all(|&b| b >= 0.0), "{beta:?}");
         // No samples: the prior.
-        assert_eq!(calibrate(&[], [0.2, 0.4], 1.0), [0.2, 0.4]);
+        let prior = calibrate(&[], [0.1, 0.2, 0.4], 1.0);
+        assert!((0..3).all(|k| (prior[k] - [0.1, 0.2, 0.4][k]).abs() < 1e-12));
     }
 
     #[test]

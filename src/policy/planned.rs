@@ -376,7 +376,7 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
-        self.choose_pages(unit, budget, &|p| crawl.is_known(p))
+        self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p))
     }
 
     fn observe(&mut self, outcomes: &[RefreshOutcome]) {

@@ -562,7 +562,7 @@ impl RefreshPolicy for UserCentric {
             change_probability(rates[p], unit.saturating_sub(self.last_refresh[p]) as f64)
         };
         let mut pages: Vec<usize> = (0..prio.len()).filter(|&p| !self.gone[p]).collect();
-        pages.retain(|&p| crawl.is_known(p as PageId)); // frontier mode: no unknown URLs
+        pages.retain(|&p| crawl.is_refreshable(p as PageId)); // frontier mode: refreshes of fetched pages only
         pages.sort_by(|&a, &b| {
             prio[b]
                 .total_cmp(&prio[a])
