@@ -1482,3 +1482,64 @@ async fn the_webfountain_model_is_solved_over_http() {
     assert_eq!(s, StatusCode::OK);
     assert!(String::from_utf8_lossy(&page).contains("/static/webfountain.js"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_and_sweeps_take_the_new_page_mode() {
+    let server = start(60, 6, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let (status, run) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "sbr", "budget": 4, "mode": "online", "new_pages": "frontier"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+    let id = run["id"].as_u64().unwrap();
+    let body = wait_for_status(&mut c, id, &["done"]).await;
+    let info = &body["run"];
+    assert_eq!(info["new_pages"], "frontier", "{info}");
+    let split = info["mean_new_page_fetches"].as_f64().unwrap()
+        + info["mean_refresh_fetches"].as_f64().unwrap();
+    assert!(split <= 4.0 + 1e-9, "{info}");
+    assert!(info["mean_discovery_delay_weighted"].is_number(), "{info}");
+    assert!(info["latest"]["frontier_pages"].is_u64(), "{info}");
+    // The default: outside the budget.
+    let (_, plain) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "sbr", "budget": 4}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(plain["new_pages"], "outside-budget", "{plain}");
+    // A bad value is a 400 naming the field.
+    let (status, err) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "sbr", "budget": 4, "new_pages": "sideways"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert!(
+        err.to_string().contains("new_pages") || err.to_string().contains("sideways"),
+        "{err}"
+    );
+    // Sweeps pass it to every run.
+    let (status, sweep) = c
+        .send_json(
+            Method::POST,
+            "/api/compare",
+            &json!({"policies": ["round-robin"], "budgets": [2], "new_pages": "frontier"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{sweep}");
+    let sweep_run = sweep["runs"][0].as_u64().unwrap();
+    let body = wait_for_status(&mut c, sweep_run, &["done"]).await;
+    assert_eq!(body["run"]["new_pages"], "frontier");
+}

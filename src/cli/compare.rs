@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use refresher::corpus::LiveWeb;
+use refresher::crawl::NewPages;
 use refresher::index::ScoringKind;
 use std::collections::BTreeMap;
 
@@ -59,6 +60,10 @@ pub struct Args {
     /// Seed of randomised policies.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// When new pages are crawled: in the unit they appear, outside the budget (paper 003), or
+    /// only when a policy spends a unit of B on them from the frontier of linked pages.
+    #[arg(long, value_enum, default_value_t = NewPages::OutsideBudget)]
+    pub new_pages: NewPages,
     /// Write the table, curves (CSV, JSON) and charts (SVG) into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -147,6 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             grids: grids.clone(),
             mode,
             seed: args.seed,
+            new_pages: args.new_pages,
             targets: args.targets.clone().unwrap_or_default(),
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
@@ -193,6 +199,7 @@ fn to_json(comparisons: &[Comparison]) -> serde_json::Value {
     serde_json::json!({
         "scoring": comparisons.first().map(|c| c.scoring.clone()),
         "modes": comparisons.iter().map(|c| c.mode).collect::<Vec<_>>(),
+        "new_pages": comparisons.first().map(|c| c.new_pages),
         "rows": rows,
         "curves": curves,
         "sweeps": comparisons,
@@ -201,8 +208,9 @@ fn to_json(comparisons: &[Comparison]) -> serde_json::Value {
 
 fn print_summary(c: &Comparison) {
     println!(
-        "\n{} mode, {} scoring, {} units, {} workload queries, user-centric ΔQ̄ {}, ΔQ {}, {} runs in {:.1} s",
+        "\n{} mode, new pages {}, {} scoring, {} units, {} workload queries, user-centric ΔQ̄ {}, ΔQ {}, {} runs in {:.1} s",
         c.mode.as_str(),
+        c.new_pages.as_str(),
         c.scoring,
         c.units,
         c.workload_queries,
@@ -252,7 +260,7 @@ fn print_summary(c: &Comparison) {
         }
         println!();
     }
-    println!("Mean quality / top-10 freshness / MAP@10 / obsolete pages (paper 004) per budget:");
+    println!("Mean quality / top-10 freshness / MAP@10 / obsolete pages (paper 004) / new-page fetches and refreshes per unit / view-weighted discovery delay (units) per budget:");
     let mut budgets: Vec<usize> = c.curves.iter().map(|p| p.budget).collect();
     budgets.sort_unstable();
     budgets.dedup();
@@ -261,7 +269,7 @@ fn print_summary(c: &Comparison) {
     // Wide enough for the longest `policy measure` label: never cut.
     let width = policies
         .iter()
-        .map(|p| p.chars().count() + " quality".len())
+        .map(|p| p.chars().count() + " refresh/unit".len())
         .max()
         .unwrap_or(0)
         .max(13)
@@ -280,11 +288,25 @@ fn print_summary(c: &Comparison) {
             ("fresh@10", |x| x.mean.fresh_at_10),
             ("MAP@10", |x| x.mean.map_at_10),
             ("obsolete", |x| x.mean_obsolete_pages.unwrap_or(f64::NAN)),
+            ("new/unit", |x| {
+                x.new_pages.mean_new_page_fetches.unwrap_or(f64::NAN)
+            }),
+            ("refresh/unit", |x| {
+                x.new_pages.mean_refresh_fetches.unwrap_or(f64::NAN)
+            }),
+            ("delay", |x| {
+                x.new_pages
+                    .mean_discovery_delay_weighted
+                    .unwrap_or(f64::NAN)
+            }),
         ] {
             print!("{:<width$}", format!("{p} {label}"));
             for b in &budgets {
                 match c.curves.iter().find(|x| &x.policy == p && x.budget == *b) {
                     Some(x) if label == "obsolete" => print!("{:>9.1}", f(x)),
+                    Some(x) if label != "quality" && !label.contains('@') => {
+                        print!("{:>9.2}", f(x))
+                    }
                     Some(x) => print!("{:>9.4}", f(x)),
                     None => print!("{:>9}", ""),
                 }
@@ -319,6 +341,10 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         "mean_fresh_at_10",
         "mean_map_at_10",
         "mean_obsolete_pages",
+        "mean_new_page_fetches",
+        "mean_refresh_fetches",
+        "mean_discovery_delay_weighted",
+        "mean_discovery_delay",
     ])?;
     let mut points = csv_file(&dir.join("runs.csv"))?;
     points.write_record([
@@ -330,6 +356,10 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         "mean_fresh_at_10",
         "mean_map_at_10",
         "mean_obsolete_pages",
+        "mean_new_page_fetches",
+        "mean_refresh_fetches",
+        "mean_discovery_delay_weighted",
+        "mean_discovery_delay",
     ])?;
     for c in comparisons {
         let mode = c.mode.as_str();
@@ -355,6 +385,10 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
                 p.mean.fresh_at_10.to_string(),
                 p.mean.map_at_10.to_string(),
                 obsolete(p.mean_obsolete_pages),
+                obsolete(p.new_pages.mean_new_page_fetches),
+                obsolete(p.new_pages.mean_refresh_fetches),
+                obsolete(p.new_pages.mean_discovery_delay_weighted),
+                obsolete(p.new_pages.mean_discovery_delay),
             ])?;
         }
         for p in &c.points {
@@ -368,6 +402,10 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
                 p.mean.fresh_at_10.to_string(),
                 p.mean.map_at_10.to_string(),
                 obsolete(p.mean_obsolete_pages),
+                obsolete(p.new_pages.mean_new_page_fetches),
+                obsolete(p.new_pages.mean_refresh_fetches),
+                obsolete(p.new_pages.mean_discovery_delay_weighted),
+                obsolete(p.new_pages.mean_discovery_delay),
             ])?;
         }
         let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();

@@ -96,6 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         scoring: ScoringKind::Bm25,
         uc_estimator: None,
         seed: 1,
+        new_pages: refresher::crawl::NewPages::OutsideBudget,
         out: Some(args.out.join("compare")),
         json: false,
     })

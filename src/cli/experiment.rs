@@ -159,6 +159,9 @@ pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Res
         "ndcg_at_10",
         "p_at_10",
         "schedule_ndcg",
+        "new_page_fetches",
+        "refresh_fetches",
+        "frontier_pages",
     ])?;
     for r in &result.per_unit {
         f.write_record([
@@ -175,6 +178,9 @@ pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Res
             r.ndcg_at_10.to_string(),
             r.p_at_10.to_string(),
             r.schedule_ndcg.to_string(),
+            r.new_page_fetches.to_string(),
+            r.refresh_fetches.to_string(),
+            r.frontier_pages.to_string(),
         ])?;
     }
     f.flush()?;

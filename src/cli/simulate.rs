@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use refresher::corpus::LiveWeb;
+use refresher::crawl::NewPages;
 use refresher::index::ScoringKind;
 use refresher::policy::registry::family;
 use refresher::policy::user_centric::Estimator;
@@ -46,6 +47,11 @@ pub struct Args {
     /// Seed of randomised policies.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// When new pages are crawled: in the unit they appear, outside the budget (paper 003), or
+    /// only when the policy spends a unit of B on them from the frontier of pages linked from
+    /// fetched copies (paper 004's new-page model).
+    #[arg(long, value_enum, default_value_t = NewPages::OutsideBudget)]
+    pub new_pages: NewPages,
     /// Write per-unit metrics (CSV, JSON) and the refreshed pages into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -94,6 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let environment_seconds = started.elapsed().as_secs_f64() - load_seconds;
     let mut config = RunConfig::new(args.budget, args.mode);
     config.seed = args.seed;
+    config.new_pages = args.new_pages;
     if let Some(u) = args.trec_unit {
         if u == 0 || u >= env.units() {
             anyhow::bail!(
@@ -159,13 +166,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             result.mean_schedule_ndcg,
             result.mean_obsolete_pages
         );
+        let d = &result.discovery;
+        println!(
+            "new pages {}: per unit {:.2} new-page fetches + {:.2} refreshes; {} created, {} never crawled; discovery delay {:.2} units (view-weighted {:.2})",
+            result.new_pages.as_str(),
+            result.mean_new_page_fetches,
+            result.mean_refresh_fetches,
+            d.new_pages_created,
+            d.new_pages_never_crawled,
+            d.mean_discovery_delay,
+            d.mean_discovery_delay_weighted
+        );
         println!(
             "wall time: load {load_seconds:.2} s, environment {environment_seconds:.2} s, run {run_seconds:.2} s"
         );
-        println!("unit  quality  fresh@10  MAP@10  refreshed  changed%  obsolete  est.ΔQ");
+        println!(
+            "unit  quality  fresh@10  MAP@10  refreshed  changed%  obsolete  est.ΔQ     new  frontier"
+        );
         for r in &result.per_unit {
             println!(
-                "{:>4}  {:.4}   {:.4}    {:.4}  {:>9}  {:>7.1}  {:>8}  {:.3e}",
+                "{:>4}  {:.4}   {:.4}    {:.4}  {:>9}  {:>7.1}  {:>8}  {:.3e}  {:>4}  {:>8}",
                 r.unit,
                 r.search.quality,
                 r.search.fresh_at_10,
@@ -173,7 +193,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 r.refreshed,
                 100.0 * r.change_ratio,
                 r.obsolete_pages,
-                r.estimated_delta_q
+                r.estimated_delta_q,
+                r.new_page_fetches,
+                r.frontier_pages
             );
         }
     }

@@ -19,7 +19,9 @@
 //! 1. [`Fetcher::fetch`] with the unit's refresh batch: distinct pages, each with the
 //!    [`Validator`] of the copy the repository holds (`None` when it holds none). The fetcher
 //!    returns exactly one [`Fetched`] per request, in request order.
-//! 2. [`Fetcher::discover`] (only when the loop crawls new pages outside the budget): pages
+//! 2. [`Fetcher::discover`] (only when the loop crawls new pages outside the budget; never in
+//!    frontier mode, [`NewPages::Frontier`], where new pages are met in fetched copies' links
+//!    and fetched in step 1 like refreshes): pages
 //!    that became reachable at `t` and that the loop neither holds nor fetched in step 1. Their
 //!    first copies are then fetched in a second [`Fetcher::fetch`] call at the same unit.
 //!
@@ -33,6 +35,7 @@
 //! reaches them.
 
 mod catalogue;
+pub mod frontier;
 pub mod http;
 mod snapshot;
 mod state;
@@ -40,6 +43,7 @@ mod state;
 use std::sync::Arc;
 
 pub use catalogue::UrlCatalogue;
+pub use frontier::{Frontier, FrontierPage, NewPages};
 pub use snapshot::SnapshotFetcher;
 pub use state::{CrawlState, HeldCopy, PageCrawl};
 

@@ -1,13 +1,16 @@
 //! [`CrawlState`]: one record per page of what the crawler knows from its own fetches (the
 //! held copy, when it was last refreshed, whether it was last seen gone, how often it was
 //! visited and found changed), owned by the refresh loop and offered read-only to policies —
-//! as Nutch keeps a `CrawlDatum` per URL for its fetch schedule.
+//! as Nutch keeps a `CrawlDatum` per URL for its fetch schedule. In frontier mode
+//! ([`super::NewPages::Frontier`]) it also keeps the [`Frontier`] of linked, never-crawled
+//! pages.
 
 use std::sync::{Arc, OnceLock};
 
 use crate::change::shingles::{shingle_change, shingles, DEFAULT_SHINGLE_WIDTH};
 use crate::corpus::{PageId, PageVersion, Unit};
 
+use super::frontier::{Frontier, FrontierPage};
 use super::Validator;
 
 /// The repository's copy of a page, with its shingle sketch computed on first use (kept with
@@ -58,6 +61,8 @@ pub struct PageCrawl {
 #[derive(Debug, Clone, Default)]
 pub struct CrawlState {
     pages: Vec<PageCrawl>,
+    /// `Some` in frontier mode only.
+    frontier: Option<Frontier>,
 }
 
 impl CrawlState {
@@ -68,6 +73,7 @@ impl CrawlState {
     ) -> Self {
         let mut state = CrawlState {
             pages: vec![PageCrawl::default(); page_count],
+            frontier: None,
         };
         for (p, v) in copies {
             state.grow(p as usize + 1);
@@ -148,6 +154,113 @@ impl CrawlState {
         record.held = Some(copy);
         record.gone = false;
         record.last_refresh = unit;
+    }
+
+    /// Whether new pages wait in a frontier for the budget ([`super::NewPages::Frontier`]).
+    pub fn frontier_mode(&self) -> bool {
+        self.frontier.is_some()
+    }
+
+    /// The frontier: linked pages never crawled (`None` outside frontier mode).
+    pub fn frontier(&self) -> Option<&Frontier> {
+        self.frontier.as_ref()
+    }
+
+    /// The frontier in discovery order (empty outside frontier mode).
+    pub fn frontier_pages(&self) -> Vec<&FrontierPage> {
+        self.frontier
+            .as_ref()
+            .map_or_else(Vec::new, Frontier::in_discovery_order)
+    }
+
+    /// Whether `page` is in the frontier.
+    pub fn in_frontier(&self, page: PageId) -> bool {
+        self.frontier.as_ref().is_some_and(|f| f.contains(page))
+    }
+
+    /// Whether the crawler may fetch `page`: outside frontier mode every page id (today's
+    /// behaviour); in frontier mode a page it holds, fetched before, or met in a link.
+    pub fn is_known(&self, page: PageId) -> bool {
+        match &self.frontier {
+            None => true,
+            Some(f) => {
+                let r = self.page(page);
+                r.held.is_some() || r.visits > 0 || r.gone || f.contains(page)
+            }
+        }
+    }
+
+    /// Whether a policy's `choose` (its refreshes) may pick `page`: outside frontier mode every
+    /// page id (today's behaviour); in frontier mode a page the crawler fetched before (held,
+    /// or last found gone) — frontier pages are first crawls, chosen through
+    /// `RefreshPolicy::choose_with_frontier`.
+    pub fn is_refreshable(&self, page: PageId) -> bool {
+        match &self.frontier {
+            None => true,
+            Some(_) => {
+                let r = self.page(page);
+                r.held.is_some() || r.visits > 0 || r.gone
+            }
+        }
+    }
+
+    /// Turns frontier mode on (before the first unit).
+    pub(crate) fn start_frontier(&mut self) {
+        self.frontier.get_or_insert_with(Frontier::default);
+    }
+
+    /// Notes the links of a copy of `from` fetched at `unit` (captured at `captured`): pages
+    /// the crawler does not know enter the frontier (annotated by `annotate`: URL, URL terms,
+    /// workload match), pages in it gain an in-link. A page last found gone re-enters when the
+    /// copy's capture is newer than that fetch. No-op outside frontier mode.
+    pub(crate) fn note_links(
+        &mut self,
+        from: PageId,
+        unit: Unit,
+        captured: Unit,
+        links: &[PageId],
+        annotate: &mut dyn FnMut(PageId) -> (String, Vec<crate::text::TermId>, f64),
+    ) {
+        let Some(mut frontier) = self.frontier.take() else {
+            return;
+        };
+        frontier.reach(unit);
+        for &p in links {
+            if p == from {
+                continue;
+            }
+            if frontier.contains(p) {
+                frontier.add_in_link(p, from);
+                continue;
+            }
+            let r = self.page(p);
+            let unknown = r.held.is_none() && r.visits == 0 && !r.gone;
+            let dead_link_renewed = r.held.is_none() && r.gone && captured > r.last_refresh;
+            if unknown || dead_link_renewed {
+                let (url, url_terms, workload_match) = annotate(p);
+                frontier.insert(FrontierPage {
+                    page: p,
+                    url,
+                    found: unit,
+                    in_links: vec![from],
+                    url_terms,
+                    workload_match,
+                });
+            }
+        }
+        self.frontier = Some(frontier);
+    }
+
+    /// Makes the frontier's arrival counts cover `unit` (frontier mode only).
+    pub(crate) fn frontier_reach(&mut self, unit: Unit) {
+        if let Some(f) = self.frontier.as_mut() {
+            f.reach(unit);
+        }
+    }
+
+    /// Takes `page` out of the frontier (its first crawl was fetched).
+    pub(crate) fn leave_frontier(&mut self, page: PageId) -> Option<FrontierPage> {
+        self.frontier.as_mut().and_then(|f| f.remove(page))
     }
 
     /// Page ids whose copy the repository holds.

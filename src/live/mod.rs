@@ -168,6 +168,7 @@ impl CrawlEngine {
             RefresherConfig {
                 budget: config.budget,
                 crawl_new_pages: config.crawl_new_pages,
+                new_pages: crate::crawl::NewPages::OutsideBudget,
                 last_unit: config.last_unit,
                 likelihood: config.likelihood,
             },

@@ -52,7 +52,7 @@ impl RefreshPolicy for RoundRobin {
             let p = self.cursor;
             self.cursor = (self.cursor + 1) % n;
             scanned += 1;
-            if !self.gone[p] {
+            if !self.gone[p] && crawl.is_refreshable(p as PageId) {
                 out.push(p as PageId);
             }
         }
@@ -94,7 +94,7 @@ impl RefreshPolicy for UniformRandom {
     fn choose(&mut self, _unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         grow(&mut self.gone, crawl.len(), false);
         let alive: Vec<PageId> = (0..self.gone.len())
-            .filter(|&p| !self.gone[p])
+            .filter(|&p| !self.gone[p] && crawl.is_refreshable(p as PageId))
             .map(|p| p as PageId)
             .collect();
         let k = budget.min(alive.len());
@@ -131,7 +131,7 @@ impl RefreshPolicy for OldestFirst {
         grow(&mut self.gone, crawl.len(), false);
         grow(&mut self.last_refresh, crawl.len(), 0);
         let mut pages: Vec<usize> = (0..self.last_refresh.len())
-            .filter(|&p| !self.gone[p])
+            .filter(|&p| !self.gone[p] && crawl.is_refreshable(p as PageId))
             .collect();
         let age = |p: usize| unit.saturating_sub(self.last_refresh[p]);
         pages.sort_by(|&a, &b| age(b).cmp(&age(a)).then(a.cmp(&b)));

@@ -18,6 +18,32 @@
 //!
 //! A policy in `online` mode must learn only from the outcomes it observed: it never reads the
 //! live Web itself. The simulator enforces that by giving policies no live-Web handle at all.
+//!
+//! # New pages inside the budget (frontier mode)
+//!
+//! With `--new-pages frontier` ([`crate::crawl::NewPages::Frontier`]) step 2 changes: the
+//! refresher calls [`RefreshPolicy::choose_with_frontier`] instead of `choose`, and what it
+//! returns — refreshes of known pages and first crawls of frontier pages together, at most
+//! `budget` — is fetched as one batch. The frontier ([`CrawlState::frontier_pages`]) holds the
+//! pages met in the links of fetched copies (unit 0: of the initial crawl) and never crawled;
+//! a link found at `t` is offered from `t + 1` on. The first crawl of a frontier page is
+//! observed as a [`RefreshOutcome`] with `discovered` set and, unlike an outside-budget
+//! discovery, the `delta_q` its addition measured.
+//!
+//! What must never be read in frontier mode: a page id the crawler does not know
+//! ([`CrawlState::is_known`] is false) — nothing tells a crawler that such a URL exists. The
+//! refresher drops such ids from a policy's list (the slot is lost, nothing is fetched), so a
+//! policy that ranks every id wastes budget rather than peeks. `choose` picks refreshes: pages
+//! the crawler fetched before ([`CrawlState::is_refreshable`]); frontier pages are first crawls,
+//! picked by `choose_with_frontier` only (a page picked twice would also lose a slot).
+//!
+//! The default rule, for policies with nothing better ([`frontier_first`]): a frontier page has
+//! never been crawled, so its age is unbounded and its (missing) copy certainly stale — the
+//! most stale page there is. The frontier goes first, in discovery order, and `choose` gets the
+//! rest of the budget. SBR and EBR, whose priority is the probability that a copy is stale
+//! (EBR: times the view weight, which a never-indexed page does not have yet), and the
+//! baselines (round-robin, random, age) follow it. WebFountain plans new pages through its
+//! model's `z_t`, user-centric by an estimate of a new page's ΔQ ([`new_pages`]).
 
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
@@ -62,6 +88,8 @@ pub struct RefreshOutcome {
     /// The page was not refreshed but discovered: it first appeared at `unit` and was crawled
     /// outside the refresh budget (the simulator's new-page crawl). Such an outcome says only
     /// "this page exists now, with a copy as of `unit`": it carries no change or ΔQ measurement.
+    /// In frontier mode it is instead the first crawl of a frontier page, inside the budget:
+    /// `delta_q` is then what adding the page measured (`gone` if the link led nowhere).
     pub discovered: bool,
 }
 
@@ -126,6 +154,21 @@ pub trait RefreshPolicy: Send {
     /// `crawl` is what the crawler knows of every page from its own fetches (held copy,
     /// last refresh, gone, visits): read it rather than keeping a copy.
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId>;
+    /// Frontier mode only (see the module docs): refreshes and first crawls of frontier pages
+    /// at `unit`, at most `budget` together, distinct, known to the crawler. By default the
+    /// frontier first, then `choose` for the rest ([`frontier_first`]).
+    fn choose_with_frontier(
+        &mut self,
+        unit: Unit,
+        budget: usize,
+        crawl: &CrawlState,
+    ) -> Vec<PageId> {
+        let new = frontier_first(budget, crawl);
+        let rest = budget - new.len();
+        let mut chosen = new;
+        chosen.extend(self.choose(unit, rest, crawl));
+        chosen
+    }
     /// What the refreshes of `unit` revealed (called after the batch is indexed).
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
     /// Whether the policy wants the repository's current view weights before choosing at
@@ -142,11 +185,24 @@ pub trait RefreshPolicy: Send {
     fn observe_views(&mut self, _view_weight: &[f64]) {}
 }
 
+/// The default frontier rule (see the module docs): frontier pages are the stalest pages there
+/// are (never crawled), so they take the budget first, in discovery order (earliest link first,
+/// then page id). Returns at most `budget` frontier pages.
+pub fn frontier_first(budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+    crawl
+        .frontier_pages()
+        .into_iter()
+        .take(budget)
+        .map(|f| f.page)
+        .collect()
+}
+
 pub mod baselines;
 pub mod ebr;
 pub mod family;
 pub mod freshness;
 pub mod history_score;
+pub mod new_pages;
 pub mod planned;
 pub mod registry;
 pub mod sbr;

@@ -275,7 +275,13 @@ impl<M: PageModel> Planner<M> {
     /// when the plan leaves spare capacity by the pages of highest remaining marginal value
     /// `c_p · ∂F/∂f(λ_p, f_p)`, ties by oldest last refresh, then page id (with nothing left to
     /// gain, that is the Age policy). Pages observed gone are skipped.
-    fn choose_pages(&mut self, unit: Unit, budget: usize) -> Vec<PageId> {
+    /// Only pages `known` to the crawler are chosen (every page outside frontier mode).
+    fn choose_pages(
+        &mut self,
+        unit: Unit,
+        budget: usize,
+        known: &dyn Fn(PageId) -> bool,
+    ) -> Vec<PageId> {
         if budget == 0 || self.last_refresh.is_empty() {
             return Vec::new();
         }
@@ -291,7 +297,7 @@ impl<M: PageModel> Planner<M> {
             .map(|v| {
                 v.iter()
                     .copied()
-                    .filter(|&p| !self.observations[p as usize].gone)
+                    .filter(|&p| !self.observations[p as usize].gone && known(p))
                     .take(budget)
                     .collect()
             })
@@ -306,7 +312,7 @@ impl<M: PageModel> Planner<M> {
                 c * marginal_freshness(l, self.frequencies.get(p).copied().unwrap_or(0.0))
             };
             let mut rest: Vec<usize> = (0..self.last_refresh.len())
-                .filter(|&p| !taken[p] && !self.observations[p].gone)
+                .filter(|&p| !taken[p] && !self.observations[p].gone && known(p as PageId))
                 .collect();
             rest.sort_by(|&a, &b| {
                 marginal(b)
@@ -370,7 +376,7 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
-        self.choose_pages(unit, budget)
+        self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p))
     }
 
     fn observe(&mut self, outcomes: &[RefreshOutcome]) {

@@ -225,7 +225,10 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
     build: |params| {
         let estimator = params.choice("estimator").and_then(Estimator::parse);
         let window = params.number("window").map(|w| w as usize);
-        Ok(Box::new(UserCentric::new(window).with_estimator(estimator)))
+        // Frontier mode: with the new-page ΔQ estimate (issue 16, `policy::new_pages`).
+        Ok(Box::new(super::new_pages::UserCentricWithNewPages::new(
+            UserCentric::new(window).with_estimator(estimator),
+        )))
     },
 };
 
@@ -489,6 +492,14 @@ impl UserCentric {
     }
 }
 
+/// Read by the frontier-mode wrapper (`policy::new_pages`, issue 16).
+impl UserCentric {
+    /// The estimator in use (after `prepare`).
+    pub fn active_estimator(&self) -> Option<Estimator> {
+        self.active
+    }
+}
+
 /// Fits `y/w ≈ α + β·x(p)` over pages given as `(y, w)` sums (`y` the summed response, `w`
 /// its weight: units observed, or changes seen) by weighted least squares with `α, β ≥ 0`
 /// (a negative coefficient is set to 0 and the other refitted alone).
@@ -614,6 +625,7 @@ impl RefreshPolicy for UserCentric {
             change_probability(rates[p], unit.saturating_sub(self.last_refresh[p]) as f64)
         };
         let mut pages: Vec<usize> = (0..prio.len()).filter(|&p| !self.gone[p]).collect();
+        pages.retain(|&p| crawl.is_refreshable(p as PageId)); // frontier mode: refreshes of fetched pages only
         pages.sort_by(|&a, &b| {
             prio[b]
                 .total_cmp(&prio[a])

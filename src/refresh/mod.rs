@@ -5,7 +5,9 @@
 //! the crawl state. [`Refresher::step`] is one time unit of refreshing:
 //!
 //! 1. refit the score-to-rank functions when due ([`MeasureDeltaQ::before_unit`]);
-//! 2. the policy chooses at most `B` distinct pages ([`RefreshPolicy::choose`]);
+//! 2. the policy chooses at most `B` distinct pages ([`RefreshPolicy::choose`]; in frontier
+//!    mode [`RefreshPolicy::choose_with_frontier`], among refreshes and frontier pages, and
+//!    ids the crawler does not know are dropped);
 //! 3. the fetcher fetches them, conditionally on the held copies ([`Fetcher::fetch`]), and,
 //!    when new pages are crawled outside the budget, the pages it discovered;
 //! 4. the batch goes through the repository's one update path; the hook pushes its score
@@ -13,7 +15,9 @@
 //!    measurement, the measurement re-ranks the affected queries just before);
 //! 5. one [`RefreshOutcome`] per refreshed page (then per discovered page) updates the crawl
 //!    state and is observed by the policy;
-//! 6. the policy gets the repository's view weights when it asked for them.
+//! 6. the policy gets the repository's view weights when it asked for them;
+//! 7. in frontier mode, the links of the copies fetched join the frontier (offered from the
+//!    next unit on; at unit 0, [`Refresher::new`] seeds it from the initial crawl).
 //!
 //! Judging is not the refresher's job: the simulator ([`crate::sim`]) wraps it with the exact
 //! metrics, which read the live Web the refresher never sees.
@@ -22,12 +26,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::corpus::{PageId, Unit};
-use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetched, Fetcher, HeldCopy};
+use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetched, Fetcher, HeldCopy, NewPages};
 use crate::index::{ApplyReport, IndexError, PageUpdate, Repository};
 use crate::policy::{PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::quality::measure::MeasureDeltaQ;
 use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
+
+mod frontier;
 
 /// How a refresher spends its budget.
 #[derive(Debug, Clone)]
@@ -37,6 +43,9 @@ pub struct RefresherConfig {
     /// Crawl pages in the unit they first appear, outside the budget. Paper 003 §4 schedules
     /// refreshes of known pages only and leaves discovery to other work.
     pub crawl_new_pages: bool,
+    /// [`NewPages::Frontier`]: new pages wait in a frontier and cost budget (then
+    /// `crawl_new_pages` is not read); [`NewPages::OutsideBudget`]: as `crawl_new_pages` says.
+    pub new_pages: NewPages,
     /// The last unit the loop will run (`None`: open-ended, a live crawl). Used only to skip
     /// work that would serve no later unit (view weights after the last one).
     pub last_unit: Option<Unit>,
@@ -100,8 +109,12 @@ impl<'f> Refresher<'f> {
         config: RefresherConfig,
     ) -> Self {
         repo.set_hook(measure.watched_terms());
-        policy.prepare(context);
         let workload = Arc::clone(measure.workload());
+        let mut crawl = crawl;
+        if config.new_pages == NewPages::Frontier {
+            frontier::seed(&mut crawl, &*fetcher, repo.vocabulary(), &workload);
+        }
+        policy.prepare(context);
         Refresher {
             repo,
             policy,
@@ -157,11 +170,23 @@ impl<'f> Refresher<'f> {
 
         let mut timings = StepTimings::default();
         let clock = std::time::Instant::now();
-        let mut chosen = self.policy.choose(unit, budget, &self.crawl);
+        let frontier_mode = self.config.new_pages == NewPages::Frontier;
+        let mut chosen = if frontier_mode {
+            self.policy.choose_with_frontier(unit, budget, &self.crawl)
+        } else {
+            self.policy.choose(unit, budget, &self.crawl)
+        };
         timings.policy += clock.elapsed().as_secs_f64();
         let mut seen = HashSet::new();
-        chosen.retain(|&p| (p as usize) < pages && seen.insert(p));
+        let crawl = &self.crawl;
+        chosen.retain(|&p| (p as usize) < pages && crawl.is_known(p) && seen.insert(p));
         chosen.truncate(budget);
+        // First crawls of frontier pages (frontier mode).
+        let first_crawls: HashSet<PageId> = chosen
+            .iter()
+            .copied()
+            .filter(|&p| crawl.in_frontier(p))
+            .collect();
 
         let requests: Vec<FetchRequest> = chosen
             .iter()
@@ -172,7 +197,7 @@ impl<'f> Refresher<'f> {
             .collect();
         let clock = std::time::Instant::now();
         let fetched = self.fetcher.fetch(unit, &requests);
-        let discovered: Vec<Fetched> = if self.config.crawl_new_pages {
+        let discovered: Vec<Fetched> = if self.config.crawl_new_pages && !frontier_mode {
             let crawl = &self.crawl;
             let known = |p: PageId| crawl.held(p).is_some() || seen.contains(&p);
             let found = self.fetcher.discover(unit, &known);
@@ -220,8 +245,40 @@ impl<'f> Refresher<'f> {
         let delta_of = |p: PageId| deltas.get(&p).copied().unwrap_or(0.0);
 
         let mut outcomes = Vec::with_capacity(fetched.len() + discovered.len());
+        let new_copies: Vec<(PageId, Arc<crate::corpus::PageVersion>)> = if frontier_mode {
+            fetched
+                .iter()
+                .filter_map(|f| match &f.result {
+                    FetchResult::Copy(v) => Some((f.page, Arc::clone(v))),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         for f in fetched {
             let p = f.page;
+            if first_crawls.contains(&p) {
+                // A frontier page's first copy, inside the budget: nothing to compare with.
+                let copy = match f.result {
+                    FetchResult::Copy(v) => Some(HeldCopy::new(v)),
+                    _ => None,
+                };
+                let gone = copy.is_none();
+                self.crawl.record_refresh(p, unit, copy, false);
+                self.crawl.leave_frontier(p);
+                outcomes.push(RefreshOutcome {
+                    page: p,
+                    unit,
+                    last_refresh: unit,
+                    changed: false,
+                    shingle_change: 0.0,
+                    delta_q: delta_of(p),
+                    gone,
+                    discovered: true,
+                });
+                continue;
+            }
             let before = self.crawl.page(p);
             let last_refresh = before.last_refresh;
             let held_unit = before.held.as_ref().map(|h| h.version.unit);
@@ -259,6 +316,21 @@ impl<'f> Refresher<'f> {
                     gone: false,
                     discovered: true,
                 });
+            }
+        }
+        if frontier_mode {
+            self.crawl.frontier_reach(unit);
+            let vocabulary = Arc::clone(&self.repo.shared_vocabulary());
+            for (p, copy) in &new_copies {
+                frontier::note_links_of(
+                    &mut self.crawl,
+                    &*self.fetcher,
+                    &vocabulary,
+                    &self.workload,
+                    *p,
+                    unit,
+                    copy,
+                );
             }
         }
         let clock = std::time::Instant::now();
@@ -388,6 +460,7 @@ mod tests {
             RefresherConfig {
                 budget,
                 crawl_new_pages: true,
+                new_pages: NewPages::OutsideBudget,
                 last_unit: None,
                 likelihood: ViewingLikelihood::default(),
             },

@@ -47,6 +47,9 @@ pub struct SweepSpec {
     /// How ΔQ_A is measured in every run (default `estimate`).
     #[serde(default)]
     pub delta_q: crate::quality::measure::DeltaQMethod,
+    /// When new pages are crawled in every run (default `outside-budget`).
+    #[serde(default)]
+    pub new_pages: crate::crawl::NewPages,
 }
 
 /// The body of `GET /api/compare`.
@@ -152,6 +155,7 @@ pub fn start_sweep(
             theta: None,
             params: params.into_iter().collect(),
             delta_q: spec.delta_q,
+            new_pages: spec.new_pages,
         })
         .collect();
     // All validated, then all queued (or none): a refused sweep leaves nothing behind and
@@ -231,6 +235,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
                 budget: info.budget,
                 mean: info.mean.unwrap_or_default(),
                 mean_obsolete_pages: info.mean_obsolete_pages,
+                new_pages: info.new_page_report.summary.unwrap_or_default(),
             },
         );
     }
@@ -292,6 +297,7 @@ mod tests {
             theta: None,
             params: Default::default(),
             mean_obsolete_pages: None,
+            new_pages: Default::default(),
         }
     }
 

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{broadcast, Semaphore};
 
 use crate::corpus::{Corpus, LiveWeb};
+use crate::crawl::NewPages;
 use crate::index::ScoringKind;
 use crate::policy::family::ParamValue;
 use crate::policy::{FitMode, RefreshPolicy};
@@ -31,6 +32,8 @@ use crate::quality::search_quality::optional_mean_keys;
 use crate::quality::SearchQuality;
 use crate::querylog::term_workload::TermWorkload;
 use crate::querylog::workload::Workload;
+use crate::sim::compare::NewPageSummary;
+use crate::sim::run::DiscoveryDelay;
 use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, UnitRecord};
 
 use super::error::ApiError;
@@ -96,6 +99,9 @@ pub struct RunSpec {
     /// How ΔQ_A is measured (default `estimate`; `exact` is the simulation's reference).
     #[serde(default)]
     pub delta_q: DeltaQMethod,
+    /// When new pages are crawled (default `outside-budget`; `frontier`: inside the budget).
+    #[serde(default)]
+    pub new_pages: NewPages,
 }
 
 impl RunSpec {
@@ -152,6 +158,8 @@ struct RunState {
     error: Option<String>,
     units_total: usize,
     history: Vec<UnitRecord>,
+    /// The discovery delays, known when the run completed.
+    discovery: Option<DiscoveryDelay>,
 }
 
 /// One run.
@@ -185,12 +193,27 @@ pub struct RunInfo {
     pub error: Option<String>,
     pub units_done: usize,
     pub units_total: usize,
-    pub latest: Option<UnitRecord>,
+    /// Boxed: a run event stays small.
+    pub latest: Option<Box<UnitRecord>>,
     /// Means over the units done (`null` before the first unit).
     #[serde(flatten, with = "optional_mean_keys")]
     pub mean: Option<SearchQuality>,
     /// Mean obsolete pages per unit over the units done (paper 004's measure).
     pub mean_obsolete_pages: Option<f64>,
+    /// When new pages are crawled, how B went to new pages and refreshes and how soon new
+    /// pages were crawled (boxed: a run event stays small).
+    #[serde(flatten)]
+    pub new_page_report: Box<RunNewPages>,
+}
+
+/// The new-page part of a [`RunInfo`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunNewPages {
+    pub new_pages: NewPages,
+    /// Means over the units done (`None` before the first) and, once the run completed, the
+    /// discovery delays.
+    #[serde(flatten)]
+    pub summary: Option<NewPageSummary>,
 }
 
 impl Run {
@@ -228,7 +251,7 @@ impl Run {
             error: s.error.clone(),
             units_done: s.history.len(),
             units_total: s.units_total,
-            latest: s.history.last().cloned(),
+            latest: s.history.last().cloned().map(Box::new),
             mean: SearchQuality::mean_of(&s.history.iter().map(|r| r.search).collect::<Vec<_>>()),
             mean_obsolete_pages: (!s.history.is_empty()).then(|| {
                 s.history
@@ -236,6 +259,23 @@ impl Run {
                     .map(|r| r.obsolete_pages as f64)
                     .sum::<f64>()
                     / s.history.len() as f64
+            }),
+            new_page_report: Box::new(RunNewPages {
+                new_pages: self.spec.new_pages,
+                summary: (!s.history.is_empty()).then(|| {
+                    let n = s.history.len() as f64;
+                    let mean = |f: &dyn Fn(&UnitRecord) -> usize| {
+                        s.history.iter().map(|r| f(r) as f64).sum::<f64>() / n
+                    };
+                    NewPageSummary {
+                        mean_new_page_fetches: Some(mean(&|r| r.new_page_fetches)),
+                        mean_refresh_fetches: Some(mean(&|r| r.refresh_fetches)),
+                        mean_discovery_delay_weighted: s
+                            .discovery
+                            .map(|d| d.mean_discovery_delay_weighted),
+                        mean_discovery_delay: s.discovery.map(|d| d.mean_discovery_delay),
+                    }
+                }),
             }),
         }
     }
@@ -268,6 +308,10 @@ impl Run {
         let mut s = self.lock();
         s.status = RunStatus::Running;
         s.units_total = units_total;
+    }
+
+    fn set_discovery(&self, discovery: DiscoveryDelay) {
+        self.lock().discovery = Some(discovery);
     }
 
     fn push(&self, record: &UnitRecord) {
@@ -464,6 +508,7 @@ impl RunManager {
                     error: None,
                     units_total: self.environments.corpus.units() as usize - 1,
                     history: Vec::new(),
+                    discovery: None,
                 }),
                 events: broadcast::channel(1024).0,
             });
@@ -570,8 +615,9 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
     if let Some(seed) = run.spec.seed {
         config.seed = seed;
     }
+    config.new_pages = run.spec.new_pages;
     let mut cancelled = false;
-    run_with(&env, policy, &config, &mut |record| {
+    let result = run_with(&env, policy, &config, &mut |record| {
         run.push(record);
         if run.cancel.load(Ordering::Relaxed) {
             cancelled = true;
@@ -581,6 +627,7 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
         }
     })
     .map_err(|e| e.to_string())?;
+    run.set_discovery(result.discovery);
     Ok(cancelled)
 }
 

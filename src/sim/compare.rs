@@ -19,6 +19,7 @@ use crate::quality::SearchQuality;
 
 use super::environment::Environment;
 use super::run::{run, RunConfig};
+use crate::crawl::NewPages;
 
 /// Target qualities of the Fig. 4 table (paper 003 Fig. 4's absolute targets).
 pub const TARGET_QUALITIES: [f64; 6] = [0.90, 0.95, 0.98, 0.99, 0.995, 0.999];
@@ -103,6 +104,8 @@ pub struct SweepConfig {
     pub grids: BTreeMap<String, Vec<f64>>,
     pub mode: FitMode,
     pub seed: u64,
+    /// When new pages are crawled (outside the budget, or from the frontier inside it).
+    pub new_pages: NewPages,
     /// The targets of the table ([`default_targets`] when empty).
     pub targets: Vec<Target>,
 }
@@ -135,6 +138,37 @@ pub struct SweepPoint {
     /// Mean obsolete pages per unit (paper 004's measure), when the run reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_obsolete_pages: Option<f64>,
+    /// How the budget went to new pages and refreshes, and how soon new pages were crawled.
+    #[serde(flatten)]
+    pub new_pages: NewPageSummary,
+}
+
+/// A run's new-page figures (see [`crate::sim::run::DiscoveryDelay`]), when it reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NewPageSummary {
+    /// Mean budgeted first crawls of frontier pages per unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_new_page_fetches: Option<f64>,
+    /// Mean refreshes per unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_refresh_fetches: Option<f64>,
+    /// Mean units from a new page's appearance to its first crawl, weighted by its views.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_discovery_delay_weighted: Option<f64>,
+    /// The same, unweighted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_discovery_delay: Option<f64>,
+}
+
+impl NewPageSummary {
+    pub fn of(run: &super::run::RunResult) -> Self {
+        NewPageSummary {
+            mean_new_page_fetches: Some(run.mean_new_page_fetches),
+            mean_refresh_fetches: Some(run.mean_refresh_fetches),
+            mean_discovery_delay_weighted: Some(run.discovery.mean_discovery_delay_weighted),
+            mean_discovery_delay: Some(run.discovery.mean_discovery_delay),
+        }
+    }
 }
 
 /// A point of a policy's curve (SBR/EBR: the best θ at that budget).
@@ -154,6 +188,9 @@ pub struct CurvePoint {
     /// Mean obsolete pages per unit (paper 004's measure), when the run reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_obsolete_pages: Option<f64>,
+    /// The point's run's new-page figures.
+    #[serde(flatten)]
+    pub new_pages: NewPageSummary,
 }
 
 /// A cell of the Fig. 4 table.
@@ -174,6 +211,8 @@ pub struct TargetRow {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Comparison {
     pub mode: FitMode,
+    /// When new pages were crawled.
+    pub new_pages: NewPages,
     pub scoring: String,
     pub units: u32,
     pub workload_queries: usize,
@@ -226,6 +265,7 @@ pub fn sweep(
             let p = (job.policy.build)(&job.params)?;
             let mut rc = RunConfig::new(job.budget, config.mode);
             rc.seed = config.seed;
+            rc.new_pages = config.new_pages;
             let r = run(env, p, &rc)?;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
             Ok(SweepPoint {
@@ -235,6 +275,7 @@ pub fn sweep(
                 budget: job.budget,
                 mean: r.mean,
                 mean_obsolete_pages: Some(r.mean_obsolete_pages),
+                new_pages: NewPageSummary::of(&r),
             })
         })
         .collect::<Result<_, SweepError>>()?;
@@ -244,9 +285,9 @@ pub fn sweep(
         Some(p) => p.mean.quality,
         None => {
             let nothing = family("round-robin")?.make([])?;
-            run(env, nothing, &RunConfig::new(0, config.mode))?
-                .mean
-                .quality
+            let mut rc = RunConfig::new(0, config.mode);
+            rc.new_pages = config.new_pages;
+            run(env, nothing, &rc)?.mean.quality
         }
     };
     let targets = if config.targets.is_empty() {
@@ -265,6 +306,7 @@ pub fn sweep(
         });
     Ok(Comparison {
         mode: config.mode,
+        new_pages: config.new_pages,
         scoring: env.config.scoring.name().to_string(),
         units: env.units(),
         workload_queries: env.workload.queries.len(),
@@ -304,6 +346,7 @@ pub fn best_curves(
                     theta: p.theta,
                     params: p.params.clone(),
                     mean_obsolete_pages: p.mean_obsolete_pages,
+                    new_pages: p.new_pages,
                 });
             }
         }
@@ -356,6 +399,7 @@ mod tests {
             budget,
             mean: SearchQuality::uniform(q),
             mean_obsolete_pages: None,
+            new_pages: NewPageSummary::default(),
         }
     }
 

@@ -17,3 +17,6 @@ pub mod run;
 
 pub use environment::{Environment, EnvironmentConfig};
 pub use run::{run, run_with, RunConfig, RunResult, TrecExport, UnitRecord};
+
+#[cfg(test)]
+mod frontier_tests;

@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
-use crate::crawl::{CrawlState, SnapshotFetcher};
+use crate::crawl::{CrawlState, NewPages, SnapshotFetcher};
 use crate::index::{IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
 use crate::quality::exact::{evaluate, UnitMetrics};
@@ -30,6 +30,9 @@ pub struct RunConfig {
     /// schedules refreshes of known pages only and leaves new-page discovery to other work, so
     /// by default new pages enter the repository when created and `B` is spent on refreshes.
     pub crawl_new_pages: bool,
+    /// When new pages are crawled: outside the budget as they appear (default, as
+    /// `crawl_new_pages` says), or from a frontier of linked pages, inside the budget.
+    pub new_pages: NewPages,
     /// Export the repository's results and the live judgements of this unit in TREC format.
     pub trec_unit: Option<Unit>,
 }
@@ -42,6 +45,7 @@ impl RunConfig {
             seed: 1,
             refit_every: 1,
             crawl_new_pages: true,
+            new_pages: NewPages::OutsideBudget,
             trec_unit: None,
         }
     }
@@ -76,6 +80,14 @@ pub struct UnitRecord {
     pub obsolete_pages: usize,
     /// Σ of the hook-estimated ΔQ_A of this unit's refreshes.
     pub estimated_delta_q: f64,
+    /// Budgeted fetches that were first crawls of frontier pages (frontier mode; 0 otherwise:
+    /// new pages are then crawled outside the budget).
+    pub new_page_fetches: usize,
+    /// Budgeted fetches that refreshed a page already crawled (`refreshed − new_page_fetches`).
+    pub refresh_fetches: usize,
+    /// Known, never-crawled pages waiting in the frontier after the unit (paper 004's `n_t`;
+    /// 0 outside frontier mode).
+    pub frontier_pages: usize,
 }
 
 /// The outcome of one run.
@@ -105,6 +117,15 @@ pub struct RunResult {
     /// Mean NDCG@B of the refresh schedule (paper 001), not a retrieval measure.
     pub mean_schedule_ndcg: f64,
     pub mean_obsolete_pages: f64,
+    /// When new pages were crawled (`outside-budget` or `frontier`).
+    pub new_pages: NewPages,
+    /// Mean per unit of [`UnitRecord::new_page_fetches`].
+    pub mean_new_page_fetches: f64,
+    /// Mean per unit of [`UnitRecord::refresh_fetches`].
+    pub mean_refresh_fetches: f64,
+    /// How soon new pages users look for got into the repository ([`DiscoveryDelay`]).
+    #[serde(flatten)]
+    pub discovery: DiscoveryDelay,
     pub per_unit: Vec<UnitRecord>,
     /// Pages refreshed at each unit (index 0 = unit 1), in the policy's priority order.
     #[serde(skip)]
@@ -112,6 +133,85 @@ pub struct RunResult {
     /// The TREC files of [`RunConfig::trec_unit`], when asked for.
     #[serde(skip)]
     pub trec: Option<TrecExport>,
+}
+
+/// The delay between a page's appearance on the live Web and its first copy in the repository,
+/// over the pages created during the run (absent at unit 0, present at some unit ≥ 1).
+///
+/// A page that appears at unit `c` and is first held after unit `f` waited `f − c` units (0
+/// when crawled as it appeared, as outside the budget). A page never crawled counts as crawled
+/// just after the run (`last + 1 − c`, a lower bound). The weighted mean weighs each page by
+/// how often users are shown it on the live Web at the last unit, `Σ_q f_q · I(rank of p in
+/// q's live results)`: its views once crawled (the views a repository holding it would give
+/// it), so the delays of pages nobody searches for do not count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct DiscoveryDelay {
+    /// Pages created during the run.
+    pub new_pages_created: usize,
+    /// Of those, pages never held by the end.
+    pub new_pages_never_crawled: usize,
+    /// Unweighted mean delay in units.
+    pub mean_discovery_delay: f64,
+    /// View-weighted mean delay in units (0 when no new page has views).
+    pub mean_discovery_delay_weighted: f64,
+}
+
+/// Tracks [`DiscoveryDelay`] through a run.
+struct DelayTracker {
+    /// `(page, unit it appeared)` of every page created during the run.
+    created: Vec<(PageId, Unit)>,
+    /// First unit each of `created` was held (`None`: not yet).
+    first_held: Vec<Option<Unit>>,
+}
+
+impl DelayTracker {
+    fn new(corpus: &crate::corpus::Corpus, units: Unit) -> Self {
+        let created: Vec<(PageId, Unit)> = (0..corpus.page_count() as PageId)
+            .filter(|&p| corpus.page_at(p, 0).present().is_none())
+            .filter_map(|p| {
+                (1..units)
+                    .find(|&u| corpus.page_at(p, u).present().is_some())
+                    .map(|u| (p, u))
+            })
+            .collect();
+        let first_held = vec![None; created.len()];
+        DelayTracker {
+            created,
+            first_held,
+        }
+    }
+
+    fn after_unit(&mut self, unit: Unit, crawl: &CrawlState) {
+        for (i, &(p, _)) in self.created.iter().enumerate() {
+            if self.first_held[i].is_none() && crawl.held(p).is_some() {
+                self.first_held[i] = Some(unit);
+            }
+        }
+    }
+
+    fn finish(&self, last: Unit, views: &[f64]) -> DiscoveryDelay {
+        let mut out = DiscoveryDelay {
+            new_pages_created: self.created.len(),
+            ..Default::default()
+        };
+        let (mut sum, mut wsum, mut weights) = (0.0, 0.0, 0.0);
+        for (&(p, c), held) in self.created.iter().zip(&self.first_held) {
+            let f = held.unwrap_or(last + 1);
+            out.new_pages_never_crawled += usize::from(held.is_none());
+            let delay = f64::from(f.saturating_sub(c));
+            let w = views.get(p as usize).copied().unwrap_or(0.0);
+            sum += delay;
+            wsum += w * delay;
+            weights += w;
+        }
+        if !self.created.is_empty() {
+            out.mean_discovery_delay = sum / self.created.len() as f64;
+        }
+        if weights > 0.0 {
+            out.mean_discovery_delay_weighted = wsum / weights;
+        }
+        out
+    }
 }
 
 /// TREC files of one unit (see [`crate::quality::trec`]).
@@ -167,6 +267,7 @@ pub fn run_with(
     let mut per_unit = Vec::with_capacity(units as usize);
     let mut refreshed_pages = Vec::with_capacity(units as usize);
     let mut trec = None;
+    let mut delays = DelayTracker::new(corpus, units);
 
     for unit in 1..units {
         // Judged before the refreshes: which held copies are stale now.
@@ -223,6 +324,13 @@ pub fn run_with(
         let obsolete_pages = (0..pages as PageId)
             .filter(|&p| crawl.held_unit(p).is_some() && !fresh(p))
             .count();
+        delays.after_unit(unit, crawl);
+        let new_page_fetches = step
+            .refresh_outcomes()
+            .iter()
+            .filter(|o| o.discovered)
+            .count();
+        let frontier_pages = crawl.frontier().map_or(0, |f| f.len());
         let chosen = step.refreshed;
         let n = chosen.len();
         let schedule_ndcg = ndcg(&chosen, &stale, config.budget);
@@ -242,6 +350,9 @@ pub fn run_with(
             schedule_ndcg,
             obsolete_pages,
             estimated_delta_q: estimated,
+            new_page_fetches,
+            refresh_fetches: n - new_page_fetches,
+            frontier_pages,
         });
         refreshed_pages.push(chosen);
         if on_unit(per_unit.last().expect("just pushed")).is_break() {
@@ -249,6 +360,20 @@ pub fn run_with(
         }
     }
 
+    let last = per_unit.last().map_or(0, |r| r.unit);
+    let discovery = if delays.created.is_empty() {
+        DiscoveryDelay::default()
+    } else {
+        let live = LiveScores::at(corpus, last, env.config.scoring);
+        let views = crate::quality::viewing::view_weights_of(
+            live.forward(),
+            live.scorer(),
+            pages,
+            &env.workload.queries,
+            &env.config.likelihood,
+        );
+        delays.finish(last, &views)
+    };
     let mean = |f: &dyn Fn(&UnitRecord) -> f64| {
         if per_unit.is_empty() {
             0.0
@@ -272,6 +397,10 @@ pub fn run_with(
         mean_ndcg: mean(&|r| r.ndcg),
         mean_schedule_ndcg: mean(&|r| r.schedule_ndcg),
         mean_obsolete_pages: mean(&|r| r.obsolete_pages as f64),
+        new_pages: config.new_pages,
+        mean_new_page_fetches: mean(&|r| r.new_page_fetches as f64),
+        mean_refresh_fetches: mean(&|r| r.refresh_fetches as f64),
+        discovery,
         per_unit,
         refreshed_pages,
         trec,
@@ -327,6 +456,7 @@ pub fn refresher_for<'e>(
         RefresherConfig {
             budget: config.budget,
             crawl_new_pages: config.crawl_new_pages,
+            new_pages: config.new_pages,
             last_unit: Some(units.saturating_sub(1)),
             likelihood: env.config.likelihood,
         },

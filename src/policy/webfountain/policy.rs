@@ -9,8 +9,11 @@
 //!    change, the others `ln λ̂` quantised between `1/(4·units)` and 2 changes per unit;
 //! 3. builds the model of §4 over the cycle: `b_i0` the bucket's pages, `a_i = 1 − e^{−λ̄_i}`
 //!    with `λ̄_i` the members' mean rate, `y_i0` the expected obsolete pages now
-//!    ([`expected_obsolete`]), capacity `B` per unit, no new pages (they are crawled outside
-//!    the budget, as for every policy);
+//!    ([`expected_obsolete`]), capacity `B` per unit; no new pages by default (they are
+//!    crawled outside the budget, as for every policy), and in frontier mode
+//!    (`--new-pages frontier`) the model's new-page terms: `n_0` the frontier's size,
+//!    `oldnwt = newnwt` the pages that entered the frontier per fetch so far, `p_i ∝ b_i`, so
+//!    the solver's `z_t` says how many frontier pages to crawl in each unit;
 //! 4. solves it for the family's strategy ([`CrawlModel::solve`]) and rounds each unit's
 //!    crawl counts to integers by largest remainder.
 //!
@@ -59,6 +62,21 @@ pub struct WebFountain {
     counts: Vec<Vec<usize>>,
     /// The solver's report of the last cycle (for `settings`).
     last_solve: Option<serde_json::Value>,
+    /// Frontier mode: the frontier as the current unit's choice saw it (`None` otherwise).
+    frontier: Option<FrontierNow>,
+    /// Frontier mode: new pages to crawl at each unit of the cycle (`z_t`, rounded).
+    new_counts: Vec<usize>,
+    /// Frontier mode: fetches observed (the denominator of new pages met per fetch).
+    frontier_fetches: usize,
+}
+
+/// What the model's new-page terms are fitted from (frontier mode).
+#[derive(Debug, Clone, Copy)]
+struct FrontierNow {
+    /// `n_0`: frontier pages now.
+    known: f64,
+    /// `oldnwt = newnwt`: pages that entered the frontier per fetch, over the run so far.
+    finds_new: f64,
 }
 
 impl WebFountain {
@@ -79,6 +97,9 @@ impl WebFountain {
             bucket: Vec::new(),
             counts: Vec::new(),
             last_solve: None,
+            frontier: None,
+            new_counts: Vec::new(),
+            frontier_fetches: 0,
         }
     }
 
@@ -128,6 +149,8 @@ impl WebFountain {
             .filter(|&b| !members[b].is_empty())
             .collect();
         let now = unit.saturating_sub(1);
+        let total_pages = pages.len().max(1) as f64;
+        let frontier = self.frontier;
         let buckets: Vec<Bucket> = used
             .iter()
             .map(|&b| {
@@ -143,8 +166,13 @@ impl WebFountain {
                     change: vec![change; periods],
                     cost: vec![1.0; periods],
                     obsolete,
-                    new_share: 0.0,
-                    finds_new: 0.0,
+                    // New pages join buckets in proportion to their sizes (p_i ∝ b_i, §4).
+                    new_share: if frontier.is_some() {
+                        m.len() as f64 / total_pages
+                    } else {
+                        0.0
+                    },
+                    finds_new: frontier.map_or(0.0, |f| f.finds_new),
                 }
             })
             .collect();
@@ -154,6 +182,7 @@ impl WebFountain {
             }
         }
         self.counts = vec![vec![0; used.len()]; periods];
+        self.new_counts = vec![0; periods];
         if buckets.is_empty() || self.budget == 0 {
             self.last_solve = None;
             return;
@@ -163,9 +192,9 @@ impl WebFountain {
             buckets,
             capacity: vec![self.budget as f64; periods],
             new_cost: vec![1.0; periods],
-            new_known: 0.0,
+            new_known: frontier.map_or(0.0, |f| f.known),
             new_arrivals: vec![0.0; periods],
-            new_finds_new: 0.0,
+            new_finds_new: frontier.map_or(0.0, |f| f.finds_new),
         };
         let options = FwOptions {
             max_iterations: CYCLE_ITERATIONS,
@@ -174,8 +203,16 @@ impl WebFountain {
         match model.solve(self.strategy, options) {
             Ok(plan) => {
                 for (t, counts) in self.counts.iter_mut().enumerate() {
-                    let want: Vec<f64> = plan.crawls.iter().map(|c| c[t]).collect();
-                    *counts = largest_remainder(&want, self.budget);
+                    let mut want: Vec<f64> = plan.crawls.iter().map(|c| c[t]).collect();
+                    if model.has_new_pages() {
+                        // z_t rounded with the x_it, the last entry.
+                        want.push(plan.new_crawls.get(t).copied().unwrap_or(0.0));
+                        let mut all = largest_remainder(&want, self.budget);
+                        self.new_counts[t] = all.pop().unwrap_or(0);
+                        *counts = all;
+                    } else {
+                        *counts = largest_remainder(&want, self.budget);
+                    }
                 }
                 self.last_solve = Some(serde_json::json!({
                     "cycle_start": unit,
@@ -184,6 +221,14 @@ impl WebFountain {
                     "relative_gap": plan.optimality.relative_gap,
                     "stop": plan.optimality.stop,
                 }));
+                if model.has_new_pages() {
+                    if let Some(serde_json::Value::Object(m)) = self.last_solve.as_mut() {
+                        m.insert(
+                            "new_pages_planned".into(),
+                            plan.new_crawls.iter().sum::<f64>().into(),
+                        );
+                    }
+                }
             }
             // A model the solver cannot handle leaves the whole budget to the fallback rule
             // (the most likely changed pages): the run goes on, the settings say why.
@@ -194,6 +239,74 @@ impl WebFountain {
                 }));
             }
         }
+    }
+}
+
+impl WebFountain {
+    /// Plans a cycle when none is current (or the budget changed).
+    fn ensure_plan(&mut self, unit: Unit, budget: usize) {
+        if budget != self.budget || self.counts.is_empty() {
+            self.budget = budget;
+            self.plan_cycle(unit);
+        } else if unit >= self.cycle_start + self.counts.len() as Unit {
+            self.plan_cycle(unit);
+        }
+    }
+
+    /// The unit's planned bucket counts (within `budget`), then `spare_new` frontier pages,
+    /// then the pages most likely changed, up to `budget`.
+    fn pick(&mut self, unit: Unit, budget: usize, spare_new: &[PageId]) -> Vec<PageId> {
+        let t = (unit - self.cycle_start) as usize;
+        let counts = self.counts.get(t).cloned().unwrap_or_default();
+        // Each bucket's count to its pages refreshed longest ago (then the lowest id).
+        let mut by_bucket: Vec<Vec<usize>> = vec![Vec::new(); counts.len()];
+        // (Pages discovered during the cycle have no bucket yet: the fallback rule serves them.)
+        for p in self.live_pages() {
+            if let Some(&b) = self.bucket.get(p).filter(|&&b| b < by_bucket.len()) {
+                by_bucket[b].push(p);
+            }
+        }
+        let mut chosen = Vec::with_capacity(budget);
+        let mut taken = vec![false; self.known.len()];
+        for (b, mut pages) in by_bucket.into_iter().enumerate() {
+            let k = counts[b].min(pages.len()).min(budget - chosen.len());
+            if k == 0 {
+                continue;
+            }
+            let key = |&p: &usize| (self.last_refresh[p], p);
+            pages.select_nth_unstable_by_key(k - 1, key);
+            pages[..k].sort_by_key(key);
+            for &p in &pages[..k] {
+                taken[p] = true;
+                chosen.push(p as PageId);
+            }
+        }
+        chosen.extend(
+            spare_new
+                .iter()
+                .copied()
+                .take(budget.saturating_sub(chosen.len())),
+        );
+        // The rest of the budget: the pages most likely changed since their last refresh.
+        if chosen.len() < budget {
+            let now = f64::from(unit);
+            let mut rest: Vec<(f64, Unit, usize)> = self
+                .live_pages()
+                .filter(|&p| !taken[p])
+                .map(|p| {
+                    let elapsed = now - f64::from(self.last_refresh[p]);
+                    let (rate, _) = self.rate(p);
+                    (1.0 - (-rate * elapsed).exp(), self.last_refresh[p], p)
+                })
+                .collect();
+            rest.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+            chosen.extend(
+                rest.into_iter()
+                    .take(budget - chosen.len())
+                    .map(|(_, _, p)| p as PageId),
+            );
+        }
+        chosen
     }
 }
 
@@ -301,61 +414,54 @@ impl RefreshPolicy for WebFountain {
             _ => None,
         };
         self.counts.clear();
+        self.new_counts.clear();
+        self.frontier = None;
+        self.frontier_fetches = 0;
         self.cycle_start = 0;
     }
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
-        if budget != self.budget || self.counts.is_empty() {
-            self.budget = budget;
-            self.plan_cycle(unit);
-        } else if unit >= self.cycle_start + self.counts.len() as Unit {
-            self.plan_cycle(unit);
-        }
+        self.frontier = None;
+        self.ensure_plan(unit, budget);
+        self.pick(unit, budget, &[])
+    }
+
+    /// Frontier mode: the model plans new pages too (`z_t`, with `n_0` the frontier's size and
+    /// `oldnwt = newnwt` the new pages met per fetch so far); each unit crawls its `z_t`
+    /// frontier pages in discovery order, then its bucket counts. Budget the plan leaves
+    /// unused goes first to the rest of the frontier (a never-crawled page is obsolete with
+    /// certainty), then to the pages most likely changed.
+    fn choose_with_frontier(
+        &mut self,
+        unit: Unit,
+        budget: usize,
+        crawl: &CrawlState,
+    ) -> Vec<PageId> {
+        self.grow(crawl.len());
+        let frontier: Vec<PageId> = crawl.frontier_pages().iter().map(|f| f.page).collect();
+        let arrivals: usize = crawl
+            .frontier()
+            .map_or(0, |f| f.arrivals().iter().skip(1).sum());
+        self.frontier = Some(FrontierNow {
+            known: frontier.len() as f64,
+            finds_new: if self.frontier_fetches > 0 {
+                arrivals as f64 / self.frontier_fetches as f64
+            } else {
+                0.0
+            },
+        });
+        self.ensure_plan(unit, budget);
         let t = (unit - self.cycle_start) as usize;
-        let counts = self.counts.get(t).cloned().unwrap_or_default();
-        // Each bucket's count to its pages refreshed longest ago (then the lowest id).
-        let mut by_bucket: Vec<Vec<usize>> = vec![Vec::new(); counts.len()];
-        // (Pages discovered during the cycle have no bucket yet: the fallback rule serves them.)
-        for p in self.live_pages() {
-            if let Some(&b) = self.bucket.get(p).filter(|&&b| b < by_bucket.len()) {
-                by_bucket[b].push(p);
-            }
-        }
-        let mut chosen = Vec::with_capacity(budget);
-        let mut taken = vec![false; self.known.len()];
-        for (b, mut pages) in by_bucket.into_iter().enumerate() {
-            let k = counts[b].min(pages.len()).min(budget - chosen.len());
-            if k == 0 {
-                continue;
-            }
-            let key = |&p: &usize| (self.last_refresh[p], p);
-            pages.select_nth_unstable_by_key(k - 1, key);
-            pages[..k].sort_by_key(key);
-            for &p in &pages[..k] {
-                taken[p] = true;
-                chosen.push(p as PageId);
-            }
-        }
-        // The rest of the budget: the pages most likely changed since their last refresh.
-        if chosen.len() < budget {
-            let now = f64::from(unit);
-            let mut rest: Vec<(f64, Unit, usize)> = self
-                .live_pages()
-                .filter(|&p| !taken[p])
-                .map(|p| {
-                    let elapsed = now - f64::from(self.last_refresh[p]);
-                    let (rate, _) = self.rate(p);
-                    (1.0 - (-rate * elapsed).exp(), self.last_refresh[p], p)
-                })
-                .collect();
-            rest.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-            chosen.extend(
-                rest.into_iter()
-                    .take(budget - chosen.len())
-                    .map(|(_, _, p)| p as PageId),
-            );
-        }
+        let z = self
+            .new_counts
+            .get(t)
+            .copied()
+            .unwrap_or(0)
+            .min(frontier.len())
+            .min(budget);
+        let mut chosen = frontier[..z].to_vec();
+        chosen.extend(self.pick(unit, budget - z, &frontier[z..]));
         chosen
     }
 
@@ -368,6 +474,9 @@ impl RefreshPolicy for WebFountain {
             self.last_refresh[p] = o.unit;
             if !o.discovered {
                 self.observations[p].record(o, 0.0);
+            }
+            if self.frontier.is_some() {
+                self.frontier_fetches += 1;
             }
         }
     }
