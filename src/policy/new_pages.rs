@@ -29,13 +29,14 @@
 //!
 //! # The choice ([`UserCentricWithNewPages::choose_with_frontier`])
 //!
-//! The refreshes' priorities are user-centric's own (the expected ΔQ_A of refreshing now); the
-//! frontier pages' are `ΔQ̂`. The `budget` highest of both together are taken: the frontier
+//! The refreshes' priorities are user-centric's own (the refresh index by default, or the
+//! expected ΔQ_A of refreshing now); the frontier pages' are `ΔQ̂` (under the index, `ΔQ̂/(1 − q)`,
+//! the index of a page stale since ever). The `budget` highest of both together are taken: the frontier
 //! pages among them are crawled, and user-centric's `choose` fills the rest of the budget.
 
 use std::collections::HashMap;
 
-use super::user_centric::{priority, Estimator, UserCentric};
+use super::user_centric::{priority, refresh_index, Estimator, UserCentric};
 use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::change_probability;
 use crate::corpus::{PageId, Unit};
@@ -224,9 +225,32 @@ impl UserCentricWithNewPages {
 
     /// User-centric's priority of refreshing each page now (the expected ΔQ_A of its
     /// estimator) and the prior gain `G₀` of a new page (see the module docs).
-    fn refresh_priorities(&self, unit: Unit, crawl: &CrawlState) -> (Vec<f64>, f64) {
+    ///
+    /// Under the refresh index ([`Estimator::Whittle`]) the third value scales a new page's
+    /// `ΔQ̂` onto the index: a page the repository lacks has been "stale" forever, and its index
+    /// is the limit `G/(1 − q)` of [`refresh_index`] (crawling it gains `ΔQ̂` at every unit until
+    /// it changes), with `q = e^{−λ̄}` at the mean change rate of held pages. Elsewhere it is 1.
+    fn refresh_priorities(&self, unit: Unit, crawl: &CrawlState) -> (Vec<f64>, f64, f64) {
         let elapsed = |p: usize| unit.saturating_sub(crawl.page(p as PageId).last_refresh) as f64;
+        let mut new_page_scale = 1.0;
         let (prio, per_page_gain) = match self.inner.active_estimator() {
+            Some(Estimator::Whittle) => {
+                let rates = self.inner.change_rates();
+                let gains = self.inner.gains_given_change();
+                let prio = (0..rates.len())
+                    .map(|p| refresh_index(gains[p], rates[p], elapsed(p)))
+                    .collect();
+                let held_rates: Vec<f64> = crawl
+                    .held_pages()
+                    .filter_map(|p| rates.get(p as usize).copied())
+                    .filter(|r| r.is_finite())
+                    .collect();
+                let changed = change_probability(mean(&held_rates), 1.0);
+                if changed > 0.0 {
+                    new_page_scale = 1.0 / changed;
+                }
+                (prio, gains)
+            }
             Some(Estimator::ChangeGain) | None => {
                 let rates = self.inner.change_rates();
                 let gains = self.inner.gains_given_change();
@@ -249,7 +273,7 @@ impl UserCentricWithNewPages {
             .held_pages()
             .filter_map(|p| per_page_gain.get(p as usize).copied())
             .collect();
-        (prio, mean(&held))
+        (prio, mean(&held), new_page_scale)
     }
 }
 
@@ -298,8 +322,13 @@ impl RefreshPolicy for UserCentricWithNewPages {
         if frontier.is_empty() || budget == 0 {
             return self.inner.choose(unit, budget, crawl);
         }
-        let (prio, g0) = self.refresh_priorities(unit, crawl);
-        let estimates = self.estimator.estimates(&frontier, g0);
+        let (prio, g0, new_page_scale) = self.refresh_priorities(unit, crawl);
+        let estimates: Vec<f64> = self
+            .estimator
+            .estimates(&frontier, g0)
+            .into_iter()
+            .map(|e| e * new_page_scale)
+            .collect();
         // Candidates: (value, is_new, tie key, page).
         let mut refresh: Vec<(f64, PageId)> = crawl
             .held_pages()
