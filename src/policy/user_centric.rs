@@ -459,25 +459,25 @@ impl UserCentric {
 
     /// Priority of [`Estimator::ChangeGain`]: `(1 − e^{−λ(t − LR)}) · G(p)`.
     fn change_gain_priorities(&self, unit: Unit) -> Vec<f64> {
-        let rates = self.change_rates();
-        let gains = self.gains_given_change();
-        (0..rates.len())
-            .map(|p| {
-                let elapsed = unit.saturating_sub(self.last_refresh[p]) as f64;
-                change_probability(rates[p], elapsed) * gains[p]
-            })
-            .collect()
+        self.rate_gain_priorities(unit, |gain, rate, elapsed| {
+            change_probability(rate, elapsed) * gain
+        })
     }
 
     /// Priority of [`Estimator::Whittle`]: [`refresh_index`] of each page's gain given a
     /// change, change rate and units since its last refresh.
     fn whittle_priorities(&self, unit: Unit) -> Vec<f64> {
+        self.rate_gain_priorities(unit, refresh_index)
+    }
+
+    /// `value(G(p), λ_p, t − LR(p))` of every page.
+    fn rate_gain_priorities(&self, unit: Unit, value: impl Fn(f64, f64, f64) -> f64) -> Vec<f64> {
         let rates = self.change_rates();
         let gains = self.gains_given_change();
         (0..rates.len())
             .map(|p| {
                 let elapsed = unit.saturating_sub(self.last_refresh[p]) as f64;
-                refresh_index(gains[p], rates[p], elapsed)
+                value(gains[p], rates[p], elapsed)
             })
             .collect()
     }
