@@ -170,6 +170,7 @@ impl CrawlEngine {
                 crawl_new_pages: config.crawl_new_pages,
                 last_unit: config.last_unit,
                 likelihood: config.likelihood,
+                warmup_units: 0,
             },
         );
         Ok(CrawlEngine {

@@ -146,6 +146,7 @@ pub mod baselines;
 pub mod ebr;
 pub mod family;
 pub mod freshness;
+pub mod gp4c;
 pub mod history_score;
 pub mod planned;
 pub mod registry;

@@ -42,6 +42,10 @@ pub struct RefresherConfig {
     pub last_unit: Option<Unit>,
     /// The viewing likelihood of the view weights sent to policies that ask for them.
     pub likelihood: ViewingLikelihood,
+    /// Units `1..=warmup_units` refresh every page the repository holds, outside the budget
+    /// and without asking the policy (paper 001 §5.2: each page is visited in the first `W`
+    /// cycles so that its statistics start from observations). 0: no warm-up.
+    pub warmup_units: Unit,
 }
 
 /// What one [`Refresher::step`] did.
@@ -156,12 +160,22 @@ impl<'f> Refresher<'f> {
         let budget = self.config.budget;
 
         let mut timings = StepTimings::default();
-        let clock = std::time::Instant::now();
-        let mut chosen = self.policy.choose(unit, budget, &self.crawl);
-        timings.policy += clock.elapsed().as_secs_f64();
         let mut seen = HashSet::new();
-        chosen.retain(|&p| (p as usize) < pages && seen.insert(p));
-        chosen.truncate(budget);
+        let chosen = if unit <= self.config.warmup_units {
+            let crawl = &self.crawl;
+            let held: Vec<PageId> = (0..pages as PageId)
+                .filter(|&p| crawl.held(p).is_some())
+                .collect();
+            seen.extend(held.iter().copied());
+            held
+        } else {
+            let clock = std::time::Instant::now();
+            let mut chosen = self.policy.choose(unit, budget, &self.crawl);
+            timings.policy += clock.elapsed().as_secs_f64();
+            chosen.retain(|&p| (p as usize) < pages && seen.insert(p));
+            chosen.truncate(budget);
+            chosen
+        };
 
         let requests: Vec<FetchRequest> = chosen
             .iter()
@@ -390,6 +404,7 @@ mod tests {
                 crawl_new_pages: true,
                 last_unit: None,
                 likelihood: ViewingLikelihood::default(),
+                warmup_units: 0,
             },
         )
     }

@@ -231,6 +231,8 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
                 budget: info.budget,
                 mean: info.mean.unwrap_or_default(),
                 mean_obsolete_pages: info.mean_obsolete_pages,
+                mean_change_rate: None,
+                mean_gp4c_ndcg: None,
             },
         );
     }
@@ -292,6 +294,8 @@ mod tests {
             theta: None,
             params: Default::default(),
             mean_obsolete_pages: None,
+            mean_change_rate: None,
+            mean_gp4c_ndcg: None,
         }
     }
 

@@ -103,6 +103,8 @@ pub struct SweepConfig {
     pub grids: BTreeMap<String, Vec<f64>>,
     pub mode: FitMode,
     pub seed: u64,
+    /// Warm-up units of every run (paper 001 §5.2; see [`RunConfig::warmup_units`]).
+    pub warmup_units: crate::corpus::Unit,
     /// The targets of the table ([`default_targets`] when empty).
     pub targets: Vec<Target>,
 }
@@ -135,6 +137,12 @@ pub struct SweepPoint {
     /// Mean obsolete pages per unit (paper 004's measure), when the run reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_obsolete_pages: Option<f64>,
+    /// Mean ChangeRate of the schedule (paper 001 Eq. 1), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_change_rate: Option<f64>,
+    /// Mean gp4c NDCG@B of the schedule (paper 001's code), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_gp4c_ndcg: Option<f64>,
 }
 
 /// A point of a policy's curve (SBR/EBR: the best θ at that budget).
@@ -154,6 +162,12 @@ pub struct CurvePoint {
     /// Mean obsolete pages per unit (paper 004's measure), when the run reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_obsolete_pages: Option<f64>,
+    /// Mean ChangeRate of the schedule (paper 001 Eq. 1), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_change_rate: Option<f64>,
+    /// Mean gp4c NDCG@B of the schedule (paper 001's code), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_gp4c_ndcg: Option<f64>,
 }
 
 /// A cell of the Fig. 4 table.
@@ -226,6 +240,7 @@ pub fn sweep(
             let p = (job.policy.build)(&job.params)?;
             let mut rc = RunConfig::new(job.budget, config.mode);
             rc.seed = config.seed;
+            rc.warmup_units = config.warmup_units;
             let r = run(env, p, &rc)?;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
             Ok(SweepPoint {
@@ -235,6 +250,8 @@ pub fn sweep(
                 budget: job.budget,
                 mean: r.mean,
                 mean_obsolete_pages: Some(r.mean_obsolete_pages),
+                mean_change_rate: Some(r.mean_change_rate),
+                mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
             })
         })
         .collect::<Result<_, SweepError>>()?;
@@ -244,9 +261,9 @@ pub fn sweep(
         Some(p) => p.mean.quality,
         None => {
             let nothing = family("round-robin")?.make([])?;
-            run(env, nothing, &RunConfig::new(0, config.mode))?
-                .mean
-                .quality
+            let mut rc = RunConfig::new(0, config.mode);
+            rc.warmup_units = config.warmup_units;
+            run(env, nothing, &rc)?.mean.quality
         }
     };
     let targets = if config.targets.is_empty() {
@@ -304,6 +321,8 @@ pub fn best_curves(
                     theta: p.theta,
                     params: p.params.clone(),
                     mean_obsolete_pages: p.mean_obsolete_pages,
+                    mean_change_rate: p.mean_change_rate,
+                    mean_gp4c_ndcg: p.mean_gp4c_ndcg,
                 });
             }
         }
@@ -356,6 +375,8 @@ mod tests {
             budget,
             mean: SearchQuality::uniform(q),
             mean_obsolete_pages: None,
+            mean_change_rate: None,
+            mean_gp4c_ndcg: None,
         }
     }
 

@@ -16,6 +16,7 @@ use crate::quality::SearchQuality;
 use crate::refresh::{Refresher, RefresherConfig};
 
 use super::environment::{measurement, Environment};
+use super::schedule_metrics;
 
 /// What varies between runs over one environment.
 #[derive(Debug, Clone)]
@@ -32,6 +33,9 @@ pub struct RunConfig {
     pub crawl_new_pages: bool,
     /// Export the repository's results and the live judgements of this unit in TREC format.
     pub trec_unit: Option<Unit>,
+    /// Units `1..=warmup_units` refresh every held page outside the budget (paper 001 §5.2)
+    /// and are not judged: the metrics start at unit `warmup_units + 1`. 0: no warm-up.
+    pub warmup_units: Unit,
 }
 
 impl RunConfig {
@@ -43,6 +47,7 @@ impl RunConfig {
             refit_every: 1,
             crawl_new_pages: true,
             trec_unit: None,
+            warmup_units: 0,
         }
     }
 }
@@ -76,6 +81,11 @@ pub struct UnitRecord {
     pub obsolete_pages: usize,
     /// Σ of the hook-estimated ΔQ_A of this unit's refreshes.
     pub estimated_delta_q: f64,
+    /// ChangeRate (paper 001 Eq. 1): changed refreshed pages over the budget B.
+    pub change_rate: f64,
+    /// NDCG@B of the schedule as paper 001's code computes it (discount 1, 1/ln 3, …; 0 when
+    /// nothing is stale).
+    pub gp4c_ndcg: f64,
 }
 
 /// The outcome of one run.
@@ -105,6 +115,12 @@ pub struct RunResult {
     /// Mean NDCG@B of the refresh schedule (paper 001), not a retrieval measure.
     pub mean_schedule_ndcg: f64,
     pub mean_obsolete_pages: f64,
+    /// Mean ChangeRate (paper 001 Eq. 1).
+    pub mean_change_rate: f64,
+    /// Mean gp4c NDCG@B of the schedule (paper 001's code).
+    pub mean_gp4c_ndcg: f64,
+    /// Warm-up units before the judged ones (paper 001 §5.2).
+    pub warmup_units: Unit,
     pub per_unit: Vec<UnitRecord>,
     /// Pages refreshed at each unit (index 0 = unit 1), in the policy's priority order.
     #[serde(skip)]
@@ -169,6 +185,10 @@ pub fn run_with(
     let mut trec = None;
 
     for unit in 1..units {
+        if unit <= config.warmup_units {
+            refresher.step(unit)?;
+            continue;
+        }
         // Judged before the refreshes: which held copies are stale now.
         let stale: Vec<bool> = {
             let crawl = refresher.crawl();
@@ -226,6 +246,8 @@ pub fn run_with(
         let chosen = step.refreshed;
         let n = chosen.len();
         let schedule_ndcg = ndcg(&chosen, &stale, config.budget);
+        let relevance: Vec<bool> = chosen.iter().map(|&p| stale[p as usize]).collect();
+        let stale_count = stale.iter().filter(|&&s| s).count();
         per_unit.push(UnitRecord {
             unit,
             search: metrics.search,
@@ -242,6 +264,8 @@ pub fn run_with(
             schedule_ndcg,
             obsolete_pages,
             estimated_delta_q: estimated,
+            change_rate: schedule_metrics::change_rate(changed_count, config.budget),
+            gp4c_ndcg: schedule_metrics::gp4c_ndcg(&relevance, stale_count, config.budget),
         });
         refreshed_pages.push(chosen);
         if on_unit(per_unit.last().expect("just pushed")).is_break() {
@@ -272,6 +296,9 @@ pub fn run_with(
         mean_ndcg: mean(&|r| r.ndcg),
         mean_schedule_ndcg: mean(&|r| r.schedule_ndcg),
         mean_obsolete_pages: mean(&|r| r.obsolete_pages as f64),
+        mean_change_rate: mean(&|r| r.change_rate),
+        mean_gp4c_ndcg: mean(&|r| r.gp4c_ndcg),
+        warmup_units: config.warmup_units,
         per_unit,
         refreshed_pages,
         trec,
@@ -329,6 +356,7 @@ pub fn refresher_for<'e>(
             crawl_new_pages: config.crawl_new_pages,
             last_unit: Some(units.saturating_sub(1)),
             likelihood: env.config.likelihood,
+            warmup_units: config.warmup_units,
         },
     )
 }
