@@ -360,42 +360,65 @@ enum Value {
 }
 
 fn combine(op: Op, a: Value, b: Option<Value>, columns: &Columns) -> Value {
-    let column = |v: &Value, i: usize| -> f64 {
-        match v {
-            Value::Const(c) => *c,
-            Value::Column(t) => columns.values[t.index()][i],
-            Value::Owned(o) => o[i],
-        }
-    };
+    // One monomorphised loop per operator (no per-element dispatch), so the arithmetic ones
+    // vectorise.
+    match op {
+        Op::Add => combine_with(|x, y| x + y, a, b, columns),
+        Op::Sub => combine_with(|x, y| x - y, a, b, columns),
+        Op::Mul => combine_with(|x, y| x * y, a, b, columns),
+        Op::Div => combine_with(protected_div, a, b, columns),
+        Op::Log => combine_with(|x, _| protected_log(x), a, b, columns),
+        Op::Exp => combine_with(|x, _| x.exp(), a, b, columns),
+        Op::Pow => combine_with(f64::powf, a, b, columns),
+    }
+}
+
+/// An operand resolved before a loop: a constant or a column.
+enum Operand<'v> {
+    Const(f64),
+    Slice(&'v [f64]),
+}
+
+fn operand<'v>(v: &'v Value, columns: &'v Columns) -> Operand<'v> {
+    match v {
+        Value::Const(c) => Operand::Const(*c),
+        Value::Column(t) => Operand::Slice(&columns.values[t.index()]),
+        Value::Owned(o) => Operand::Slice(o),
+    }
+}
+
+fn combine_with(
+    f: impl Fn(f64, f64) -> f64,
+    a: Value,
+    b: Option<Value>,
+    columns: &Columns,
+) -> Value {
+    // A unary operator ignores its second operand.
+    let b = b.unwrap_or(Value::Const(0.0));
     match (a, b) {
-        (Value::Const(x), None) => Value::Const(op.apply(x, 0.0)),
-        (Value::Const(x), Some(Value::Const(y))) => Value::Const(op.apply(x, y)),
-        (Value::Owned(mut o), None) => {
-            for x in o.iter_mut() {
-                *x = op.apply(*x, 0.0);
+        (Value::Const(x), Value::Const(y)) => Value::Const(f(x, y)),
+        (Value::Owned(mut o), b) => {
+            match operand(&b, columns) {
+                Operand::Const(y) => o.iter_mut().for_each(|x| *x = f(*x, y)),
+                Operand::Slice(s) => o.iter_mut().zip(s).for_each(|(x, &y)| *x = f(*x, y)),
             }
             Value::Owned(o)
         }
-        (Value::Owned(mut o), Some(b)) => {
-            for (i, x) in o.iter_mut().enumerate() {
-                *x = op.apply(*x, column(&b, i));
+        (a, Value::Owned(mut o)) => {
+            match operand(&a, columns) {
+                Operand::Const(x) => o.iter_mut().for_each(|y| *y = f(x, *y)),
+                Operand::Slice(s) => o.iter_mut().zip(s).for_each(|(y, &x)| *y = f(x, *y)),
             }
             Value::Owned(o)
         }
-        (a, Some(Value::Owned(mut o))) => {
-            for (i, y) in o.iter_mut().enumerate() {
-                *y = op.apply(column(&a, i), *y);
+        (a, b) => Value::Owned(match (operand(&a, columns), operand(&b, columns)) {
+            (Operand::Const(x), Operand::Slice(s)) => s.iter().map(|&y| f(x, y)).collect(),
+            (Operand::Slice(s), Operand::Const(y)) => s.iter().map(|&x| f(x, y)).collect(),
+            (Operand::Slice(s), Operand::Slice(t)) => {
+                s.iter().zip(t).map(|(&x, &y)| f(x, y)).collect()
             }
-            Value::Owned(o)
-        }
-        (a, b) => Value::Owned(
-            (0..columns.pages)
-                .map(|i| {
-                    let y = b.as_ref().map_or(0.0, |b| column(b, i));
-                    op.apply(column(&a, i), y)
-                })
-                .collect(),
-        ),
+            (Operand::Const(x), Operand::Const(y)) => vec![f(x, y); columns.pages],
+        }),
     }
 }
 
