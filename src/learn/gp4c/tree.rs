@@ -230,28 +230,6 @@ impl Expr {
         (deepest + 1, next)
     }
 
-    /// Depth of node `i` from the root (the root is at depth 1).
-    pub fn node_depth(&self, target: usize) -> usize {
-        // Walk the prefix order with a stack of remaining operand counts.
-        let mut stack: Vec<usize> = Vec::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            if i == target {
-                return stack.len() + 1;
-            }
-            if let Some(top) = stack.last_mut() {
-                *top -= 1;
-            }
-            let arity = n.arity();
-            if arity > 0 {
-                stack.push(arity);
-            }
-            while stack.last() == Some(&0) {
-                stack.pop();
-            }
-        }
-        panic!("node {target} outside a tree of {} nodes", self.nodes.len())
-    }
-
     /// This tree with the subtree at `start` replaced by `with`.
     pub fn replace(&self, start: usize, with: &[Node]) -> Expr {
         let end = self.subtree_end(start);
@@ -725,9 +703,6 @@ mod tests {
         assert_eq!(e.depth(), 3);
         assert_eq!(e.subtree_end(1), 4);
         assert_eq!(e.subtree_end(4), 6);
-        assert_eq!(e.node_depth(0), 1);
-        assert_eq!(e.node_depth(2), 3);
-        assert_eq!(e.node_depth(5), 3);
         let r = e.replace(1, &[Node::Terminal(Terminal::T)]);
         assert_eq!(r.to_string(), "t + log(n)");
         assert!(Expr::from_prefix(vec![Node::Op(Op::Add), Node::Const(1.0)]).is_none());
