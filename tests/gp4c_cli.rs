@@ -124,6 +124,7 @@ fn budget_share_and_warm_up_follow_the_papers_protocol_and_report_its_metrics() 
     assert!(share["mean_gp4c_ndcg"].as_f64().unwrap() > 0.0);
 
     // Warm-up: units 1..=2 refresh everything and are not judged.
+    let warm_out = dir.path().join("warm");
     let warm = simulate(
         &corpus,
         &log,
@@ -134,7 +135,16 @@ fn budget_share_and_warm_up_follow_the_papers_protocol_and_report_its_metrics() 
             "0.05",
             "--warmup-units",
             "2",
+            "--out",
+            warm_out.to_str().unwrap(),
         ],
+    );
+    let refreshed =
+        std::fs::read_to_string(warm_out.join(format!("nad-online-B{budget}.refreshed.csv")))
+            .unwrap();
+    assert!(
+        refreshed.lines().nth(1).unwrap().starts_with("3,1,"),
+        "{refreshed}"
     );
     let per_unit = warm["per_unit"].as_array().unwrap();
     assert_eq!(per_unit.len(), units - 1 - 2);

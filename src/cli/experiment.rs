@@ -265,10 +265,11 @@ pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Res
         .with_context(|| format!("writing {}", json.display()))?;
     let mut f = csv_file(&dir.join(format!("{name}.refreshed.csv")))?;
     f.write_record(["unit", "rank", "url"])?;
-    for (i, pages) in result.refreshed_pages.iter().enumerate() {
+    // One entry per judged unit (after any warm-up), in the order of `per_unit`.
+    for (record, pages) in result.per_unit.iter().zip(&result.refreshed_pages) {
         for (rank, &p) in pages.iter().enumerate() {
             f.write_record([
-                (i + 1).to_string(),
+                record.unit.to_string(),
                 (rank + 1).to_string(),
                 corpus.url(p).to_string(),
             ])?;

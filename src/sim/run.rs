@@ -122,7 +122,8 @@ pub struct RunResult {
     /// Warm-up units before the judged ones (paper 001 §5.2).
     pub warmup_units: Unit,
     pub per_unit: Vec<UnitRecord>,
-    /// Pages refreshed at each unit (index 0 = unit 1), in the policy's priority order.
+    /// Pages refreshed at each judged unit (index 0 = unit `warmup_units + 1`), in the
+    /// policy's priority order.
     #[serde(skip)]
     pub refreshed_pages: Vec<Vec<PageId>>,
     /// The TREC files of [`RunConfig::trec_unit`], when asked for.
