@@ -9,6 +9,7 @@
 //! * [`index`]: the tantivy repository `W_L`, its single update path and the measurement hook.
 //! * [`quality`]: viewing likelihood, score-to-rank functions, the ΔQ estimate, exact metrics.
 //! * [`change`]: shingles and change-rate estimators.
+//! * [`learn`]: score functions learned offline (paper 001's GP4C).
 //! * [`policy`]: the [`policy::RefreshPolicy`] seam and the refresh policies.
 //! * [`sim`]: the time-stepped simulation, comparison sweeps and the estimate check.
 //! * [`server`]: the HTTP API and web UI; [`report`]: SVG charts.
@@ -19,6 +20,7 @@ pub mod corpus;
 pub mod crawl;
 pub mod error;
 pub mod index;
+pub mod learn;
 pub mod live;
 pub mod optimise;
 pub mod policy;

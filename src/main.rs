@@ -45,6 +45,10 @@ enum Command {
     WebReplay(cli::web_replay::Args),
     /// Solve a WebFountain crawl-model instance (paper 004) for strategy 1, 2 or 3.
     Webfountain(cli::webfountain::Args),
+    /// Write the corpus's per-page change strings in a peer's input format (paper 001's gp4c).
+    ExportChanges(cli::export_changes::Args),
+    /// Paper 001's GP4C: learn a refresh score function by genetic programming.
+    Gp4c(cli::gp4c::Args),
 }
 
 fn main() {
@@ -70,6 +74,8 @@ fn main() {
         Command::WebReplay(args) => cli::web_replay::run(args),
         Command::Crawl(args) => cli::crawl::run(args),
         Command::Webfountain(args) => cli::webfountain::run(args),
+        Command::ExportChanges(args) => cli::export_changes::run(args),
+        Command::Gp4c(args) => cli::gp4c::run(args),
     };
     if let Err(err) = result {
         // Errors quote their inputs (paths, lines, header values): no escape sequence reaches

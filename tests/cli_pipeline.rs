@@ -481,6 +481,7 @@ fn policies_describe_themselves_and_params_reach_every_command() {
             "gp-t-x",
             "gp-t-cg",
             "gp-gad-nad-t",
+            "gp4c",
             "webfountain-s1",
             "webfountain-s2",
             "webfountain-s3",

@@ -105,6 +105,70 @@ pub fn cycle_history(change_cycles: &[u32], current: u32) -> Vec<bool> {
     history
 }
 
+/// A page's detected change cycles as running sums, giving the cycle-indexed rates of
+/// [`weighted_rate`] over [`cycle_history`] in O(1) at any later cycle (paper 001's crawl
+/// simulation scores every page every cycle; the authors' `url.h` keeps the same sums).
+///
+/// At the start of cycle `d` (cycles `1 … d − 1` observed), with changes detected in cycles
+/// `c_1 < c_2 < …`: NAD = `#c / (d − 1)`, SAD = `[c_last = d − 1]`, AAD = `Σ c_j / Σ_{i<d} i`,
+/// GAD = `Σ 2^{c_j − 1} / (2^{d−1} − 1)` — the normalised weighted mean of papers 000 §4 /
+/// 001 §5.1 / 002 Eq. 8 (module docs). GAD's sum is kept relative to the last change cycle
+/// (`Σ 2^{c_j − c_last}` < 2), so long histories need no big powers.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CycleRates {
+    count: u32,
+    sum_cycles: f64,
+    /// `Σ_j 2^{c_j − c_last}`.
+    scaled_powers: f64,
+    last: u32,
+}
+
+impl CycleRates {
+    /// A change detected by the visit of cycle `cycle` (cycles recorded in increasing order).
+    pub fn record(&mut self, cycle: u32) {
+        debug_assert!(cycle > self.last || self.count == 0);
+        self.scaled_powers = if self.count == 0 {
+            1.0
+        } else {
+            self.scaled_powers * 2f64.powi(self.last as i32 - cycle as i32) + 1.0
+        };
+        self.count += 1;
+        self.sum_cycles += f64::from(cycle);
+        self.last = cycle;
+    }
+
+    /// Changes recorded so far.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The rate at the start of cycle `current` (changes of cycles ≥ `current` must not have
+    /// been recorded); 0 before cycle 2 (an empty history, as [`weighted_rate`]).
+    pub fn rate(&self, weighting: Weighting, current: u32) -> f64 {
+        if current < 2 || self.count == 0 {
+            return 0.0;
+        }
+        let n = f64::from(current - 1);
+        match weighting {
+            Weighting::Nad => f64::from(self.count) / n,
+            Weighting::Sad => {
+                if self.last == current - 1 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Weighting::Aad => self.sum_cycles / (n * (n + 1.0) / 2.0),
+            Weighting::Gad => {
+                // Σ 2^{c−1} / (2^{n} − 1) = S · 2^{c_last − 1 − n} / (1 − 2^{−n}).
+                let exponent = self.last as i32 - 1 - (current - 1) as i32;
+                self.scaled_powers * 2f64.powi(exponent)
+                    / (1.0 - 2f64.powi(-((current - 1) as i32)))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +206,30 @@ mod tests {
             assert!((r - 1.0).abs() < 1e-9, "{w:?}: {r}");
         }
         assert_eq!(weighted_rate(Weighting::Gad, &[]), 0.0);
+    }
+
+    #[test]
+    fn running_sums_equal_the_history_rates() {
+        let changes: Vec<u32> = vec![2, 3, 7, 8, 9, 15, 40, 41];
+        for current in 1..=45u32 {
+            let mut r = CycleRates::default();
+            for &c in changes.iter().filter(|&&c| c < current) {
+                r.record(c);
+            }
+            let h = cycle_history(&changes, current);
+            for w in Weighting::ALL {
+                let (a, b) = (r.rate(w, current), weighted_rate(w, &h));
+                assert!((a - b).abs() < 1e-12, "{w:?} at {current}: {a} vs {b}");
+            }
+        }
+        // SEED-SYSTEMS §5.2's vector.
+        let mut r = CycleRates::default();
+        r.record(2);
+        r.record(5);
+        assert!((r.rate(Weighting::Gad, 6) - 18.0 / 31.0).abs() < 1e-12);
+        let mut long = CycleRates::default();
+        long.record(3000);
+        assert!((long.rate(Weighting::Gad, 3001) - 0.5).abs() < 1e-12);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use refresher::policy::FitMode;
 use refresher::report::svg::{Chart, Scale, Series};
 use refresher::sim::compare::{default_budgets, sweep, Comparison, SweepConfig, Target};
 
-use super::experiment::{csv_file, ExperimentArgs};
+use super::experiment::{budget_from_share, csv_file, ExperimentArgs, WarmupArgs};
 use super::policy_args;
 
 #[derive(clap::Args)]
@@ -26,6 +26,12 @@ pub struct Args {
     /// pages, so that every target quality is reachable.
     #[arg(long, value_delimiter = ',')]
     pub budgets: Option<Vec<usize>>,
+    /// Budgets as shares of the corpus's pages (comma-separated, each in (0, 1]): B =
+    /// round(F × pages), added to --budgets (paper 001 refreshes 5 % per cycle: 0.05).
+    #[arg(long, value_delimiter = ',', value_name = "F1,F2,…")]
+    pub budget_shares: Option<Vec<f64>>,
+    #[command(flatten)]
+    pub warmup: WarmupArgs,
     /// Policies to compare (comma-separated). Default: all.
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<String>>,
@@ -121,6 +127,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             anyhow::anyhow!("{flag}: {e}")
         }
     })?;
+    for &share in args.budget_shares.iter().flatten() {
+        super::experiment::check_share("--budget-shares", share)?;
+    }
     let loaded = args.experiment.load()?;
     let max_pages = (0..loaded.corpus.units())
         .map(|u| {
@@ -130,10 +139,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })
         .max()
         .unwrap_or(1);
-    let mut budgets = args
-        .budgets
-        .clone()
-        .unwrap_or_else(|| default_budgets(max_pages));
+    let mut budgets = match (&args.budgets, &args.budget_shares) {
+        (None, None) => default_budgets(max_pages),
+        (given, _) => given.clone().unwrap_or_default(),
+    };
+    for &share in args.budget_shares.iter().flatten() {
+        budgets.push(budget_from_share(
+            "--budget-shares",
+            share,
+            loaded.corpus.page_count(),
+        )?);
+    }
+    let warmup_units = args.warmup.checked(loaded.corpus.units())?;
     budgets.sort_unstable();
     budgets.dedup();
     if let Some(b) = budgets.iter().find(|&&b| b > loaded.corpus.page_count()) {
@@ -153,6 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             mode,
             seed: args.seed,
             new_pages: args.new_pages,
+            warmup_units,
             targets: args.targets.clone().unwrap_or_default(),
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
@@ -317,7 +335,7 @@ fn print_summary(c: &Comparison) {
 }
 
 fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
-    let obsolete = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let optional = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(
         dir.join("compare.json"),
@@ -345,6 +363,8 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         "mean_refresh_fetches",
         "mean_discovery_delay_weighted",
         "mean_discovery_delay",
+        "mean_change_rate",
+        "mean_gp4c_ndcg",
     ])?;
     let mut points = csv_file(&dir.join("runs.csv"))?;
     points.write_record([
@@ -360,6 +380,8 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         "mean_refresh_fetches",
         "mean_discovery_delay_weighted",
         "mean_discovery_delay",
+        "mean_change_rate",
+        "mean_gp4c_ndcg",
     ])?;
     for c in comparisons {
         let mode = c.mode.as_str();
@@ -384,11 +406,13 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
                 p.mean.quality.to_string(),
                 p.mean.fresh_at_10.to_string(),
                 p.mean.map_at_10.to_string(),
-                obsolete(p.mean_obsolete_pages),
-                obsolete(p.new_pages.mean_new_page_fetches),
-                obsolete(p.new_pages.mean_refresh_fetches),
-                obsolete(p.new_pages.mean_discovery_delay_weighted),
-                obsolete(p.new_pages.mean_discovery_delay),
+                optional(p.mean_obsolete_pages),
+                optional(p.new_pages.mean_new_page_fetches),
+                optional(p.new_pages.mean_refresh_fetches),
+                optional(p.new_pages.mean_discovery_delay_weighted),
+                optional(p.new_pages.mean_discovery_delay),
+                optional(p.mean_change_rate),
+                optional(p.mean_gp4c_ndcg),
             ])?;
         }
         for p in &c.points {
@@ -401,11 +425,13 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
                 p.mean.quality.to_string(),
                 p.mean.fresh_at_10.to_string(),
                 p.mean.map_at_10.to_string(),
-                obsolete(p.mean_obsolete_pages),
-                obsolete(p.new_pages.mean_new_page_fetches),
-                obsolete(p.new_pages.mean_refresh_fetches),
-                obsolete(p.new_pages.mean_discovery_delay_weighted),
-                obsolete(p.new_pages.mean_discovery_delay),
+                optional(p.mean_obsolete_pages),
+                optional(p.new_pages.mean_new_page_fetches),
+                optional(p.new_pages.mean_refresh_fetches),
+                optional(p.new_pages.mean_discovery_delay_weighted),
+                optional(p.new_pages.mean_discovery_delay),
+                optional(p.mean_change_rate),
+                optional(p.mean_gp4c_ndcg),
             ])?;
         }
         let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();

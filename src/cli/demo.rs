@@ -87,6 +87,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             delta_q: refresher::quality::measure::DeltaQMethod::Estimate,
         },
         budgets: Some(budgets),
+        budget_shares: None,
+        warmup: super::experiment::WarmupArgs { warmup_units: 0 },
         policies: None,
         thetas: Some(vec![0.1, 0.3, 0.5, 0.7, 0.9]),
         params: Vec::new(),

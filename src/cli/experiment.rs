@@ -44,6 +44,84 @@ pub struct ExperimentArgs {
     pub delta_q: DeltaQMethod,
 }
 
+/// How many refreshes a unit gets: `--budget B` or paper 001's `--budget-share F` (B = round(F ×
+/// pages)), and paper 001's warm-up (`--warmup-units W`). Flattened into `simulate`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BudgetArgs {
+    /// Refreshes per time unit (B).
+    #[arg(
+        long,
+        required_unless_present = "budget_share",
+        conflicts_with = "budget_share",
+        allow_hyphen_values = true
+    )]
+    pub budget: Option<usize>,
+    /// The budget as a share of the corpus's pages, in (0, 1]: B = round(F × pages) (paper 001
+    /// refreshes 5 % of the pages per cycle: 0.05).
+    #[arg(long, value_name = "F", allow_hyphen_values = true)]
+    pub budget_share: Option<f64>,
+    #[command(flatten)]
+    pub warmup: WarmupArgs,
+}
+
+impl BudgetArgs {
+    /// The budget for a corpus of `pages` pages.
+    pub fn budget(&self, pages: usize) -> anyhow::Result<usize> {
+        match (self.budget, self.budget_share) {
+            (Some(b), _) => Ok(b),
+            (None, Some(f)) => budget_from_share("--budget-share", f, pages),
+            (None, None) => anyhow::bail!("give --budget or --budget-share"),
+        }
+    }
+}
+
+/// Paper 001's warm-up, shared by `simulate` and `compare`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WarmupArgs {
+    /// Refresh every page at units 1..=W outside the budget and judge from unit W+1 on
+    /// (paper 001 §5.2 warms up with W = 2). 0: no warm-up.
+    #[arg(long, value_name = "W", default_value_t = 0)]
+    pub warmup_units: u32,
+}
+
+impl WarmupArgs {
+    /// The warm-up units, checked against a corpus of `units` units (unit 0 is the initial
+    /// crawl; at least one unit must be left to judge).
+    pub fn checked(&self, units: u32) -> anyhow::Result<u32> {
+        let w = self.warmup_units;
+        if w > 0 && w + 1 >= units {
+            anyhow::bail!(
+                "--warmup-units {w}: the corpus has units 1..={} after the initial crawl; the \
+                 warm-up must leave at least one to judge (at most {})",
+                units.saturating_sub(1),
+                units.saturating_sub(2)
+            );
+        }
+        Ok(w)
+    }
+}
+
+/// Checks a share of the pages given to `flag` before any input is read: in (0, 1].
+pub fn check_share(flag: &str, share: f64) -> anyhow::Result<()> {
+    if !(share > 0.0 && share <= 1.0) {
+        anyhow::bail!("{flag} {share}: a share of the pages must be in (0, 1]");
+    }
+    Ok(())
+}
+
+/// `round(share × pages)`, for `flag` (named in the error): the share must be in (0, 1] and
+/// give at least one page.
+pub fn budget_from_share(flag: &str, share: f64, pages: usize) -> anyhow::Result<usize> {
+    check_share(flag, share)?;
+    let budget = (share * pages as f64).round() as usize;
+    if budget == 0 {
+        anyhow::bail!(
+            "{flag} {share}: {share} × {pages} pages rounds to a budget of 0; give a larger share"
+        );
+    }
+    Ok(budget)
+}
+
 /// The loaded inputs of an experiment.
 pub struct Loaded {
     pub corpus: Corpus,
@@ -162,6 +240,8 @@ pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Res
         "new_page_fetches",
         "refresh_fetches",
         "frontier_pages",
+        "change_rate",
+        "gp4c_ndcg",
     ])?;
     for r in &result.per_unit {
         f.write_record([
@@ -181,6 +261,8 @@ pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Res
             r.new_page_fetches.to_string(),
             r.refresh_fetches.to_string(),
             r.frontier_pages.to_string(),
+            r.change_rate.to_string(),
+            r.gp4c_ndcg.to_string(),
         ])?;
     }
     f.flush()?;
@@ -189,10 +271,11 @@ pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Res
         .with_context(|| format!("writing {}", json.display()))?;
     let mut f = csv_file(&dir.join(format!("{name}.refreshed.csv")))?;
     f.write_record(["unit", "rank", "url"])?;
-    for (i, pages) in result.refreshed_pages.iter().enumerate() {
+    // One entry per judged unit (after any warm-up), in the order of `per_unit`.
+    for (record, pages) in result.per_unit.iter().zip(&result.refreshed_pages) {
         for (rank, &p) in pages.iter().enumerate() {
             f.write_record([
-                (i + 1).to_string(),
+                record.unit.to_string(),
                 (rank + 1).to_string(),
                 corpus.url(p).to_string(),
             ])?;

@@ -29,6 +29,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     }
                 }
                 ParamKind::Choice(words) => words.join(" | "),
+                ParamKind::Text => "text".to_string(),
             };
             println!("    --param {}=…   {kind}; default: {}", p.key, p.default);
             println!("        {}", p.description);

@@ -10,7 +10,7 @@ use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
 use refresher::sim::{self, RunConfig};
 
-use super::experiment::{write_run, ExperimentArgs};
+use super::experiment::{write_run, BudgetArgs, ExperimentArgs};
 use super::policy_args;
 
 #[derive(clap::Args)]
@@ -23,9 +23,8 @@ pub struct Args {
     /// A parameter of the policy, `key=value` (repeatable; `refresher policies` lists them).
     #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
     pub params: Vec<(String, String)>,
-    /// Refreshes per time unit (B).
-    #[arg(long)]
-    pub budget: usize,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Shingle threshold θ of sbr/ebr, in [0, 1] (shorthand for `--param theta=θ`).
     #[arg(long)]
     pub theta: Option<f64>,
@@ -86,25 +85,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let policy = family(&args.policy)
         .and_then(|f| f.make(given.iter().map(|(k, v, _)| (k.as_str(), v.clone()))))
         .map_err(|e| policy_args::explain(e, &given, "--policy"))?;
+    if let Some(share) = args.budget.budget_share {
+        super::experiment::check_share("--budget-share", share)?;
+    }
     let started = std::time::Instant::now();
     let loaded = args.experiment.load()?;
     let pages = loaded.corpus.page_count();
+    let budget = args.budget.budget(pages)?;
     anyhow::ensure!(
-        args.budget <= pages,
-        "--budget {}: exceeds the {pages} pages of the corpus (a budget is re-downloads per \
-         unit, at most every page)",
-        args.budget
+        budget <= pages,
+        "--budget {budget}: exceeds the {pages} pages of the corpus (a budget is re-downloads \
+         per unit, at most every page)"
     );
+    let warmup_units = args.budget.warmup.checked(loaded.corpus.units())?;
     let load_seconds = started.elapsed().as_secs_f64();
     let env = loaded.environment(args.scoring)?;
     let environment_seconds = started.elapsed().as_secs_f64() - load_seconds;
-    let mut config = RunConfig::new(args.budget, args.mode);
+    let mut config = RunConfig::new(budget, args.mode);
     config.seed = args.seed;
     config.new_pages = args.new_pages;
+    config.warmup_units = warmup_units;
     if let Some(u) = args.trec_unit {
-        if u == 0 || u >= env.units() {
+        if u <= warmup_units || u >= env.units() {
             anyhow::bail!(
-                "--trec-unit {u}: refreshed units are 1..={}",
+                "--trec-unit {u}: judged units are {}..={}",
+                warmup_units + 1,
                 env.units() - 1
             );
         }
@@ -157,14 +162,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             env.workload.queries.len()
         );
         println!(
-            "mean quality {:.4}   top-10 freshness {:.4}   MAP@10 {:.4}   nDCG@10 {:.4}   ChangeRatio {:.3}   schedule NDCG@B {:.3}   obsolete pages {:.1}",
+            "mean quality {:.4}   top-10 freshness {:.4}   MAP@10 {:.4}   nDCG@10 {:.4}   ChangeRatio {:.3}   schedule NDCG@B {:.3}   obsolete pages {:.1}   ChangeRate {:.4}   gp4c NDCG@B {:.4}",
             result.mean.quality,
             result.mean.fresh_at_10,
             result.mean.map_at_10,
             result.mean_ndcg_at_10,
             result.mean_change_ratio,
             result.mean_schedule_ndcg,
-            result.mean_obsolete_pages
+            result.mean_obsolete_pages,
+            result.mean_change_rate,
+            result.mean_gp4c_ndcg
         );
         let d = &result.discovery;
         println!(
@@ -177,6 +184,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             d.mean_discovery_delay,
             d.mean_discovery_delay_weighted
         );
+        if warmup_units > 0 {
+            println!("warm-up: units 1..={warmup_units} refreshed every page and are not judged");
+        }
         println!(
             "wall time: load {load_seconds:.2} s, environment {environment_seconds:.2} s, run {run_seconds:.2} s"
         );

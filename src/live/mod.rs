@@ -171,6 +171,7 @@ impl CrawlEngine {
                 new_pages: crate::crawl::NewPages::OutsideBudget,
                 last_unit: config.last_unit,
                 likelihood: config.likelihood,
+                warmup_units: 0,
             },
         );
         Ok(CrawlEngine {

@@ -18,6 +18,8 @@ pub enum ParamKind {
     Number { min: f64, max: f64, integer: bool },
     /// One of these words.
     Choice(&'static [&'static str]),
+    /// Free text (a file path, an expression), non-empty; never swept.
+    Text,
 }
 
 /// One parameter of a family.
@@ -64,7 +66,7 @@ impl Params {
         }
     }
 
-    /// A choice parameter, when given.
+    /// A choice or text parameter, when given.
     pub fn choice(&self, key: &str) -> Option<&str> {
         match self.values.get(key) {
             Some(ParamValue::Text(s)) => Some(s),
@@ -199,6 +201,11 @@ impl PolicyFamily {
                 ParamValue::Text(s) if words.contains(&s.as_str()) => Ok(value.clone()),
                 _ => Err(bad(format!("expected one of: {}", words.join(", ")))),
             },
+            ParamKind::Text => match &value {
+                ParamValue::Text(s) if !s.trim().is_empty() => Ok(value.clone()),
+                ParamValue::Text(_) => Err(bad("expected a non-empty text".into())),
+                ParamValue::Number(_) => Err(bad("expected a text".into())),
+            },
         }
     }
 
@@ -226,6 +233,7 @@ impl PolicyFamily {
                         "type": "choice",
                         "values": words,
                     }),
+                    ParamKind::Text => serde_json::json!({ "type": "text" }),
                 };
                 serde_json::json!({
                     "key": p.key,

@@ -14,35 +14,42 @@
 //! | `gp-t-x` | `t·X` (Table 4's best GP4C_Basic function) |
 //! | `gp-t-cg` | `t·CG^2.72` (Table 4, GP4C_All) |
 //! | `gp-gad-nad-t` | `GAD·e^{NAD + t}` (Table 4, GP4C_All; rates as terminals) |
+//! | `gp4c` | a function learned by `refresher gp4c train` (see [`crate::learn::gp4c`]) |
 //!
 //! Oracle mode scores with the rates of the whole true history (every unit observed), as SBR's
 //! oracle fit does; `t` is still the time since the page's own last refresh.
 
+use std::sync::Arc;
+
 use crate::change::{cg_rate, change_probability, weighted_rate, Weighting};
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
+use crate::learn::gp4c::tree::{Columns, Expr, Terminal};
 
 use super::family::{ParamSpec, Params, PolicyError, PolicyFamily};
 use super::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 
 /// Which score.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Score {
     Cg,
     Probability(Weighting),
     AgeTimesChanges,
     AgeTimesCgPower,
     GadExpNadAge,
+    /// A learned function of the terminals `n, X, t, CG, NAD, SAD, AAD, GAD`.
+    Learned(Arc<Expr>),
 }
 
 impl Score {
-    fn name(self) -> &'static str {
+    fn name(&self) -> &'static str {
         match self {
             Score::Cg => "cg",
             Score::Probability(w) => w.as_str(),
             Score::AgeTimesChanges => "gp-t-x",
             Score::AgeTimesCgPower => "gp-t-cg",
             Score::GadExpNadAge => "gp-gad-nad-t",
+            Score::Learned(_) => "gp4c",
         }
     }
 }
@@ -79,6 +86,9 @@ impl HistoryScore {
 
     /// The page's score at the start of `unit`.
     fn score_of(&self, page: usize, unit: Unit) -> f64 {
+        if let Score::Learned(expr) = &self.score {
+            return self.learned_scores(expr, &[page], unit)[0];
+        }
         let s = &self.stats[page];
         let t = f64::from(unit.saturating_sub(s.last_visit));
         // (n, X, cycle indicators) online, or from the whole true history in oracle mode.
@@ -100,15 +110,16 @@ impl HistoryScore {
             ),
         };
         let cg = cg_rate(n as usize, x as usize);
-        let value = match self.score {
+        let value = match &self.score {
             Score::Cg => cg,
-            Score::Probability(w) => change_probability(weighted_rate(w, &history), t),
+            Score::Probability(w) => change_probability(weighted_rate(*w, &history), t),
             Score::AgeTimesChanges => t * f64::from(x),
             Score::AgeTimesCgPower => t * cg.powf(2.72),
             Score::GadExpNadAge => {
                 weighted_rate(Weighting::Gad, &history)
                     * (weighted_rate(Weighting::Nad, &history) + t).exp()
             }
+            Score::Learned(_) => unreachable!("scored by learned_scores"),
         };
         // A total order for sorting (paper 001's code leaves NaN/inf to std::sort).
         if value.is_nan() {
@@ -116,6 +127,53 @@ impl HistoryScore {
         } else {
             value.clamp(-f64::MAX, f64::MAX)
         }
+    }
+
+    /// The terminals of paper 001 §5.1 for one page at the start of `unit`: `n, X, t, CG` and the
+    /// weighted rates (cycle-indexed), from its own observations online or the whole true
+    /// history in oracle mode (as [`score_of`](Self::score_of) reads them).
+    fn terminals(&self, page: usize, unit: Unit) -> [(Terminal, f64); 8] {
+        let s = &self.stats[page];
+        let t = f64::from(unit.saturating_sub(s.last_visit));
+        let (n, x, history): (u32, u32, Vec<bool>) = match &self.oracle {
+            Some((changes, units)) => (
+                units + 1,
+                changes[page].len() as u32,
+                crate::change::cycle_history(&changes[page], units + 1),
+            ),
+            None => (
+                s.visits,
+                s.changes,
+                crate::change::cycle_history(&s.change_units, unit),
+            ),
+        };
+        let rate = |w| weighted_rate(w, &history);
+        [
+            (Terminal::N, f64::from(n)),
+            (Terminal::X, f64::from(x)),
+            (Terminal::T, t),
+            (Terminal::Cg, cg_rate(n as usize, x as usize)),
+            (Terminal::Nad, rate(Weighting::Nad)),
+            (Terminal::Sad, rate(Weighting::Sad)),
+            (Terminal::Aad, rate(Weighting::Aad)),
+            (Terminal::Gad, rate(Weighting::Gad)),
+        ]
+    }
+
+    /// A learned function's scores of `pages` at the start of `unit`, evaluated a column at a
+    /// time (already total-orderable: NaN is −∞, ±∞ clamped).
+    fn learned_scores(&self, expr: &Expr, pages: &[usize], unit: Unit) -> Vec<f64> {
+        let mut columns = Columns::new(pages.len());
+        for &p in pages {
+            for (terminal, value) in self.terminals(p, unit) {
+                if expr.uses(terminal) {
+                    columns.column_mut(terminal).push(value);
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(pages.len());
+        expr.evaluate(&columns, &mut out);
+        out
     }
 
     fn grow(&mut self, pages: usize) {
@@ -151,9 +209,17 @@ impl RefreshPolicy for HistoryScore {
         // Ties (all zero before any change was seen: the paper warms up by visiting every
         // page, we do not) go to the page visited longest ago, then the lowest id — by id
         // alone the same B pages would be refreshed forever.
-        let mut scored: Vec<(f64, Unit, usize)> = (0..self.stats.len())
+        let candidates: Vec<usize> = (0..self.stats.len())
             .filter(|&p| self.stats[p].known && !self.stats[p].gone)
-            .map(|p| (self.score_of(p, unit), self.stats[p].last_visit, p))
+            .collect();
+        let scores: Vec<f64> = match &self.score {
+            Score::Learned(expr) => self.learned_scores(expr, &candidates, unit),
+            _ => candidates.iter().map(|&p| self.score_of(p, unit)).collect(),
+        };
+        let mut scored: Vec<(f64, Unit, usize)> = candidates
+            .iter()
+            .zip(scores)
+            .map(|(&p, score)| (score, self.stats[p].last_visit, p))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         scored
@@ -181,7 +247,8 @@ impl RefreshPolicy for HistoryScore {
 
 const NO_PARAMS: &[ParamSpec] = &[];
 
-fn build(score: Score) -> Result<Box<dyn RefreshPolicy>, PolicyError> {
+/// Builds a score policy (the `gp4c` family builds one from a learned function).
+pub fn build(score: Score) -> Result<Box<dyn RefreshPolicy>, PolicyError> {
     Ok(Box::new(HistoryScore::new(score)))
 }
 
@@ -273,7 +340,7 @@ mod tests {
             (Score::Probability(Weighting::Aad), 7.0 / 15.0),
             (Score::Probability(Weighting::Gad), 18.0 / 31.0),
         ] {
-            let mut policy = HistoryScore::new(score);
+            let mut policy = HistoryScore::new(score.clone());
             policy.prepare(&ctx);
             for unit in 1..=5 {
                 policy.observe(&[
@@ -304,7 +371,7 @@ mod tests {
             Score::AgeTimesCgPower,
             Score::GadExpNadAge,
         ] {
-            let mut policy = HistoryScore::new(score);
+            let mut policy = HistoryScore::new(score.clone());
             policy.prepare(&ctx);
             policy.observe(&[
                 outcome(0, 1, true),

@@ -201,6 +201,7 @@ pub mod baselines;
 pub mod ebr;
 pub mod family;
 pub mod freshness;
+pub mod gp4c;
 pub mod history_score;
 pub mod new_pages;
 pub mod planned;

@@ -3,7 +3,7 @@
 //! here.
 
 use super::family::{ParamValue, PolicyError, PolicyFamily};
-use super::{baselines, ebr, history_score, sbr, user_centric, webfountain, RefreshPolicy};
+use super::{baselines, ebr, gp4c, history_score, sbr, user_centric, webfountain, RefreshPolicy};
 
 /// Every family, in the order results list them.
 pub static FAMILIES: &[&PolicyFamily] = &[
@@ -21,6 +21,7 @@ pub static FAMILIES: &[&PolicyFamily] = &[
     &history_score::GP_T_X,
     &history_score::GP_T_CG,
     &history_score::GP_GAD_NAD_T,
+    &gp4c::FAMILY,
     &webfountain::policy::S1,
     &webfountain::policy::S2,
     &webfountain::policy::S3,

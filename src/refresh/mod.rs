@@ -51,6 +51,10 @@ pub struct RefresherConfig {
     pub last_unit: Option<Unit>,
     /// The viewing likelihood of the view weights sent to policies that ask for them.
     pub likelihood: ViewingLikelihood,
+    /// Units `1..=warmup_units` refresh every page the repository holds, outside the budget
+    /// and without asking the policy (paper 001 §5.2: each page is visited in the first `W`
+    /// cycles so that its statistics start from observations). 0: no warm-up.
+    pub warmup_units: Unit,
 }
 
 /// What one [`Refresher::step`] did.
@@ -169,23 +173,34 @@ impl<'f> Refresher<'f> {
         let budget = self.config.budget;
 
         let mut timings = StepTimings::default();
-        let clock = std::time::Instant::now();
         let frontier_mode = self.config.new_pages == NewPages::Frontier;
-        let mut chosen = if frontier_mode {
-            self.policy.choose_with_frontier(unit, budget, &self.crawl)
-        } else {
-            self.policy.choose(unit, budget, &self.crawl)
-        };
-        timings.policy += clock.elapsed().as_secs_f64();
         let mut seen = HashSet::new();
-        let crawl = &self.crawl;
-        chosen.retain(|&p| (p as usize) < pages && crawl.is_known(p) && seen.insert(p));
-        chosen.truncate(budget);
+        let chosen = if unit <= self.config.warmup_units {
+            // Warm-up (paper 001's protocol): every held page, outside the budget.
+            let crawl = &self.crawl;
+            let held: Vec<PageId> = (0..pages as PageId)
+                .filter(|&p| crawl.held(p).is_some())
+                .collect();
+            seen.extend(held.iter().copied());
+            held
+        } else {
+            let clock = std::time::Instant::now();
+            let mut chosen = if frontier_mode {
+                self.policy.choose_with_frontier(unit, budget, &self.crawl)
+            } else {
+                self.policy.choose(unit, budget, &self.crawl)
+            };
+            timings.policy += clock.elapsed().as_secs_f64();
+            let crawl = &self.crawl;
+            chosen.retain(|&p| (p as usize) < pages && crawl.is_known(p) && seen.insert(p));
+            chosen.truncate(budget);
+            chosen
+        };
         // First crawls of frontier pages (frontier mode).
         let first_crawls: HashSet<PageId> = chosen
             .iter()
             .copied()
-            .filter(|&p| crawl.in_frontier(p))
+            .filter(|&p| self.crawl.in_frontier(p))
             .collect();
 
         let requests: Vec<FetchRequest> = chosen
@@ -463,6 +478,7 @@ mod tests {
                 new_pages: NewPages::OutsideBudget,
                 last_unit: None,
                 likelihood: ViewingLikelihood::default(),
+                warmup_units: 0,
             },
         )
     }

@@ -236,6 +236,8 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
                 mean: info.mean.unwrap_or_default(),
                 mean_obsolete_pages: info.mean_obsolete_pages,
                 new_pages: info.new_page_report.summary.unwrap_or_default(),
+                mean_change_rate: None,
+                mean_gp4c_ndcg: None,
             },
         );
     }
@@ -298,6 +300,8 @@ mod tests {
             params: Default::default(),
             mean_obsolete_pages: None,
             new_pages: Default::default(),
+            mean_change_rate: None,
+            mean_gp4c_ndcg: None,
         }
     }
 

@@ -106,6 +106,8 @@ pub struct SweepConfig {
     pub seed: u64,
     /// When new pages are crawled (outside the budget, or from the frontier inside it).
     pub new_pages: NewPages,
+    /// Warm-up units of every run (paper 001 §5.2; see [`RunConfig::warmup_units`]).
+    pub warmup_units: crate::corpus::Unit,
     /// The targets of the table ([`default_targets`] when empty).
     pub targets: Vec<Target>,
 }
@@ -141,6 +143,12 @@ pub struct SweepPoint {
     /// How the budget went to new pages and refreshes, and how soon new pages were crawled.
     #[serde(flatten)]
     pub new_pages: NewPageSummary,
+    /// Mean ChangeRate of the schedule (paper 001 Eq. 1), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_change_rate: Option<f64>,
+    /// Mean gp4c NDCG@B of the schedule (paper 001's code), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_gp4c_ndcg: Option<f64>,
 }
 
 /// A run's new-page figures (see [`crate::sim::run::DiscoveryDelay`]), when it reported them.
@@ -191,6 +199,12 @@ pub struct CurvePoint {
     /// The point's run's new-page figures.
     #[serde(flatten)]
     pub new_pages: NewPageSummary,
+    /// Mean ChangeRate of the schedule (paper 001 Eq. 1), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_change_rate: Option<f64>,
+    /// Mean gp4c NDCG@B of the schedule (paper 001's code), when the run reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_gp4c_ndcg: Option<f64>,
 }
 
 /// A cell of the Fig. 4 table.
@@ -266,6 +280,7 @@ pub fn sweep(
             let mut rc = RunConfig::new(job.budget, config.mode);
             rc.seed = config.seed;
             rc.new_pages = config.new_pages;
+            rc.warmup_units = config.warmup_units;
             let r = run(env, p, &rc)?;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
             Ok(SweepPoint {
@@ -276,6 +291,8 @@ pub fn sweep(
                 mean: r.mean,
                 mean_obsolete_pages: Some(r.mean_obsolete_pages),
                 new_pages: NewPageSummary::of(&r),
+                mean_change_rate: Some(r.mean_change_rate),
+                mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
             })
         })
         .collect::<Result<_, SweepError>>()?;
@@ -287,6 +304,7 @@ pub fn sweep(
             let nothing = family("round-robin")?.make([])?;
             let mut rc = RunConfig::new(0, config.mode);
             rc.new_pages = config.new_pages;
+            rc.warmup_units = config.warmup_units;
             run(env, nothing, &rc)?.mean.quality
         }
     };
@@ -347,6 +365,8 @@ pub fn best_curves(
                     params: p.params.clone(),
                     mean_obsolete_pages: p.mean_obsolete_pages,
                     new_pages: p.new_pages,
+                    mean_change_rate: p.mean_change_rate,
+                    mean_gp4c_ndcg: p.mean_gp4c_ndcg,
                 });
             }
         }
@@ -400,6 +420,8 @@ mod tests {
             mean: SearchQuality::uniform(q),
             mean_obsolete_pages: None,
             new_pages: NewPageSummary::default(),
+            mean_change_rate: None,
+            mean_gp4c_ndcg: None,
         }
     }
 

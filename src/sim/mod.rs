@@ -9,11 +9,13 @@
 //! * [`environment`]: what every run shares (live truth per unit, view weights, the oracle
 //!   history with ΔQ measured on every change).
 //! * [`run`](mod@run): one run of one policy at one budget.
+//! * [`schedule_metrics`]: paper 001's ChangeRate and gp4c NDCG of a refresh schedule.
 
 pub mod compare;
 pub mod environment;
 pub mod estimate_check;
 pub mod run;
+pub mod schedule_metrics;
 
 pub use environment::{Environment, EnvironmentConfig};
 pub use run::{run, run_with, RunConfig, RunResult, TrecExport, UnitRecord};

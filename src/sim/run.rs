@@ -16,6 +16,7 @@ use crate::quality::SearchQuality;
 use crate::refresh::{Refresher, RefresherConfig};
 
 use super::environment::{measurement, Environment};
+use super::schedule_metrics;
 
 /// What varies between runs over one environment.
 #[derive(Debug, Clone)]
@@ -35,6 +36,9 @@ pub struct RunConfig {
     pub new_pages: NewPages,
     /// Export the repository's results and the live judgements of this unit in TREC format.
     pub trec_unit: Option<Unit>,
+    /// Units `1..=warmup_units` refresh every held page outside the budget (paper 001 §5.2)
+    /// and are not judged: the metrics start at unit `warmup_units + 1`. 0: no warm-up.
+    pub warmup_units: Unit,
 }
 
 impl RunConfig {
@@ -47,6 +51,7 @@ impl RunConfig {
             crawl_new_pages: true,
             new_pages: NewPages::OutsideBudget,
             trec_unit: None,
+            warmup_units: 0,
         }
     }
 }
@@ -88,6 +93,11 @@ pub struct UnitRecord {
     /// Known, never-crawled pages waiting in the frontier after the unit (paper 004's `n_t`;
     /// 0 outside frontier mode).
     pub frontier_pages: usize,
+    /// ChangeRate (paper 001 Eq. 1): changed refreshed pages over the budget B.
+    pub change_rate: f64,
+    /// NDCG@B of the schedule as paper 001's code computes it (discount 1, 1/ln 3, …; 0 when
+    /// nothing is stale).
+    pub gp4c_ndcg: f64,
 }
 
 /// The outcome of one run.
@@ -126,8 +136,15 @@ pub struct RunResult {
     /// How soon new pages users look for got into the repository ([`DiscoveryDelay`]).
     #[serde(flatten)]
     pub discovery: DiscoveryDelay,
+    /// Mean ChangeRate (paper 001 Eq. 1).
+    pub mean_change_rate: f64,
+    /// Mean gp4c NDCG@B of the schedule (paper 001's code).
+    pub mean_gp4c_ndcg: f64,
+    /// Warm-up units before the judged ones (paper 001 §5.2).
+    pub warmup_units: Unit,
     pub per_unit: Vec<UnitRecord>,
-    /// Pages refreshed at each unit (index 0 = unit 1), in the policy's priority order.
+    /// Pages refreshed at each judged unit (index 0 = unit `warmup_units + 1`), in the
+    /// policy's priority order.
     #[serde(skip)]
     pub refreshed_pages: Vec<Vec<PageId>>,
     /// The TREC files of [`RunConfig::trec_unit`], when asked for.
@@ -270,6 +287,10 @@ pub fn run_with(
     let mut delays = DelayTracker::new(corpus, units);
 
     for unit in 1..units {
+        if unit <= config.warmup_units {
+            refresher.step(unit)?;
+            continue;
+        }
         // Judged before the refreshes: which held copies are stale now.
         let stale: Vec<bool> = {
             let crawl = refresher.crawl();
@@ -334,6 +355,8 @@ pub fn run_with(
         let chosen = step.refreshed;
         let n = chosen.len();
         let schedule_ndcg = ndcg(&chosen, &stale, config.budget);
+        let relevance: Vec<bool> = chosen.iter().map(|&p| stale[p as usize]).collect();
+        let stale_count = stale.iter().filter(|&&s| s).count();
         per_unit.push(UnitRecord {
             unit,
             search: metrics.search,
@@ -353,6 +376,8 @@ pub fn run_with(
             new_page_fetches,
             refresh_fetches: n - new_page_fetches,
             frontier_pages,
+            change_rate: schedule_metrics::change_rate(changed_count, config.budget),
+            gp4c_ndcg: schedule_metrics::gp4c_ndcg(&relevance, stale_count, config.budget),
         });
         refreshed_pages.push(chosen);
         if on_unit(per_unit.last().expect("just pushed")).is_break() {
@@ -401,6 +426,9 @@ pub fn run_with(
         mean_new_page_fetches: mean(&|r| r.new_page_fetches as f64),
         mean_refresh_fetches: mean(&|r| r.refresh_fetches as f64),
         discovery,
+        mean_change_rate: mean(&|r| r.change_rate),
+        mean_gp4c_ndcg: mean(&|r| r.gp4c_ndcg),
+        warmup_units: config.warmup_units,
         per_unit,
         refreshed_pages,
         trec,
@@ -459,6 +487,7 @@ pub fn refresher_for<'e>(
             new_pages: config.new_pages,
             last_unit: Some(units.saturating_sub(1)),
             likelihood: env.config.likelihood,
+            warmup_units: config.warmup_units,
         },
     )
 }
