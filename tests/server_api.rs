@@ -1543,3 +1543,34 @@ async fn runs_and_sweeps_take_the_new_page_mode() {
     let body = wait_for_status(&mut c, sweep_run, &["done"]).await;
     assert_eq!(body["run"]["new_pages"], "frontier");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_learned_function_comes_inline_never_from_a_path_the_request_names() {
+    let server = start(60, 6, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    for (path, body) in [
+        (
+            "/api/runs",
+            json!({"policy": "gp4c", "budget": 4, "params": {"function": "/etc/passwd"}}),
+        ),
+        (
+            "/api/compare",
+            json!({"policies": ["gp4c"], "budgets": [2], "params": {"function": "/etc/passwd"}}),
+        ),
+    ] {
+        let (status, err) = c.send_json(Method::POST, path, &body).await.unwrap();
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {err}");
+        assert!(err.to_string().contains("`function`"), "{path}: {err}");
+    }
+    let (status, run) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "gp4c", "budget": 4, "params": {"expr": "t * X"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+    let id = run["id"].as_u64().unwrap();
+    wait_for_status(&mut c, id, &["done"]).await;
+}

@@ -107,6 +107,7 @@ pub struct RunSpec {
 impl RunSpec {
     /// Every parameter given, `theta` included; `Err` when θ is given both ways.
     pub fn all_params(&self) -> Result<Vec<(String, ParamValue)>, String> {
+        refuse_file_params(self.params.keys())?;
         let mut out: Vec<(String, ParamValue)> = self
             .params
             .iter()
@@ -119,6 +120,18 @@ impl RunSpec {
             out.push(("theta".into(), ParamValue::Number(t)));
         }
         Ok(out)
+    }
+}
+
+/// Parameters that name a file on the server's machine (`gp4c`'s `function=FILE`) are for the
+/// command line: a request must not make the server read a path it chooses. Over HTTP a learned
+/// function is given inline (`expr`).
+pub fn refuse_file_params<'a>(keys: impl IntoIterator<Item = &'a String>) -> Result<(), String> {
+    match keys.into_iter().find(|k| k.as_str() == "function") {
+        Some(k) => Err(format!(
+            "parameter `{k}` names a file and is accepted on the command line only; over HTTP give the function inline as `expr`"
+        )),
+        None => Ok(()),
     }
 }
 
