@@ -520,6 +520,20 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
     let final_points = browser.eval(points).await;
     assert_eq!(final_points, json!(server.corpus.units() - 1));
     browser.screenshot("dashboard-done.png").await;
+    // The parameters field reaches the server: a file parameter is refused in words.
+    browser
+        .eval("document.getElementById('params').value = 'function=/etc/passwd; theta=0.5'; return true")
+        .await;
+    browser.click("#start").await;
+    browser
+        .wait_for(
+            "return document.getElementById('message').textContent.includes('`function`')",
+            "the refusal of a file parameter",
+        )
+        .await;
+    browser
+        .eval("document.getElementById('params').value = ''; return true")
+        .await;
     // The three charts: shares never past 1, round ticks, time units on a linear axis, the
     // run and the served repository's no-refresh curve in the legend.
     for id in ["chart-quality", "chart-fresh", "chart-map"] {

@@ -67,10 +67,23 @@ async function refresh() {
   } catch (err) { showError($("message"), err); }
 }
 
+// "key=value; key=value" → { key: value }: numbers as numbers, anything else as text (a GP4C
+// function may hold commas, so pairs are separated by semicolons).
+function parseParams(text) {
+  const params = {};
+  for (const pair of text.split(";").map(p => p.trim()).filter(p => p)) {
+    const at = pair.indexOf("=");
+    if (at < 1) throw new Error(`parameters: \`${pair}\` is not key=value`);
+    const key = pair.slice(0, at).trim(), value = pair.slice(at + 1).trim();
+    params[key] = value !== "" && Number.isFinite(Number(value)) ? Number(value) : value;
+  }
+  return params;
+}
+
 $("run-form").addEventListener("submit", async e => {
   e.preventDefault();
   try {
-    const info = await postJSON("/api/runs", { policy: $("policy").value, budget: Number($("budget").value), mode: $("mode").value, workload: $("workload").value, delta_q: $("delta-q").value, new_pages: $("new-pages").value });
+    const info = await postJSON("/api/runs", { policy: $("policy").value, budget: Number($("budget").value), mode: $("mode").value, workload: $("workload").value, delta_q: $("delta-q").value, new_pages: $("new-pages").value, params: parseParams($("params").value) });
     $("message").textContent = `Run #${info.id} queued.`;
     runs.set(info.id, { info, history: [] });
     follow(info.id);
