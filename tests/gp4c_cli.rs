@@ -227,29 +227,32 @@ fn a_trained_function_is_what_simulate_then_refreshes_by() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, log) = site(dir.path());
     let function = dir.path().join("gp4c.txt");
-    let report = json(&[
-        "gp4c",
-        "train",
-        "--corpus",
-        &corpus,
-        "--fitness",
-        "ndcg",
-        "--terminals",
-        "all",
-        "--seed",
-        "3",
-        "--population",
-        "20",
-        "--generations",
-        "3",
-        "--warmup",
-        "1",
-        "--resources",
-        "0.1",
-        "--out",
-        function.to_str().unwrap(),
-        "--json",
-    ]);
+    let train = |out: &std::path::Path| {
+        json(&[
+            "gp4c",
+            "train",
+            "--corpus",
+            &corpus,
+            "--fitness",
+            "ndcg",
+            "--terminals",
+            "all",
+            "--seed",
+            "3",
+            "--population",
+            "20",
+            "--generations",
+            "3",
+            "--warmup",
+            "1",
+            "--resources",
+            "0.1",
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+        ])
+    };
+    let report = train(&function);
     let folds = report["folds"].as_array().unwrap();
     assert_eq!(folds.len(), 5);
     for f in folds {
@@ -265,29 +268,7 @@ fn a_trained_function_is_what_simulate_then_refreshes_by() {
     assert_eq!(saved, report);
     // The same seed trains the same function.
     let again = dir.path().join("again.txt");
-    json(&[
-        "gp4c",
-        "train",
-        "--corpus",
-        &corpus,
-        "--fitness",
-        "ndcg",
-        "--terminals",
-        "all",
-        "--seed",
-        "3",
-        "--population",
-        "20",
-        "--generations",
-        "3",
-        "--warmup",
-        "1",
-        "--resources",
-        "0.1",
-        "--out",
-        again.to_str().unwrap(),
-        "--json",
-    ]);
+    train(&again);
     assert_eq!(std::fs::read_to_string(&again).unwrap(), text);
 
     // simulate refreshes by the file, exactly as by the same function given inline.
