@@ -278,7 +278,16 @@ fn print_summary(c: &Comparison) {
         }
         println!();
     }
-    println!("Mean quality / top-10 freshness / MAP@10 / obsolete pages (paper 004) / new-page fetches and refreshes per unit / view-weighted discovery delay (units) per budget:");
+    // Outside the budget every new page is crawled as it appears: the split is all refreshes
+    // and the delay 0, so those rows are shown in frontier mode only.
+    let frontier = c.new_pages == refresher::crawl::NewPages::Frontier;
+    if frontier {
+        println!("Mean quality / top-10 freshness / MAP@10 / obsolete pages (paper 004) / new-page fetches and refreshes per unit / view-weighted discovery delay (units) per budget:");
+    } else {
+        println!(
+            "Mean quality / top-10 freshness / MAP@10 / obsolete pages (paper 004) per budget:"
+        );
+    }
     let mut budgets: Vec<usize> = c.curves.iter().map(|p| p.budget).collect();
     budgets.sort_unstable();
     budgets.dedup();
@@ -318,6 +327,9 @@ fn print_summary(c: &Comparison) {
                     .unwrap_or(f64::NAN)
             }),
         ] {
+            if !frontier && matches!(label, "new/unit" | "refresh/unit" | "delay") {
+                continue;
+            }
             print!("{:<width$}", format!("{p} {label}"));
             for b in &budgets {
                 match c.curves.iter().find(|x| &x.policy == p && x.budget == *b) {
