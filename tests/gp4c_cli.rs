@@ -9,35 +9,11 @@ use std::path::Path;
 use serde_json::Value;
 
 fn json(args: &[&str]) -> Value {
-    let (ok, stdout, stderr) = common::run_refresher(args);
-    assert!(ok, "refresher {args:?} failed: {stderr}");
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {stdout}"))
+    common::refresher_json(args)
 }
 
-/// A small generated site: 150 pages, 12 weeks.
 fn site(dir: &Path) -> (String, String) {
-    let out = dir.to_str().unwrap();
-    json(&[
-        "generate",
-        "--out",
-        out,
-        "--pages",
-        "150",
-        "--weeks",
-        "12",
-        "--queries",
-        "2000",
-        "--seed",
-        "5",
-        "--json",
-    ]);
-    (
-        dir.join("corpus").to_str().unwrap().to_string(),
-        dir.join("querylog/aol-synthetic.txt")
-            .to_str()
-            .unwrap()
-            .to_string(),
-    )
+    common::generated_site(dir, 150, 12)
 }
 
 #[test]

@@ -9,35 +9,11 @@ use std::path::Path;
 use serde_json::Value;
 
 fn site(dir: &Path) -> (String, String) {
-    let out = dir.to_str().unwrap();
-    let (ok, _, err) = common::run_refresher(&[
-        "generate",
-        "--out",
-        out,
-        "--pages",
-        "120",
-        "--weeks",
-        "8",
-        "--queries",
-        "2000",
-        "--seed",
-        "5",
-        "--json",
-    ]);
-    assert!(ok, "generate: {err}");
-    (
-        dir.join("corpus").to_str().unwrap().to_string(),
-        dir.join("querylog/aol-synthetic.txt")
-            .to_str()
-            .unwrap()
-            .to_string(),
-    )
+    common::generated_site(dir, 120, 8)
 }
 
 fn json(args: &[&str]) -> Value {
-    let (ok, out, err) = common::run_refresher(args);
-    assert!(ok, "refresher {args:?}: {err}");
-    serde_json::from_str(&out).expect("JSON on stdout")
+    common::refresher_json(args)
 }
 
 #[test]

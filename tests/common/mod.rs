@@ -40,3 +40,31 @@ pub fn run_refresher(args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Runs `refresher` with `args`, which must succeed and print one JSON value on stdout.
+pub fn refresher_json(args: &[&str]) -> serde_json::Value {
+    let (ok, stdout, stderr) = run_refresher(args);
+    assert!(ok, "refresher {args:?} failed: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {stdout}"))
+}
+
+/// `refresher generate` into `dir` (seed 5, 2,000 log lines): the corpus and log paths.
+pub fn generated_site(dir: &std::path::Path, pages: u32, weeks: u32) -> (String, String) {
+    let (pages, weeks) = (pages.to_string(), weeks.to_string());
+    refresher_json(&[
+        "generate",
+        "--out",
+        dir.to_str().unwrap(),
+        "--pages",
+        &pages,
+        "--weeks",
+        &weeks,
+        "--queries",
+        "2000",
+        "--seed",
+        "5",
+        "--json",
+    ]);
+    let path = |p: &str| dir.join(p).to_str().unwrap().to_string();
+    (path("corpus"), path("querylog/aol-synthetic.txt"))
+}
