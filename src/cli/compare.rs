@@ -346,8 +346,28 @@ fn print_summary(c: &Comparison) {
     }
 }
 
+/// The columns after quality, fresh@10 and MAP@10 of `curves.csv` and `runs.csv`, in their
+/// header order: obsolete pages (paper 004), the new-page split and delays, ChangeRate and the
+/// gp4c NDCG (paper 001); empty where a run did not report them.
+fn measures_beyond_quality(
+    obsolete: Option<f64>,
+    new_pages: &refresher::sim::compare::NewPageSummary,
+    change_rate: Option<f64>,
+    gp4c_ndcg: Option<f64>,
+) -> [String; 7] {
+    [
+        obsolete,
+        new_pages.mean_new_page_fetches,
+        new_pages.mean_refresh_fetches,
+        new_pages.mean_discovery_delay_weighted,
+        new_pages.mean_discovery_delay,
+        change_rate,
+        gp4c_ndcg,
+    ]
+    .map(|x| x.map(|v| v.to_string()).unwrap_or_default())
+}
+
 fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
-    let optional = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(
         dir.join("compare.json"),
@@ -410,41 +430,45 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         }
         for p in &c.curves {
             let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
-            curves.write_record([
-                mode.to_string(),
-                p.policy.to_string(),
-                p.budget.to_string(),
-                theta,
-                p.mean.quality.to_string(),
-                p.mean.fresh_at_10.to_string(),
-                p.mean.map_at_10.to_string(),
-                optional(p.mean_obsolete_pages),
-                optional(p.new_pages.mean_new_page_fetches),
-                optional(p.new_pages.mean_refresh_fetches),
-                optional(p.new_pages.mean_discovery_delay_weighted),
-                optional(p.new_pages.mean_discovery_delay),
-                optional(p.mean_change_rate),
-                optional(p.mean_gp4c_ndcg),
-            ])?;
+            curves.write_record(
+                [
+                    mode.to_string(),
+                    p.policy.to_string(),
+                    p.budget.to_string(),
+                    theta,
+                    p.mean.quality.to_string(),
+                    p.mean.fresh_at_10.to_string(),
+                    p.mean.map_at_10.to_string(),
+                ]
+                .into_iter()
+                .chain(measures_beyond_quality(
+                    p.mean_obsolete_pages,
+                    &p.new_pages,
+                    p.mean_change_rate,
+                    p.mean_gp4c_ndcg,
+                )),
+            )?;
         }
         for p in &c.points {
             let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
-            points.write_record([
-                mode.to_string(),
-                p.policy.to_string(),
-                theta,
-                p.budget.to_string(),
-                p.mean.quality.to_string(),
-                p.mean.fresh_at_10.to_string(),
-                p.mean.map_at_10.to_string(),
-                optional(p.mean_obsolete_pages),
-                optional(p.new_pages.mean_new_page_fetches),
-                optional(p.new_pages.mean_refresh_fetches),
-                optional(p.new_pages.mean_discovery_delay_weighted),
-                optional(p.new_pages.mean_discovery_delay),
-                optional(p.mean_change_rate),
-                optional(p.mean_gp4c_ndcg),
-            ])?;
+            points.write_record(
+                [
+                    mode.to_string(),
+                    p.policy.to_string(),
+                    theta,
+                    p.budget.to_string(),
+                    p.mean.quality.to_string(),
+                    p.mean.fresh_at_10.to_string(),
+                    p.mean.map_at_10.to_string(),
+                ]
+                .into_iter()
+                .chain(measures_beyond_quality(
+                    p.mean_obsolete_pages,
+                    &p.new_pages,
+                    p.mean_change_rate,
+                    p.mean_gp4c_ndcg,
+                )),
+            )?;
         }
         let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
         names.dedup();
