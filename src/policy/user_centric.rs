@@ -457,22 +457,27 @@ impl UserCentric {
         Self::shrunk(sums, 1.0, |p| gain_per_exposure * exposure(p))
     }
 
-    /// Priority of [`Estimator::ChangeGain`]: `(1 − e^{−λ(t − LR)}) · G(p)`.
-    fn change_gain_priorities(&self, unit: Unit) -> Vec<f64> {
-        self.rate_gain_priorities(unit, |gain, rate, elapsed| {
+    /// Priority of [`Estimator::ChangeGain`]: `(1 − e^{−λ(t − LR)}) · G(p)`, with `rates` the
+    /// pages' [`UserCentric::change_rates`].
+    fn change_gain_priorities(&self, unit: Unit, rates: &[f64]) -> Vec<f64> {
+        self.rate_gain_priorities(unit, rates, |gain, rate, elapsed| {
             change_probability(rate, elapsed) * gain
         })
     }
 
     /// Priority of [`Estimator::Whittle`]: [`refresh_index`] of each page's gain given a
     /// change, change rate and units since its last refresh.
-    fn whittle_priorities(&self, unit: Unit) -> Vec<f64> {
-        self.rate_gain_priorities(unit, refresh_index)
+    fn whittle_priorities(&self, unit: Unit, rates: &[f64]) -> Vec<f64> {
+        self.rate_gain_priorities(unit, rates, refresh_index)
     }
 
     /// `value(G(p), λ_p, t − LR(p))` of every page.
-    fn rate_gain_priorities(&self, unit: Unit, value: impl Fn(f64, f64, f64) -> f64) -> Vec<f64> {
-        let rates = self.change_rates();
+    fn rate_gain_priorities(
+        &self,
+        unit: Unit,
+        rates: &[f64],
+        value: impl Fn(f64, f64, f64) -> f64,
+    ) -> Vec<f64> {
         let gains = self.gains_given_change();
         (0..rates.len())
             .map(|p| {
@@ -605,10 +610,11 @@ impl RefreshPolicy for UserCentric {
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
+        let rates = self.change_rates();
         let prio: Vec<f64> = if self.active == Some(Estimator::ChangeGain) {
-            self.change_gain_priorities(unit)
+            self.change_gain_priorities(unit, &rates)
         } else if self.active == Some(Estimator::Whittle) {
-            self.whittle_priorities(unit)
+            self.whittle_priorities(unit, &rates)
         } else {
             let means = self.mean_normalised();
             (0..means.len())
@@ -620,16 +626,15 @@ impl RefreshPolicy for UserCentric {
         // effect is on other pages' scores, or on queries outside the workload) is not written
         // off, and budget left after the measured gains goes where a refresh can still find
         // something. Then the oldest, then the page id.
-        let rates = self.change_rates();
-        let changed_since = |p: usize| {
-            change_probability(rates[p], unit.saturating_sub(self.last_refresh[p]) as f64)
-        };
+        let changed_since: Vec<f64> = (0..prio.len())
+            .map(|p| change_probability(rates[p], unit.saturating_sub(self.last_refresh[p]) as f64))
+            .collect();
         let mut pages: Vec<usize> = (0..prio.len()).filter(|&p| !self.gone[p]).collect();
         pages.retain(|&p| crawl.is_refreshable(p as PageId)); // frontier mode: refreshes of fetched pages only
         pages.sort_by(|&a, &b| {
             prio[b]
                 .total_cmp(&prio[a])
-                .then(changed_since(b).total_cmp(&changed_since(a)))
+                .then(changed_since[b].total_cmp(&changed_since[a]))
                 .then(self.last_refresh[a].cmp(&self.last_refresh[b]))
                 .then(a.cmp(&b))
         });
@@ -981,7 +986,7 @@ mod tests {
         // Under paper 003's mean of ratios, the unchanged visit halves page 1's ΔQ̄ for good;
         // here page 1's priority grows back with its wait: at unit 12 (page 1 waited 9 units,
         // page 0 waited 11) both are almost surely changed and tie near G.
-        let p = uc.change_gain_priorities(12);
+        let p = uc.change_gain_priorities(12, &uc.change_rates());
         assert!(p[1] > 0.9 * p[0], "{p:?}");
         assert!(
             p[0] <= gains[0] && p[1] <= gains[1],
