@@ -36,7 +36,7 @@
 
 use std::collections::HashMap;
 
-use super::user_centric::{priority, refresh_index, Estimator, UserCentric};
+use super::user_centric::{Estimator, UserCentric};
 use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::change_probability;
 use crate::corpus::{PageId, Unit};
@@ -228,46 +228,34 @@ impl UserCentricWithNewPages {
     ///
     /// Under the refresh index ([`Estimator::Whittle`]) the third value scales a new page's
     /// `ΔQ̂` onto the index: a page the repository lacks has been "stale" forever, and its index
-    /// is the limit `G/(1 − q)` of [`refresh_index`] (crawling it gains `ΔQ̂` at every unit until
+    /// is the limit `G/(1 − q)` of [`super::user_centric::refresh_index`] (crawling it gains `ΔQ̂` at every unit until
     /// it changes), with `q = e^{−λ̄}` at the mean change rate of held pages. Elsewhere it is 1.
     fn refresh_priorities(&self, unit: Unit, crawl: &CrawlState) -> (Vec<f64>, f64, f64) {
-        let elapsed = |p: usize| unit.saturating_sub(crawl.page(p as PageId).last_refresh) as f64;
+        let rates = self.inner.change_rates();
+        let prio = self.inner.priorities(unit, &rates);
         let mut new_page_scale = 1.0;
-        let (prio, per_page_gain) = match self.inner.active_estimator() {
-            Some(Estimator::Whittle) => {
-                let rates = self.inner.change_rates();
-                let gains = self.inner.gains_given_change();
-                let prio = (0..rates.len())
-                    .map(|p| refresh_index(gains[p], rates[p], elapsed(p)))
-                    .collect();
-                let held_rates: Vec<f64> = crawl
-                    .held_pages()
-                    .filter_map(|p| rates.get(p as usize).copied())
-                    .filter(|r| r.is_finite())
-                    .collect();
-                let changed = change_probability(mean(&held_rates), 1.0);
-                if changed > 0.0 {
-                    new_page_scale = 1.0 / changed;
+        let per_page_gain = match self.inner.active_estimator() {
+            Some(Estimator::ChangeGain | Estimator::Whittle) => {
+                if self.inner.active_estimator() == Some(Estimator::Whittle) {
+                    let held_rates: Vec<f64> = crawl
+                        .held_pages()
+                        .filter_map(|p| rates.get(p as usize).copied())
+                        .filter(|r| r.is_finite())
+                        .collect();
+                    let changed = change_probability(mean(&held_rates), 1.0);
+                    if changed > 0.0 {
+                        new_page_scale = 1.0 / changed;
+                    }
                 }
-                (prio, gains)
+                self.inner.gains_given_change()
             }
-            Some(Estimator::ChangeGain) | None => {
-                let rates = self.inner.change_rates();
-                let gains = self.inner.gains_given_change();
-                let prio = (0..rates.len())
-                    .map(|p| change_probability(rates[p], elapsed(p)) * gains[p])
-                    .collect();
-                (prio, gains)
-            }
-            Some(_) => {
-                let means = self.inner.mean_normalised();
-                let prio = (0..means.len())
-                    .map(|p| priority(means[p], unit, unit - elapsed(p) as Unit))
-                    .collect();
-                // As for a page never refreshed (LR = 0): the rate times the time since the start.
-                let since_start: Vec<f64> = means.iter().map(|m| m * f64::from(unit)).collect();
-                (prio, since_start)
-            }
+            // As for a page never refreshed (LR = 0): the rate times the time since the start.
+            _ => self
+                .inner
+                .mean_normalised()
+                .iter()
+                .map(|m| m * f64::from(unit))
+                .collect(),
         };
         let held: Vec<f64> = crawl
             .held_pages()

@@ -471,6 +471,21 @@ impl UserCentric {
         self.rate_gain_priorities(unit, rates, refresh_index)
     }
 
+    /// The refresh priority of every page at `unit` under the active estimator, with `rates`
+    /// the pages' [`UserCentric::change_rates`].
+    pub fn priorities(&self, unit: Unit, rates: &[f64]) -> Vec<f64> {
+        match self.active {
+            Some(Estimator::ChangeGain) => self.change_gain_priorities(unit, rates),
+            Some(Estimator::Whittle) => self.whittle_priorities(unit, rates),
+            _ => {
+                let means = self.mean_normalised();
+                (0..means.len())
+                    .map(|p| priority(means[p], unit, self.last_refresh[p]))
+                    .collect()
+            }
+        }
+    }
+
     /// `value(G(p), λ_p, t − LR(p))` of every page.
     fn rate_gain_priorities(
         &self,
@@ -611,16 +626,7 @@ impl RefreshPolicy for UserCentric {
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
         let rates = self.change_rates();
-        let prio: Vec<f64> = if self.active == Some(Estimator::ChangeGain) {
-            self.change_gain_priorities(unit, &rates)
-        } else if self.active == Some(Estimator::Whittle) {
-            self.whittle_priorities(unit, &rates)
-        } else {
-            let means = self.mean_normalised();
-            (0..means.len())
-                .map(|p| priority(means[p], unit, self.last_refresh[p]))
-                .collect()
-        };
+        let prio = self.priorities(unit, &rates);
         // Among pages of equal priority (notably those the estimate credits with no gain),
         // the likeliest to have changed first: a page whose ΔQ the estimate cannot see (its
         // effect is on other pages' scores, or on queries outside the workload) is not written
