@@ -92,6 +92,7 @@ fn main() {
         },
         crawl_new_pages: true,
         last_unit: Some(corpus.units() - 1),
+        warmup_units: 0,
     };
     let index_started = Instant::now();
     let mut engine = CrawlEngine::new(

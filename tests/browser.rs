@@ -534,6 +534,20 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
     browser
         .eval("document.getElementById('params').value = ''; return true")
         .await;
+    // So does the warm-up field: one that leaves no unit to judge is refused in words.
+    browser
+        .eval("document.getElementById('warmup').value = '99'; return true")
+        .await;
+    browser.click("#start").await;
+    browser
+        .wait_for(
+            "return document.getElementById('message').textContent.includes('`warmup_units` 99')",
+            "the refusal of an absurd warm-up",
+        )
+        .await;
+    browser
+        .eval("document.getElementById('warmup').value = '0'; return true")
+        .await;
     // The three charts: shares never past 1, round ticks, time units on a linear axis, the
     // run and the served repository's no-refresh curve in the legend.
     for id in ["chart-quality", "chart-fresh", "chart-map"] {
@@ -715,6 +729,7 @@ async fn the_served_engine_moves_on_the_dashboard_and_search_finds_new_content()
             // even on a busy 2-core machine; 7 units take ~10 s.
             unit_seconds: 1.5,
             seed: 1,
+            warmup_units: 0,
             crawl: None,
         })
     })

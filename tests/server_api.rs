@@ -1173,6 +1173,7 @@ async fn the_served_engine_refreshes_the_index_users_search() {
             budget: 12,
             unit_seconds: 0.05,
             seed: 1,
+            warmup_units: 0,
             crawl: None,
         })
     })
@@ -1291,6 +1292,7 @@ async fn served_queries_join_the_engines_workload() {
             budget: 5,
             unit_seconds: 0.05,
             seed: 1,
+            warmup_units: 0,
             crawl: None,
         })
     })
@@ -1331,6 +1333,7 @@ async fn the_served_engine_crawls_web_replay() {
         budget: 8,
         unit_seconds: 0.3,
         seed: 1,
+        warmup_units: 0,
         crawl: Some(CrawlSource {
             options: HttpOptions {
                 min_host_delay: Duration::ZERO,
@@ -1542,6 +1545,81 @@ async fn runs_and_sweeps_take_the_new_page_mode() {
     let sweep_run = sweep["runs"][0].as_u64().unwrap();
     let body = wait_for_status(&mut c, sweep_run, &["done"]).await;
     assert_eq!(body["run"]["new_pages"], "frontier");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_and_sweeps_take_a_warm_up() {
+    // 6 units: unit 0 is the initial crawl, units 1..=2 warm up, units 3..=5 are judged.
+    let server = start(60, 6, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let (status, run) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "nad", "budget": 3, "mode": "online", "warmup_units": 2}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+    assert_eq!(run["warmup_units"], 2, "{run}");
+    let id = run["id"].as_u64().unwrap();
+    let body = wait_for_status(&mut c, id, &["done"]).await;
+    let info = &body["run"];
+    assert_eq!(info["units_total"], 3, "{info}");
+    assert_eq!(info["units_done"], 3, "{info}");
+    assert_eq!(info["latest"]["unit"], 5, "{info}");
+    // A warm-up that leaves nothing to judge is a 400 naming the field and the limit.
+    let (status, err) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "nad", "budget": 3, "warmup_units": 5}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("warmup_units") && message.contains("at most 4"),
+        "{message}"
+    );
+    // Sweeps pass it to every run, and runs that differ in it are different series.
+    let (status, sweep) = c
+        .send_json(
+            Method::POST,
+            "/api/compare",
+            &json!({"policies": ["nad"], "budgets": [3], "mode": "online", "warmup_units": 2}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{sweep}");
+    let sweep_id = sweep["sweep"].as_u64().unwrap();
+    let sweep_run = sweep["runs"][0].as_u64().unwrap();
+    let body = wait_for_status(&mut c, sweep_run, &["done"]).await;
+    assert_eq!(body["run"]["warmup_units"], 2);
+    let (status, cold) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "nad", "budget": 3, "mode": "online"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{cold}");
+    wait_for_status(&mut c, cold["id"].as_u64().unwrap(), &["done"]).await;
+    let (_, all) = c.get_json("/api/compare?sweep=all").await.unwrap();
+    let series: Vec<&str> = all["curves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["policy"].as_str())
+        .filter(|p| p.starts_with("nad"))
+        .collect();
+    assert!(
+        series.iter().any(|p| p.contains("warm-up 2"))
+            && series.iter().any(|p| p.contains("warm-up 0")),
+        "{series:?} (sweep {sweep_id})"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

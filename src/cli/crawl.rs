@@ -56,6 +56,10 @@ pub struct Args {
     /// Units to run after the initial crawl (default: until interrupted).
     #[arg(long)]
     pub units: Option<u32>,
+    /// Fetch every held page at units 1..=W outside the budget (paper 001 §5.2's warm-up:
+    /// change-history policies then start from observations). 0: none.
+    #[arg(long, value_name = "W", default_value_t = 0)]
+    pub warmup_units: u32,
     /// Where the crawl keeps its state (`state.json`, rewritten atomically at each unit's
     /// commit).
     #[arg(long)]
@@ -195,6 +199,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "judge_with": args.judge_with, "discover": format!("{:?}", fetcher_discovery(&args)),
         "max_pages": args.max_pages,
     });
+    // Only when asked: crawl directories written before the flag existed stay resumable.
+    let mut fingerprint = fingerprint;
+    if args.warmup_units > 0 {
+        fingerprint["warmup_units"] = args.warmup_units.into();
+    }
     let previous: Option<serde_json::Value> = match std::fs::read(args.index.join("state.json")) {
         Ok(bytes) => Some(
             serde_json::from_slice(&bytes)
@@ -398,6 +407,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => None,
     };
     let units = args.units;
+    if let Some(u) = units {
+        refresher::sim::run::check_warmup_units("--warmup-units", args.warmup_units, u + 1)
+            .map_err(anyhow::Error::msg)?;
+    }
     let config = EngineConfig {
         budget: args.budget,
         seed: args.seed,
@@ -406,6 +419,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         environment: env_config.clone(),
         crawl_new_pages: true,
         last_unit: units,
+        warmup_units: args.warmup_units,
     };
     let mut engine = CrawlEngine::new(fetcher, &initial, Arc::new(term_workload), policy, &config)?;
     let label = engine.refresher().policy().label();

@@ -88,16 +88,8 @@ impl WarmupArgs {
     /// The warm-up units, checked against a corpus of `units` units (unit 0 is the initial
     /// crawl; at least one unit must be left to judge).
     pub fn checked(&self, units: u32) -> anyhow::Result<u32> {
-        let w = self.warmup_units;
-        if w > 0 && w + 1 >= units {
-            anyhow::bail!(
-                "--warmup-units {w}: the corpus has units 1..={} after the initial crawl; the \
-                 warm-up must leave at least one to judge (at most {})",
-                units.saturating_sub(1),
-                units.saturating_sub(2)
-            );
-        }
-        Ok(w)
+        refresher::sim::run::check_warmup_units("--warmup-units", self.warmup_units, units)
+            .map_err(anyhow::Error::msg)
     }
 }
 

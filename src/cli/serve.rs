@@ -64,6 +64,10 @@ pub struct Args {
     /// Seed of a randomised --refresh policy.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The served engine fetches every held page at units 1..=W outside the budget (paper
+    /// 001 §5.2's warm-up). 0: none.
+    #[arg(long, value_name = "W", default_value_t = 0, requires = "refresh")]
+    pub warmup_units: u32,
     /// The served engine refreshes by crawling over HTTP (the options below, as `crawl`'s)
     /// instead of replaying --corpus's history; --corpus then judges the crawl and names the
     /// pages served (by URL). Typically a crawl of `web-replay` serving the same collection.
@@ -169,6 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             budget,
             unit_seconds: args.unit_seconds,
             seed: args.seed,
+            warmup_units: args.warmup_units,
             crawl: if args.crawl {
                 use refresher::crawl::http::{Discovery, HttpOptions};
                 anyhow::ensure!(

@@ -79,6 +79,9 @@ pub struct EngineConfig {
     pub crawl_new_pages: bool,
     /// The last unit the crawl runs (`None`: open-ended).
     pub last_unit: Option<Unit>,
+    /// Units `1..=W` fetch every held page outside the budget (paper 001 §5.2's warm-up, so
+    /// that change-history policies start from observations). 0: none.
+    pub warmup_units: Unit,
 }
 
 /// One unit of a crawl, as reported.
@@ -171,7 +174,7 @@ impl CrawlEngine {
                 new_pages: crate::crawl::NewPages::OutsideBudget,
                 last_unit: config.last_unit,
                 likelihood: config.likelihood,
-                warmup_units: 0,
+                warmup_units: config.warmup_units,
             },
         );
         Ok(CrawlEngine {
@@ -407,9 +410,16 @@ mod tests {
         };
         let env = Environment::new(&corpus, workload(&corpus), env_config.clone()).unwrap();
         let (site, addr, _server) = serve(&corpus);
-        for (policy, budget) in [("user-centric", 4), ("round-robin", 5), ("ebr", 3)] {
+        // (policy, B, warm-up units): the crawl warms up as the simulation does (paper 001).
+        for (policy, budget, warmup) in [
+            ("user-centric", 4, 0),
+            ("round-robin", 5, 0),
+            ("ebr", 3, 0),
+            ("nad", 3, 2),
+        ] {
             let mut sim_config = RunConfig::new(budget, FitMode::Online);
             sim_config.seed = 7;
+            sim_config.warmup_units = warmup;
             let simulated =
                 run(&env, family(policy).unwrap().make([]).unwrap(), &sim_config).unwrap();
 
@@ -442,6 +452,7 @@ mod tests {
                 environment: env_config.clone(),
                 crawl_new_pages: true,
                 last_unit: Some(corpus.units() - 1),
+                warmup_units: warmup,
             };
             let mut engine = CrawlEngine::new(
                 fetcher,
@@ -469,13 +480,22 @@ mod tests {
                     .count();
                 unchanged += crawled.counts.not_modified;
                 assert_eq!(crawled.counts.errors, 0, "{policy} unit {unit}");
-                let expected = &simulated.refreshed_pages[unit as usize - 1];
+                if unit <= warmup {
+                    // Every held page, outside the budget; not judged.
+                    assert!(
+                        crawled.step.refreshed.len() > budget,
+                        "{policy} unit {unit}"
+                    );
+                    continue;
+                }
+                let judged_index = (unit - warmup) as usize - 1;
+                let expected = &simulated.refreshed_pages[judged_index];
                 assert_eq!(
                     &crawled.step.refreshed, expected,
                     "{policy} unit {unit}: chosen pages"
                 );
                 let judged = engine.judge(&env, unit).unwrap();
-                let sim = &simulated.per_unit[unit as usize - 1];
+                let sim = &simulated.per_unit[judged_index];
                 for (name, a, b) in [
                     ("quality", judged.search.quality, sim.search.quality),
                     (

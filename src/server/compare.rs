@@ -50,6 +50,9 @@ pub struct SweepSpec {
     /// When new pages are crawled in every run (default `outside-budget`).
     #[serde(default)]
     pub new_pages: crate::crawl::NewPages,
+    /// Warm-up units of every run (paper 001 §5.2; default 0).
+    #[serde(default)]
+    pub warmup_units: u32,
 }
 
 /// The body of `GET /api/compare`.
@@ -157,6 +160,7 @@ pub fn start_sweep(
             params: params.into_iter().collect(),
             delta_q: spec.delta_q,
             new_pages: spec.new_pages,
+            warmup_units: spec.warmup_units,
         })
         .collect();
     // All validated, then all queued (or none): a refused sweep leaves nothing behind and
@@ -176,8 +180,9 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
         .iter()
         .filter(|r| sweep.is_none() || r.sweep == sweep)
         .collect();
-    // Runs of different settings (fit mode, scoring, ΔQ measurement, workload) are different
-    // series, labelled by what sets them apart, never averaged or mixed into one curve.
+    // Runs of different settings (fit mode, scoring, ΔQ measurement, workload, new pages,
+    // warm-up) are different series, labelled by what sets them apart, never averaged or
+    // mixed into one curve.
     let settings = |info: &RunInfo| {
         [
             info.mode.as_str().to_string(),
@@ -187,10 +192,15 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
                 .ok()
                 .and_then(|v| v.as_str().map(|w| format!("workload {w}")))
                 .unwrap_or_default(),
+            serde_json::to_value(info.new_page_report.new_pages)
+                .ok()
+                .and_then(|v| v.as_str().map(|w| format!("new pages {w}")))
+                .unwrap_or_default(),
+            format!("warm-up {}", info.warmup_units),
         ]
     };
     let infos: Vec<RunInfo> = chosen.iter().map(|r| r.info()).collect();
-    let varying: Vec<usize> = (0..4)
+    let varying: Vec<usize> = (0..6)
         .filter(|&i| {
             let mut values: Vec<String> =
                 infos.iter().map(|info| settings(info)[i].clone()).collect();

@@ -38,6 +38,8 @@ pub struct RefreshSpec {
     /// Wall-clock seconds per unit.
     pub unit_seconds: f64,
     pub seed: u64,
+    /// Units `1..=W` refresh every held page outside the budget (paper 001 §5.2). 0: none.
+    pub warmup_units: u32,
     /// Refresh by crawling over HTTP instead of replaying the corpus's history (the corpus
     /// then judges the crawl and names the pages the index serves).
     pub crawl: Option<CrawlSource>,
@@ -166,6 +168,8 @@ impl ServedEngine {
         };
         let mut config = RunConfig::new(spec.budget, FitMode::Online);
         config.seed = spec.seed;
+        config.warmup_units =
+            crate::sim::run::check_warmup_units("--warmup-units", spec.warmup_units, env.units())?;
         let label = {
             let mut probe = family(&spec.policy)
                 .and_then(|f| f.make(spec.params.iter().map(|(k, v)| (k.as_str(), v.clone()))))
@@ -339,6 +343,7 @@ impl ServedEngine {
             environment: env.config.clone(),
             crawl_new_pages: true,
             last_unit: Some(env.units().saturating_sub(1)),
+            warmup_units: config.warmup_units,
         };
         let mut engine = CrawlEngine::new(
             fetcher,

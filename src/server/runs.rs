@@ -102,6 +102,10 @@ pub struct RunSpec {
     /// When new pages are crawled (default `outside-budget`; `frontier`: inside the budget).
     #[serde(default)]
     pub new_pages: NewPages,
+    /// Units `1..=W` refresh every page outside the budget and are not judged (paper 001
+    /// §5.2's warm-up; default 0).
+    #[serde(default)]
+    pub warmup_units: u32,
 }
 
 impl RunSpec {
@@ -196,6 +200,8 @@ pub struct RunInfo {
     /// The parameters given (θ included).
     pub params: BTreeMap<String, ParamValue>,
     pub budget: usize,
+    /// Warm-up units (not judged; `units_total` counts the judged units).
+    pub warmup_units: u32,
     pub mode: FitMode,
     pub scoring: ScoringKind,
     pub workload: WorkloadSource,
@@ -255,6 +261,7 @@ impl Run {
                 .into_iter()
                 .collect(),
             budget: self.spec.budget,
+            warmup_units: self.spec.warmup_units,
             mode: self.spec.mode,
             scoring: self.scoring,
             workload: self.spec.workload,
@@ -471,11 +478,14 @@ impl RunManager {
         // Builds the policy once to validate its parameters before anything is queued.
         let params = spec.all_params().map_err(ApiError::BadParameter)?;
         (self.policies.make)(&spec.policy, &params).map_err(ApiError::BadParameter)?;
-        if self.environments.corpus.units() < 2 {
+        let units = self.environments.corpus.units();
+        if units < 2 {
             return Err(ApiError::Conflict(
                 "the corpus has a single time unit: there is nothing to refresh".into(),
             ));
         }
+        crate::sim::run::check_warmup_units("`warmup_units`", spec.warmup_units, units)
+            .map_err(ApiError::BadParameter)?;
         Ok(())
     }
 
@@ -623,8 +633,9 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
         return Ok(true);
     }
     let policy = make(&run.spec.policy, &run.spec.all_params()?)?;
-    run.set_running(env.units().saturating_sub(1) as usize);
+    run.set_running(env.units().saturating_sub(1 + run.spec.warmup_units) as usize);
     let mut config = RunConfig::new(run.spec.budget, run.spec.mode);
+    config.warmup_units = run.spec.warmup_units;
     if let Some(seed) = run.spec.seed {
         config.seed = seed;
     }

@@ -41,6 +41,21 @@ pub struct RunConfig {
     pub warmup_units: Unit,
 }
 
+/// Checks warm-up units `warmup` against a corpus of `units` units (unit 0 is the initial
+/// crawl; at least one unit must be left to judge). `Err` says why, naming `name`, the
+/// parameter as the caller's user spells it.
+pub fn check_warmup_units(name: &str, warmup: Unit, units: Unit) -> Result<Unit, String> {
+    if warmup > 0 && warmup + 1 >= units {
+        return Err(format!(
+            "{name} {warmup}: the corpus has units 1..={} after the initial crawl; the warm-up \
+             must leave at least one to judge (at most {})",
+            units.saturating_sub(1),
+            units.saturating_sub(2)
+        ));
+    }
+    Ok(warmup)
+}
+
 impl RunConfig {
     pub fn new(budget: usize, mode: FitMode) -> Self {
         RunConfig {
