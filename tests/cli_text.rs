@@ -133,3 +133,51 @@ fn escape_sequences_from_inputs_never_reach_the_terminal() {
     assert!(err.contains("no\\u{1b}[31mfile.warc"), "{err}");
     assert!(!err.contains('\u{1b}'), "{err:?}");
 }
+
+/// Merge-conflict markers once reached README.md and ARCHITECTURE.md unnoticed (the build
+/// does not read them): no text file of the project may hold one.
+#[test]
+fn no_merge_conflict_markers_in_the_sources_or_docs() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                if !matches!(name.as_str(), "target" | "vendor" | "node_modules") {
+                    walk(&path, out);
+                }
+            } else if [".rs", ".md", ".js", ".html", ".css", ".toml"]
+                .iter()
+                .any(|ext| name.ends_with(ext))
+            {
+                out.push(path);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    for dir in [
+        "src",
+        "tests",
+        "benches",
+        "web",
+        "corpora",
+        "querylogs",
+        ".ci",
+    ] {
+        if root.join(dir).is_dir() {
+            walk(&root.join(dir), &mut files);
+        }
+    }
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            if line.starts_with("<<<<<<< ") || line.starts_with(">>>>>>> ") {
+                found.push(format!("{}:{}", file.display(), i + 1));
+            }
+        }
+    }
+    assert!(files.len() > 50, "{} files scanned", files.len());
+    assert!(found.is_empty(), "conflict markers at {found:?}");
+}
