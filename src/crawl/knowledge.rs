@@ -18,7 +18,8 @@
 //!
 //! Nothing is computed until a policy (or the judge) asks: the graph, the directory groups and
 //! the PageRank are built on first use and cached until the held copies change (the end of a
-//! unit that fetched a new copy, found a page gone, or crawled a new page). A recomputed
+//! unit that fetched a new copy, found a page gone, or crawled a new page; the directory groups
+//! only when a page gained or lost its copy). A recomputed
 //! PageRank starts from the previous one (warm start), which cuts its steps several-fold when
 //! few copies changed. URLs are parsed into host and directory on first use, per page.
 //!
@@ -117,10 +118,13 @@ impl KnowledgeCache {
         }
     }
 
-    /// The held copies changed: drop what was computed from them.
-    pub(crate) fn held_changed(&mut self) {
+    /// The held copies changed (`set_changed`: a page gained or lost its copy): drop what was
+    /// computed from them. The directory groups depend on the set of held pages only.
+    pub(crate) fn held_changed(&mut self, set_changed: bool) {
         self.graph.take();
-        self.directories.take();
+        if set_changed {
+            self.directories.take();
+        }
         if let Some(pr) = self.pagerank.take() {
             self.previous_pagerank = Some(pr);
         }

@@ -180,15 +180,26 @@ pub fn pagerank(
     } else {
         rank.fill(uniform);
     }
-    // Node index of each page id, for the in-lists.
+    // The in-lists over node indices (not page ids), so each step is one pass over the edges.
     let mut index = vec![u32::MAX; graph.page_count()];
     for (i, &p) in graph.nodes.iter().enumerate() {
         index[p as usize] = i as u32;
     }
-    let out_degree: Vec<usize> = graph
+    let mut in_offsets = Vec::with_capacity(n + 1);
+    let mut in_sources = Vec::with_capacity(graph.edge_count());
+    in_offsets.push(0);
+    for &v in &graph.nodes {
+        in_sources.extend(graph.in_links(v).iter().map(|&u| index[u as usize]));
+        in_offsets.push(in_sources.len());
+    }
+    // 1/out(u), 0 for dangling nodes.
+    let inverse_degree: Vec<f64> = graph
         .nodes
         .iter()
-        .map(|&p| graph.out_links(p).len())
+        .map(|&p| match graph.out_links(p).len() {
+            0 => 0.0,
+            d => 1.0 / d as f64,
+        })
         .collect();
     let mut share = vec![0.0; n];
     let mut next = vec![0.0; n];
@@ -196,24 +207,21 @@ pub fn pagerank(
     while iterations < PAGERANK_MAX_ITERATIONS {
         iterations += 1;
         let mut dangling = 0.0;
-        for i in 0..n {
-            if out_degree[i] == 0 {
-                dangling += rank[i];
-                share[i] = 0.0;
-            } else {
-                share[i] = rank[i] / out_degree[i] as f64;
+        for ((s, &r), &inv) in share.iter_mut().zip(&rank).zip(&inverse_degree) {
+            if inv == 0.0 {
+                dangling += r;
             }
+            *s = r * inv;
         }
         let base = (1.0 - damping) * uniform + damping * dangling * uniform;
         let mut delta = 0.0;
-        for (i, &v) in graph.nodes.iter().enumerate() {
-            let inflow: f64 = graph
-                .in_links(v)
+        for (i, (x, &r)) in next.iter_mut().zip(&rank).enumerate() {
+            let inflow: f64 = in_sources[in_offsets[i]..in_offsets[i + 1]]
                 .iter()
-                .map(|&u| share[index[u as usize] as usize])
+                .map(|&u| share[u as usize])
                 .sum();
-            next[i] = base + damping * inflow;
-            delta += (next[i] - rank[i]).abs();
+            *x = base + damping * inflow;
+            delta += (*x - r).abs();
         }
         std::mem::swap(&mut rank, &mut next);
         if delta < tolerance {

@@ -163,7 +163,8 @@ impl CrawlState {
         record.visits += 1;
         record.changes += u32::from(changed);
         if held_before != held_after {
-            self.knowledge.held_changed();
+            self.knowledge
+                .held_changed(held_before.is_none() || held_after.is_none());
         }
         shingle
     }
@@ -192,7 +193,7 @@ impl CrawlState {
         record.held = Some(copy);
         record.gone = false;
         record.last_refresh = unit;
-        self.knowledge.held_changed();
+        self.knowledge.held_changed(true);
     }
 
     /// Whether new pages wait in a frontier for the budget ([`super::NewPages::Frontier`]).
