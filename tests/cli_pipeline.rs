@@ -189,6 +189,12 @@ fn simulate_compare_and_estimate_check_end_to_end() {
             "mean_fresh_at_10",
             "mean_map_at_10",
             "mean_obsolete_pages",
+            "mean_change_ratio",
+            "mean_weighted_change_ratio",
+            "mean_pagerank_weighted_change_ratio",
+            "mean_fresh_at_10_fixed_k",
+            "mean_map_at_10_retrieved",
+            "mean_map_at_10_tau0",
         ] {
             assert!(c.get(key).is_some(), "curve point lacks {key}");
         }

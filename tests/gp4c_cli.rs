@@ -173,7 +173,7 @@ fn budget_share_and_warm_up_follow_the_papers_protocol_and_report_its_metrics() 
         .lines()
         .next()
         .unwrap()
-        .ends_with("mean_change_rate,mean_gp4c_ndcg"));
+        .contains(",mean_change_rate,mean_gp4c_ndcg,"));
 
     // Absurd values name their flag.
     for (args, flag) in [

@@ -1508,6 +1508,28 @@ async fn runs_and_sweeps_take_the_new_page_mode() {
     assert!(split <= 4.0 + 1e-9, "{info}");
     assert!(info["mean_discovery_delay_weighted"].is_number(), "{info}");
     assert!(info["latest"]["frontier_pages"].is_u64(), "{info}");
+    // Papers 000 and 002's measures, per unit and over the units done.
+    for key in [
+        "mean_change_ratio",
+        "mean_weighted_change_ratio",
+        "mean_pagerank_weighted_change_ratio",
+        "mean_fresh_at_10_fixed_k",
+        "mean_map_at_10_retrieved",
+        "mean_map_at_10_tau0",
+    ] {
+        assert!(info[key].is_number(), "run info lacks {key}: {info}");
+    }
+    for key in [
+        "pagerank_weighted_change_ratio",
+        "fresh_at_10_fixed_k",
+        "map_at_10_retrieved",
+        "map_at_10_tau0",
+    ] {
+        assert!(
+            info["latest"][key].is_number(),
+            "unit record lacks {key}: {info}"
+        );
+    }
     // The default: outside the budget.
     let (_, plain) = c
         .send_json(

@@ -288,6 +288,7 @@ fn print_summary(c: &Comparison) {
             "Mean quality / top-10 freshness / MAP@10 / obsolete pages (paper 004) per budget:"
         );
     }
+    println!("  then papers 000 and 002: ChangeRatio, weighted by PageRank (C^w PageRank) and by view weights (C^w views); top-10 freshness over k = 10 fixed (fresh@10 k), MAP@10 over the relevant retrieved (MAP@10 retr), the same with τ = 0 relevance (MAP@10 τ=0)");
     let mut budgets: Vec<usize> = c.curves.iter().map(|p| p.budget).collect();
     budgets.sort_unstable();
     budgets.dedup();
@@ -326,6 +327,26 @@ fn print_summary(c: &Comparison) {
                     .mean_discovery_delay_weighted
                     .unwrap_or(f64::NAN)
             }),
+            ("ChangeRatio", |x| {
+                x.paper.mean_change_ratio.unwrap_or(f64::NAN)
+            }),
+            ("C^w PageRank", |x| {
+                x.paper
+                    .mean_pagerank_weighted_change_ratio
+                    .unwrap_or(f64::NAN)
+            }),
+            ("C^w views", |x| {
+                x.paper.mean_weighted_change_ratio.unwrap_or(f64::NAN)
+            }),
+            ("fresh@10 k", |x| {
+                x.paper.mean_fresh_at_10_fixed_k.unwrap_or(f64::NAN)
+            }),
+            ("MAP@10 retr", |x| {
+                x.paper.mean_map_at_10_retrieved.unwrap_or(f64::NAN)
+            }),
+            ("MAP@10 τ=0", |x| {
+                x.paper.mean_map_at_10_tau0.unwrap_or(f64::NAN)
+            }),
         ] {
             if !frontier && matches!(label, "new/unit" | "refresh/unit" | "delay") {
                 continue;
@@ -334,7 +355,7 @@ fn print_summary(c: &Comparison) {
             for b in &budgets {
                 match c.curves.iter().find(|x| &x.policy == p && x.budget == *b) {
                     Some(x) if label == "obsolete" => print!("{:>9.1}", f(x)),
-                    Some(x) if label != "quality" && !label.contains('@') => {
+                    Some(x) if matches!(label, "new/unit" | "refresh/unit" | "delay") => {
                         print!("{:>9.2}", f(x))
                     }
                     Some(x) => print!("{:>9.4}", f(x)),
@@ -347,14 +368,16 @@ fn print_summary(c: &Comparison) {
 }
 
 /// The columns after quality, fresh@10 and MAP@10 of `curves.csv` and `runs.csv`, in their
-/// header order: obsolete pages (paper 004), the new-page split and delays, ChangeRate and the
-/// gp4c NDCG (paper 001); empty where a run did not report them.
+/// header order ([`MEASURES_BEYOND_QUALITY`]): obsolete pages (paper 004), the new-page split
+/// and delays, ChangeRate and the gp4c NDCG (paper 001), then papers 000 and 002's measures;
+/// empty where a run did not report them.
 fn measures_beyond_quality(
     obsolete: Option<f64>,
     new_pages: &refresher::sim::compare::NewPageSummary,
     change_rate: Option<f64>,
     gp4c_ndcg: Option<f64>,
-) -> [String; 7] {
+    paper: &refresher::sim::compare::PaperMeasures,
+) -> [String; 13] {
     [
         obsolete,
         new_pages.mean_new_page_fetches,
@@ -363,9 +386,32 @@ fn measures_beyond_quality(
         new_pages.mean_discovery_delay,
         change_rate,
         gp4c_ndcg,
+        paper.mean_change_ratio,
+        paper.mean_weighted_change_ratio,
+        paper.mean_pagerank_weighted_change_ratio,
+        paper.mean_fresh_at_10_fixed_k,
+        paper.mean_map_at_10_retrieved,
+        paper.mean_map_at_10_tau0,
     ]
     .map(|x| x.map(|v| v.to_string()).unwrap_or_default())
 }
+
+/// The header of [`measures_beyond_quality`]'s columns.
+const MEASURES_BEYOND_QUALITY: [&str; 13] = [
+    "mean_obsolete_pages",
+    "mean_new_page_fetches",
+    "mean_refresh_fetches",
+    "mean_discovery_delay_weighted",
+    "mean_discovery_delay",
+    "mean_change_rate",
+    "mean_gp4c_ndcg",
+    "mean_change_ratio",
+    "mean_weighted_change_ratio",
+    "mean_pagerank_weighted_change_ratio",
+    "mean_fresh_at_10_fixed_k",
+    "mean_map_at_10_retrieved",
+    "mean_map_at_10_tau0",
+];
 
 fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -382,39 +428,33 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         "gap_share",
     ])?;
     let mut curves = csv_file(&dir.join("curves.csv"))?;
-    curves.write_record([
-        "mode",
-        "policy",
-        "budget",
-        "theta",
-        "mean_quality",
-        "mean_fresh_at_10",
-        "mean_map_at_10",
-        "mean_obsolete_pages",
-        "mean_new_page_fetches",
-        "mean_refresh_fetches",
-        "mean_discovery_delay_weighted",
-        "mean_discovery_delay",
-        "mean_change_rate",
-        "mean_gp4c_ndcg",
-    ])?;
+    curves.write_record(
+        [
+            "mode",
+            "policy",
+            "budget",
+            "theta",
+            "mean_quality",
+            "mean_fresh_at_10",
+            "mean_map_at_10",
+        ]
+        .into_iter()
+        .chain(MEASURES_BEYOND_QUALITY),
+    )?;
     let mut points = csv_file(&dir.join("runs.csv"))?;
-    points.write_record([
-        "mode",
-        "policy",
-        "theta",
-        "budget",
-        "mean_quality",
-        "mean_fresh_at_10",
-        "mean_map_at_10",
-        "mean_obsolete_pages",
-        "mean_new_page_fetches",
-        "mean_refresh_fetches",
-        "mean_discovery_delay_weighted",
-        "mean_discovery_delay",
-        "mean_change_rate",
-        "mean_gp4c_ndcg",
-    ])?;
+    points.write_record(
+        [
+            "mode",
+            "policy",
+            "theta",
+            "budget",
+            "mean_quality",
+            "mean_fresh_at_10",
+            "mean_map_at_10",
+        ]
+        .into_iter()
+        .chain(MEASURES_BEYOND_QUALITY),
+    )?;
     for c in comparisons {
         let mode = c.mode.as_str();
         for r in &c.rows {
@@ -446,6 +486,7 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
                     &p.new_pages,
                     p.mean_change_rate,
                     p.mean_gp4c_ndcg,
+                    &p.paper,
                 )),
             )?;
         }
@@ -467,6 +508,7 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
                     &p.new_pages,
                     p.mean_change_rate,
                     p.mean_gp4c_ndcg,
+                    &p.paper,
                 )),
             )?;
         }

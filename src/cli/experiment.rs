@@ -234,6 +234,10 @@ pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Res
         "frontier_pages",
         "change_rate",
         "gp4c_ndcg",
+        "pagerank_weighted_change_ratio",
+        "fresh_at_10_fixed_k",
+        "map_at_10_retrieved",
+        "map_at_10_tau0",
     ])?;
     for r in &result.per_unit {
         f.write_record([
@@ -255,6 +259,10 @@ pub fn write_run(dir: &Path, result: &RunResult, corpus: &Corpus) -> anyhow::Res
             r.frontier_pages.to_string(),
             r.change_rate.to_string(),
             r.gp4c_ndcg.to_string(),
+            r.pagerank_weighted_change_ratio.to_string(),
+            r.paper000.fresh_at_10_fixed_k.to_string(),
+            r.paper000.map_at_10_retrieved.to_string(),
+            r.paper000.map_at_10_tau0.to_string(),
         ])?;
     }
     f.flush()?;

@@ -173,6 +173,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             result.mean_change_rate,
             result.mean_gp4c_ndcg
         );
+        println!(
+            "papers 000/002: ChangeRatio weighted by PageRank {:.4}, by view weights {:.4}; top-10 freshness over k = 10 fixed {:.4}; MAP@10 over the relevant retrieved {:.4}, with τ = 0 relevance {:.4}",
+            result.mean_pagerank_weighted_change_ratio,
+            result.mean_weighted_change_ratio,
+            result.mean_fresh_at_10_fixed_k,
+            result.mean_map_at_10_retrieved,
+            result.mean_map_at_10_tau0
+        );
         let d = &result.discovery;
         println!(
             "new pages {}: per unit {:.2} new-page fetches + {:.2} refreshes; {} created, {} never crawled; discovery delay {:.2} units (view-weighted {:.2})",

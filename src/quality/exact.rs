@@ -18,6 +18,19 @@
 //! * **MAP@10**: per query whose live result list is non-empty, the average precision of the
 //!   repository's top 10 against the relevant set R = the live top 10:
 //!   `AP@10 = Σ_{k≤10, result k ∈ R} P@k / |R|`; averaged over those queries.
+//!
+//! Paper 000's own variants ([`Paper000Measures`], reconstructed in SEED-SYSTEMS §1.1: the
+//! paper's formulas are blank in its text), averaged over the queries with a non-empty
+//! repository result list:
+//! * **Top-k freshness, Eq. 8**: `(1/k)·Σ_{i≤k} F(p_i)` with `k = 10` fixed, so a list shorter
+//!   than 10 counts its missing results as not fresh ([`top_k_freshness`]);
+//! * **MAP@10 with the "retrieved" normaliser, Eq. 9**: `AP@10 = Σ_{i≤10} P@i·rel_i /
+//!   Σ_{i≤10} rel_i` (0 when no result is relevant): the paper's judges saw only the top 10, so
+//!   it could only count relevant *retrieved* results ([`average_precision_retrieved`]); with
+//!   the project's relevance (the live top 10, `τ = 1`) and with `τ = 0` — a result is relevant
+//!   when its live copy still matches the query (contains every term; a gone page does not),
+//!   the closer proxy of the paper's two-step manual judgement (summary relevant, then the live
+//!   page relevant).
 
 use rayon::prelude::*;
 
@@ -50,6 +63,13 @@ struct LiveList {
 }
 
 impl LiveList {
+    /// Whether `page`'s live copy matches the query (is in the live result list).
+    fn matches(&self, page: PageId) -> bool {
+        self.by_page
+            .binary_search_by_key(&page, |&(p, _)| p)
+            .is_ok()
+    }
+
     fn score(&self, page: PageId) -> Score {
         match self.by_page.binary_search_by_key(&page, |&(p, _)| p) {
             Ok(i) => self.by_page[i].1,
@@ -172,6 +192,68 @@ pub struct UnitMetrics {
     pub p_at_10: f64,
     /// Numerator of Eq. 5 (absolute quality), for ΔQ comparisons.
     pub absolute_quality: f64,
+    /// Paper 000's top-k freshness and MAP@10 variants.
+    #[serde(flatten)]
+    pub paper000: Paper000Measures,
+}
+
+/// Paper 000's variants of top-10 freshness and MAP@10 (see the module docs), beside the
+/// project's `fresh_at_10` and `map_at_10`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Paper000Measures {
+    /// Top-k freshness with `k = 10` fixed (paper 000 Eq. 8, [`top_k_freshness`]).
+    pub fresh_at_10_fixed_k: f64,
+    /// MAP@10 against the live top 10, normalised by the relevant results retrieved (paper 000
+    /// Eq. 9, [`average_precision_retrieved`]).
+    pub map_at_10_retrieved: f64,
+    /// MAP@10 with `τ = 0` relevance (the live copy still matches the query), normalised by
+    /// the relevant results retrieved: paper 000's closest automatic proxy.
+    pub map_at_10_tau0: f64,
+}
+
+impl Paper000Measures {
+    /// The component-wise mean (`None` for no items), summed in item order.
+    pub fn mean_of(items: impl ExactSizeIterator<Item = Paper000Measures> + Clone) -> Option<Self> {
+        let n = items.len();
+        if n == 0 {
+            return None;
+        }
+        let mean =
+            |f: fn(&Paper000Measures) -> f64| items.clone().map(|m| f(&m)).sum::<f64>() / n as f64;
+        Some(Paper000Measures {
+            fresh_at_10_fixed_k: mean(|m| m.fresh_at_10_fixed_k),
+            map_at_10_retrieved: mean(|m| m.map_at_10_retrieved),
+            map_at_10_tau0: mean(|m| m.map_at_10_tau0),
+        })
+    }
+}
+
+/// Top-k freshness of one result list, paper 000 Eq. (8) (reconstructed, SEED-SYSTEMS §1.1):
+/// `freshness@k(q) = (1/k)·Σ_{i=1}^{k} F(p_i, t)`, `F = 1` when the repository copy of the
+/// `i`-th result is the live one. Divides by `k` even when the list is shorter (the project's
+/// `fresh_at_10` divides by `min(k, n)`). 0 when `k = 0`.
+pub fn top_k_freshness(fresh: &[bool], k: usize) -> f64 {
+    if k == 0 {
+        return 0.0;
+    }
+    fresh.iter().take(k).filter(|&&f| f).count() as f64 / k as f64
+}
+
+/// Average precision of one ranked list normalised by the relevant results *retrieved*, paper
+/// 000 Eq. (9) (reconstructed, SEED-SYSTEMS §1.1): `AP@k = Σ_{i≤k} P@i·rel_i / Σ_{i≤k} rel_i`,
+/// `P@i = (1/i)·Σ_{j≤i} rel_j`, over the first `k` = [`TOP_K`] entries of `relevance`; 0 when no
+/// retrieved result is relevant.
+pub fn average_precision_retrieved(relevance: &[bool]) -> f64 {
+    let (mut hits, mut sum) = (0usize, 0.0);
+    for (i, _) in relevance.iter().take(TOP_K).enumerate().filter(|(_, &r)| r) {
+        hits += 1;
+        sum += hits as f64 / (i + 1) as f64;
+    }
+    if hits == 0 {
+        0.0
+    } else {
+        sum / hits as f64
+    }
 }
 
 /// trec_eval's per-query retrieval measures of one result list at cut-off 10.
@@ -224,6 +306,7 @@ pub fn evaluate(
         absolute: f64,
         fresh: Option<f64>,
         retrieval: Option<RetrievalMeasures>,
+        paper000: Option<Paper000Measures>,
     }
     let table = likelihood_table(likelihood, repository.num_docs() as usize);
     let per_query: Vec<PerQuery> = queries
@@ -236,13 +319,27 @@ pub fn evaluate(
                 .iter()
                 .map(|&key| key as PageId)
                 .collect();
+            let fresh_top: Vec<bool> = top.iter().map(|&p| is_fresh(p)).collect();
             let fresh = (!top.is_empty())
-                .then(|| top.iter().filter(|&&p| is_fresh(p)).count() as f64 / top.len() as f64);
+                .then(|| fresh_top.iter().filter(|&&f| f).count() as f64 / top.len() as f64);
             let retrieval = (!live.top.is_empty()).then(|| retrieval_measures(&top, &live.top));
+            let paper000 = (!top.is_empty()).then(|| {
+                let strict: Vec<bool> = top
+                    .iter()
+                    .map(|p| live.top.binary_search(p).is_ok())
+                    .collect();
+                let matching: Vec<bool> = top.iter().map(|&p| live.matches(p)).collect();
+                Paper000Measures {
+                    fresh_at_10_fixed_k: top_k_freshness(&fresh_top, TOP_K),
+                    map_at_10_retrieved: average_precision_retrieved(&strict),
+                    map_at_10_tau0: average_precision_retrieved(&matching),
+                }
+            });
             PerQuery {
                 absolute: q.frequency * absolute,
                 fresh,
                 retrieval,
+                paper000,
             }
         })
         .collect();
@@ -283,6 +380,16 @@ pub fn evaluate(
                 .collect(),
         ),
         absolute_quality,
+        paper000: {
+            let shown: Vec<Paper000Measures> =
+                per_query.iter().filter_map(|p| p.paper000).collect();
+            // No query with a result: nothing shown is stale or irrelevant (as the others).
+            Paper000Measures::mean_of(shown.iter().copied()).unwrap_or(Paper000Measures {
+                fresh_at_10_fixed_k: 1.0,
+                map_at_10_retrieved: 1.0,
+                map_at_10_tau0: 1.0,
+            })
+        },
     }
 }
 
@@ -461,6 +568,98 @@ mod tests {
         let l3 = 1.0 / 3f64.log2();
         assert!((m.ndcg_at_10 - (1.0 + l3) / (1.0 + l3 + 0.5)).abs() < 1e-12);
         assert!((m.p_at_10 - 0.2).abs() < 1e-12);
+        // Paper 000: freshness over k = 10 fixed → 1/10; both shown results relevant under
+        // either relevance → AP over the retrieved = (1/1 + 2/2)/2 = 1.
+        assert!((m.paper000.fresh_at_10_fixed_k - 0.1).abs() < 1e-12);
+        assert_eq!(m.paper000.map_at_10_retrieved, 1.0);
+        assert_eq!(m.paper000.map_at_10_tau0, 1.0);
+    }
+
+    #[test]
+    fn paper000_relevance_variants_by_hand() {
+        // Query "alpha", TF-IDF. Live: page i has i + 1 "alpha" among 13 words (i = 0..11), so
+        // the live order is 11, 10, …, 0 and the live top 10 is pages 2..=11. The repository
+        // holds the live copies except page 0's, a stale copy of 13 "alpha" that ranks first:
+        // its top 10 is 0, 11, 10, …, 3 — page 0 matches live but is not in the live top 10.
+        let mut v = Vocabulary::new();
+        let text = |k: usize| {
+            let mut words = vec!["alpha"; k];
+            words.resize(13, "x");
+            words.join(" ")
+        };
+        let live_versions: Vec<_> = (0..12)
+            .map(|i| version(&mut v, 0, "", &text(i + 1), vec![]))
+            .collect();
+        let stale0 = version(&mut v, 0, "", &text(13), vec![]);
+        let corpus = Corpus::from_parts(
+            Clock {
+                origin: 0,
+                unit_seconds: 1,
+                units: 1,
+            },
+            live_versions
+                .iter()
+                .enumerate()
+                .map(|(p, ver)| PageTimeline::new(format!("https://t/{p:02}"), vec![ver.clone()]))
+                .collect(),
+            v.clone(),
+        );
+        let queries = vec![MetricQuery {
+            terms: vec![v.get("alpha").unwrap()],
+            frequency: 1.0,
+        }];
+        let i = ViewingLikelihood::default();
+        let live = LiveScores::at(&corpus, 0, ScoringKind::TfIdf);
+        let truth = LiveTruth::compute(&live, &queries, &i);
+        let mut repo = ForwardIndex::new();
+        for (p, ver) in live_versions.iter().enumerate() {
+            let ver = if p == 0 { &stale0 } else { ver };
+            repo.put(
+                p as PageId,
+                ForwardDoc::from_version(corpus.url(p as PageId), ver),
+            );
+        }
+        let scorer = ScoringKind::TfIdf.scorer();
+        let m = evaluate(&repo, scorer.as_ref(), &queries, &truth, &i, &|p| p != 0);
+        // Strict relevance: [0, 1, 1, …, 1] (nine relevant). Σ_{i=2}^{10} P@i = Σ (i−1)/i.
+        let sum: f64 = 1.0 / 2.0
+            + 2.0 / 3.0
+            + 3.0 / 4.0
+            + 4.0 / 5.0
+            + 5.0 / 6.0
+            + 6.0 / 7.0
+            + 7.0 / 8.0
+            + 8.0 / 9.0
+            + 9.0 / 10.0;
+        // The project's MAP@10 divides by |live top 10| = 10, paper 000's by the 9 retrieved.
+        assert!(
+            (m.search.map_at_10 - sum / 10.0).abs() < 1e-12,
+            "{}",
+            m.search.map_at_10
+        );
+        assert!((m.paper000.map_at_10_retrieved - sum / 9.0).abs() < 1e-12);
+        // τ = 0: page 0's live copy still contains "alpha": all ten relevant.
+        assert_eq!(m.paper000.map_at_10_tau0, 1.0);
+        // Ten results, nine fresh: both freshness forms give 0.9.
+        assert!((m.search.fresh_at_10 - 0.9).abs() < 1e-12);
+        assert!((m.paper000.fresh_at_10_fixed_k - 0.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn paper000_formulas_by_hand() {
+        assert_eq!(top_k_freshness(&[true, false, true], 10), 0.2);
+        assert_eq!(top_k_freshness(&[true, true], 2), 1.0);
+        assert_eq!(top_k_freshness(&[], 0), 0.0);
+        // Relevant at 2 and 4: (1/2 + 2/4) / 2.
+        assert_eq!(
+            average_precision_retrieved(&[false, true, false, true]),
+            0.5
+        );
+        assert_eq!(average_precision_retrieved(&[false, false]), 0.0);
+        // Only the first 10 count: a relevant 11th result changes nothing.
+        let mut long = vec![false; 10];
+        long.push(true);
+        assert_eq!(average_precision_retrieved(&long), 0.0);
     }
 
     /// The straightforward metrics: every list fully ranked, live scores looked up per hit,
@@ -477,6 +676,7 @@ mod tests {
         let mut tops = Vec::new();
         let (mut absolute_quality, mut fresh, mut aps) = (0.0, Vec::new(), Vec::new());
         let (mut ndcgs, mut precisions) = (Vec::new(), Vec::new());
+        let (mut fixed_k, mut retrieved, mut tau0) = (Vec::new(), Vec::new(), Vec::new());
         for q in queries {
             let live_list = live.ranked(&q.terms);
             let q_ideal: f64 = live_list
@@ -505,6 +705,24 @@ mod tests {
                 fresh.push(
                     top.iter().filter(|h| is_fresh(h.page)).count() as f64 / top.len() as f64,
                 );
+                fixed_k.push(top.iter().filter(|h| is_fresh(h.page)).count() as f64 / 10.0);
+                // Paper 000's AP: precision at each relevant result over the relevant retrieved.
+                let ap = |relevant: &dyn Fn(PageId) -> bool| {
+                    let (mut hits, mut sum) = (0.0, 0.0);
+                    for (k, h) in top.iter().enumerate() {
+                        if relevant(h.page) {
+                            hits += 1.0;
+                            sum += hits / (k + 1) as f64;
+                        }
+                    }
+                    if hits > 0.0 {
+                        sum / hits
+                    } else {
+                        0.0
+                    }
+                };
+                retrieved.push(ap(&|p| live_top.contains(&p)));
+                tau0.push(ap(&|p| live_list.iter().any(|h| h.page == p)));
             }
             if !live_top.is_empty() {
                 let (mut hits, mut sum) = (0usize, 0.0);
@@ -552,6 +770,11 @@ mod tests {
             ndcg_at_10: mean(ndcgs),
             p_at_10: mean(precisions),
             absolute_quality,
+            paper000: Paper000Measures {
+                fresh_at_10_fixed_k: mean(fixed_k),
+                map_at_10_retrieved: mean(retrieved),
+                map_at_10_tau0: mean(tau0),
+            },
         };
         (ideal, tops, metrics)
     }

@@ -249,6 +249,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
                 new_pages: info.new_page_report.summary.unwrap_or_default(),
                 mean_change_rate: None,
                 mean_gp4c_ndcg: None,
+                paper: info.paper_measures,
             },
         );
     }
@@ -313,6 +314,7 @@ mod tests {
             new_pages: Default::default(),
             mean_change_rate: None,
             mean_gp4c_ndcg: None,
+            paper: Default::default(),
         }
     }
 

@@ -32,7 +32,7 @@ use crate::quality::search_quality::optional_mean_keys;
 use crate::quality::SearchQuality;
 use crate::querylog::term_workload::TermWorkload;
 use crate::querylog::workload::Workload;
-use crate::sim::compare::NewPageSummary;
+use crate::sim::compare::{NewPageSummary, PaperMeasures};
 use crate::sim::run::DiscoveryDelay;
 use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, UnitRecord};
 
@@ -219,6 +219,11 @@ pub struct RunInfo {
     pub mean: Option<SearchQuality>,
     /// Mean obsolete pages per unit over the units done (paper 004's measure).
     pub mean_obsolete_pages: Option<f64>,
+    /// Papers 000 and 002's measures over the units done (absent before the first unit):
+    /// `mean_change_ratio`, the view- and PageRank-weighted ChangeRatio, paper 000's top-k
+    /// freshness and MAP@10 variants.
+    #[serde(flatten)]
+    pub paper_measures: PaperMeasures,
     /// When new pages are crawled, how B went to new pages and refreshes and how soon new
     /// pages were crawled (boxed: a run event stays small).
     #[serde(flatten)]
@@ -280,6 +285,7 @@ impl Run {
                     .sum::<f64>()
                     / s.history.len() as f64
             }),
+            paper_measures: PaperMeasures::of_units(&s.history),
             new_page_report: Box::new(RunNewPages {
                 new_pages: self.spec.new_pages,
                 summary: (!s.history.is_empty()).then(|| {

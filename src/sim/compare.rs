@@ -149,6 +149,49 @@ pub struct SweepPoint {
     /// Mean gp4c NDCG@B of the schedule (paper 001's code), when the run reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_gp4c_ndcg: Option<f64>,
+    /// Papers 000 and 002's measures of the run.
+    #[serde(flatten)]
+    pub paper: PaperMeasures,
+}
+
+/// The measures of papers 000 and 002 over a run's units (means), when it reported them:
+/// ChangeRatio, weighted by view weights and by PageRank (paper 002 Eq. 10–11), and paper 000's
+/// top-k freshness and MAP@10 variants (Eq. 8–9, see [`crate::quality::exact`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PaperMeasures {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_change_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_weighted_change_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_pagerank_weighted_change_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_fresh_at_10_fixed_k: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_map_at_10_retrieved: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_map_at_10_tau0: Option<f64>,
+}
+
+impl PaperMeasures {
+    /// The means over `units` (all `None` for no unit), as [`super::run::RunResult`]'s
+    /// `mean_*` fields compute them.
+    pub fn of_units(units: &[super::run::UnitRecord]) -> Self {
+        if units.is_empty() {
+            return PaperMeasures::default();
+        }
+        let n = units.len() as f64;
+        let mean =
+            |f: fn(&super::run::UnitRecord) -> f64| Some(units.iter().map(f).sum::<f64>() / n);
+        PaperMeasures {
+            mean_change_ratio: mean(|r| r.change_ratio),
+            mean_weighted_change_ratio: mean(|r| r.weighted_change_ratio),
+            mean_pagerank_weighted_change_ratio: mean(|r| r.pagerank_weighted_change_ratio),
+            mean_fresh_at_10_fixed_k: mean(|r| r.paper000.fresh_at_10_fixed_k),
+            mean_map_at_10_retrieved: mean(|r| r.paper000.map_at_10_retrieved),
+            mean_map_at_10_tau0: mean(|r| r.paper000.map_at_10_tau0),
+        }
+    }
 }
 
 /// A run's new-page figures (see [`crate::sim::run::DiscoveryDelay`]), when it reported them.
@@ -205,6 +248,9 @@ pub struct CurvePoint {
     /// Mean gp4c NDCG@B of the schedule (paper 001's code), when the run reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_gp4c_ndcg: Option<f64>,
+    /// Papers 000 and 002's measures of the point's run.
+    #[serde(flatten)]
+    pub paper: PaperMeasures,
 }
 
 /// A cell of the Fig. 4 table.
@@ -293,6 +339,7 @@ pub fn sweep(
                 new_pages: NewPageSummary::of(&r),
                 mean_change_rate: Some(r.mean_change_rate),
                 mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
+                paper: PaperMeasures::of_units(&r.per_unit),
             })
         })
         .collect::<Result<_, SweepError>>()?;
@@ -367,6 +414,7 @@ pub fn best_curves(
                     new_pages: p.new_pages,
                     mean_change_rate: p.mean_change_rate,
                     mean_gp4c_ndcg: p.mean_gp4c_ndcg,
+                    paper: p.paper,
                 });
             }
         }
@@ -422,6 +470,7 @@ mod tests {
             new_pages: NewPageSummary::default(),
             mean_change_rate: None,
             mean_gp4c_ndcg: None,
+            paper: PaperMeasures::default(),
         }
     }
 

@@ -8,7 +8,7 @@ use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
 use crate::crawl::{CrawlState, NewPages, SnapshotFetcher};
 use crate::index::{IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
-use crate::quality::exact::{evaluate, UnitMetrics};
+use crate::quality::exact::{evaluate, Paper000Measures, UnitMetrics};
 use crate::quality::measure::DeltaQMethod;
 use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
@@ -89,6 +89,14 @@ pub struct UnitRecord {
     pub change_ratio: f64,
     /// Weighted ChangeRatio (paper 002 Eq. 10), page weights = view weights scaled to mean 1.
     pub weighted_change_ratio: f64,
+    /// Weighted ChangeRatio with paper 002's weights: the PageRank of the held-copy link graph
+    /// at the start of the unit (what the crawler held when it chose), scaled to mean 1 over
+    /// the held pages; a page held by no copy then (a first crawl) weighs 0.
+    pub pagerank_weighted_change_ratio: f64,
+    /// Paper 000's top-k freshness and MAP@10 variants (`fresh_at_10_fixed_k`,
+    /// `map_at_10_retrieved`, `map_at_10_tau0`).
+    #[serde(flatten)]
+    pub paper000: Paper000Measures,
     /// NDCG@B of the refresh *schedule* against the pages whose copy was stale (paper 001
     /// Eq. 2–3); the same value as [`schedule_ndcg`](Self::schedule_ndcg), kept under its
     /// first name. Not a retrieval measure: see [`ndcg_at_10`](Self::ndcg_at_10).
@@ -137,6 +145,16 @@ pub struct RunResult {
     /// Mean P@10 (trec_eval's `P_10`).
     pub mean_p_at_10: f64,
     pub mean_change_ratio: f64,
+    /// Mean view-weighted ChangeRatio (paper 002 Eq. 10–11).
+    pub mean_weighted_change_ratio: f64,
+    /// Mean PageRank-weighted ChangeRatio (paper 002 Eq. 10–11 with its PageRank weights).
+    pub mean_pagerank_weighted_change_ratio: f64,
+    /// Mean top-k freshness with k = 10 fixed (paper 000 Eq. 8).
+    pub mean_fresh_at_10_fixed_k: f64,
+    /// Mean MAP@10 normalised by the relevant results retrieved (paper 000 Eq. 9).
+    pub mean_map_at_10_retrieved: f64,
+    /// The same with `τ = 0` relevance (the live copy still matches the query).
+    pub mean_map_at_10_tau0: f64,
     /// Mean schedule NDCG@B (the same as `mean_schedule_ndcg`; kept under its first name).
     pub mean_ndcg: f64,
     /// Mean NDCG@B of the refresh schedule (paper 001), not a retrieval measure.
@@ -316,15 +334,28 @@ pub fn run_with(
                 })
                 .collect()
         };
+        // Paper 002's weights: PageRank of the copies held when the policy chose, mean 1.
+        let pagerank_weight: Vec<f64> = {
+            let knowledge = refresher.crawl().knowledge();
+            let held = knowledge.graph().nodes().len() as f64;
+            knowledge.pagerank().iter().map(|r| r * held).collect()
+        };
         let step = refresher.step(unit)?;
-        let (mut changed_count, mut weighted, mut estimated) = (0usize, 0.0, 0.0);
+        let (mut changed_count, mut estimated) = (0usize, 0.0);
         for o in step.refresh_outcomes() {
-            if o.changed {
-                changed_count += 1;
-                weighted += env.view_weight[o.page as usize] * weight_scale;
-            }
+            changed_count += usize::from(o.changed);
             estimated += o.delta_q;
         }
+        let weighted_by = |weight: &dyn Fn(PageId) -> f64| {
+            schedule_metrics::weighted_change_ratio(
+                step.refresh_outcomes()
+                    .iter()
+                    .map(|o| (o.changed, weight(o.page))),
+            )
+        };
+        let weighted = weighted_by(&|p| env.view_weight[p as usize] * weight_scale);
+        let pagerank_weighted =
+            weighted_by(&|p| pagerank_weight.get(p as usize).copied().unwrap_or(0.0));
         let repo = refresher.repository();
         let crawl = refresher.crawl();
         let fresh = |p: PageId| is_fresh(corpus, p, crawl.held_unit(p), unit);
@@ -383,7 +414,9 @@ pub fn run_with(
             } else {
                 0.0
             },
-            weighted_change_ratio: if n > 0 { weighted / n as f64 } else { 0.0 },
+            weighted_change_ratio: weighted,
+            pagerank_weighted_change_ratio: pagerank_weighted,
+            paper000: metrics.paper000,
             ndcg: schedule_ndcg,
             schedule_ndcg,
             obsolete_pages,
@@ -434,6 +467,11 @@ pub fn run_with(
         mean_ndcg_at_10: mean(&|r| r.ndcg_at_10),
         mean_p_at_10: mean(&|r| r.p_at_10),
         mean_change_ratio: mean(&|r| r.change_ratio),
+        mean_weighted_change_ratio: mean(&|r| r.weighted_change_ratio),
+        mean_pagerank_weighted_change_ratio: mean(&|r| r.pagerank_weighted_change_ratio),
+        mean_fresh_at_10_fixed_k: mean(&|r| r.paper000.fresh_at_10_fixed_k),
+        mean_map_at_10_retrieved: mean(&|r| r.paper000.map_at_10_retrieved),
+        mean_map_at_10_tau0: mean(&|r| r.paper000.map_at_10_tau0),
         mean_ndcg: mean(&|r| r.ndcg),
         mean_schedule_ndcg: mean(&|r| r.schedule_ndcg),
         mean_obsolete_pages: mean(&|r| r.obsolete_pages as f64),
@@ -481,6 +519,7 @@ pub fn refresher_for<'e>(
         view_weight: &env.view_weight,
         history: (config.mode == FitMode::Oracle).then_some(&env.history),
         seed: config.seed,
+        crawl: None,
     };
     let measure = measurement(
         &repo,

@@ -1,5 +1,5 @@
 //! Paper 001's measures of a refresh schedule, as the authors' code computes them: ChangeRate
-//! and the gp4c variant of NDCG@k. Shared by the simulator's judge ([`super::run`]) and the
+//! and the gp4c variant of NDCG@k; and paper 002's weighted ChangeRatio. Shared by the simulator's judge ([`super::run`]) and the
 //! GP4C crawl simulation ([`crate::learn::gp4c`]).
 //!
 //! They sit beside the project's older schedule measures: `change_ratio` divides by the pages
@@ -16,6 +16,25 @@ pub fn change_rate(changed: usize, k: usize) -> f64 {
     } else {
         changed as f64 / k as f64
     }
+}
+
+/// Weighted ChangeRatio of one cycle, paper 002 Eq. (10)–(11) (Cho & Ntoulas' measure, which
+/// paper 000 §6.1 also reports): `C_i^w = Σ_{p∈D_i} w_p·I_1(p) / |D_i|`, `I_1(p) = 1` iff the
+/// downloaded page `p` had changed; `refreshed` holds `(changed, w_p)` per page downloaded, in
+/// fetch order. With weights of mean 1 (the judge scales view weights and PageRank so),
+/// `C^w = C` when all weights are equal. 0 when nothing was downloaded.
+pub fn weighted_change_ratio(refreshed: impl ExactSizeIterator<Item = (bool, f64)>) -> f64 {
+    let n = refreshed.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let mut sum = 0.0;
+    for (changed, weight) in refreshed {
+        if changed {
+            sum += weight;
+        }
+    }
+    sum / n as f64
 }
 
 /// NDCG@k of a schedule, paper 001 Eq. (2)–(3) as the authors' code computes it
@@ -55,6 +74,17 @@ mod tests {
         assert_eq!(change_rate(0, 0), 0.0);
         // Fewer pages refreshed than the budget still count against it.
         assert_eq!(change_rate(2, 8), 0.25);
+    }
+
+    #[test]
+    fn weighted_change_ratio_by_hand() {
+        // Weights 2, 0.5, 1.5 (mean 4/3); pages 1 and 3 changed: (2 + 1.5) / 3.
+        let got = weighted_change_ratio([(true, 2.0), (false, 0.5), (true, 1.5)].into_iter());
+        assert!((got - 3.5 / 3.0).abs() < 1e-12, "{got}");
+        // Equal weights 1: the plain ChangeRatio.
+        let plain = weighted_change_ratio([(true, 1.0), (false, 1.0)].into_iter());
+        assert_eq!(plain, 0.5);
+        assert_eq!(weighted_change_ratio(std::iter::empty()), 0.0);
     }
 
     #[test]
