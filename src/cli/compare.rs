@@ -185,8 +185,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         write_outputs(dir, &comparisons)?;
     }
     if args.json {
-        println!("{}", to_json(&comparisons));
+        let mut value = to_json(&comparisons);
+        value["collections"] = super::inputs::collections_json(&loaded.corpus);
+        println!("{value}");
     } else {
+        super::inputs::print_collections(&loaded.corpus);
         for c in &comparisons {
             print_summary(c);
         }

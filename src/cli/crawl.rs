@@ -236,11 +236,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let log = args.workload.read(&args.log)?;
     let judge = match &args.judge_with {
         Some(path) => {
-            let (corpus, _) = CorpusArgs {
-                corpus: path.clone(),
-                unit_days: args.judge_unit_days,
-            }
-            .load()?;
+            let (corpus, _) = CorpusArgs::single(path.clone(), args.judge_unit_days).load()?;
             Some(corpus)
         }
         None => None,

@@ -47,10 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.out.display()
     );
     let site = generate_site(&config, &args.out)?;
-    let corpus = CorpusArgs {
-        corpus: site.corpus_dir.clone(),
-        unit_days: 7,
-    };
+    let corpus = CorpusArgs::single(site.corpus_dir.clone(), 7);
     let workload = WorkloadArgs {
         layout: None,
         keep_repeats: false,

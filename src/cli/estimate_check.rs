@@ -116,9 +116,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if let Some(map) = v.as_object_mut() {
             map.remove("pair_checks");
             map.remove("forecast");
+            map.insert(
+                "collections".to_string(),
+                super::inputs::collections_json(&loaded.corpus),
+            );
         }
         println!("{v}");
     } else {
+        super::inputs::print_collections(&loaded.corpus);
         println!(
             "single-term ΔQ estimate (paper 003) vs brute force over {} sampled refreshes ({} scoring): Spearman ρ = {:.3}, median relative error = {:.3}",
             check.pairs, env.config.scoring, check.spearman, check.median_relative_error

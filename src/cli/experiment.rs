@@ -142,7 +142,7 @@ impl ExperimentArgs {
         if corpus.units() < 2 {
             anyhow::bail!(
                 "{}: the corpus spans {} time unit(s); a simulation needs at least 2",
-                self.corpus.corpus.display(),
+                self.corpus.display(),
                 corpus.units()
             );
         }

@@ -39,7 +39,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if corpus.units() < 2 {
         anyhow::bail!(
             "{}: the corpus spans {} time unit(s); a change string needs at least 2",
-            args.corpus.corpus.display(),
+            args.corpus.display(),
             corpus.units()
         );
     }

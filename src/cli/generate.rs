@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use refresher::corpus::generate::{generate_site, GeneratorConfig};
+use refresher::corpus::generate::{
+    generate_site, ChangeCorrelation, CorrelationGroups, GeneratorConfig,
+};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -27,9 +29,38 @@ pub struct Args {
     /// Collection name (WARC files are NAME-00000.warc.gz, ...).
     #[arg(long, default_value_t = GeneratorConfig::default().name)]
     name: String,
+    /// Start of week 0, a date (UTC midnight), e.g. 2013-03-03.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
+    start_date: Option<i64>,
+    /// Host of the one-site wiki (several sites are site1.example, ...).
+    #[arg(long, default_value_t = GeneratorConfig::default().host)]
+    host: String,
+    /// Sites (hosts site1.example, ...), each a directory tree; 1 is the flat one-site wiki.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    sites: u64,
+    /// How strongly pages of a group share their change rate and weekly change events: none,
+    /// moderate, strong or a number in [0, 1] (0 = independent pages).
+    #[arg(long, value_name = "STRENGTH", default_value = "none", value_parser = ChangeCorrelation::parse_strength)]
+    change_correlation: f64,
+    /// Which groups correlate, comma-separated: directory, site, links (a page and the pages
+    /// it links to).
+    #[arg(long, value_name = "GROUPS", default_value = "directory", value_parser = CorrelationGroups::parse)]
+    correlate: CorrelationGroups,
     /// Print the full ground truth as JSON instead of the summary.
     #[arg(long)]
     json: bool,
+}
+
+/// `YYYY-MM-DD` → Unix seconds of that day's midnight, UTC.
+fn parse_date(s: &str) -> Result<i64, String> {
+    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .map(|d| {
+            d.and_hms_opt(0, 0, 0)
+                .expect("midnight")
+                .and_utc()
+                .timestamp()
+        })
+        .map_err(|e| format!("`{s}` is not a YYYY-MM-DD date ({e})"))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -40,7 +71,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         queries: args.queries,
         max_file_bytes: args.max_file_mb.max(1) << 20,
         name: args.name,
-        ..GeneratorConfig::default()
+        sites: usize::try_from(args.sites)?,
+        host: args.host,
+        origin: args.start_date.unwrap_or(GeneratorConfig::default().origin),
+        correlation: ChangeCorrelation {
+            strength: args.change_correlation,
+            groups: args.correlate,
+        },
     };
     let site = generate_site(&config, &args.out)?;
     let t = &site.truth;
@@ -96,6 +133,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "in-links: max {}, median {}",
         t.max_in_links, t.median_in_links
     );
+    if t.sites.len() > 1 || config.correlation.is_active() {
+        let sites: Vec<String> = t
+            .sites
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} ({} pages, {} directories)",
+                    s.host, s.pages, s.directories
+                )
+            })
+            .collect();
+        println!("sites: {}", sites.join(", "));
+        println!(
+            "change correlation {} within {}",
+            config.correlation.strength,
+            config.correlation.groups.names()
+        );
+    }
     let l = &t.log;
     println!(
         "log: {} lines ({} with clicks, {} off-site, {} result-page repeats), {} users, {} distinct queries",

@@ -107,10 +107,7 @@ fn matrix(source: &OptionalCorpus) -> anyhow::Result<ChangeMatrix> {
         return Ok(m);
     }
     let corpus = source.corpus.clone().expect("clap requires one source");
-    let args = CorpusArgs {
-        corpus,
-        unit_days: source.unit_days,
-    };
+    let args = CorpusArgs::single(corpus, source.unit_days);
     let (corpus, _report) = args.load()?;
     Ok(ChangeMatrix::from_corpus(&corpus))
 }

@@ -42,12 +42,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         out.insert("ingest".to_string(), serde_json::to_value(&report)?);
         out.insert("seconds".to_string(), Value::from(seconds));
+        out.insert(
+            "collections".to_string(),
+            super::inputs::collections_json(&corpus),
+        );
         if let Some(log) = log {
             out.extend(log);
         }
         println!("{}", Value::Object(out));
     } else {
-        print_readable(&args.corpus.corpus, &summary, &report, seconds);
+        print_readable(&args.corpus.display(), &summary, &report, seconds);
+        super::inputs::print_collections(&corpus);
         if let Some(log) = log {
             print_log(&log);
         }
@@ -55,10 +60,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_readable(path: &Path, summary: &CorpusSummary, report: &IngestReport, seconds: f64) {
+fn print_readable(path: &str, summary: &CorpusSummary, report: &IngestReport, seconds: f64) {
     println!(
         "corpus {}: {} file(s), {} records ({} ok, {} gone, {} other) in {:.1} s, {:.1} MB of HTTP bodies",
-        terminal_safe(&path.display().to_string()),
+        terminal_safe(path),
         report.files,
         report.records,
         report.responses_ok,

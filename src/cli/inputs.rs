@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use refresher::corpus::ingest::{load_corpus, IngestOptions, IngestReport};
+use refresher::corpus::ingest::{collection_paths, load_collections, IngestOptions, IngestReport};
 use refresher::corpus::Corpus;
 use refresher::querylog::layouts::{read_log, ReadOptions, DEFAULT_MAX_SKIPPED_SHARE};
 use refresher::querylog::workload::{RelevanceFilter, Workload, WorkloadOptions};
@@ -14,12 +14,15 @@ use refresher::querylog::{LogLayout, QueryLog};
 /// Flags that say how to read the corpus.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CorpusArgs {
-    /// A WARC file (`.warc` or `.warc.gz`) or a directory of them.
-    #[arg(long)]
-    pub corpus: PathBuf,
-    /// Length of one time unit in days.
-    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
-    pub unit_days: u32,
+    /// A WARC file (`.warc` or `.warc.gz`), a directory of them, or a directory of collection
+    /// folders. Repeat for several collections: each is aligned at its own first unit (unit 0
+    /// = each collection's first capture period) and each host is a site.
+    #[arg(long, required = true)]
+    pub corpus: Vec<PathBuf>,
+    /// Length of one time unit in days: once for every collection, or once per --corpus (in
+    /// the same order; aligned collections must have equally long units).
+    #[arg(long, default_value = "7", value_parser = clap::value_parser!(u32).range(1..))]
+    pub unit_days: Vec<u32>,
 }
 
 /// Flags that say how to turn a query log into a workload.
@@ -57,13 +60,99 @@ pub fn parse_share(s: &str) -> Result<f64, String> {
 }
 
 impl CorpusArgs {
-    pub fn load(&self) -> anyhow::Result<(Corpus, IngestReport)> {
-        let options = IngestOptions {
-            unit_seconds: i64::from(self.unit_days) * 24 * 3600,
-            origin: None,
+    /// One corpus path with the default unit (for commands that build the arguments).
+    pub fn single(corpus: PathBuf, unit_days: u32) -> CorpusArgs {
+        CorpusArgs {
+            corpus: vec![corpus],
+            unit_days: vec![unit_days],
+        }
+    }
+
+    /// The `--corpus` paths as given, for messages.
+    pub fn display(&self) -> String {
+        self.corpus
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Every collection with its options: each `--corpus` expanded (a directory of collection
+    /// folders is one collection per folder), with its `--unit-days`.
+    fn sources(&self) -> anyhow::Result<Vec<(PathBuf, IngestOptions)>> {
+        let per_corpus = match (self.unit_days.len(), self.corpus.len()) {
+            (1, n) => vec![self.unit_days[0]; n],
+            (u, n) if u == n => self.unit_days.clone(),
+            (u, n) => anyhow::bail!(
+                "--unit-days is given {u} times for {n} --corpus: give it once for every \
+                 collection or once per --corpus"
+            ),
         };
-        load_corpus(&self.corpus, &options)
-            .with_context(|| format!("reading corpus {}", self.corpus.display()))
+        let mut sources = Vec::new();
+        for (path, &days) in self.corpus.iter().zip(&per_corpus) {
+            let options = IngestOptions {
+                unit_seconds: i64::from(days) * 24 * 3600,
+                origin: None,
+            };
+            for collection in collection_paths(path)
+                .with_context(|| format!("reading corpus {}", path.display()))?
+            {
+                sources.push((collection, options.clone()));
+            }
+        }
+        Ok(sources)
+    }
+
+    pub fn load(&self) -> anyhow::Result<(Corpus, IngestReport)> {
+        let sources = self.sources()?;
+        load_collections(&sources).with_context(|| format!("reading corpus {}", self.display()))
+    }
+}
+
+/// The corpus's collections and how they were aligned, for JSON outputs (`collections`).
+pub fn collections_json(corpus: &Corpus) -> serde_json::Value {
+    serde_json::json!({
+        "alignment": "first-unit",
+        "unit_seconds": corpus.clock.unit_seconds,
+        "list": corpus.collections,
+    })
+}
+
+/// The collections in text: one line per collection when there are several (a single
+/// collection's dates are in the usual outputs already); nothing for one.
+pub fn collection_lines(corpus: &Corpus) -> Vec<String> {
+    if corpus.collections.len() < 2 {
+        return Vec::new();
+    }
+    let mut lines = vec![format!(
+        "{} collections, each aligned at its own first unit (unit 0 = each collection's first \
+         capture period, units of {} days):",
+        corpus.collections.len(),
+        corpus.clock.unit_seconds as f64 / 86_400.0
+    )];
+    for c in &corpus.collections {
+        let sites: Vec<String> = c
+            .sites
+            .iter()
+            .map(|s| format!("{} {}", s.host, s.pages))
+            .collect();
+        lines.push(format!(
+            "  {}: captured {} .. {}, units 0..{}, {} pages ({})",
+            c.path,
+            c.first_capture_date,
+            c.last_capture_date,
+            c.units.saturating_sub(1),
+            c.pages,
+            sites.join(", ")
+        ));
+    }
+    lines
+}
+
+/// [`collection_lines`] on stdout.
+pub fn print_collections(corpus: &Corpus) {
+    for line in collection_lines(corpus) {
+        println!("{}", refresher::report::terminal_safe(&line));
     }
 }
 

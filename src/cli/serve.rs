@@ -124,6 +124,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         corpus.units(),
         started.elapsed().as_secs_f64()
     );
+    for line in super::inputs::collection_lines(&corpus) {
+        eprintln!("{line}");
+    }
     let workload = match &args.log {
         Some(path) => {
             let log = args.workload.read(path)?;

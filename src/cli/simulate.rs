@@ -150,8 +150,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "environment": environment_seconds,
             "run": run_seconds,
         });
+        value["collections"] = super::inputs::collections_json(&loaded.corpus);
         println!("{value}");
     } else {
+        super::inputs::print_collections(&loaded.corpus);
         println!(
             "{label}, B = {}, {} mode, {} scoring, ΔQ {}, {} units, {} workload queries",
             result.budget,

@@ -5,7 +5,14 @@
 //! shows, so we parse. Text is whitespace-normalised, and element boundaries of block-level
 //! elements (and `<br>`) become spaces so `<li>a</li><li>b</li>` yields `a b`, while inline
 //! markup (`<b>Em</b>acs`) does not split words.
+//!
+//! The same walk counts the structural features paper 000 (Tan & Mitra, TOIS 2010, §3.1)
+//! clusters pages by: `<img>` and `<table>` elements and distinct e-mail addresses.
 
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
 use scraper::{Html, Node};
 use url::Url;
 
@@ -20,6 +27,36 @@ pub struct ExtractedPage {
     /// `href`s of `<a>` and `<area>` elements resolved against the page URL, fragment dropped,
     /// http(s) only, in document order, deduplicated.
     pub links: Vec<String>,
+    /// Number of `<img>` elements (hidden ones included: they are markup, not text).
+    pub images: u32,
+    /// Number of `<table>` elements, nested tables included.
+    pub tables: u32,
+    /// Distinct e-mail addresses (case-insensitive): `mailto:` targets of `<a>`/`<area>`
+    /// together with addresses written in the visible text.
+    pub emails: u32,
+}
+
+/// An address as people write them in text: RFC 5322's common `local@domain.tld` shape, not
+/// its full grammar (quoted local parts and address literals are rare on the Web).
+static EMAIL_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}")
+        .expect("valid e-mail pattern")
+});
+
+/// The addresses of a `mailto:` href (several may be comma-separated; `?subject=…` dropped),
+/// lower-cased; `None` when `href` is not a mailto link.
+fn mailto_addresses(href: &str) -> Option<impl Iterator<Item = String> + '_> {
+    let href = href.trim();
+    let scheme = href.get(..7)?;
+    if !scheme.eq_ignore_ascii_case("mailto:") {
+        return None;
+    }
+    let to = href[7..].split('?').next().unwrap_or("");
+    Some(
+        to.split(',')
+            .map(|a| a.trim().to_ascii_lowercase())
+            .filter(|a| a.contains('@')),
+    )
 }
 
 /// Elements whose content is never shown as page text.
@@ -109,6 +146,7 @@ pub fn extract(html: &str, base: Option<&Url>) -> ExtractedPage {
     // Depth of hidden elements we are inside; text is kept only at depth 0.
     let mut hidden = 0usize;
     let mut seen_links = std::collections::HashSet::new();
+    let mut emails: BTreeSet<String> = BTreeSet::new();
     // Iterative depth-first walk (no recursion: deeply nested markup must not overflow the
     // stack); `true` marks the closing visit of an element.
     let mut stack = vec![(doc.tree.root(), false)];
@@ -139,10 +177,19 @@ pub fn extract(html: &str, base: Option<&Url>) -> ExtractedPage {
                 } else if hidden == 0 && is_block(name) {
                     push_space(&mut page.text);
                 }
+                match name {
+                    "img" => page.images += 1,
+                    "table" => page.tables += 1,
+                    _ => {}
+                }
                 if name == "a" || name == "area" {
-                    if let Some(link) = el.attr("href").and_then(|h| resolve(h, base)) {
-                        if seen_links.insert(link.clone()) {
-                            page.links.push(link);
+                    if let Some(href) = el.attr("href") {
+                        if let Some(addresses) = mailto_addresses(href) {
+                            emails.extend(addresses);
+                        } else if let Some(link) = resolve(href, base) {
+                            if seen_links.insert(link.clone()) {
+                                page.links.push(link);
+                            }
                         }
                     }
                 }
@@ -162,6 +209,12 @@ pub fn extract(html: &str, base: Option<&Url>) -> ExtractedPage {
     }
     trim_end_space(&mut page.title);
     trim_end_space(&mut page.text);
+    emails.extend(
+        EMAIL_IN_TEXT
+            .find_iter(&page.text)
+            .map(|m| m.as_str().to_ascii_lowercase()),
+    );
+    page.emails = emails.len() as u32;
     page
 }
 
@@ -236,6 +289,30 @@ mod tests {
                 "https://www.emacswiki.org/emacs/Third",
             ]
         );
+    }
+
+    #[test]
+    fn structural_counts() {
+        let html = r#"<html><head><title>T</title></head><body>
+            <p>Write to Someone@Example.org or help@site1.example, not to a@b or @x.org.</p>
+            <img src="a.png"><p><img src="b.png" alt="b"></p>
+            <table><tr><td><table><tr><td>inner</td></tr></table></td></tr></table>
+            <a href="mailto:someone@example.org?subject=hi">mail</a>
+            <a href="MAILTO:x@y.com,z@w.net">two</a>
+            <div><img src="c.png"/></div>
+            <a href="/page">a link</a></body></html>"#;
+        let page = extract(html, Some(&base()));
+        assert_eq!(page.images, 3);
+        assert_eq!(page.tables, 2);
+        // someone@example.org (text and mailto, once), help@site1.example, x@y.com, z@w.net.
+        assert_eq!(page.emails, 4);
+        assert_eq!(page.links, vec!["https://www.emacswiki.org/page"]);
+    }
+
+    #[test]
+    fn no_markup_counts_zero() {
+        let page = extract("<p>plain words only</p>", None);
+        assert_eq!((page.images, page.tables, page.emails), (0, 0, 0));
     }
 
     #[test]

@@ -42,7 +42,9 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::html::{self, ExtractedPage};
 use super::warc_reader::{ResponseRecord, RevisitRecord, WarcFile, WarcItem};
-use super::{clock::WEEK_SECONDS, Clock, Corpus, PageId, PageTimeline, PageVersion, Unit};
+use super::{
+    clock::WEEK_SECONDS, Clock, Corpus, PageCounts, PageId, PageTimeline, PageVersion, Unit,
+};
 use crate::error::{InputError, SkippedInput};
 use crate::progress;
 use crate::text::{Analyzer, TermCounts, Vocabulary};
@@ -117,6 +119,8 @@ pub(crate) struct Capture {
     pub status: u16,
     pub content_hash: u64,
     pub page: ExtractedPage,
+    /// Sizes and element counts (zero for gone captures).
+    pub counts: PageCounts,
     /// Distinct analyzed terms of the indexed text, in first-occurrence order, with counts.
     pub terms: Vec<(String, u32)>,
     /// Number of tokens of the indexed text.
@@ -125,6 +129,8 @@ pub(crate) struct Capture {
     pub payload_digest: Option<String>,
     /// Built from a `revisit` record (a copy of the capture it refers to).
     pub revisit: bool,
+    /// Index of the collection the capture was read from (its clock's origin).
+    pub collection: u32,
 }
 
 /// The WARC files `path` stands for: itself, or the `*.warc` / `*.warc.gz` files of a
@@ -173,7 +179,8 @@ struct ReadStats {
     revisits: Vec<(u64, usize, RevisitRecord)>,
 }
 
-/// Reads a WARC file or every `.warc`/`.warc.gz` file of a directory into a corpus.
+/// Reads a corpus: a WARC file, a directory of them, or a directory of collection folders
+/// (each a directory of WARC files; see [`collection_paths`]).
 ///
 /// Files are read in name order; see the module doc for the timeline rules and
 /// [`super::warc_reader`] for which bad input is an error and which a counted skip.
@@ -181,23 +188,239 @@ pub fn load_corpus(
     path: &Path,
     options: &IngestOptions,
 ) -> Result<(Corpus, IngestReport), InputError> {
-    if options.unit_seconds <= 0 {
-        return Err(InputError::malformed(
-            path,
-            "options",
-            format!(
-                "unit length must be positive, got {} s",
-                options.unit_seconds
-            ),
-        ));
+    let sources: Vec<(PathBuf, IngestOptions)> = collection_paths(path)?
+        .into_iter()
+        .map(|p| (p, options.clone()))
+        .collect();
+    load_collections(&sources)
+}
+
+/// The collections `path` stands for: itself when it is a file or a directory holding WARC
+/// files, otherwise its sub-directories that hold WARC files, in name order (a directory of
+/// collection folders).
+pub fn collection_paths(path: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, e))?;
+    if !meta.is_dir() || warc_files(path).is_ok() {
+        return Ok(vec![path.to_path_buf()]);
     }
+    let mut folders = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(|e| InputError::io(path, e))? {
+        let entry = entry.map_err(|e| InputError::io(path, e))?;
+        if entry.path().is_dir() && warc_files(&entry.path()).is_ok() {
+            folders.push(entry.path());
+        }
+    }
+    if folders.is_empty() {
+        return Err(InputError::Empty {
+            path: path.to_path_buf(),
+            message: "directory holds no *.warc or *.warc.gz files, nor folders of them \
+                      (collections)"
+                .to_string(),
+        });
+    }
+    folders.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    Ok(folders)
+}
+
+/// Where one collection of a corpus came from and how it was placed on the corpus's units.
+///
+/// Collections captured in different periods are aligned at their own first unit: unit `u` of
+/// the corpus is unit `u` of every collection, counted from that collection's `origin`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CollectionInfo {
+    /// The collection's file or directory, as given.
+    pub path: String,
+    /// Start of the collection's unit 0 (its earliest capture unless an origin was given),
+    /// Unix seconds, and the same as an RFC 3339 date.
+    pub origin: i64,
+    pub origin_date: String,
+    /// Earliest and latest capture, Unix seconds and RFC 3339.
+    pub first_capture: i64,
+    pub first_capture_date: String,
+    pub last_capture: i64,
+    pub last_capture_date: String,
+    /// Units from the collection's unit 0 to its last capture.
+    pub units: u32,
+    /// Pages (URLs) of the collection.
+    pub pages: usize,
+    /// Pages per host (each host is a site), by host name.
+    pub sites: Vec<SitePages>,
+}
+
+/// A site (host) of a collection and its number of pages.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SitePages {
+    pub host: String,
+    pub pages: usize,
+}
+
+/// `YYYY-MM-DDThh:mm:ssZ` of a Unix time (the time itself when out of chrono's range).
+fn rfc3339(t: i64) -> String {
+    chrono::DateTime::from_timestamp(t, 0)
+        .map(|d| d.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| t.to_string())
+}
+
+/// The host of a URL (lower case), or the whole URL when it has none.
+pub fn host_of(url: &str) -> String {
+    Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_else(|| url.to_string())
+}
+
+/// Reads several collections into one corpus, each with its own options.
+///
+/// Every collection's unit 0 is its own first unit (its `origin`, by default its earliest
+/// capture), so a collection captured in 2013 and one captured in 2025 both start at unit 0;
+/// [`Corpus::collections`] records the original dates. Page ids follow the URLs' byte order
+/// over all collections (deterministic whatever the order the collections are given in).
+/// Errors: collections with different unit lengths (they are aligned unit by unit), and a URL
+/// captured in two collections (its timeline would mix two clocks).
+pub fn load_collections(
+    sources: &[(PathBuf, IngestOptions)],
+) -> Result<(Corpus, IngestReport), InputError> {
+    let Some((first_path, first_options)) = sources.first() else {
+        return Err(InputError::Empty {
+            path: PathBuf::new(),
+            message: "no corpus collection given".to_string(),
+        });
+    };
+    for (path, options) in sources {
+        if options.unit_seconds <= 0 {
+            return Err(InputError::malformed(
+                path,
+                "options",
+                format!(
+                    "unit length must be positive, got {} s",
+                    options.unit_seconds
+                ),
+            ));
+        }
+        if options.unit_seconds != first_options.unit_seconds {
+            return Err(InputError::malformed(
+                path,
+                "options",
+                format!(
+                    "unit length {} s differs from the {} s of collection {}: collections are \
+                     aligned unit by unit, so their units must be equally long",
+                    options.unit_seconds,
+                    first_options.unit_seconds,
+                    first_path.display()
+                ),
+            ));
+        }
+    }
+    for (i, (path, _)) in sources.iter().enumerate() {
+        if sources[..i].iter().any(|(p, _)| p == path) {
+            return Err(InputError::malformed(
+                path,
+                "collections",
+                "the same collection is given twice",
+            ));
+        }
+    }
+    let started = std::time::Instant::now();
+    let mut report = IngestReport::default();
+    let mut captures: Vec<Capture> = Vec::new();
+    let mut origins = Vec::with_capacity(sources.len());
+    let mut first_url_of: HashMap<String, usize> = HashMap::new();
+    for (ci, (path, options)) in sources.iter().enumerate() {
+        let next_seq = captures.iter().map(|c| c.seq + 1).max().unwrap_or(0);
+        let mut part = read_collection(path, ci as u32, next_seq, &mut report)?;
+        // A URL in two collections is refused: it would have two clocks.
+        for c in &part {
+            if let Some(&other) = first_url_of.get(&c.url) {
+                if other != ci {
+                    return Err(InputError::malformed(
+                        path,
+                        "collections",
+                        format!(
+                            "URL {} is also in collection {}: a page must come from one \
+                             collection",
+                            c.url,
+                            sources[other].0.display()
+                        ),
+                    ));
+                }
+            } else {
+                first_url_of.insert(c.url.clone(), ci);
+            }
+        }
+        let earliest = part.iter().map(|c| c.capture_time).min().unwrap_or(0);
+        origins.push(options.origin.unwrap_or(earliest));
+        captures.append(&mut part);
+    }
+    report.seconds_read_extract = started.elapsed().as_secs_f64();
+    let sources_paths: Vec<&Path> = sources.iter().map(|(p, _)| p.as_path()).collect();
+    let mut corpus = build_corpus(captures, &origins, first_options.unit_seconds, &mut report);
+    corpus.collections = describe_collections(&corpus, &sources_paths, &origins, &first_url_of);
+    report.seconds_total = started.elapsed().as_secs_f64();
+    Ok((corpus, report))
+}
+
+/// Each collection's dates, units and pages per site, from the built corpus.
+fn describe_collections(
+    corpus: &Corpus,
+    paths: &[&Path],
+    origins: &[i64],
+    collection_of: &HashMap<String, usize>,
+) -> Vec<CollectionInfo> {
+    let mut infos: Vec<CollectionInfo> = paths
+        .iter()
+        .zip(origins)
+        .map(|(path, &origin)| CollectionInfo {
+            path: path.display().to_string(),
+            origin,
+            origin_date: rfc3339(origin),
+            first_capture: i64::MAX,
+            first_capture_date: String::new(),
+            last_capture: i64::MIN,
+            last_capture_date: String::new(),
+            units: 0,
+            pages: 0,
+            sites: Vec::new(),
+        })
+        .collect();
+    let mut sites: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new(); paths.len()];
+    for page in &corpus.pages {
+        let Some(&ci) = collection_of.get(&page.url) else {
+            continue;
+        };
+        let info = &mut infos[ci];
+        info.pages += 1;
+        *sites[ci].entry(host_of(&page.url)).or_default() += 1;
+        for v in &page.versions {
+            info.first_capture = info.first_capture.min(v.capture_time);
+            info.last_capture = info.last_capture.max(v.capture_time);
+            info.units = info.units.max(v.unit + 1);
+        }
+    }
+    for (info, sites) in infos.iter_mut().zip(sites) {
+        info.first_capture_date = rfc3339(info.first_capture);
+        info.last_capture_date = rfc3339(info.last_capture);
+        info.sites = sites
+            .into_iter()
+            .map(|(host, pages)| SitePages { host, pages })
+            .collect();
+    }
+    infos
+}
+
+/// Reads and extracts one collection's WARC files (captures tagged with `collection`, their
+/// `seq` from `seq_base`), resolves its revisits, and adds its counters to `report`.
+fn read_collection(
+    path: &Path,
+    collection: u32,
+    seq_base: u64,
+    report: &mut IngestReport,
+) -> Result<Vec<Capture>, InputError> {
     let files = warc_files(path)?;
     let total_bytes: u64 = files
         .iter()
         .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
         .sum();
     let bar = progress::bar(total_bytes, "reading", true);
-    let started = std::time::Instant::now();
 
     let (tx, rx) = mpsc::sync_channel::<Vec<Pending>>(4);
     let mut captures: Vec<Capture> = Vec::new();
@@ -213,7 +436,9 @@ pub fn load_corpus(
             .par_bridge()
             .map_init(Analyzer::new, |analyzer, p| {
                 let record = p.response.record;
-                let (capture, was_lossy) = extract_capture(analyzer, p.seq, p.response);
+                let (mut capture, was_lossy) =
+                    extract_capture(analyzer, seq_base + p.seq, p.response);
+                capture.collection = collection;
                 (capture, was_lossy.then_some((p.path_index, record)))
             })
             .collect();
@@ -225,42 +450,41 @@ pub fn load_corpus(
     });
     bar.finish_and_clear();
     let mut stats = read_result?;
-    let extract_seconds = started.elapsed().as_secs_f64();
-    let revisits = std::mem::take(&mut stats.revisits);
+    let revisits = std::mem::take(&mut stats.revisits)
+        .into_iter()
+        .map(|(seq, file, r)| (seq_base + seq, file, r))
+        .collect();
     resolve_revisits(&mut captures, revisits, &files, &mut stats.skipped);
 
-    let mut report = IngestReport {
-        files: files.len(),
-        records: stats.records,
-        other_records: stats.other,
-        other_by_type: stats.other_by_type,
-        decoded: stats.decoded,
-        body_bytes: stats.body_bytes,
-        skipped: stats.skipped,
-        lossy_utf8: lossy
-            .into_iter()
-            .map(|(file, record)| SkippedInput {
-                path: files[file].clone(),
-                location: format!("record {record}"),
-                reason: "body is not valid UTF-8; decoded lossily".to_string(),
-            })
-            .collect(),
-        ..IngestReport::default()
-    };
+    report.files += files.len();
+    report.records += stats.records;
+    report.other_records += stats.other;
+    for (k, v) in stats.other_by_type {
+        *report.other_by_type.entry(k).or_default() += v;
+    }
+    for (k, v) in stats.decoded {
+        *report.decoded.entry(k).or_default() += v;
+    }
+    report.body_bytes += stats.body_bytes;
+    let skipped = stats.skipped.len();
+    report.skipped.extend(stats.skipped);
+    report
+        .lossy_utf8
+        .extend(lossy.into_iter().map(|(file, record)| SkippedInput {
+            path: files[file].clone(),
+            location: format!("record {record}"),
+            reason: "body is not valid UTF-8; decoded lossily".to_string(),
+        }));
     if captures.is_empty() {
         return Err(InputError::Empty {
             path: path.to_path_buf(),
             message: format!(
                 "no usable response records (read {} records, {} skipped)",
-                report.records,
-                report.skipped.len()
+                stats.records, skipped
             ),
         });
     }
-    let corpus = build_corpus(captures, options, &mut report);
-    report.seconds_read_extract = extract_seconds;
-    report.seconds_total = started.elapsed().as_secs_f64();
-    Ok((corpus, report))
+    Ok(captures)
 }
 
 /// The reading stage: every file in order, response records in batches to `tx`.
@@ -456,10 +680,12 @@ pub(crate) fn extract_capture(
         status: response.status,
         content_hash,
         page: ExtractedPage::default(),
+        counts: PageCounts::default(),
         terms: Vec::new(),
         length: 0,
         payload_digest: response.payload_digest,
         revisit: false,
+        collection: 0,
     };
     if is_gone_status(response.status) {
         return (capture, false);
@@ -470,6 +696,11 @@ pub(crate) fn extract_capture(
     };
     let base = Url::parse(&capture.url).ok();
     capture.page = html::extract(&html_text, base.as_ref());
+    capture.counts = PageCounts::of(
+        html_text.as_bytes(),
+        &capture.page,
+        response.content_type.as_deref(),
+    );
     let indexed = indexed_text(&capture.page.title, &capture.page.text);
     let (terms, length) = distinct_terms(analyzer, &indexed);
     capture.terms = terms;
@@ -517,28 +748,32 @@ pub(crate) fn distinct_terms(analyzer: &mut Analyzer, text: &str) -> (Vec<(Strin
 }
 
 /// Places captures on the clock, builds per-URL timelines, resolves links and interns terms.
+///
+/// `origins[c]` is the start of unit 0 of collection `c` (each collection is aligned at its own
+/// first unit); the corpus's clock is the first collection's, spanning the longest collection.
 pub(crate) fn build_corpus(
     mut captures: Vec<Capture>,
-    options: &IngestOptions,
+    origins: &[i64],
+    unit_seconds: i64,
     report: &mut IngestReport,
 ) -> Corpus {
-    let origin = options
-        .origin
-        .unwrap_or_else(|| captures.iter().map(|c| c.capture_time).min().unwrap_or(0));
-    let mut clock = Clock {
-        origin,
-        unit_seconds: options.unit_seconds,
-        units: 0,
-    };
-    let last_unit = captures
+    let clocks: Vec<Clock> = origins
         .iter()
-        .map(|c| clock.unit_of(c.capture_time))
-        .max()
-        .unwrap_or(0);
-    clock.units = last_unit + 1;
+        .map(|&origin| Clock {
+            origin,
+            unit_seconds,
+            units: 0,
+        })
+        .collect();
+    let unit_of = |c: &Capture| clocks[c.collection as usize].unit_of(c.capture_time);
+    let last_unit = captures.iter().map(unit_of).max().unwrap_or(0);
+    let clock = Clock {
+        units: last_unit + 1,
+        ..clocks[0]
+    };
     report.records_per_unit = vec![0; clock.units as usize];
     for c in &captures {
-        report.records_per_unit[clock.unit_of(c.capture_time) as usize] += 1;
+        report.records_per_unit[unit_of(c) as usize] += 1;
         if c.revisit {
             report.revisits += 1;
         } else if is_gone_status(c.status) {
@@ -560,9 +795,7 @@ pub(crate) fn build_corpus(
     let mut kept: Vec<Capture> = Vec::with_capacity(captures.len());
     for c in captures {
         if let Some(prev) = kept.last() {
-            if prev.url == c.url
-                && clock.unit_of(prev.capture_time) == clock.unit_of(c.capture_time)
-            {
+            if prev.url == c.url && unit_of(prev) == unit_of(&c) {
                 report.superseded += 1;
                 kept.pop();
             }
@@ -615,9 +848,10 @@ pub(crate) fn build_corpus(
             .collect();
         links.sort_unstable();
         links.dedup();
+        let unit = unit_of(&c) as Unit;
         let terms = intern(&mut vocabulary, c.terms, c.length);
         let version = PageVersion {
-            unit: clock.unit_of(c.capture_time) as Unit,
+            unit,
             capture_time: c.capture_time,
             status: c.status,
             content_hash: c.content_hash,
@@ -625,6 +859,7 @@ pub(crate) fn build_corpus(
             text: c.page.text,
             links,
             terms,
+            counts: c.counts,
         };
         pages
             .last_mut()
@@ -651,6 +886,7 @@ pub fn page_version_from_html(
     let html_text = String::from_utf8_lossy(body);
     let base = Url::parse(url).ok();
     let page = html::extract(&html_text, base.as_ref());
+    let counts = PageCounts::of(body, &page, None);
     let indexed = indexed_text(&page.title, &page.text);
     let (terms, length) = distinct_terms(analyzer, &indexed);
     let mut links: Vec<PageId> = page
@@ -670,6 +906,7 @@ pub fn page_version_from_html(
         text: page.text,
         links,
         terms: intern(vocabulary, terms, length),
+        counts,
     };
     (version, page.links)
 }
@@ -704,6 +941,7 @@ mod tests {
                 body: body.as_bytes().to_vec(),
                 payload_digest: None,
                 decoded: Vec::new(),
+                content_type: Some("text/html".to_string()),
             },
         )
         .0
@@ -711,7 +949,8 @@ mod tests {
 
     fn build(captures: Vec<Capture>) -> (Corpus, IngestReport) {
         let mut report = IngestReport::default();
-        let corpus = build_corpus(captures, &IngestOptions::default(), &mut report);
+        let origin = captures.iter().map(|c| c.capture_time).min().unwrap_or(0);
+        let corpus = build_corpus(captures, &[origin], WEEK_SECONDS, &mut report);
         (corpus, report)
     }
 
@@ -777,6 +1016,31 @@ mod tests {
         );
         // The report still counts every used record.
         assert_eq!(report.records_per_unit, vec![1, 1, 1, 1, 1, 2]);
+    }
+
+    #[test]
+    fn versions_carry_structural_counts() {
+        let body = "<html><body><p>two words</p><img src=x><table><tr><td>cell</td></tr>\
+            </table><a href='mailto:me@s.org'>write</a></body></html>";
+        let (corpus, _) = build(vec![
+            capture(0, "http://s/a", 0, 200, body),
+            capture(1, "http://s/a", W, 404, "<p>Not found</p>"),
+        ]);
+        let v = &corpus.timeline(0).versions[0];
+        assert_eq!(v.text, "two words cell write");
+        assert_eq!(
+            v.counts,
+            PageCounts {
+                html_bytes: body.len() as u32,
+                text_bytes: v.text.len() as u32,
+                words: 4,
+                images: 1,
+                tables: 1,
+                emails: 1,
+                content_type: crate::corpus::ContentType::Html,
+            }
+        );
+        assert_eq!(corpus.timeline(0).versions[1].counts, PageCounts::default());
     }
 
     #[test]

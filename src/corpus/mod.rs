@@ -44,6 +44,77 @@ pub struct PageVersion {
     pub links: Vec<PageId>,
     /// The analyzed indexed text (title then visible text), as the index sees it.
     pub terms: TermCounts,
+    /// Sizes and element counts of the capture (all zero for gone pages).
+    pub counts: PageCounts,
+}
+
+/// What a crawler counts in one capture: the structural content features of paper 000
+/// (Tan & Mitra, TOIS 2010, §3.1: #images, #tables, #words, size without tags, #e-mail
+/// addresses, file type). A few integers per version, so they are kept for every version.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PageCounts {
+    /// Bytes of the HTTP body (after transfer and content decoding), markup included.
+    pub html_bytes: u32,
+    /// Bytes (UTF-8) of the visible text, whitespace-normalised: the size without tags.
+    pub text_bytes: u32,
+    /// Whitespace-separated words of the visible text (the non-markup words).
+    pub words: u32,
+    /// `<img>` elements.
+    pub images: u32,
+    /// `<table>` elements.
+    pub tables: u32,
+    /// Distinct e-mail addresses: `mailto:` links and addresses in the text.
+    pub emails: u32,
+    pub content_type: ContentType,
+}
+
+impl PageCounts {
+    /// The counts of one extracted capture; `content_type` is the HTTP media type, if any.
+    pub fn of(body: &[u8], page: &html::ExtractedPage, content_type: Option<&str>) -> PageCounts {
+        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        PageCounts {
+            html_bytes: clamp(body.len()),
+            text_bytes: clamp(page.text.len()),
+            words: clamp(page.text.split_whitespace().count()),
+            images: page.images,
+            tables: page.tables,
+            emails: page.emails,
+            content_type: ContentType::classify(content_type, body),
+        }
+    }
+}
+
+/// The file type of a capture, as paper 000's one-hot feature sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContentType {
+    /// `text/html` or `application/xhtml+xml`.
+    #[default]
+    Html,
+    /// `text/plain`.
+    Text,
+    /// Any other media type.
+    Other,
+}
+
+impl ContentType {
+    /// From the HTTP media type; without one, a body whose first KiB has an `<html` or
+    /// `<!doctype html` is HTML and anything else text.
+    pub fn classify(media_type: Option<&str>, body: &[u8]) -> ContentType {
+        match media_type {
+            Some("text/html" | "application/xhtml+xml") => ContentType::Html,
+            Some("text/plain") => ContentType::Text,
+            Some(_) => ContentType::Other,
+            None => {
+                let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_lowercase();
+                if head.contains("<html") || head.contains("<!doctype html") {
+                    ContentType::Html
+                } else {
+                    ContentType::Text
+                }
+            }
+        }
+    }
 }
 
 impl PageVersion {
@@ -149,6 +220,9 @@ pub struct Corpus {
     /// Shared (not copied) by every repository built from the corpus: it holds every term ever
     /// seen (1.5M on EmacsWiki), and a simulation sweep builds hundreds of repositories.
     pub vocabulary: Arc<Vocabulary>,
+    /// The collections the corpus was read from, each aligned at its own first unit (see
+    /// [`ingest::load_collections`]); empty for corpora assembled in memory.
+    pub collections: Vec<ingest::CollectionInfo>,
     by_url: HashMap<String, PageId>,
 }
 
@@ -164,6 +238,7 @@ impl Corpus {
             clock,
             pages,
             vocabulary: Arc::new(vocabulary),
+            collections: Vec::new(),
             by_url,
         }
     }

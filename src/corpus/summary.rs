@@ -76,6 +76,45 @@ pub struct CorpusSummary {
     pub mean_words_first_version: f64,
     /// Mean whitespace-separated words of the visible text over all 2xx versions.
     pub mean_words_per_version: f64,
+    /// Structural counts over all 2xx versions.
+    pub structure: StructureSummary,
+}
+
+/// Totals of the per-version structural counts ([`crate::corpus::PageCounts`]) over the 2xx
+/// versions.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StructureSummary {
+    pub versions_with_images: usize,
+    pub versions_with_tables: usize,
+    pub versions_with_emails: usize,
+    pub images: u64,
+    pub tables: u64,
+    pub emails: u64,
+    pub html_bytes: u64,
+    pub text_bytes: u64,
+    /// 2xx versions by content type (`html`, `text`, `other`).
+    pub html_versions: usize,
+    pub text_versions: usize,
+    pub other_versions: usize,
+}
+
+impl StructureSummary {
+    fn add(&mut self, c: &crate::corpus::PageCounts) {
+        use crate::corpus::ContentType;
+        self.versions_with_images += usize::from(c.images > 0);
+        self.versions_with_tables += usize::from(c.tables > 0);
+        self.versions_with_emails += usize::from(c.emails > 0);
+        self.images += u64::from(c.images);
+        self.tables += u64::from(c.tables);
+        self.emails += u64::from(c.emails);
+        self.html_bytes += u64::from(c.html_bytes);
+        self.text_bytes += u64::from(c.text_bytes);
+        match c.content_type {
+            ContentType::Html => self.html_versions += 1,
+            ContentType::Text => self.text_versions += 1,
+            ContentType::Other => self.other_versions += 1,
+        }
+    }
 }
 
 /// Units after a page's first capture at which its content differs from the unit before.
@@ -127,6 +166,7 @@ impl CorpusSummary {
             top_changed: Vec::new(),
             mean_words_first_version: 0.0,
             mean_words_per_version: 0.0,
+            structure: StructureSummary::default(),
         };
         let mut changed: Vec<ChangedPage> = Vec::with_capacity(corpus.pages.len());
         let (mut first_words, mut first_pages) = (0u64, 0u64);
@@ -143,6 +183,7 @@ impl CorpusSummary {
                     present_units += end - v.unit;
                     s.versions_ok += 1;
                     version_words += v.text.split_whitespace().count() as u64;
+                    s.structure.add(&v.counts);
                 } else {
                     s.versions_gone += 1;
                 }
@@ -227,6 +268,21 @@ impl std::fmt::Display for CorpusSummary {
             "mean words             {:.1} per page (first version), {:.1} per version",
             self.mean_words_first_version, self.mean_words_per_version
         )?;
+        let st = &self.structure;
+        writeln!(
+            f,
+            "structure              {} images, {} tables, {} e-mail addresses over all content \
+             versions ({}, {} and {} versions with any); {} html, {} text, {} other",
+            st.images,
+            st.tables,
+            st.emails,
+            st.versions_with_images,
+            st.versions_with_tables,
+            st.versions_with_emails,
+            st.html_versions,
+            st.text_versions,
+            st.other_versions
+        )?;
         writeln!(f, "changed units per page:")?;
         for b in &self.changed_units_histogram {
             writeln!(f, "  {:>6}  {}", b.label, b.pages)?;
@@ -264,6 +320,7 @@ mod tests {
             text: text.to_string(),
             links: Vec::new(),
             terms: TermCounts::default(),
+            counts: Default::default(),
         }
     }
 

@@ -85,6 +85,9 @@ pub struct ResponseRecord {
     pub payload_digest: Option<String>,
     /// The codings that were undone to get `body` (`chunked`, `gzip`, `deflate`, `br`).
     pub decoded: Vec<&'static str>,
+    /// Media type of the HTTP `Content-Type` header, lower case, without parameters
+    /// (`text/html`); `None` when the header is missing or empty.
+    pub content_type: Option<String>,
 }
 
 /// A `revisit` record: the page was captured again at `capture_time` and its payload is the
@@ -424,6 +427,7 @@ impl WarcFile {
                 body: http.body,
                 payload_digest,
                 decoded: http.decoded,
+                content_type: http.content_type,
             }),
             Err(reason) => skip(format!("HTTP block of {target_uri}: {reason}")),
         }
@@ -527,6 +531,8 @@ struct HttpHead {
     transfer: Vec<String>,
     /// `Content-Encoding` codings, lower case, in the order applied.
     content: Vec<String>,
+    /// `Content-Type` media type, lower case, parameters dropped.
+    content_type: Option<String>,
 }
 
 fn parse_http_head(block: &[u8]) -> Result<HttpHead, String> {
@@ -555,11 +561,17 @@ fn parse_http_head(block: &[u8]) -> Result<HttpHead, String> {
         .ok_or_else(|| format!("no valid status code in `{status_line}`"))?;
     let mut transfer = Vec::new();
     let mut content = Vec::new();
+    let mut content_type = None;
     for line in lines {
         let Some((name, value)) = line.split_once(':') else {
             continue;
         };
         let name = name.trim();
+        if name.eq_ignore_ascii_case("content-type") {
+            let media = value.split(';').next().unwrap_or("").trim();
+            content_type = (!media.is_empty()).then(|| media.to_ascii_lowercase());
+            continue;
+        }
         let target = if name.eq_ignore_ascii_case("transfer-encoding") {
             &mut transfer
         } else if name.eq_ignore_ascii_case("content-encoding") {
@@ -579,6 +591,7 @@ fn parse_http_head(block: &[u8]) -> Result<HttpHead, String> {
         body_start,
         transfer,
         content,
+        content_type,
     })
 }
 
@@ -590,6 +603,8 @@ pub struct HttpResponse {
     pub body: Vec<u8>,
     /// The codings undone, in the order they were undone.
     pub decoded: Vec<&'static str>,
+    /// Media type of `Content-Type` (lower case, no parameters), if the header has one.
+    pub content_type: Option<String>,
 }
 
 /// Parses an HTTP response block and decodes its body: `Transfer-Encoding: chunked` is
@@ -619,6 +634,7 @@ pub fn decode_http_block(block: &[u8]) -> Result<HttpResponse, String> {
         status: head.status,
         body,
         decoded,
+        content_type: head.content_type,
     })
 }
 
@@ -742,6 +758,19 @@ mod tests {
         assert!(err.contains("blank line"), "{err}");
         let err = parse_http_block(b"HTTP/1.1 abc OK\r\n\r\n").unwrap_err();
         assert!(err.contains("status code"), "{err}");
+    }
+
+    #[test]
+    fn content_type_is_the_media_type_without_parameters() {
+        let http = decode_http_block(
+            b"HTTP/1.1 200 OK\r\nContent-Type: Text/HTML; charset=UTF-8\r\n\r\nx",
+        )
+        .unwrap();
+        assert_eq!(http.content_type.as_deref(), Some("text/html"));
+        let http = decode_http_block(b"HTTP/1.1 200 OK\r\nContent-Type: \r\n\r\nx").unwrap();
+        assert_eq!(http.content_type, None);
+        let http = decode_http_block(b"HTTP/1.1 200 OK\r\n\r\nx").unwrap();
+        assert_eq!(http.content_type, None);
     }
 
     #[test]

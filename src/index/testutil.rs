@@ -64,6 +64,7 @@ pub fn version(
         text: text.to_string(),
         links,
         terms: TermCounts::default(),
+        counts: Default::default(),
     };
     let terms = Analyzer::new().terms(&v.indexed_text());
     v.terms = TermCounts::from_terms(vocabulary, terms.iter().map(String::as_str));
@@ -83,6 +84,7 @@ pub fn gone(unit: Unit) -> PageVersion {
         text: String::new(),
         links: Vec::new(),
         terms: TermCounts::default(),
+        counts: Default::default(),
     }
 }
 

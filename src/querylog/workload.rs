@@ -427,6 +427,7 @@ mod tests {
             text: text.to_string(),
             links: Vec::new(),
             terms: TermCounts::from_terms(vocab, terms.iter().map(String::as_str)),
+            counts: Default::default(),
         }
     }
 

@@ -19,6 +19,8 @@
 //! `seed` drives every choice, and nothing is ever produced by iterating a hash map.
 //! The [`GroundTruth`] returned alongside lets tests check the ingest against what was written.
 
+mod correlation;
+mod layout;
 mod querylog;
 mod site;
 mod warc;
@@ -37,6 +39,7 @@ use site::{by_url, ChangeKind, RateClass, SiteModel};
 use warc::{WarcSink, GONE_BODY};
 use words::Lexicon;
 
+pub use correlation::{ChangeCorrelation, CorrelationGroups};
 pub use querylog::AOL_HEADER;
 
 const WEEK: i64 = WEEK_SECONDS;
@@ -64,10 +67,16 @@ pub struct GeneratorConfig {
     pub max_file_bytes: u64,
     /// Collection name: files are `<name>-00000.warc.gz`, ...
     pub name: String,
-    /// Host of every page URL.
+    /// Host of every page URL (one site; several sites are `site1.example`, ...).
     pub host: String,
     /// Start of week 0, Unix seconds.
     pub origin: i64,
+    /// Sites (hosts). 1: the flat `/wiki/<Name>` site, byte-identical to before multi-site
+    /// support when `correlation` is off; more: a directory tree per site, pages with images,
+    /// tables and contact addresses.
+    pub sites: usize,
+    /// How strongly, and within which groups, pages' change rates and events are correlated.
+    pub correlation: ChangeCorrelation,
 }
 
 impl Default for GeneratorConfig {
@@ -81,6 +90,8 @@ impl Default for GeneratorConfig {
             name: "synthetic-wiki".to_string(),
             host: "wiki.synthetic.example".to_string(),
             origin: DEFAULT_ORIGIN,
+            sites: 1,
+            correlation: ChangeCorrelation::default(),
         }
     }
 }
@@ -168,6 +179,22 @@ pub struct GroundTruth {
     /// Every word of the ad vocabulary (as written; the analyzer may stem them).
     pub ad_words: Vec<String>,
     pub log: LogTruth,
+    /// Each site (host) with its pages ever present and its directories.
+    pub sites: Vec<SiteTruth>,
+    /// Per page (sorted by URL): the weeks its HTML changed (as counted in `changed_weeks`).
+    /// Not serialised: it is as long as the history.
+    #[serde(skip)]
+    pub change_events: Vec<(String, Vec<u32>)>,
+}
+
+/// One generated site.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SiteTruth {
+    pub host: String,
+    /// Pages ever present on the site.
+    pub pages: u64,
+    /// Directories of the site's tree (1 for the flat one-site layout).
+    pub directories: u64,
 }
 
 impl GroundTruth {
@@ -221,6 +248,18 @@ pub fn generate_site(
             config.pages, config.weeks, config.queries
         )));
     }
+    if config.sites < 1 || config.sites > config.pages {
+        return Err(GenerateError::Config(format!(
+            "sites must be between 1 and the {} pages (got {})",
+            config.pages, config.sites
+        )));
+    }
+    if !(0.0..=1.0).contains(&config.correlation.strength) {
+        return Err(GenerateError::Config(format!(
+            "change correlation must be in [0, 1] (got {})",
+            config.correlation.strength
+        )));
+    }
     let corpus_dir = out_dir.join("corpus");
     let log_dir = out_dir.join("querylog");
     for d in [&corpus_dir, &log_dir] {
@@ -229,7 +268,7 @@ pub fn generate_site(
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let lexicon = Lexicon::build(&mut rng, SITE_WORDS, AD_WORDS, BRAND_WORDS);
     let topics = (config.pages / 40).clamp(8, 60);
-    let mut model = SiteModel::new(&mut rng, lexicon, topics, &config.host);
+    let mut model = SiteModel::new(&mut rng, lexicon, topics, &config.host, config.sites);
 
     // Week-0 pages, with the rarer rate classes guaranteed at least one page each.
     let n = config.pages;
@@ -251,6 +290,13 @@ pub fn generate_site(
     for class in classes {
         let p = model.add_page(&mut rng, 0, Some(class));
         model.add_out_links(&mut rng, p);
+    }
+    // Correlation draws come from their own stream, so a site's pages and links are the same
+    // at every strength; without correlation nothing is drawn (the default site's bytes).
+    let correlated = config.correlation.is_active();
+    let mut latent_rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x636f_7272_656c_6174);
+    if correlated {
+        correlation::correlate_rates(&mut model, &config.correlation, &mut latent_rng);
     }
 
     // Schedules: creations (~8 % of the site), deletions (~1 %), one return (as on EmacsWiki).
@@ -294,6 +340,16 @@ pub fn generate_site(
             warc_date(config.origin + last as i64 * WEEK)
         ),
     ]
+    .into_iter()
+    .chain((config.sites > 1 || correlated).then(|| {
+        format!(
+            "sites: {}, change correlation {} within {}",
+            config.sites,
+            config.correlation.strength,
+            config.correlation.groups.names()
+        )
+    }))
+    .collect::<Vec<_>>()
     .join("\r\n");
     let mut sink = WarcSink::new(
         &corpus_dir,
@@ -307,6 +363,7 @@ pub fn generate_site(
     let mut kinds = ChangeKindCounts::default();
     let mut last_hash: Vec<u64> = Vec::new();
     let mut changed: Vec<u32> = Vec::new();
+    let mut change_events: Vec<Vec<u32>> = Vec::new();
     let mut records_per_week = Vec::with_capacity(config.weeks as usize);
     let (mut records_ok, mut records_gone) = (0u64, 0u64);
     let mut ever_gone: HashSet<u32> = HashSet::new();
@@ -320,9 +377,15 @@ pub fn generate_site(
         }
         // Existing pages change first, so a page created this week is not also "changed".
         if week > 0 {
+            let latent = correlated.then(|| {
+                correlation::weekly_uniforms(&model, &config.correlation, &mut latent_rng)
+            });
             for p in 0..model.pages.len() as u32 {
                 let page = &model.pages[p as usize];
-                let draw: f64 = rng.gen();
+                let draw: f64 = match &latent {
+                    Some(u) => u[p as usize],
+                    None => rng.gen(),
+                };
                 if page.present && draw < page.rate {
                     match model.change(&mut rng, p) {
                         ChangeKind::AdChurn => kinds.ad_churn += 1,
@@ -358,6 +421,7 @@ pub fn generate_site(
         }
         last_hash.resize(model.pages.len(), 0);
         changed.resize(model.pages.len(), 0);
+        change_events.resize(model.pages.len(), Vec::new());
 
         let all: BTreeSet<u32> = touched.union(&gone).chain(back.iter()).copied().collect();
         let mut count = 0u64;
@@ -375,6 +439,7 @@ pub fn generate_site(
             if first || back.contains(&p) || h != last_hash[p as usize] {
                 if !first && !back.contains(&p) {
                     changed[p as usize] += 1;
+                    change_events[p as usize].push(week);
                 }
                 last_hash[p as usize] = h;
                 sink.response(&date, &url, 200, &html)?;
@@ -401,6 +466,29 @@ pub fn generate_site(
         .map(|p| (model.url(p), changed[p as usize]))
         .collect();
     changed_weeks.sort();
+    let mut events: Vec<(String, Vec<u32>)> = (0..pages.len() as u32)
+        .map(|p| (model.url(p), std::mem::take(&mut change_events[p as usize])))
+        .collect();
+    events.sort();
+    let sites = match &model.layout {
+        Some(layout) => layout
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(i, host)| SiteTruth {
+                host: host.clone(),
+                pages: (0..pages.len() as u32)
+                    .filter(|&p| model.site_of(p) == i as u32)
+                    .count() as u64,
+                directories: layout.site_dirs[i].len() as u64,
+            })
+            .collect(),
+        None => vec![SiteTruth {
+            host: config.host.clone(),
+            pages: pages.len() as u64,
+            directories: 1,
+        }],
+    };
     let mut in_links = model.in_links.clone();
     in_links.sort_unstable();
     let truth = GroundTruth {
@@ -420,6 +508,8 @@ pub fn generate_site(
         median_in_links: in_links[in_links.len() / 2],
         ad_words: model.lexicon.ad.clone(),
         log,
+        sites,
+        change_events: events,
     };
     Ok(GeneratedSite {
         corpus_dir,

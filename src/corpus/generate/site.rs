@@ -16,7 +16,12 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::LogNormal;
 
+use super::layout::{Layout, ON_TOPIC};
 use super::words::{zipf, Lexicon};
+
+/// With several sites, the share of link targets drawn from the linking page's own site (sites
+/// link mostly within themselves).
+const SAME_SITE_LINKS: f64 = 0.85;
 
 /// One item of a paragraph.
 #[derive(Debug, Clone)]
@@ -91,6 +96,21 @@ pub(super) struct Page {
     pub query_terms: Vec<u32>,
     /// Week of the page's first record.
     pub created: u32,
+    /// Directory in [`SiteModel::layout`] (0 on a one-site layout).
+    pub dir: u32,
+    /// Images, a table and a contact address (multi-site layouts only, so the one-site
+    /// default keeps its exact bytes).
+    pub markup: Option<Markup>,
+}
+
+/// The non-text parts of a multi-site page, so that its structural counts vary.
+#[derive(Debug, Clone)]
+pub(super) struct Markup {
+    pub images: u32,
+    /// Table rows of site words.
+    pub table: Option<Vec<Vec<u32>>>,
+    /// An e-mail address shown as a `mailto:` link.
+    pub contact: Option<String>,
 }
 
 /// Everything the page content is drawn from.
@@ -109,12 +129,24 @@ pub(super) struct SiteModel {
     urn: Vec<u32>,
     pub in_links: Vec<u32>,
     names: HashSet<String>,
+    /// Hosts and directory trees of a multi-site collection; `None`: one site, `/wiki/<Name>`.
+    pub layout: Option<Layout>,
+    /// Per site: its preferential-attachment urn and its pages (multi-site layouts only).
+    site_urn: Vec<Vec<u32>>,
+    site_pages: Vec<Vec<u32>>,
 }
 
 const TOPIC_SIZE: usize = 150;
 
 impl SiteModel {
-    pub fn new(rng: &mut ChaCha8Rng, lexicon: Lexicon, topics: usize, host: &str) -> SiteModel {
+    /// A model of one site at `host` (`sites` = 1) or of `sites` sites with directory trees.
+    pub fn new(
+        rng: &mut ChaCha8Rng,
+        lexicon: Lexicon,
+        topics: usize,
+        host: &str,
+        sites: usize,
+    ) -> SiteModel {
         let n = lexicon.site.len();
         // Topical words come from below the function words and the commonest general words, so
         // they identify a topic rather than being everywhere.
@@ -135,10 +167,12 @@ impl SiteModel {
                 s
             })
             .collect();
+        let topic_pick = zipf(topics, 0.7);
+        let layout = (sites > 1).then(|| Layout::new(rng, sites, &lexicon, &topic_pick));
         SiteModel {
             background: zipf(n, 1.0),
             topic_zipf: zipf(TOPIC_SIZE, 1.0),
-            topic_pick: zipf(topics, 0.7),
+            topic_pick,
             ad_zipf: zipf(lexicon.ad.len(), 0.8),
             lexicon,
             host: host.to_string(),
@@ -148,14 +182,60 @@ impl SiteModel {
             urn: Vec::new(),
             in_links: Vec::new(),
             names: HashSet::new(),
+            site_urn: vec![Vec::new(); sites.max(1)],
+            site_pages: vec![Vec::new(); sites.max(1)],
+            layout,
         }
     }
 
     pub fn url(&self, page: u32) -> String {
-        format!(
-            "https://{}/wiki/{}",
-            self.host, self.pages[page as usize].name
-        )
+        let p = &self.pages[page as usize];
+        match &self.layout {
+            Some(layout) => format!("{}{}", layout.prefix(p.dir), p.name),
+            None => format!("https://{}/wiki/{}", self.host, p.name),
+        }
+    }
+
+    /// The site (host index) of a page; 0 on a one-site layout.
+    pub fn site_of(&self, page: u32) -> u32 {
+        match &self.layout {
+            Some(layout) => layout.site_of(self.pages[page as usize].dir),
+            None => 0,
+        }
+    }
+
+    /// Number of directories and sites (1 and 1 on a one-site layout).
+    pub fn group_counts(&self) -> (usize, usize) {
+        match &self.layout {
+            Some(layout) => (layout.dirs.len(), layout.hosts.len()),
+            None => (1, 1),
+        }
+    }
+
+    /// Distinct pages `page` links to now, sorted, without itself.
+    pub fn out_links(&self, page: u32) -> Vec<u32> {
+        let mut out: Vec<u32> = self.pages[page as usize]
+            .paragraphs
+            .iter()
+            .flatten()
+            .filter_map(|t| match t {
+                Token::Link { target, .. } if *target != page => Some(*target),
+                _ => None,
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Records a new link to `target` for preferential attachment.
+    fn attach(&mut self, target: u32) {
+        self.in_links[target as usize] += 1;
+        self.urn.push(target);
+        if self.layout.is_some() {
+            let site = self.site_of(target) as usize;
+            self.site_urn[site].push(target);
+        }
     }
 
     fn is_topical(&self, page: &Page, w: u32) -> bool {
@@ -166,7 +246,11 @@ impl SiteModel {
     /// class shares unless one is forced.
     pub fn add_page(&mut self, rng: &mut ChaCha8Rng, week: u32, class: Option<RateClass>) -> u32 {
         let id = self.pages.len() as u32;
-        let topic = self.topic_pick.sample(rng);
+        let dir = self.layout.as_ref().map_or(0, |l| l.place(rng));
+        let topic = match &self.layout {
+            Some(l) if rng.gen::<f64>() < ON_TOPIC => l.dirs[dir as usize].topic,
+            _ => self.topic_pick.sample(rng),
+        };
         let words = &self.topic_words[topic];
         // Keywords: mid-ranked topic words, the page's own identifying terms.
         let keywords: Vec<u32> = (0..2)
@@ -211,6 +295,8 @@ impl SiteModel {
             present: true,
             query_terms: Vec::new(),
             created: week,
+            dir,
+            markup: None,
         };
         // Page length: log-normal words, median ~150, heavy tail (EmacsWiki: median 156, mean 473).
         let len: f64 = LogNormal::new(150f64.ln(), 1.1).expect("valid").sample(rng);
@@ -224,13 +310,87 @@ impl SiteModel {
         if rng.gen::<f64>() < ad_p {
             page.ad_block = Some(self.ad_words(rng));
         }
+        if self.layout.is_some() {
+            page.markup = Some(self.markup(rng, &page));
+        }
         page.query_terms = self.topical_terms(&page, page.paragraphs.iter().flatten());
         self.pages.push(page);
         self.in_links.push(0);
         // Initial attractiveness: without it the first pages of the growth process would take
         // a sixth of all links; with it in-links stay power-law with one realistic hub or two.
         self.urn.extend([id; 3]);
+        if self.layout.is_some() {
+            let site = self.site_of(id) as usize;
+            self.site_urn[site].extend([id; 3]);
+            self.site_pages[site].push(id);
+        }
         id
+    }
+
+    /// Images (half the pages have none), a table on a quarter of the pages and a contact
+    /// address on under a third: the structural counts of a multi-site page.
+    fn markup(&self, rng: &mut ChaCha8Rng, page: &Page) -> Markup {
+        let images = if rng.gen::<f64>() < 0.5 {
+            0
+        } else {
+            rng.gen_range(1..=6)
+        };
+        let table = (rng.gen::<f64>() < 0.25).then(|| {
+            let cols = rng.gen_range(2..=4);
+            (0..rng.gen_range(2..=6))
+                .map(|_| self.table_row(rng, page, cols))
+                .collect()
+        });
+        let contact = (rng.gen::<f64>() < 0.3).then(|| {
+            let user = self.lexicon.site[page.keywords[0] as usize].to_lowercase();
+            let host = match &self.layout {
+                Some(l) => &l.hosts[l.site_of(page.dir) as usize],
+                None => &self.host,
+            };
+            format!("{user}@{host}")
+        });
+        Markup {
+            images,
+            table,
+            contact,
+        }
+    }
+
+    fn table_row(&self, rng: &mut ChaCha8Rng, page: &Page, cols: usize) -> Vec<u32> {
+        (0..cols)
+            .map(|_| self.topic_words[page.topic][self.topic_zipf.sample(rng)])
+            .collect()
+    }
+
+    /// A topical edit of a multi-site page sometimes adds or drops an image or a table row.
+    fn edit_markup(&mut self, rng: &mut ChaCha8Rng, id: u32) {
+        let r: f64 = rng.gen();
+        let page = &self.pages[id as usize];
+        let Some(markup) = &page.markup else {
+            return;
+        };
+        if r < 0.3 {
+            let images = if rng.gen::<bool>() {
+                markup.images + 1
+            } else {
+                markup.images.saturating_sub(1)
+            };
+            self.pages[id as usize]
+                .markup
+                .as_mut()
+                .expect("checked above")
+                .images = images;
+        } else if r < 0.45 && markup.table.is_some() {
+            let cols = markup.table.as_ref().map_or(2, |t| t[0].len());
+            let row = self.table_row(rng, page, cols);
+            if let Some(table) = self.pages[id as usize]
+                .markup
+                .as_mut()
+                .and_then(|m| m.table.as_mut())
+            {
+                table.push(row);
+            }
+        }
     }
 
     /// Adds out-links to `page`, targets by preferential attachment, inserted into paragraphs.
@@ -247,14 +407,27 @@ impl SiteModel {
             let para = &mut p.paragraphs[pi];
             let at = rng.gen_range(0..=para.len());
             para.insert(at, Token::Link { target, form });
-            self.in_links[target as usize] += 1;
-            self.urn.push(target);
+            self.attach(target);
         }
     }
 
     /// A present page other than `from`: uniform 20% of the time, else proportional to
     /// in-links + 3 (preferential attachment gives the heavy-tailed in-degree of the Web).
+    /// With several sites, most targets come from `from`'s own site, by the same rule.
     pub fn pick_target(&self, rng: &mut ChaCha8Rng, from: u32) -> Option<u32> {
+        if self.layout.is_some() && rng.gen::<f64>() < SAME_SITE_LINKS {
+            let site = self.site_of(from) as usize;
+            for _ in 0..20 {
+                let t = if rng.gen::<f64>() < 0.2 {
+                    *self.site_pages[site].choose(rng)?
+                } else {
+                    *self.site_urn[site].choose(rng)?
+                };
+                if t != from && self.pages[t as usize].present {
+                    return Some(t);
+                }
+            }
+        }
         for _ in 0..20 {
             let t = if rng.gen::<f64>() < 0.2 {
                 rng.gen_range(0..self.pages.len()) as u32
@@ -333,7 +506,12 @@ impl SiteModel {
                 let ad = self.ad_words(rng);
                 self.pages[id as usize].ad_block = Some(ad);
             }
-            ChangeKind::TopicalEdit => self.topical_edit(rng, id),
+            ChangeKind::TopicalEdit => {
+                self.topical_edit(rng, id);
+                if self.layout.is_some() {
+                    self.edit_markup(rng, id);
+                }
+            }
             ChangeKind::Typo => self.typo(rng, id),
         }
         kind
@@ -355,8 +533,7 @@ impl SiteModel {
             if let Some(target) = self.pick_target(rng, id) {
                 let at = rng.gen_range(0..=para.len());
                 para.insert(at, Token::Link { target, form: 0 });
-                self.in_links[target as usize] += 1;
-                self.urn.push(target);
+                self.attach(target);
             }
         }
         let page = &mut self.pages[id as usize];
@@ -423,8 +600,7 @@ impl SiteModel {
             Some(last) => last.extend(sentence),
             None => page.paragraphs.push(sentence),
         }
-        self.in_links[to as usize] += 1;
-        self.urn.push(to);
+        self.attach(to);
     }
 
     /// The page's HTML, in the shape of the EmacsWiki renderings.
@@ -434,6 +610,14 @@ impl SiteModel {
         html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
         html.push_str(&format!("<title>{}</title>\n</head>\n<body>\n", page.title));
         html.push_str(&format!("<h1>{}</h1>\n", page.title));
+        if let Some(markup) = &page.markup {
+            for i in 0..markup.images {
+                html.push_str(&format!(
+                    "<img src=\"/images/{}-{i}.png\" alt=\"\">\n",
+                    page.name
+                ));
+            }
+        }
         for (i, para) in page.paragraphs.iter().enumerate() {
             // A section heading every few paragraphs, from the page's keywords.
             if i > 0 && i % 4 == 0 {
@@ -444,8 +628,26 @@ impl SiteModel {
                 ));
             }
             html.push_str("<p>");
-            self.render_tokens(para, &mut html);
+            self.render_tokens(id, para, &mut html);
             html.push_str("</p>\n");
+            if i == 0 {
+                if let Some(table) = page.markup.as_ref().and_then(|m| m.table.as_ref()) {
+                    html.push_str("<table>\n");
+                    for row in table {
+                        html.push_str("<tr>");
+                        for &w in row {
+                            html.push_str(&format!("<td>{}</td>", self.lexicon.site[w as usize]));
+                        }
+                        html.push_str("</tr>\n");
+                    }
+                    html.push_str("</table>\n");
+                }
+            }
+        }
+        if let Some(contact) = page.markup.as_ref().and_then(|m| m.contact.as_ref()) {
+            html.push_str(&format!(
+                "<p>Contact: <a href=\"mailto:{contact}\">{contact}</a></p>\n"
+            ));
         }
         if let Some(ad) = &page.ad_block {
             html.push_str("<div class=\"sponsored\"><p>");
@@ -471,7 +673,7 @@ impl SiteModel {
         html
     }
 
-    fn render_tokens(&self, tokens: &[Token], html: &mut String) {
+    fn render_tokens(&self, from: u32, tokens: &[Token], html: &mut String) {
         let mut at_start = true;
         let mut first = true;
         for t in tokens {
@@ -492,11 +694,7 @@ impl SiteModel {
                 Token::Raw(s) => s.clone(),
                 Token::Link { target, form } => {
                     let target_page = &self.pages[*target as usize];
-                    let href = match form {
-                        0 => self.url(*target),
-                        1 => format!("/wiki/{}", target_page.name),
-                        _ => target_page.name.clone(),
-                    };
+                    let href = self.href(from, *target, *form);
                     format!("<a href=\"{href}\">{}</a>", target_page.title)
                 }
             };
@@ -506,6 +704,33 @@ impl SiteModel {
             html.push_str(&text);
             at_start = false;
             first = false;
+        }
+    }
+}
+
+impl SiteModel {
+    /// The `href` of a link from `from` to `target` in the written `form`: absolute (0),
+    /// root-relative (1) or relative (2). Across sites only absolute links work, and a
+    /// relative one only within the same directory, so those fall back.
+    fn href(&self, from: u32, target: u32, form: u8) -> String {
+        let target_page = &self.pages[target as usize];
+        let Some(layout) = &self.layout else {
+            return match form {
+                0 => self.url(target),
+                1 => format!("/wiki/{}", target_page.name),
+                _ => target_page.name.clone(),
+            };
+        };
+        let from_dir = self.pages[from as usize].dir;
+        if form == 0 || layout.site_of(from_dir) != layout.site_of(target_page.dir) {
+            self.url(target)
+        } else if form == 2 && from_dir == target_page.dir {
+            target_page.name.clone()
+        } else {
+            format!(
+                "/{}{}",
+                layout.dirs[target_page.dir as usize].path, target_page.name
+            )
         }
     }
 }

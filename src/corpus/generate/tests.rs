@@ -124,6 +124,22 @@ fn log_lines(site: &GeneratedSite) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// xxh3 of every file (names and bytes) of `small(7)`, as the generator wrote it before
+/// multi-site sites and change correlation existed: one site without correlation must stay
+/// byte-identical (pinned results and EmacsWiki-shaped figures depend on it).
+const SMALL_7_DIGEST: u64 = 0x8d15_f1fe_d654_35af;
+
+#[test]
+fn one_site_without_correlation_is_byte_identical_to_before() {
+    let (a, _) = generate(&small(7));
+    let mut digest = xxhash_rust::xxh3::Xxh3::new();
+    for (name, bytes) in all_files(a.path()) {
+        digest.update(name.as_bytes());
+        digest.update(&bytes);
+    }
+    assert_eq!(digest.digest(), SMALL_7_DIGEST, "{:#x}", digest.digest());
+}
+
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
     let (a, _) = generate(&small(7));
@@ -414,4 +430,134 @@ fn the_warc_crate_reads_every_record_back() {
         responses += 1;
     }
     assert_eq!(responses, site.truth.records_ok + site.truth.records_gone);
+}
+
+/// Mean Pearson correlation of the weekly change indicators over pairs of pages, within the
+/// same group (`group` of the URL) and across groups. Only pages that changed in some weeks
+/// but not all have a defined correlation.
+fn change_correlations(site: &GeneratedSite, weeks: u32, group: fn(&str) -> &str) -> (f64, f64) {
+    let series: Vec<(&str, Vec<f64>)> = site
+        .truth
+        .change_events
+        .iter()
+        .filter(|(_, w)| !w.is_empty() && w.len() + 1 < weeks as usize)
+        .map(|(url, w)| {
+            let mut x = vec![0.0; weeks as usize - 1];
+            for &week in w {
+                x[week as usize - 1] = 1.0;
+            }
+            (group(url), x)
+        })
+        .collect();
+    let pearson = |a: &[f64], b: &[f64]| {
+        let n = a.len() as f64;
+        let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+        let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+        let va: f64 = a.iter().map(|x| (x - ma).powi(2)).sum();
+        let vb: f64 = b.iter().map(|y| (y - mb).powi(2)).sum();
+        cov / (va * vb).sqrt()
+    };
+    let (mut within, mut across) = ((0.0, 0usize), (0.0, 0usize));
+    for (i, (ga, a)) in series.iter().enumerate() {
+        for (gb, b) in &series[i + 1..] {
+            let r = pearson(a, b);
+            let acc = if ga == gb { &mut within } else { &mut across };
+            acc.0 += r;
+            acc.1 += 1;
+        }
+    }
+    assert!(within.1 >= 50, "too few within-group pairs: {}", within.1);
+    (within.0 / within.1 as f64, across.0 / across.1 as f64)
+}
+
+/// The directory of a URL: everything up to its last `/`.
+fn directory(url: &str) -> &str {
+    &url[..url.rfind('/').map_or(url.len(), |i| i + 1)]
+}
+
+/// The host of an `https://host/...` URL.
+fn host(url: &str) -> &str {
+    url.trim_start_matches("https://")
+        .split('/')
+        .next()
+        .unwrap_or("")
+}
+
+fn multi_site(strength: f64, groups: &str) -> GeneratorConfig {
+    GeneratorConfig {
+        pages: 1500,
+        weeks: 20,
+        seed: 21,
+        queries: 10,
+        sites: 3,
+        correlation: ChangeCorrelation {
+            strength,
+            groups: CorrelationGroups::parse(groups).unwrap(),
+        },
+        ..GeneratorConfig::default()
+    }
+}
+
+#[test]
+fn within_directory_change_correlation_rises_with_strength() {
+    let mut within = Vec::new();
+    for strength in [0.0, 0.5, 0.9] {
+        let config = multi_site(strength, "directory");
+        let (_dir, site) = generate(&config);
+        let (w, a) = change_correlations(&site, config.weeks, directory);
+        eprintln!("ρ = {strength}: within-directory {w:.4}, across {a:.4}");
+        // Across directories nothing is shared at any strength.
+        assert!(
+            a.abs() < 0.03,
+            "ρ = {strength}: across-directory correlation {a}"
+        );
+        within.push(w);
+    }
+    assert!(within[0].abs() < 0.03, "independent pages: {within:?}");
+    assert!(within[1] > within[0] + 0.05, "moderate: {within:?}");
+    assert!(within[2] > within[1] + 0.05, "strong: {within:?}");
+}
+
+#[test]
+fn site_grouping_correlates_whole_sites() {
+    let config = multi_site(0.9, "site");
+    let (_dir, site) = generate(&config);
+    let (within_site, across_sites) = change_correlations(&site, config.weeks, host);
+    eprintln!("site grouping, ρ = 0.9: within-site {within_site:.4}, across {across_sites:.4}");
+    assert!(within_site > 0.1, "{within_site}");
+    assert!(across_sites.abs() < 0.03, "{across_sites}");
+}
+
+#[test]
+fn multi_site_layout_has_directory_trees_and_markup() {
+    let config = multi_site(0.0, "directory");
+    let (_dir, site) = generate(&config);
+    let hosts: Vec<&str> = site.truth.sites.iter().map(|s| s.host.as_str()).collect();
+    assert_eq!(hosts, ["site1.example", "site2.example", "site3.example"]);
+    assert!(site
+        .truth
+        .sites
+        .iter()
+        .all(|s| s.pages > 0 && s.directories >= 3));
+    let urls: Vec<&str> = site
+        .truth
+        .changed_weeks
+        .iter()
+        .map(|(u, _)| u.as_str())
+        .collect();
+    let max_depth = urls
+        .iter()
+        .map(|u| u.trim_start_matches("https://").matches('/').count())
+        .max()
+        .unwrap();
+    assert!(max_depth >= 3, "nested directories: {max_depth}");
+    let html: String = site
+        .warc_files
+        .iter()
+        .flat_map(|f| read_warc(f))
+        .map(|r| String::from_utf8_lossy(&r.block).into_owned())
+        .collect();
+    for needle in ["<img src=", "<table>", "href=\"mailto:"] {
+        assert!(html.contains(needle), "{needle}");
+    }
 }
