@@ -462,6 +462,124 @@ impl ForwardIndex {
         }
     }
 
+    /// Sets the copy of every page of `updates` (`None`: the page is gone), with the same end
+    /// state as [`set_copy`](Self::set_copy) on each in turn.
+    ///
+    /// One at a time, each posting added or dropped shifts the rest of its list, and the
+    /// longest lists (common terms, boilerplate) are touched by a share of every unit's
+    /// changes: a unit would cost pages × list length. Here the additions and removals are
+    /// gathered and applied list by list in one pass each ([`edit_postings`]), so a unit costs
+    /// the lists it touches once. Frequencies of terms both copies share are updated in place
+    /// as in [`put`](Self::put).
+    pub fn set_copies(&mut self, updates: impl IntoIterator<Item = (PageId, Option<ForwardDoc>)>) {
+        // `(term, page, tf)`: add or re-weigh the posting (tf ≥ 1), or drop it (tf = 0).
+        let mut edits: Vec<(TermId, PageId, u32)> = Vec::new();
+        let mut seen: rustc_hash::FxHashSet<PageId> = rustc_hash::FxHashSet::default();
+        for (page, copy) in updates {
+            if !seen.insert(page) {
+                // A page listed twice: its earlier edits must land before its next copy is
+                // compared with the one it replaces.
+                self.apply_edits(&mut edits);
+                seen.clear();
+                seen.insert(page);
+            }
+            let i = page as usize;
+            if self.docs.len() <= i {
+                if copy.is_none() {
+                    continue;
+                }
+                self.docs.resize(i + 1, None);
+                self.lengths.resize(i + 1, DocLength::default());
+                self.url_hashes.resize(i + 1, 0);
+            }
+            let old = self.docs[i].take();
+            if let Some(old) = &old {
+                self.num_docs -= 1;
+                self.total_tokens -= u64::from(old.terms.length);
+                for &target in &old.links {
+                    self.inlinks[target as usize] -= 1;
+                }
+            }
+            let old_counts: &[(TermId, u32)] = old.as_ref().map_or(&[], |o| &o.terms.counts);
+            let Some(doc) = copy else {
+                self.lengths[i] = DocLength::default();
+                self.url_hashes[i] = 0;
+                edits.extend(old_counts.iter().map(|&(t, _)| (t, page, 0)));
+                continue;
+            };
+            self.num_docs += 1;
+            self.total_tokens += u64::from(doc.terms.length);
+            self.lengths[i] = DocLength::new(doc.terms.length);
+            self.url_hashes[i] = doc.url_hash;
+            let new_counts = &doc.terms.counts;
+            // Both lists are sorted by term id: merge them.
+            let (mut a, mut b) = (0, 0);
+            while a < old_counts.len() || b < new_counts.len() {
+                let old_term = old_counts.get(a).map(|&(t, _)| t);
+                let new_term = new_counts.get(b).map(|&(t, _)| t);
+                match (old_term, new_term) {
+                    (Some(o), Some(n)) if o == n => {
+                        self.set_posting_tf(o, page, new_counts[b].1);
+                        a += 1;
+                        b += 1;
+                    }
+                    (Some(o), Some(n)) if o < n => {
+                        edits.push((o, page, 0));
+                        a += 1;
+                    }
+                    (Some(o), None) => {
+                        edits.push((o, page, 0));
+                        a += 1;
+                    }
+                    (_, Some(n)) => {
+                        debug_assert!(new_counts[b].1 > 0, "a term counted 0 times");
+                        edits.push((n, page, new_counts[b].1));
+                        b += 1;
+                    }
+                    (None, None) => unreachable!("loop condition"),
+                }
+            }
+            for &target in &doc.links {
+                let target = target as usize;
+                if self.inlinks.len() <= target {
+                    self.inlinks.resize(target + 1, 0);
+                }
+                self.inlinks[target] += 1;
+            }
+            self.docs[i] = Some(doc);
+        }
+        self.apply_edits(&mut edits);
+    }
+
+    /// Applies and clears the gathered posting edits of [`set_copies`](Self::set_copies)
+    /// (each `(term, page)` at most once).
+    fn apply_edits(&mut self, edits: &mut Vec<(TermId, PageId, u32)>) {
+        if let Some(top) = edits
+            .iter()
+            .filter(|e| e.2 > 0)
+            .map(|e| e.0 as usize + 1)
+            .max()
+        {
+            if self.postings.len() < top {
+                self.postings.resize_with(top, Vec::new);
+                self.tfs.resize_with(top, Vec::new);
+            }
+        }
+        edits.sort_unstable_by_key(|&(t, p, _)| (u64::from(t) << 32) | u64::from(p));
+        let mut changes: Vec<(PageId, u32)> = Vec::new();
+        for group in edits.chunk_by(|a, b| a.0 == b.0) {
+            let t = group[0].0 as usize;
+            if t >= self.postings.len() {
+                // Removals from a list never created: nothing to drop.
+                continue;
+            }
+            changes.clear();
+            changes.extend(group.iter().map(|&(_, p, tf)| (p, tf)));
+            edit_postings(&mut self.postings[t], &mut self.tfs[t], &changes);
+        }
+        edits.clear();
+    }
+
     /// Removes the copy of `page`, returning it (no-op when absent).
     pub fn remove(&mut self, page: PageId) -> Option<ForwardDoc> {
         let doc = self.docs.get_mut(page as usize)?.take()?;
@@ -505,6 +623,64 @@ impl ForwardIndex {
             + self.inlinks.capacity() * size_of::<u32>()
             + self.lengths.capacity() * size_of::<DocLength>()
             + self.url_hashes.capacity() * size_of::<u64>()
+    }
+}
+
+/// Applies `changes` (ascending by page, each page once) to the posting list `pages` with its
+/// frequencies `tfs`: `(page, tf ≥ 1)` adds the posting or sets its frequency, `(page, 0)`
+/// drops it if present. In place, each element moved at most twice (once by the removals'
+/// compaction, once by the additions' shift from the back), so the list costs its length
+/// plus a binary search per change, however many changes it takes.
+fn edit_postings(pages: &mut Vec<PageId>, tfs: &mut Vec<u32>, changes: &[(PageId, u32)]) {
+    debug_assert!(changes.windows(2).all(|w| w[0].0 < w[1].0));
+    let len = pages.len();
+    // Pass 1, front to back: drop removals, re-weigh pages present, set aside additions.
+    let mut additions: Vec<(PageId, u32)> = Vec::new();
+    let (mut read, mut write) = (0, 0);
+    for &(page, tf) in changes {
+        let at = read + pages[read..].partition_point(|&p| p < page);
+        if write != read {
+            pages.copy_within(read..at, write);
+            tfs.copy_within(read..at, write);
+        }
+        write += at - read;
+        read = at;
+        let present = at < len && pages[at] == page;
+        match (present, tf) {
+            (true, 0) => read += 1,
+            (true, _) => {
+                pages[write] = page;
+                tfs[write] = tf;
+                read += 1;
+                write += 1;
+            }
+            (false, 0) => {}
+            (false, _) => additions.push((page, tf)),
+        }
+    }
+    if write != read {
+        pages.copy_within(read..len, write);
+        tfs.copy_within(read..len, write);
+    }
+    write += len - read;
+    pages.truncate(write);
+    tfs.truncate(write);
+    if additions.is_empty() {
+        return;
+    }
+    // Pass 2, back to front: the list grows by the additions; the pages between addition
+    // j − 1 and addition j move right by j + 1 (additions 0..=j land before them).
+    let old_len = pages.len();
+    pages.resize(old_len + additions.len(), 0);
+    tfs.resize(old_len + additions.len(), 0);
+    let mut end = old_len;
+    for (j, &(page, tf)) in additions.iter().enumerate().rev() {
+        let at = pages[..end].partition_point(|&p| p < page);
+        pages.copy_within(at..end, at + j + 1);
+        tfs.copy_within(at..end, at + j + 1);
+        pages[at + j] = page;
+        tfs[at + j] = tf;
+        end = at;
     }
 }
 
@@ -653,6 +829,69 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Random batches of replacements, additions and removals (pages listed twice, removals
+    /// of absent pages, terms never seen before) leave exactly the state of
+    /// [`ForwardIndex::set_copy`] one update at a time, for long lists edited many times per
+    /// batch as for short ones.
+    #[test]
+    fn batched_copies_equal_one_update_at_a_time() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
+        let random_doc = |rng: &mut rand_chacha::ChaCha8Rng, terms: u32| {
+            let mut counts: Vec<(TermId, u32)> = (0..rng.gen_range(1..12))
+                .map(|_| {
+                    // Terms 0..3 are in most copies (long lists), the others rare.
+                    let t = if rng.gen_bool(0.5) {
+                        rng.gen_range(0..3)
+                    } else {
+                        rng.gen_range(3..terms)
+                    };
+                    (t, rng.gen_range(1..5))
+                })
+                .collect();
+            counts.sort_unstable();
+            counts.dedup_by_key(|c| c.0);
+            let mut links: Vec<PageId> = (0..rng.gen_range(0..4))
+                .map(|_| rng.gen_range(0..300))
+                .collect();
+            links.sort_unstable();
+            links.dedup();
+            doc(&counts, &links)
+        };
+        let (mut batched, mut sequential) = (ForwardIndex::new(), ForwardIndex::new());
+        for round in 0..40 {
+            let terms = 20 + round * 5;
+            let updates: Vec<(PageId, Option<ForwardDoc>)> = (0..rng.gen_range(0..150))
+                .map(|_| {
+                    let page = rng.gen_range(0..250);
+                    let copy = rng.gen_bool(0.8).then(|| random_doc(&mut rng, terms));
+                    (page, copy)
+                })
+                .collect();
+            for (page, copy) in updates.clone() {
+                sequential.set_copy(page, copy);
+            }
+            batched.set_copies(updates);
+            assert_eq!(batched, sequential, "round {round}");
+        }
+        assert!(sequential.pages_with(0).len() > 100);
+    }
+
+    #[test]
+    fn editing_a_posting_list_adds_reweighs_and_drops() {
+        let mut pages = vec![2, 4, 6, 8];
+        let mut tfs = vec![1, 1, 1, 1];
+        edit_postings(
+            &mut pages,
+            &mut tfs,
+            &[(1, 5), (2, 0), (3, 7), (6, 9), (7, 0), (8, 0), (10, 2)],
+        );
+        assert_eq!(pages, vec![1, 3, 4, 6, 10]);
+        assert_eq!(tfs, vec![5, 7, 1, 9, 2]);
+        edit_postings(&mut pages, &mut tfs, &[]);
+        assert_eq!(pages, vec![1, 3, 4, 6, 10]);
     }
 
     #[test]

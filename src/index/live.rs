@@ -41,6 +41,7 @@ impl LiveScores {
 
     fn sync<W: LiveWeb + ?Sized>(&mut self, web: &W, unit: Unit) {
         self.unit = unit;
+        let mut updates = Vec::new();
         for page in 0..web.page_count() as PageId {
             let version = web.page_at(page, unit).present();
             let now = version.map(|v| v.unit);
@@ -48,15 +49,13 @@ impl LiveScores {
                 continue;
             }
             self.held[page as usize] = now;
-            match version {
-                Some(v) => self
-                    .forward
-                    .put(page, ForwardDoc::from_version(web.url(page), v)),
-                None => {
-                    self.forward.remove(page);
-                }
-            }
+            updates.push((
+                page,
+                version.map(|v| ForwardDoc::from_version(web.url(page), v)),
+            ));
         }
+        // One batch: a unit's changes edit each posting list once (see `set_copies`).
+        self.forward.set_copies(updates);
     }
 
     pub fn unit(&self) -> Unit {

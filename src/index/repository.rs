@@ -352,6 +352,7 @@ impl Repository {
             unchanged: skipped,
             ..ApplyReport::default()
         };
+        let mut copies = Vec::with_capacity(batch.len());
         for u in &batch {
             if let Some(store) = &mut self.store {
                 let writer = store.writer.as_mut().ok_or(IndexError::ReadOnly)?;
@@ -361,17 +362,17 @@ impl Repository {
                 }
             }
             match u.version {
-                Some(v) => {
-                    self.forward.put(u.page, ForwardDoc::from_version(u.url, v));
-                    report.put += 1;
-                }
-                None => {
-                    if self.forward.remove(u.page).is_some() {
-                        report.deleted += 1;
-                    }
-                }
+                Some(_) => report.put += 1,
+                // Pages are distinct in `batch`: present now means present when removed.
+                None => report.deleted += usize::from(self.forward.contains(u.page)),
             }
+            copies.push((
+                u.page,
+                u.version.map(|v| ForwardDoc::from_version(u.url, v)),
+            ));
         }
+        // The forward index takes the batch at once: each posting list is edited once.
+        self.forward.set_copies(copies);
         if let Some(store) = &mut self.store {
             if let Some(writer) = &mut store.writer {
                 writer.commit()?;
