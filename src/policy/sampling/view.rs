@@ -1,0 +1,134 @@
+//! What the sampling policies read of the crawler's knowledge of its own copies: the pages it
+//! may refresh, their URLs, the held copies, the held-copy link graph and its PageRank. One
+//! trait, so the policies' algorithms are tested on hand-made sites and the refresh loop's
+//! knowledge view plugs in through one adapter.
+
+use std::sync::Arc;
+
+use crate::cluster::features::{CopyFacts, FileType};
+use crate::corpus::{PageId, PageVersion};
+
+use super::granularity::LinkGraph;
+
+/// The crawler's knowledge as the sampling policies read it.
+pub trait SamplingView: LinkGraph {
+    /// The pages a policy may refresh now (held or fetched before, not last seen gone), in
+    /// page-id order.
+    fn candidates(&self) -> Vec<PageId>;
+    /// The page's URL.
+    fn url(&self, page: PageId) -> &str;
+    /// The copy the repository holds, if any.
+    fn held(&self, page: PageId) -> Option<&Arc<PageVersion>>;
+    /// PageRank of the page in the held-copy link graph (paper 000 Eq. 2).
+    fn pagerank(&self, page: PageId) -> f64;
+    /// Whether a content term id is a stop word (paper 000 §3.1 clusters on non-stop words;
+    /// see [`crate::cluster::features::stop_term_ids`]).
+    fn is_stop_term(&self, term: u32) -> bool;
+}
+
+/// The counts of the held copy of `page` that paper 000's features read (§3.1), with its
+/// linkage in the held-copy graph. Words and bytes come from the copy's visible text; images,
+/// tables and e-mail addresses from the structural counts of the copy when the corpus records
+/// them (0 otherwise).
+pub fn copy_facts(
+    view: &(impl SamplingView + ?Sized),
+    page: PageId,
+    copy: &PageVersion,
+) -> CopyFacts {
+    CopyFacts {
+        images: 0,
+        tables: 0,
+        words: copy.text.split_whitespace().count() as u32,
+        text_bytes: copy.text.len() as u64,
+        emails: 0,
+        pagerank: view.pagerank(page),
+        in_links: view.in_links(page).len() as u32,
+        out_links: copy.links.len() as u32,
+    }
+}
+
+/// The file type of a held copy (HTML unless the corpus records another content type).
+pub fn file_type(_copy: &PageVersion) -> FileType {
+    FileType::Html
+}
+
+/// A hand-made site for the policies' tests: URLs, copies and links, PageRank uniform.
+#[cfg(test)]
+pub mod testsite {
+    use super::*;
+    use crate::text::TermCounts;
+
+    pub struct Site {
+        pub urls: Vec<String>,
+        pub copies: Vec<Arc<PageVersion>>,
+        pub out: Vec<Vec<PageId>>,
+        pub inl: Vec<Vec<PageId>>,
+        pub gone: Vec<bool>,
+    }
+
+    impl Site {
+        /// Pages at `urls` with `links` (from, to) and one distinct term per page (its index).
+        pub fn new(urls: &[&str], links: &[(PageId, PageId)]) -> Self {
+            let n = urls.len();
+            let mut out = vec![Vec::new(); n];
+            let mut inl = vec![Vec::new(); n];
+            for &(a, b) in links {
+                out[a as usize].push(b);
+                inl[b as usize].push(a);
+            }
+            let copies = (0..n)
+                .map(|p| {
+                    Arc::new(PageVersion {
+                        unit: 0,
+                        capture_time: 0,
+                        status: 200,
+                        content_hash: p as u64,
+                        title: String::new(),
+                        text: format!("page {p} words"),
+                        links: out[p].clone(),
+                        terms: TermCounts {
+                            counts: vec![(p as u32 % 7, 1 + p as u32 % 3)],
+                            length: 3,
+                        },
+                    })
+                })
+                .collect();
+            Site {
+                urls: urls.iter().map(|u| u.to_string()).collect(),
+                copies,
+                out,
+                inl,
+                gone: vec![false; n],
+            }
+        }
+    }
+
+    impl LinkGraph for Site {
+        fn out_links(&self, page: PageId) -> &[PageId] {
+            &self.out[page as usize]
+        }
+        fn in_links(&self, page: PageId) -> &[PageId] {
+            &self.inl[page as usize]
+        }
+    }
+
+    impl SamplingView for Site {
+        fn candidates(&self) -> Vec<PageId> {
+            (0..self.urls.len() as PageId)
+                .filter(|&p| !self.gone[p as usize])
+                .collect()
+        }
+        fn url(&self, page: PageId) -> &str {
+            &self.urls[page as usize]
+        }
+        fn held(&self, page: PageId) -> Option<&Arc<PageVersion>> {
+            self.copies.get(page as usize)
+        }
+        fn pagerank(&self, _page: PageId) -> f64 {
+            1.0 / self.urls.len() as f64
+        }
+        fn is_stop_term(&self, _term: u32) -> bool {
+            false
+        }
+    }
+}
