@@ -24,7 +24,9 @@ use crate::corpus::{PageId, PageVersion, Unit};
 
 use super::sample_size::{effective_clusters, max_samples, sample_is_sufficient, MIN_SAMPLES};
 use super::view::copy_facts;
-use super::{cluster_features, features_of, ChangeLog, Probe, RoundPlanner, SamplingView};
+use super::{
+    cluster_features, features_of, ChangeLog, ContentTerms, Probe, RoundPlanner, SamplingView,
+};
 
 /// CLS's parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -99,6 +101,7 @@ pub struct ClusterSampling {
     seed: u64,
     log: ChangeLog,
     memory: Vec<PageMemory>,
+    terms: ContentTerms,
     /// The last clustering and the `k_eff` it was made for.
     clustered: Option<(Vec<Placed>, usize)>,
     last_clustered: Unit,
@@ -120,6 +123,7 @@ impl ClusterSampling {
             seed,
             log: ChangeLog::default(),
             memory: Vec::new(),
+            terms: ContentTerms::default(),
             clustered: None,
             last_clustered: 0,
             unit: 0,
@@ -197,7 +201,23 @@ impl ClusterSampling {
             seed: self.seed,
             ..FeatureConfig::default()
         };
-        let rows = features_of(view, pages, &previous, &frequency, &features);
+        let rows = features_of(
+            view,
+            pages,
+            &mut self.terms,
+            &previous,
+            &frequency,
+            &features,
+        );
+        // Keep the terms of the copies CLS still remembers only.
+        let remembered: FxHashSet<u64> = self
+            .memory
+            .iter()
+            .flat_map(|m| [&m.current, &m.previous])
+            .flatten()
+            .map(|s| s.copy.content_hash)
+            .collect();
+        self.terms.retain(|h| remembered.contains(&h));
         let (dense, clustering) =
             cluster_features(&rows, &self.config.features.columns(), k, self.seed);
         let placed = pages

@@ -24,11 +24,14 @@ pub mod view;
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use crate::cluster::features::{
-    page_features, CopyFacts, FeatureConfig, FeatureInput, PreviousCopy, DIMS,
+    page_features, stop_term_ids, CopyFacts, FeatureConfig, FeatureInput, PreviousCopy, DIMS,
 };
 use crate::cluster::{repeated_bisection, Clustering, DenseRows, RbcConfig};
 use crate::corpus::{PageId, PageVersion, Unit};
+use crate::text::{Analyzer, Vocabulary};
 
 pub use view::SamplingView;
 
@@ -100,24 +103,31 @@ pub(crate) fn shuffled(mut pages: Vec<PageId>, rng: &mut impl rand::Rng) -> Vec<
 pub fn features_of(
     view: &dyn SamplingView,
     pages: &[PageId],
+    terms: &mut ContentTerms,
     previous: &dyn Fn(PageId) -> Option<(Arc<PageVersion>, CopyFacts)>,
     change_frequency: &dyn Fn(PageId) -> f64,
     config: &FeatureConfig,
 ) -> Vec<[f64; DIMS]> {
-    let copies: Vec<_> = pages.iter().map(|&p| view.held(p).cloned()).collect();
-    let previous: Vec<_> = pages.iter().map(|&p| previous(p)).collect();
+    let copies: Vec<_> = pages
+        .iter()
+        .map(|&p| view.held(p).map(|c| (Arc::clone(c), terms.of(c))))
+        .collect();
+    let previous: Vec<_> = pages
+        .iter()
+        .map(|&p| previous(p).map(|(c, facts)| (terms.of(&c), facts)))
+        .collect();
     let inputs: Vec<FeatureInput<'_>> = pages
         .iter()
         .zip(&copies)
         .zip(&previous)
         .map(|((&p, copy), prev)| match copy {
-            Some(c) => FeatureInput {
+            Some((c, counts)) => FeatureInput {
                 url: view.url(p),
                 file_type: view::file_type(c),
-                terms: &c.terms.counts,
+                terms: counts,
                 facts: view::copy_facts(view, p, c),
-                previous: prev.as_ref().map(|(v, facts)| PreviousCopy {
-                    terms: &v.terms.counts,
+                previous: prev.as_ref().map(|(counts, facts)| PreviousCopy {
+                    terms: counts,
                     facts: *facts,
                 }),
                 change_frequency: change_frequency(p),
@@ -129,7 +139,46 @@ pub fn features_of(
             },
         })
         .collect();
-    page_features(&inputs, |t| view.is_stop_term(t), config)
+    let stop = terms.stop_terms();
+    page_features(&inputs, |t| stop.binary_search(&t).is_ok(), config)
+}
+
+/// The content terms of held copies for the word features, in a vocabulary of the policy's
+/// own: the project's analyzer over each copy's indexed text, so the stop words of paper 000
+/// §3.1 are known by their text. Cached by content hash (a copy is analysed once).
+#[derive(Debug, Clone, Default)]
+pub struct ContentTerms {
+    vocabulary: Vocabulary,
+    by_hash: FxHashMap<u64, Arc<[(u32, u32)]>>,
+}
+
+impl ContentTerms {
+    /// `(term, count)` of a copy's indexed text, sorted by term.
+    pub fn of(&mut self, copy: &PageVersion) -> Arc<[(u32, u32)]> {
+        if let Some(t) = self.by_hash.get(&copy.content_hash) {
+            return Arc::clone(t);
+        }
+        let mut counts: FxHashMap<u32, u32> = FxHashMap::default();
+        let vocabulary = &mut self.vocabulary;
+        Analyzer::new().for_each_term(&copy.indexed_text(), |t| {
+            *counts.entry(vocabulary.intern(t)).or_default() += 1;
+        });
+        let mut list: Vec<(u32, u32)> = counts.into_iter().collect();
+        list.sort_unstable();
+        let list: Arc<[(u32, u32)]> = list.into();
+        self.by_hash.insert(copy.content_hash, Arc::clone(&list));
+        list
+    }
+
+    /// Term ids of the stop words met so far, ascending.
+    pub fn stop_terms(&self) -> Vec<u32> {
+        stop_term_ids(&self.vocabulary)
+    }
+
+    /// Forgets copies whose hash `keep` rejects (copies no longer held or remembered).
+    pub fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+        self.by_hash.retain(|h, _| keep(*h));
+    }
 }
 
 /// Clusters feature rows restricted to `columns` by repeated bisection (paper 000 §3.3).

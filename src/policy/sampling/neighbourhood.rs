@@ -126,7 +126,9 @@ impl NeighbourhoodSampling {
             seed: self.seed,
             ..FeatureConfig::default()
         };
-        let rows = features_of(view, &pages, &|_| None, &|_| 0.0, &config);
+        // Clustered once: the analysed terms are not kept.
+        let mut terms = super::ContentTerms::default();
+        let rows = features_of(view, &pages, &mut terms, &|_| None, &|_| 0.0, &config);
         // SEED-SYSTEMS §3.2.4's choice: paper 000's 38 static features.
         let columns: Vec<usize> = (0..38).collect();
         let (_, clustering) = cluster_features(&rows, &columns, k, self.seed);

@@ -21,9 +21,6 @@ pub trait SamplingView: LinkGraph {
     fn held(&self, page: PageId) -> Option<&Arc<PageVersion>>;
     /// PageRank of the page in the held-copy link graph (paper 000 Eq. 2).
     fn pagerank(&self, page: PageId) -> f64;
-    /// Whether a content term id is a stop word (paper 000 §3.1 clusters on non-stop words;
-    /// see [`crate::cluster::features::stop_term_ids`]).
-    fn is_stop_term(&self, term: u32) -> bool;
 }
 
 /// The counts of the held copy of `page` that paper 000's features read (§3.1), with its
@@ -126,9 +123,6 @@ pub mod testsite {
         }
         fn pagerank(&self, _page: PageId) -> f64 {
             1.0 / self.urls.len() as f64
-        }
-        fn is_stop_term(&self, _term: u32) -> bool {
-            false
         }
     }
 }
