@@ -9,6 +9,8 @@
 //! * [`http::HttpFetcher`]: a real crawl over HTTP(S) (`refresher crawl`).
 //! * [`CrawlState`]: what the crawler knows of every page it has fetched (held copy, last
 //!   refresh, gone, visits), owned by the refresh loop and offered read-only to policies.
+//! * [`CrawlKnowledge`] ([`CrawlState::knowledge`]): what the crawler knows about its own
+//!   copies — URLs, hosts, directories, the held-copy [`LinkGraph`] and its [`PageRank`].
 //! * [`UrlCatalogue`]: URL ↔ page id, growable for crawls that meet new URLs.
 //!
 //! # Protocol
@@ -18,7 +20,10 @@
 //!
 //! 1. [`Fetcher::fetch`] with the unit's refresh batch: distinct pages, each with the
 //!    [`Validator`] of the copy the repository holds (`None` when it holds none). The fetcher
-//!    returns exactly one [`Fetched`] per request, in request order.
+//!    returns exactly one [`Fetched`] per request, in request order. For a policy that plays
+//!    in rounds (`RefreshPolicy::uses_rounds`) the batch comes as one `fetch` per round, at the
+//!    same unit; the pages of all rounds are distinct and the validators are those of the
+//!    copies held at the start of the unit (nothing is applied between rounds).
 //! 2. [`Fetcher::discover`] (only when the loop crawls new pages outside the budget; never in
 //!    frontier mode, [`NewPages::Frontier`], where new pages are met in fetched copies' links
 //!    and fetched in step 1 like refreshes): pages
@@ -37,6 +42,8 @@
 mod catalogue;
 pub mod frontier;
 pub mod http;
+pub mod knowledge;
+pub mod link_graph;
 mod snapshot;
 mod state;
 
@@ -44,6 +51,8 @@ use std::sync::Arc;
 
 pub use catalogue::UrlCatalogue;
 pub use frontier::{Frontier, FrontierPage, NewPages};
+pub use knowledge::CrawlKnowledge;
+pub use link_graph::{pagerank, LinkGraph, PageRank};
 pub use snapshot::SnapshotFetcher;
 pub use state::{CrawlState, HeldCopy, PageCrawl};
 

@@ -3,7 +3,8 @@
 //! visited and found changed), owned by the refresh loop and offered read-only to policies —
 //! as Nutch keeps a `CrawlDatum` per URL for its fetch schedule. In frontier mode
 //! ([`super::NewPages::Frontier`]) it also keeps the [`Frontier`] of linked, never-crawled
-//! pages.
+//! pages. [`CrawlState::knowledge`] is the read-only view of what the crawler knows about its
+//! copies (URLs, hosts, directories, the held-copy link graph and its PageRank).
 
 use std::sync::{Arc, OnceLock};
 
@@ -11,6 +12,7 @@ use crate::change::shingles::{shingle_change, shingles, DEFAULT_SHINGLE_WIDTH};
 use crate::corpus::{PageId, PageVersion, Unit};
 
 use super::frontier::{Frontier, FrontierPage};
+use super::knowledge::{CrawlKnowledge, KnowledgeCache};
 use super::Validator;
 
 /// The repository's copy of a page, with its shingle sketch computed on first use (kept with
@@ -63,6 +65,8 @@ pub struct CrawlState {
     pages: Vec<PageCrawl>,
     /// `Some` in frontier mode only.
     frontier: Option<Frontier>,
+    /// URLs, and the graph and PageRank computed on demand from the held copies.
+    knowledge: KnowledgeCache,
 }
 
 impl CrawlState {
@@ -74,6 +78,7 @@ impl CrawlState {
         let mut state = CrawlState {
             pages: vec![PageCrawl::default(); page_count],
             frontier: None,
+            knowledge: KnowledgeCache::default(),
         };
         for (p, v) in copies {
             state.grow(p as usize + 1);
@@ -87,6 +92,24 @@ impl CrawlState {
         if count > self.pages.len() {
             self.pages.resize(count, PageCrawl::default());
         }
+    }
+
+    /// What the crawler knows about its own copies: URLs, hosts, directories, held copies,
+    /// their link graph and its PageRank (see [`CrawlKnowledge`]).
+    pub fn knowledge(&self) -> CrawlKnowledge<'_> {
+        CrawlKnowledge::new(self)
+    }
+
+    pub(crate) fn knowledge_cache(&self) -> &KnowledgeCache {
+        &self.knowledge
+    }
+
+    /// Learns the URLs of the page ids `0..count` it does not know yet (from the fetcher,
+    /// which allocated them; the refresher does this before `prepare` and every unit). Makes
+    /// room for them too. [`CrawlKnowledge::url`] still answers only for pages the crawler met.
+    pub fn learn_urls<'u>(&mut self, count: usize, url: impl Fn(PageId) -> &'u str) {
+        self.grow(count);
+        self.knowledge.learn_urls(count, url);
     }
 
     pub fn len(&self) -> usize {
@@ -130,21 +153,36 @@ impl CrawlState {
         changed: bool,
     ) -> f64 {
         self.grow(page as usize + 1);
+        let shingle = self.shingle_change(page, fetched.as_ref(), changed);
         let record = &mut self.pages[page as usize];
-        let shingle = if !changed {
-            0.0
-        } else {
-            match (&record.held, &fetched) {
-                (Some(old), Some(new)) => shingle_change(old.sketch(), new.sketch()),
-                _ => 1.0,
-            }
-        };
+        let held_before = record.held.as_ref().map(|h| h.version.unit);
+        let held_after = fetched.as_ref().map(|h| h.version.unit);
         record.gone = fetched.is_none();
         record.held = fetched;
         record.last_refresh = unit;
         record.visits += 1;
         record.changes += u32::from(changed);
+        if held_before != held_after {
+            self.knowledge.held_changed();
+        }
         shingle
+    }
+
+    /// The shingle change from the held copy of `page` to `fetched` (`None`: gone): 0 when
+    /// not `changed`, 1 when either side has no copy.
+    pub(crate) fn shingle_change(
+        &self,
+        page: PageId,
+        fetched: Option<&HeldCopy>,
+        changed: bool,
+    ) -> f64 {
+        if !changed {
+            return 0.0;
+        }
+        match (self.held(page), fetched) {
+            (Some(old), Some(new)) => shingle_change(old.sketch(), new.sketch()),
+            _ => 1.0,
+        }
     }
 
     /// Records the first copy of a page discovered at `unit` (outside the budget).
@@ -154,6 +192,7 @@ impl CrawlState {
         record.held = Some(copy);
         record.gone = false;
         record.last_refresh = unit;
+        self.knowledge.held_changed();
     }
 
     /// Whether new pages wait in a frontier for the budget ([`super::NewPages::Frontier`]).

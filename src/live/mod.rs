@@ -155,6 +155,7 @@ impl CrawlEngine {
             view_weight: &view_weight,
             history: None,
             seed: config.seed,
+            crawl: None,
         };
         let measure = measurement(&repo, &workload, None, &config.environment, 1);
         let monitor = fetcher.monitor();

@@ -19,6 +19,43 @@
 //! A policy in `online` mode must learn only from the outcomes it observed: it never reads the
 //! live Web itself. The simulator enforces that by giving policies no live-Web handle at all.
 //!
+//! What the crawler knows about its own copies — URLs, hosts, directories, held copies, their
+//! link graph and its PageRank — is legitimate in both modes (the crawler owns them): it is
+//! [`CrawlState::knowledge`], offered in `prepare` ([`PolicyContext::crawl`]) and in every
+//! `choose*` call. It shows the repository as of the start of the unit.
+//!
+//! # Rounds within a unit
+//!
+//! A sampling policy (papers 000 and 002: download a few pages of a group, and when they
+//! changed, the group) needs to see what its first fetches revealed before spending the rest
+//! of the unit's budget. It says so with [`RefreshPolicy::uses_rounds`]; then, in step 2, for
+//! every unit after the warm-up the refresher calls, instead of `choose`/`choose_with_frontier`:
+//!
+//! 1. [`RefreshPolicy::choose_round`] with `round = 0, 1, …` and the budget still `remaining`;
+//!    the pages it returns are filtered as `choose`'s are (unknown ids, ids already fetched in
+//!    an earlier round of the unit, or twice in the list, are dropped and lose nothing; the
+//!    list is cut at `remaining`), then fetched at once;
+//! 2. [`RefreshPolicy::observe_round`] with one [`ProbeOutcome`] per page fetched in that
+//!    round, in fetch order: whether its copy changed (content hash), the shingle change from
+//!    the held copy, whether it is gone, and the copy now fetched;
+//! 3. again from 1, until `choose_round` returns nothing that survives the filter (an empty
+//!    list ends the unit) or the budget is spent.
+//!
+//! Guarantees: the rounds of a unit fetch distinct pages, at most `budget` in all; every page
+//! fetched is reported in exactly one `observe_round` before the next `choose_round`; the
+//! pages of all rounds, in fetch order, are the unit's refresh list, and go through the
+//! repository's one update path as **one batch at the end of the unit**, so the measurement
+//! hook, the ΔQ of each page, the [`RefreshOutcome`]s passed to `observe` and every metric are
+//! exactly what a one-shot `choose` of the same list would give. Then `observe` and
+//! `observe_views` follow as for any policy.
+//!
+//! What a policy using rounds never sees: an outcome or a copy of a page it did not fetch; a
+//! round's copies in [`CrawlState`] before the unit ends (the crawl state, its knowledge view
+//! and the index stay as of the start of the unit through all rounds); anything from the live
+//! Web at another unit. In frontier mode a round may pick frontier pages (first crawls, whose
+//! probe has `first_crawl` set) as well as refreshes. In warm-up units no policy is asked.
+//! Policies without rounds are driven exactly as before.
+//!
 //! # New pages inside the budget (frontier mode)
 //!
 //! With `--new-pages frontier` ([`crate::crawl::NewPages::Frontier`]) step 2 changes: the
@@ -45,7 +82,9 @@
 //! baselines (round-robin, random, age) follow it. WebFountain plans new pages through its
 //! model's `z_t`, user-centric by an estimate of a new page's ΔQ ([`new_pages`]).
 
-use crate::corpus::{PageId, Unit};
+use std::sync::Arc;
+
+use crate::corpus::{PageId, PageVersion, Unit};
 use crate::crawl::CrawlState;
 
 /// Whether policy parameters may be fitted on the whole history or only on what was observed.
@@ -93,6 +132,28 @@ pub struct RefreshOutcome {
     pub discovered: bool,
 }
 
+/// What one fetch of a round revealed, the moment the crawler downloaded the page (rounds
+/// protocol, see the module docs): before the unit's batch is indexed, so without ΔQ.
+#[derive(Debug, Clone)]
+pub struct ProbeOutcome {
+    pub page: PageId,
+    /// The round (0 first) that fetched it.
+    pub round: u32,
+    /// Whether the fetched copy differs from the held copy (content hash); false for a first
+    /// crawl. As [`RefreshOutcome::changed`] for the same page.
+    pub changed: bool,
+    /// Fraction of the held copy's shingles not found in the fetched copy (0 when unchanged,
+    /// 1 when either side has no copy). As [`RefreshOutcome::shingle_change`].
+    pub shingle_change: f64,
+    /// The page is gone (404) at this unit.
+    pub gone: bool,
+    /// A frontier page's first crawl (frontier mode): nothing to compare with.
+    pub first_crawl: bool,
+    /// The copy the page has now, as the crawler knows it after the fetch: the new copy, the
+    /// held copy again when it was not modified (or the fetch failed), `None` when gone.
+    pub copy: Option<Arc<PageVersion>>,
+}
+
 /// The true evolution of one page, as an oracle-mode policy may see it.
 #[derive(Debug, Clone, Default)]
 pub struct PageHistory {
@@ -132,6 +193,10 @@ pub struct PolicyContext<'a> {
     pub history: Option<&'a ChangeHistory>,
     /// Seed for policies with randomness.
     pub seed: u64,
+    /// What the crawler knows after the initial crawl ([`CrawlState::knowledge`]: URLs,
+    /// held copies, link graph, PageRank). The refresher fills it in before `prepare`; `None`
+    /// when a policy is prepared outside a refresher (unit tests, labels).
+    pub crawl: Option<&'a CrawlState>,
 }
 
 /// A refresh policy. See the module docs for the order of calls.
@@ -171,6 +236,28 @@ pub trait RefreshPolicy: Send {
     }
     /// What the refreshes of `unit` revealed (called after the batch is indexed).
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
+    /// Whether the policy spends each unit's budget in rounds (see the module docs): then the
+    /// refresher calls [`choose_round`](Self::choose_round) and
+    /// [`observe_round`](Self::observe_round) instead of `choose`/`choose_with_frontier`.
+    fn uses_rounds(&self) -> bool {
+        false
+    }
+    /// Round `round` (0 first) of `unit`: the pages to fetch now, at most `remaining` (the
+    /// unit's budget minus what earlier rounds fetched), distinct and not fetched earlier in
+    /// the unit; an empty list ends the unit. `crawl` is as of the start of the unit: what
+    /// earlier rounds fetched came through [`observe_round`](Self::observe_round).
+    fn choose_round(
+        &mut self,
+        _unit: Unit,
+        _round: u32,
+        _remaining: usize,
+        _crawl: &CrawlState,
+    ) -> Vec<PageId> {
+        Vec::new()
+    }
+    /// What the fetches of the last round revealed, one [`ProbeOutcome`] per page fetched, in
+    /// fetch order (called before the next `choose_round`).
+    fn observe_round(&mut self, _probes: &[ProbeOutcome]) {}
     /// Whether the policy wants the repository's current view weights before choosing at
     /// `unit` (computing them ranks every workload query, so it is done on request only).
     fn wants_views(&self, _unit: Unit) -> bool {

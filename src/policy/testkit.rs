@@ -43,6 +43,7 @@ pub fn context<'a>(
         view_weight,
         history,
         seed: 42,
+        crawl: None,
     }
 }
 

@@ -10,6 +10,15 @@
 //!    ids the crawler does not know are dropped);
 //! 3. the fetcher fetches them, conditionally on the held copies ([`Fetcher::fetch`]), and,
 //!    when new pages are crawled outside the budget, the pages it discovered;
+//!
+//!    a policy that plays in rounds ([`RefreshPolicy::uses_rounds`]) does 2–3 several times
+//!    instead: it chooses a round ([`RefreshPolicy::choose_round`]), the fetcher fetches it,
+//!    the policy sees what each fetch revealed ([`RefreshPolicy::observe_round`] with a
+//!    [`ProbeOutcome`] per page: changed, shingle change, gone, the copy), and so on until it
+//!    chooses nothing or the budget is spent. Nothing is applied between rounds: the crawl
+//!    state and the index stay as of the start of the unit, and the pages of all rounds, in
+//!    fetch order, are the unit's refresh batch for steps 4–7 (see [`crate::policy`],
+//!    rounds);
 //! 4. the batch goes through the repository's one update path; the hook pushes its score
 //!    shifts into the measurement, which turns them into ΔQ_A per page (or, with the exact
 //!    measurement, the measurement re-ranks the affected queries just before);
@@ -28,7 +37,7 @@ use std::sync::Arc;
 use crate::corpus::{PageId, Unit};
 use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetched, Fetcher, HeldCopy, NewPages};
 use crate::index::{ApplyReport, IndexError, PageUpdate, Repository};
-use crate::policy::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use crate::policy::{PolicyContext, ProbeOutcome, RefreshOutcome, RefreshPolicy};
 use crate::quality::measure::MeasureDeltaQ;
 use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
@@ -115,10 +124,14 @@ impl<'f> Refresher<'f> {
         repo.set_hook(measure.watched_terms());
         let workload = Arc::clone(measure.workload());
         let mut crawl = crawl;
+        crawl.learn_urls(fetcher.page_count(), |p| fetcher.url(p));
         if config.new_pages == NewPages::Frontier {
             frontier::seed(&mut crawl, &*fetcher, repo.vocabulary(), &workload);
         }
-        policy.prepare(context);
+        policy.prepare(&PolicyContext {
+            crawl: Some(&crawl),
+            ..context.clone()
+        });
         Refresher {
             repo,
             policy,
@@ -165,16 +178,119 @@ impl<'f> Refresher<'f> {
         self.fetcher.url(page)
     }
 
+    /// Fetches `pages` at `unit`, each conditionally on its held copy.
+    fn fetch_batch(&mut self, unit: Unit, pages: &[PageId]) -> Vec<Fetched> {
+        let requests: Vec<FetchRequest> = pages
+            .iter()
+            .map(|&p| FetchRequest {
+                page: p,
+                validator: self.crawl.held(p).map(HeldCopy::validator),
+            })
+            .collect();
+        self.fetcher.fetch(unit, &requests)
+    }
+
+    /// Steps 2–3 for a policy that plays in rounds (see the module docs): returns the pages of
+    /// all rounds and their fetches, in fetch order, and the new copies the probes compared.
+    /// The crawl state is not touched.
+    fn fetch_in_rounds(
+        &mut self,
+        unit: Unit,
+        budget: usize,
+        seen: &mut HashSet<PageId>,
+        timings: &mut StepTimings,
+    ) -> (Vec<PageId>, Vec<Fetched>, HashMap<PageId, HeldCopy>) {
+        let pages = self.fetcher.page_count();
+        let mut chosen = Vec::new();
+        let mut fetched = Vec::new();
+        let mut copies = HashMap::new();
+        let mut round = 0u32;
+        while chosen.len() < budget {
+            let remaining = budget - chosen.len();
+            let clock = std::time::Instant::now();
+            let asked = self
+                .policy
+                .choose_round(unit, round, remaining, &self.crawl);
+            timings.policy += clock.elapsed().as_secs_f64();
+            let crawl = &self.crawl;
+            let mut list = Vec::with_capacity(asked.len().min(remaining));
+            for p in asked {
+                if list.len() == remaining {
+                    break;
+                }
+                if (p as usize) < pages && crawl.is_known(p) && seen.insert(p) {
+                    list.push(p);
+                }
+            }
+            if list.is_empty() {
+                break;
+            }
+            let clock = std::time::Instant::now();
+            let got = self.fetch_batch(unit, &list);
+            timings.fetch += clock.elapsed().as_secs_f64();
+            let clock = std::time::Instant::now();
+            let probes: Vec<ProbeOutcome> = got
+                .iter()
+                .map(|f| {
+                    let (probe, copy) = self.probe(f, round);
+                    copies.extend(copy.map(|c| (f.page, c)));
+                    probe
+                })
+                .collect();
+            self.policy.observe_round(&probes);
+            timings.policy += clock.elapsed().as_secs_f64();
+            chosen.extend(list);
+            fetched.extend(got);
+            round += 1;
+        }
+        (chosen, fetched, copies)
+    }
+
+    /// What a fetch of a round revealed, compared with the held copy (which it does not
+    /// replace: the batch is applied at the end of the unit). `changed` and `shingle_change`
+    /// are computed as the unit's [`RefreshOutcome`] will compute them. Also returns the new
+    /// copy (`None` when the fetch brought none).
+    fn probe(&self, f: &Fetched, round: u32) -> (ProbeOutcome, Option<HeldCopy>) {
+        let p = f.page;
+        let held = self.crawl.held(p);
+        let first_crawl = self.crawl.in_frontier(p);
+        let (copy, changed, new) = match &f.result {
+            FetchResult::NotModified | FetchResult::Failed(_) => (held.cloned(), false, false),
+            FetchResult::Copy(v) => {
+                let changed = !first_crawl && held.map(|h| h.version.unit) != Some(v.unit);
+                (Some(HeldCopy::new(Arc::clone(v))), changed, true)
+            }
+            FetchResult::Gone => (None, !first_crawl && held.is_some(), false),
+        };
+        let shingle_change = self.crawl.shingle_change(p, copy.as_ref(), changed);
+        let probe = ProbeOutcome {
+            page: p,
+            round,
+            changed,
+            shingle_change,
+            gone: copy.is_none(),
+            first_crawl,
+            copy: copy.as_ref().map(|c| Arc::clone(&c.version)),
+        };
+        (probe, copy.filter(|_| new))
+    }
+
     /// One unit of refreshing (see the module docs). Units must increase from call to call.
     pub fn step(&mut self, unit: Unit) -> Result<StepReport, IndexError> {
         self.measure.before_unit(&self.repo, unit);
         let pages = self.fetcher.page_count();
-        self.crawl.grow(pages);
+        {
+            let fetcher = &self.fetcher;
+            self.crawl.learn_urls(pages, |p| fetcher.url(p));
+        }
         let budget = self.config.budget;
 
         let mut timings = StepTimings::default();
         let frontier_mode = self.config.new_pages == NewPages::Frontier;
         let mut seen = HashSet::new();
+        let mut round_fetches = None;
+        // The new copies the rounds compared (their shingle sketches are computed already).
+        let mut probed_copies: HashMap<PageId, HeldCopy> = HashMap::new();
         let chosen = if unit <= self.config.warmup_units {
             // Warm-up (paper 001's protocol): every held page, outside the budget.
             let crawl = &self.crawl;
@@ -183,6 +299,12 @@ impl<'f> Refresher<'f> {
                 .collect();
             seen.extend(held.iter().copied());
             held
+        } else if self.policy.uses_rounds() {
+            let (chosen, fetched, copies) =
+                self.fetch_in_rounds(unit, budget, &mut seen, &mut timings);
+            round_fetches = Some(fetched);
+            probed_copies = copies;
+            chosen
         } else {
             let clock = std::time::Instant::now();
             let mut chosen = if frontier_mode {
@@ -203,15 +325,11 @@ impl<'f> Refresher<'f> {
             .filter(|&p| self.crawl.in_frontier(p))
             .collect();
 
-        let requests: Vec<FetchRequest> = chosen
-            .iter()
-            .map(|&p| FetchRequest {
-                page: p,
-                validator: self.crawl.held(p).map(HeldCopy::validator),
-            })
-            .collect();
         let clock = std::time::Instant::now();
-        let fetched = self.fetcher.fetch(unit, &requests);
+        let fetched = match round_fetches {
+            Some(fetched) => fetched,
+            None => self.fetch_batch(unit, &chosen),
+        };
         let discovered: Vec<Fetched> = if self.config.crawl_new_pages && !frontier_mode {
             let crawl = &self.crawl;
             let known = |p: PageId| crawl.held(p).is_some() || seen.contains(&p);
@@ -301,7 +419,8 @@ impl<'f> Refresher<'f> {
                 FetchResult::NotModified | FetchResult::Failed(_) => (before.held.clone(), false),
                 FetchResult::Copy(v) => {
                     let changed = held_unit != Some(v.unit);
-                    (Some(HeldCopy::new(v)), changed)
+                    let copy = probed_copies.remove(&p).unwrap_or_else(|| HeldCopy::new(v));
+                    (Some(copy), changed)
                 }
                 FetchResult::Gone => (None, held_unit.is_some()),
             };
@@ -453,6 +572,7 @@ mod tests {
             view_weight: &views,
             history: None,
             seed: 3,
+            crawl: None,
         };
         let measure = DeltaQMeasure::new(
             &repo,

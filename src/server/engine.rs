@@ -179,6 +179,7 @@ impl ServedEngine {
                 view_weight: &env.view_weight,
                 history: None,
                 seed: spec.seed,
+                crawl: None,
             });
             probe.label()
         };

@@ -22,3 +22,5 @@ pub use run::{run, run_with, RunConfig, RunResult, TrecExport, UnitRecord};
 
 #[cfg(test)]
 mod frontier_tests;
+#[cfg(test)]
+mod rounds_tests;

@@ -466,6 +466,7 @@ pub fn refresher_for<'e>(
         view_weight: &env.view_weight,
         history: (config.mode == FitMode::Oracle).then_some(&env.history),
         seed: config.seed,
+        crawl: None,
     };
     let measure = measurement(
         &repo,

@@ -1,0 +1,376 @@
+//! [`CrawlKnowledge`]: what the crawler knows about its own copies, as one read-only view
+//! ([`CrawlState::knowledge`]) offered to policies in `prepare` (through
+//! [`crate::policy::PolicyContext::crawl`]), `choose`, `choose_with_frontier` and `choose_round`.
+//!
+//! Legitimate in both fit modes: a crawler owns its copies and the URLs it met, so nothing here
+//! comes from the live Web. It offers, per page:
+//!
+//! * the URL (from the fetcher, [`super::Fetcher::url`]), its host (the *site*) and its
+//!   directory (the URL path up to and including its last `/`), for pages the crawler has met
+//!   (held, fetched before, or linked from a fetched copy in frontier mode) — never for an id it
+//!   has no reason to know;
+//! * the held copy ([`PageVersion`]: title, text, terms, out-links, capture time);
+//! * the link graph of held copies ([`LinkGraph`]: out-links and in-links within the
+//!   repository), the pages sharing a directory, and the graph's PageRank
+//!   ([`super::link_graph::pagerank`]).
+//!
+//! # Cost
+//!
+//! Nothing is computed until a policy (or the judge) asks: the graph, the directory groups and
+//! the PageRank are built on first use and cached until the held copies change (the end of a
+//! unit that fetched a new copy, found a page gone, or crawled a new page). A recomputed
+//! PageRank starts from the previous one (warm start), which cuts its steps several-fold when
+//! few copies changed. URLs are parsed into host and directory on first use, per page.
+//!
+//! # What a policy sees during a unit
+//!
+//! The view is the repository as of the start of the unit: copies fetched in the unit's rounds
+//! (see [`crate::policy`], rounds) reach the policy through their
+//! [`crate::policy::ProbeOutcome`] only, and join the view when the unit's batch has been
+//! applied, so every page's held copy is the one the index holds.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use crate::corpus::{PageId, PageVersion};
+
+use super::link_graph::{pagerank, LinkGraph, PageRank, PAGERANK_DAMPING, PAGERANK_TOLERANCE};
+use super::state::CrawlState;
+
+/// A page's host and directory, parsed from its URL on first use.
+#[derive(Debug, Clone)]
+struct UrlParts {
+    host: Box<str>,
+    directory: Box<str>,
+}
+
+impl UrlParts {
+    /// Host (lowercase, without port or user info) and path up to its last `/` (`/` at least);
+    /// a string that is not an absolute URL has an empty host and the part up to its last `/`.
+    fn of(url: &str) -> Self {
+        match url::Url::parse(url) {
+            Ok(parsed) => {
+                let path = parsed.path();
+                let directory = match path.rfind('/') {
+                    Some(i) => &path[..=i],
+                    None => "/",
+                };
+                UrlParts {
+                    host: parsed.host_str().unwrap_or("").into(),
+                    directory: directory.into(),
+                }
+            }
+            Err(_) => UrlParts {
+                host: "".into(),
+                directory: url.rfind('/').map_or("", |i| &url[..=i]).into(),
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct PageUrl {
+    url: Box<str>,
+    parts: OnceLock<UrlParts>,
+}
+
+/// Held pages grouped by (host, directory).
+#[derive(Debug, Clone, Default)]
+struct Directories {
+    /// Group of each page id (`u32::MAX`: no held copy or no URL).
+    group_of: Vec<u32>,
+    offsets: Vec<u32>,
+    members: Vec<PageId>,
+}
+
+impl Directories {
+    fn members_of(&self, page: PageId) -> &[PageId] {
+        match self.group_of.get(page as usize) {
+            Some(&g) if g != u32::MAX => {
+                &self.members
+                    [self.offsets[g as usize] as usize..self.offsets[g as usize + 1] as usize]
+            }
+            _ => &[],
+        }
+    }
+}
+
+/// The caches behind [`CrawlKnowledge`], kept in the [`CrawlState`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KnowledgeCache {
+    urls: Vec<PageUrl>,
+    graph: OnceLock<Arc<LinkGraph>>,
+    directories: OnceLock<Arc<Directories>>,
+    pagerank: OnceLock<Arc<PageRank>>,
+    /// The PageRank before the last change of the held copies: the warm start of the next.
+    previous_pagerank: Option<Arc<PageRank>>,
+}
+
+impl KnowledgeCache {
+    /// Learns the URLs of page ids `known..count` (ids only grow).
+    pub(crate) fn learn_urls<'u>(&mut self, count: usize, url: impl Fn(PageId) -> &'u str) {
+        for p in self.urls.len()..count {
+            self.urls.push(PageUrl {
+                url: url(p as PageId).into(),
+                parts: OnceLock::new(),
+            });
+        }
+    }
+
+    /// The held copies changed: drop what was computed from them.
+    pub(crate) fn held_changed(&mut self) {
+        self.graph.take();
+        self.directories.take();
+        if let Some(pr) = self.pagerank.take() {
+            self.previous_pagerank = Some(pr);
+        }
+    }
+
+    fn parts(&self, page: PageId) -> Option<&UrlParts> {
+        let u = self.urls.get(page as usize)?;
+        Some(u.parts.get_or_init(|| UrlParts::of(&u.url)))
+    }
+}
+
+/// What the crawler knows about its own copies (see the module docs). Cheap to copy.
+#[derive(Debug, Clone, Copy)]
+pub struct CrawlKnowledge<'a> {
+    crawl: &'a CrawlState,
+}
+
+impl<'a> CrawlKnowledge<'a> {
+    pub(crate) fn new(crawl: &'a CrawlState) -> Self {
+        CrawlKnowledge { crawl }
+    }
+
+    fn cache(&self) -> &'a KnowledgeCache {
+        self.crawl.knowledge_cache()
+    }
+
+    /// Whether the crawler has met `page`: it holds a copy, fetched it before, or (frontier
+    /// mode) met it in a link.
+    pub fn has_met(&self, page: PageId) -> bool {
+        let r = self.crawl.page(page);
+        r.held.is_some()
+            || r.visits > 0
+            || r.gone
+            || r.last_refresh > 0
+            || self.crawl.in_frontier(page)
+    }
+
+    /// The URL of a page the crawler has met.
+    pub fn url(&self, page: PageId) -> Option<&'a str> {
+        if !self.has_met(page) {
+            return None;
+        }
+        self.cache().urls.get(page as usize).map(|u| &*u.url)
+    }
+
+    /// The host (site) of a page the crawler has met: lowercase, without port.
+    pub fn host(&self, page: PageId) -> Option<&'a str> {
+        if !self.has_met(page) {
+            return None;
+        }
+        self.cache().parts(page).map(|p| &*p.host)
+    }
+
+    /// The directory of a page the crawler has met: its URL path up to and including the last
+    /// `/` (`/emacs/` for `https://www.emacswiki.org/emacs/Foo`).
+    pub fn directory(&self, page: PageId) -> Option<&'a str> {
+        if !self.has_met(page) {
+            return None;
+        }
+        self.cache().parts(page).map(|p| &*p.directory)
+    }
+
+    /// The copy the repository holds (title, text, terms, out-links…).
+    pub fn held_copy(&self, page: PageId) -> Option<&'a PageVersion> {
+        self.crawl.held(page).map(|h| &*h.version)
+    }
+
+    /// The link graph of held copies (built on first use, see the module docs).
+    pub fn graph(&self) -> &'a LinkGraph {
+        let crawl = self.crawl;
+        self.cache().graph.get_or_init(|| {
+            Arc::new(LinkGraph::build(crawl.len(), |p| {
+                crawl.held(p).map(|h| &h.version.links[..])
+            }))
+        })
+    }
+
+    /// Links of `page`'s held copy to pages the repository holds.
+    pub fn out_links(&self, page: PageId) -> &'a [PageId] {
+        self.graph().out_links(page)
+    }
+
+    /// Held pages whose held copy links to `page` (in-links within the repository).
+    pub fn in_links(&self, page: PageId) -> &'a [PageId] {
+        self.graph().in_links(page)
+    }
+
+    /// The held pages of `page`'s host and directory, `page` included when held, ascending
+    /// (empty when `page` is not held).
+    pub fn same_directory(&self, page: PageId) -> &'a [PageId] {
+        let crawl = self.crawl;
+        let cache = self.cache();
+        let groups = cache.directories.get_or_init(|| {
+            let mut index: HashMap<(&str, &str), u32> = HashMap::new();
+            let mut group_of = vec![u32::MAX; crawl.len()];
+            let mut sizes: Vec<u32> = Vec::new();
+            for p in crawl.held_pages() {
+                let Some(parts) = cache.parts(p) else {
+                    continue;
+                };
+                let next = sizes.len() as u32;
+                let g = *index.entry((&parts.host, &parts.directory)).or_insert(next);
+                if g == next {
+                    sizes.push(0);
+                }
+                sizes[g as usize] += 1;
+                group_of[p as usize] = g;
+            }
+            let mut offsets = vec![0u32];
+            for s in &sizes {
+                offsets.push(offsets.last().unwrap() + s);
+            }
+            let mut fill = offsets.clone();
+            let mut members = vec![0; *offsets.last().unwrap() as usize];
+            // Pages come ascending, so each group's members do too.
+            for (p, &g) in group_of.iter().enumerate() {
+                if g != u32::MAX {
+                    members[fill[g as usize] as usize] = p as PageId;
+                    fill[g as usize] += 1;
+                }
+            }
+            Arc::new(Directories {
+                group_of,
+                offsets,
+                members,
+            })
+        });
+        groups.members_of(page)
+    }
+
+    /// The siblings of `page`: the other held pages of its host and directory.
+    pub fn siblings(&self, page: PageId) -> impl Iterator<Item = PageId> + 'a {
+        self.same_directory(page)
+            .iter()
+            .copied()
+            .filter(move |&q| q != page)
+    }
+
+    /// The PageRank of the held-copy graph (damping [`PAGERANK_DAMPING`], tolerance
+    /// [`PAGERANK_TOLERANCE`]), indexed by page id, 0 for pages not held; sums to 1 over the
+    /// held pages. Computed on first use after the held copies changed, warm-started from the
+    /// previous vector.
+    pub fn pagerank(&self) -> &'a [f64] {
+        &self.pagerank_result().scores
+    }
+
+    /// [`pagerank`](Self::pagerank) with the number of power-iteration steps it took.
+    pub fn pagerank_result(&self) -> &'a PageRank {
+        let cache = self.cache();
+        cache.pagerank.get_or_init(|| {
+            let start = cache.previous_pagerank.as_deref().map(|p| &p.scores[..]);
+            Arc::new(pagerank(
+                self.graph(),
+                PAGERANK_DAMPING,
+                PAGERANK_TOLERANCE,
+                start,
+            ))
+        })
+    }
+
+    /// Pages with a held copy, ascending.
+    pub fn held_pages(&self) -> impl Iterator<Item = PageId> + 'a {
+        self.crawl.held_pages()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::Unit;
+    use crate::crawl::HeldCopy;
+    use crate::index::testutil;
+    use crate::text::Vocabulary;
+
+    fn version(unit: Unit, links: Vec<PageId>) -> Arc<PageVersion> {
+        Arc::new(testutil::version(
+            &mut Vocabulary::new(),
+            unit,
+            "t",
+            "x",
+            links,
+        ))
+    }
+
+    const URLS: [&str; 5] = [
+        "https://h.org/a/b/s.html",
+        "https://H.org:8080/a/b/x.html",
+        "https://h.org/a/y.html",
+        "http://other.net/",
+        "https://h.org/a/b/never.html",
+    ];
+
+    fn state() -> CrawlState {
+        let mut crawl = CrawlState::with_initial_crawl(
+            5,
+            [
+                (0, version(0, vec![1, 2, 4])),
+                (1, version(0, vec![0])),
+                (2, version(0, vec![0, 3])),
+                (3, version(0, vec![])),
+            ],
+        );
+        crawl.learn_urls(5, |p| URLS[p as usize]);
+        crawl
+    }
+
+    #[test]
+    fn urls_hosts_and_directories_of_met_pages_only() {
+        let crawl = state();
+        let k = crawl.knowledge();
+        assert_eq!(k.url(0), Some(URLS[0]));
+        assert_eq!(k.host(1), Some("h.org"));
+        assert_eq!(k.directory(1), Some("/a/b/"));
+        assert_eq!(k.directory(2), Some("/a/"));
+        assert_eq!(k.host(3), Some("other.net"));
+        assert_eq!(k.directory(3), Some("/"));
+        // Page 4 was never fetched nor met: the crawler has no reason to know its URL.
+        assert_eq!(k.url(4), None);
+        assert_eq!(k.host(4), None);
+        assert_eq!(
+            UrlParts::of("no-scheme/dir/x").directory.as_ref(),
+            "no-scheme/dir/"
+        );
+    }
+
+    #[test]
+    fn graph_siblings_and_pagerank_follow_the_held_copies() {
+        let mut crawl = state();
+        let k = crawl.knowledge();
+        assert_eq!(k.out_links(0), &[1, 2]);
+        assert_eq!(k.in_links(0), &[1, 2]);
+        assert_eq!(k.same_directory(0), &[0, 1]);
+        assert_eq!(k.siblings(1).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(k.siblings(2).count(), 0);
+        assert_eq!(k.same_directory(4), &[] as &[PageId]);
+        let before = k.pagerank().to_vec();
+        assert!((before.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(before[0] > before[1] && before[4] == 0.0);
+        // Page 1's new copy drops its link to 0; page 2 disappears.
+        crawl.record_refresh(1, 1, Some(HeldCopy::new(version(1, vec![]))), true);
+        crawl.record_refresh(2, 1, None, true);
+        let k = crawl.knowledge();
+        assert_eq!(k.in_links(0), &[] as &[PageId]);
+        assert_eq!(k.out_links(0), &[1]);
+        assert_eq!(k.same_directory(1), &[0, 1]);
+        let after = k.pagerank();
+        assert_eq!(after[2], 0.0);
+        assert!((after.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(after[1] > after[0], "{after:?}");
+        // Gone pages stay met: the crawler knows their URL.
+        assert_eq!(k.url(2), Some(URLS[2]));
+    }
+}

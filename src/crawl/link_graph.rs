@@ -1,0 +1,320 @@
+//! The link graph of the repository's held copies and its PageRank.
+//!
+//! Nodes are the pages the repository holds a copy of; an edge `p → q` is a link of `p`'s held
+//! copy to a page `q` whose copy is also held (links to pages outside the repository — not yet
+//! crawled, or gone — are not edges: paper 000 §3.2 and paper 002 §4.1 count in-links "within
+//! the repository"). Stored as two compressed adjacency lists (out and in), indexed by page id.
+
+use crate::corpus::PageId;
+
+/// PageRank's damping factor `d` (Brin & Page 1998 §2.1.1; paper 000 §3.2 Eq. 2 uses the usual
+/// 0.85).
+pub const PAGERANK_DAMPING: f64 = 0.85;
+
+/// Power iteration stops when the L1 distance between two successive vectors is below this.
+pub const PAGERANK_TOLERANCE: f64 = 1e-9;
+
+/// A bound on the power iteration (it converges geometrically at rate `d`: about 130 steps to
+/// reach 1e-9 from a uniform start; the bound only guards against misuse).
+pub const PAGERANK_MAX_ITERATIONS: usize = 1_000;
+
+/// Compressed adjacency lists over page ids `0..len`.
+#[derive(Debug, Clone, Default)]
+struct Adjacency {
+    offsets: Vec<u32>,
+    targets: Vec<PageId>,
+}
+
+impl Adjacency {
+    fn of(&self, page: PageId) -> &[PageId] {
+        let p = page as usize;
+        if p + 1 >= self.offsets.len() {
+            return &[];
+        }
+        &self.targets[self.offsets[p] as usize..self.offsets[p + 1] as usize]
+    }
+}
+
+/// The link graph of held copies (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct LinkGraph {
+    /// Pages with a held copy, ascending: the nodes.
+    nodes: Vec<PageId>,
+    /// Whether each page id is a node.
+    is_node: Vec<bool>,
+    out: Adjacency,
+    into: Adjacency,
+}
+
+impl LinkGraph {
+    /// The graph over page ids `0..page_count` whose held copies' out-links `links(p)` gives
+    /// (`None`: no held copy). Out-links must be distinct and exclude `p` itself (as
+    /// [`crate::corpus::PageVersion::links`] are).
+    pub fn build<'a>(page_count: usize, links: impl Fn(PageId) -> Option<&'a [PageId]>) -> Self {
+        let is_node: Vec<bool> = (0..page_count as PageId)
+            .map(|p| links(p).is_some())
+            .collect();
+        let nodes: Vec<PageId> = (0..page_count as PageId)
+            .filter(|&p| is_node[p as usize])
+            .collect();
+        let within = |q: &PageId| is_node.get(*q as usize).copied().unwrap_or(false);
+        let mut out = Adjacency {
+            offsets: Vec::with_capacity(page_count + 1),
+            targets: Vec::new(),
+        };
+        let mut in_degree = vec![0u32; page_count + 1];
+        out.offsets.push(0);
+        for p in 0..page_count as PageId {
+            if let Some(l) = links(p) {
+                for &q in l.iter().filter(|q| within(q)) {
+                    out.targets.push(q);
+                    in_degree[q as usize + 1] += 1;
+                }
+            }
+            out.offsets.push(out.targets.len() as u32);
+        }
+        // In-lists by counting sort: sources come out ascending.
+        for i in 1..in_degree.len() {
+            in_degree[i] += in_degree[i - 1];
+        }
+        let mut into = Adjacency {
+            offsets: in_degree.clone(),
+            targets: vec![0; out.targets.len()],
+        };
+        let mut next = in_degree;
+        for p in 0..page_count as PageId {
+            for &q in out.of(p) {
+                into.targets[next[q as usize] as usize] = p;
+                next[q as usize] += 1;
+            }
+        }
+        LinkGraph {
+            nodes,
+            is_node,
+            out,
+            into,
+        }
+    }
+
+    /// Pages with a held copy, ascending.
+    pub fn nodes(&self) -> &[PageId] {
+        &self.nodes
+    }
+
+    /// Whether `page` is a node (its copy is held).
+    pub fn contains(&self, page: PageId) -> bool {
+        self.is_node.get(page as usize).copied().unwrap_or(false)
+    }
+
+    /// Number of page ids the graph covers (nodes or not).
+    pub fn page_count(&self) -> usize {
+        self.is_node.len()
+    }
+
+    /// Links of `page`'s held copy to held pages, ascending.
+    pub fn out_links(&self, page: PageId) -> &[PageId] {
+        self.out.of(page)
+    }
+
+    /// Held pages whose held copy links to `page`, ascending.
+    pub fn in_links(&self, page: PageId) -> &[PageId] {
+        self.into.of(page)
+    }
+
+    /// Number of edges.
+    pub fn edge_count(&self) -> usize {
+        self.out.targets.len()
+    }
+}
+
+/// The PageRank of every node of a [`LinkGraph`], indexed by page id (0 for pages that are not
+/// nodes); sums to 1 over the nodes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PageRank {
+    pub scores: Vec<f64>,
+    /// Power-iteration steps taken.
+    pub iterations: usize,
+}
+
+/// PageRank (Brin & Page, "The anatomy of a large-scale hypertextual Web search engine", WWW7
+/// 1998, §2.1.1; paper 000 §3.2 Eq. 2 uses it as a page feature and in its ranking score Eq. 7,
+/// paper 002 §5 in the PRA download probability and as the weights of the weighted ChangeRatio
+/// Eq. 10), by power iteration over the `N` nodes:
+///
+/// `PR_{k+1}(v) = (1 − d)/N + d · ( Σ_{u → v} PR_k(u)/out(u) + Σ_{u dangling} PR_k(u)/N )`
+///
+/// with damping `d` ([`PAGERANK_DAMPING`] in the project). A dangling node (no out-link within
+/// the graph) spreads its mass uniformly over all nodes, so the vector stays a probability
+/// distribution (the random surfer restarts anywhere). Iterates until the L1 distance between
+/// successive vectors is below `tolerance` or after [`PAGERANK_MAX_ITERATIONS`] steps.
+///
+/// `start` (indexed by page id, e.g. the previous unit's PageRank) warm-starts the iteration: it
+/// is restricted to the nodes and renormalised (uniform if it gives them no mass). The fixed
+/// point does not depend on it, only the number of steps.
+pub fn pagerank(
+    graph: &LinkGraph,
+    damping: f64,
+    tolerance: f64,
+    start: Option<&[f64]>,
+) -> PageRank {
+    let n = graph.nodes.len();
+    let mut scores = vec![0.0; graph.page_count()];
+    if n == 0 {
+        return PageRank {
+            scores,
+            iterations: 0,
+        };
+    }
+    let uniform = 1.0 / n as f64;
+    let mut rank: Vec<f64> = match start {
+        Some(s) => graph
+            .nodes
+            .iter()
+            .map(|&p| s.get(p as usize).copied().unwrap_or(0.0).max(0.0))
+            .collect(),
+        None => vec![uniform; n],
+    };
+    let mass: f64 = rank.iter().sum();
+    if mass > 0.0 && mass.is_finite() {
+        rank.iter_mut().for_each(|r| *r /= mass);
+    } else {
+        rank.fill(uniform);
+    }
+    // Node index of each page id, for the in-lists.
+    let mut index = vec![u32::MAX; graph.page_count()];
+    for (i, &p) in graph.nodes.iter().enumerate() {
+        index[p as usize] = i as u32;
+    }
+    let out_degree: Vec<usize> = graph
+        .nodes
+        .iter()
+        .map(|&p| graph.out_links(p).len())
+        .collect();
+    let mut share = vec![0.0; n];
+    let mut next = vec![0.0; n];
+    let mut iterations = 0;
+    while iterations < PAGERANK_MAX_ITERATIONS {
+        iterations += 1;
+        let mut dangling = 0.0;
+        for i in 0..n {
+            if out_degree[i] == 0 {
+                dangling += rank[i];
+                share[i] = 0.0;
+            } else {
+                share[i] = rank[i] / out_degree[i] as f64;
+            }
+        }
+        let base = (1.0 - damping) * uniform + damping * dangling * uniform;
+        let mut delta = 0.0;
+        for (i, &v) in graph.nodes.iter().enumerate() {
+            let inflow: f64 = graph
+                .in_links(v)
+                .iter()
+                .map(|&u| share[index[u as usize] as usize])
+                .sum();
+            next[i] = base + damping * inflow;
+            delta += (next[i] - rank[i]).abs();
+        }
+        std::mem::swap(&mut rank, &mut next);
+        if delta < tolerance {
+            break;
+        }
+    }
+    for (i, &p) in graph.nodes.iter().enumerate() {
+        scores[p as usize] = rank[i];
+    }
+    PageRank { scores, iterations }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(links: &[Option<Vec<PageId>>]) -> LinkGraph {
+        LinkGraph::build(links.len(), |p| links[p as usize].as_deref())
+    }
+
+    #[test]
+    fn edges_stay_within_held_pages_and_in_links_mirror_out_links() {
+        // Page 3 holds no copy: links to it are not edges, and it has none.
+        let g = graph(&[
+            Some(vec![1, 3]),
+            Some(vec![0, 2]),
+            Some(vec![0]),
+            None,
+            Some(vec![]),
+        ]);
+        assert_eq!(g.nodes(), &[0, 1, 2, 4]);
+        assert_eq!(g.out_links(0), &[1]);
+        assert_eq!(g.in_links(0), &[1, 2]);
+        assert_eq!(g.in_links(3), &[] as &[PageId]);
+        assert_eq!(g.out_links(3), &[] as &[PageId]);
+        assert_eq!(g.in_links(2), &[1]);
+        assert_eq!(g.edge_count(), 4);
+        assert!(!g.contains(3) && g.contains(4));
+        // Past the covered ids: nothing.
+        assert_eq!(g.out_links(99), &[] as &[PageId]);
+    }
+
+    #[test]
+    fn pagerank_by_hand() {
+        // 0 → 1, 1 → 0, 2 → 0; no dangling node. With d = 0.85, N = 3:
+        // PR(2) = 0.05; PR(1) = 0.05 + 0.85·PR(0); PR(0) = 0.05 + 0.85·(PR(1) + PR(2)).
+        // ⇒ PR(0) = 0.05 + 0.85·(0.05 + 0.85·PR(0) + 0.05) = 0.135 + 0.7225·PR(0).
+        let g = graph(&[Some(vec![1]), Some(vec![0]), Some(vec![0])]);
+        let pr = pagerank(&g, 0.85, 1e-12, None);
+        let p0 = 0.135 / (1.0 - 0.7225);
+        let p1 = 0.05 + 0.85 * p0;
+        assert!((pr.scores[0] - p0).abs() < 1e-9, "{:?}", pr);
+        assert!((pr.scores[1] - p1).abs() < 1e-9);
+        assert!((pr.scores[2] - 0.05).abs() < 1e-9);
+        assert!((pr.scores.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn dangling_mass_is_spread_uniformly() {
+        // 0 → 1, 1 dangling: PR(0) = a, PR(1) = b, a + b = 1.
+        // a = 0.075 + 0.85·b/2, b = 0.075 + 0.85·(a + b/2) ⇒ a = 0.075 + 0.425·(1 − a)
+        // ⇒ a = 0.5/1.425.
+        let g = graph(&[Some(vec![1]), Some(vec![])]);
+        let pr = pagerank(&g, 0.85, 1e-12, None);
+        let a = 0.5 / 1.425;
+        assert!((pr.scores[0] - a).abs() < 1e-9, "{:?}", pr);
+        assert!((pr.scores[1] - (1.0 - a)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_warm_start_reaches_the_same_vector_in_fewer_steps() {
+        let links: Vec<Option<Vec<PageId>>> = (0..200u32)
+            .map(|p| {
+                (p % 7 != 3).then(|| {
+                    let mut l: Vec<PageId> = [(p * 13 + 5) % 200, (p * 31 + 1) % 200, p / 2]
+                        .into_iter()
+                        .filter(|&q| q != p)
+                        .collect();
+                    l.sort_unstable();
+                    l.dedup();
+                    l
+                })
+            })
+            .collect();
+        let g = graph(&links);
+        let cold = pagerank(&g, PAGERANK_DAMPING, PAGERANK_TOLERANCE, None);
+        let warm = pagerank(&g, PAGERANK_DAMPING, PAGERANK_TOLERANCE, Some(&cold.scores));
+        assert!(
+            warm.iterations < cold.iterations / 4,
+            "{} {}",
+            warm.iterations,
+            cold.iterations
+        );
+        for (a, b) in cold.scores.iter().zip(&warm.scores) {
+            assert!((a - b).abs() < 1e-8);
+        }
+        assert!(cold.scores[3] == 0.0 && (cold.scores.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        // Empty graph: nothing to rank.
+        assert_eq!(
+            pagerank(&graph(&[None, None]), 0.85, 1e-9, None).scores,
+            vec![0.0, 0.0]
+        );
+    }
+}
