@@ -22,11 +22,13 @@ use crate::change::{change_probability, weighted_rate, Weighting};
 use crate::cluster::features::{CopyFacts, FeatureConfig, FeatureSet};
 use crate::corpus::{PageId, PageVersion, Unit};
 
+use super::policy::SamplingPolicy;
 use super::sample_size::{effective_clusters, max_samples, sample_is_sufficient, MIN_SAMPLES};
 use super::view::copy_facts;
 use super::{
     cluster_features, features_of, ChangeLog, ContentTerms, Probe, RoundPlanner, SamplingView,
 };
+use crate::policy::family::{ParamKind, ParamSpec, PolicyFamily};
 
 /// CLS's parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -297,11 +299,9 @@ impl ClusterSampling {
 
 impl RoundPlanner for ClusterSampling {
     fn begin_unit(&mut self, unit: Unit, budget: usize, view: &dyn SamplingView) {
-        let pages: Vec<PageId> = view
-            .candidates()
-            .into_iter()
-            .filter(|&p| view.held(p).is_some())
-            .collect();
+        // Pages without a held copy (never fetched yet) take part with what is known of them
+        // (their URL; no content): the features of an empty copy.
+        let pages = view.candidates();
         self.remember_copies(view, &pages);
         let k_eff = effective_clusters(self.config.clusters, budget).max(1);
         if self.recluster_due(unit, k_eff) && !pages.is_empty() {
@@ -393,3 +393,100 @@ impl RoundPlanner for ClusterSampling {
         }
     }
 }
+
+/// `cls`: paper 000's cluster-level sampling.
+pub const FAMILY: PolicyFamily = PolicyFamily {
+    name: "cls",
+    description: "Paper 000: cluster pages by 48 features; sample near each centroid until a t-test says the mean is valid, then fetch whole clusters by their samples' change probability",
+    params: &[
+        ParamSpec {
+            key: "weights",
+            description: "Change-history weights of a sample's rate: nad (equal), sad (last cycle), aad (cycle i weighs i), gad (2^(i−1))",
+            kind: ParamKind::Choice(&["nad", "sad", "aad", "gad"]),
+            default: "nad",
+            sweep: &[],
+        },
+        ParamSpec {
+            key: "clusters",
+            description: "Clusters k wanted (used: min(k, ⌊B/4⌋) so the minimum samples take at most half the budget)",
+            kind: ParamKind::Number { min: 1.0, max: 100_000.0, integer: true },
+            default: "100",
+            sweep: &[],
+        },
+        ParamSpec {
+            key: "confidence",
+            description: "Confidence γ of the t-test sample rule",
+            kind: ParamKind::Number { min: 0.5, max: 0.999, integer: false },
+            default: "0.8",
+            sweep: &[],
+        },
+        ParamSpec {
+            key: "tolerance",
+            description: "Tolerance δ of the t-test rule on the mean change probability (lost from the paper)",
+            kind: ParamKind::Number { min: 0.001, max: 1.0, integer: false },
+            default: "0.05",
+            sweep: &[0.02, 0.05, 0.1],
+        },
+        ParamSpec {
+            key: "features",
+            description: "Features to cluster on (paper 000 §6.2): url, content, url+content, static (18), dynamic (10), combined (48)",
+            kind: ParamKind::Choice(FeatureSet::NAMES),
+            default: "combined",
+            sweep: &[],
+        },
+        ParamSpec {
+            key: "recluster-every",
+            description: "Re-cluster every this many units from unit 3 on (0: cluster once)",
+            kind: ParamKind::Number { min: 0.0, max: 1_000_000.0, integer: true },
+            default: "1",
+            sweep: &[],
+        },
+    ],
+    build: |params| {
+        let defaults = ClsConfig::default();
+        let weighting = match params.choice("weights") {
+            Some("sad") => Weighting::Sad,
+            Some("aad") => Weighting::Aad,
+            Some("gad") => Weighting::Gad,
+            _ => Weighting::Nad,
+        };
+        let features = params
+            .choice("features")
+            .and_then(FeatureSet::parse)
+            .unwrap_or_default();
+        let features_name = params.choice("features").unwrap_or("combined").to_string();
+        let config = ClsConfig {
+            clusters: params
+                .number("clusters")
+                .map_or(defaults.clusters, |k| k as usize),
+            confidence: params.number("confidence").unwrap_or(defaults.confidence),
+            tolerance: params.number("tolerance").unwrap_or(defaults.tolerance),
+            weighting,
+            features,
+            recluster_every: params
+                .number("recluster-every")
+                .map_or(defaults.recluster_every, |m| m as u32),
+        };
+        let label = format!(
+            "cls ({}, k = {}, γ = {}, δ = {}, {features_name})",
+            weighting.as_str(),
+            config.clusters,
+            config.confidence,
+            config.tolerance
+        );
+        let mut settings = serde_json::Map::new();
+        settings.insert("weights".into(), weighting.as_str().into());
+        settings.insert("clusters".into(), config.clusters.into());
+        settings.insert("confidence".into(), config.confidence.into());
+        settings.insert("tolerance".into(), config.tolerance.into());
+        settings.insert("features".into(), features_name.into());
+        settings.insert("recluster_every".into(), config.recluster_every.into());
+        Ok(Box::new(SamplingPolicy::new(
+            "cls",
+            label,
+            settings,
+            ClusterSampling::new(config, 0),
+            ClusterSampling::reset,
+        )))
+    },
+};

@@ -12,8 +12,13 @@ use rustc_hash::FxHashSet;
 use crate::cluster::features::url_host;
 use crate::corpus::{PageId, Unit};
 
+use super::policy::SamplingPolicy;
 use super::sample_size::site_sample_size;
 use super::{shuffled, Probe, RoundPlanner, SamplingView};
+use crate::crawl::CrawlState;
+use crate::policy::baselines::UniformRandom;
+use crate::policy::family::PolicyFamily;
+use crate::policy::{PolicyContext, RefreshOutcome, RefreshPolicy};
 
 #[derive(Debug, Clone, Default)]
 struct Site {
@@ -163,3 +168,47 @@ impl RoundPlanner for GreedySiteSampling {
 
     fn observe_unit(&mut self, _unit: Unit, _probes: &[Probe]) {}
 }
+
+/// `gsb`: greedy site-level sampling.
+pub const GSB: PolicyFamily = PolicyFamily {
+    name: "gsb",
+    description: "Cho & Ntoulas (papers 000/002's GSB/SLS): sample ⌈√(N̄·B/N)⌉ pages of every site, then fetch whole sites by their changed samples",
+    params: &[],
+    build: |_| {
+        Ok(Box::new(SamplingPolicy::new(
+            "gsb",
+            "gsb".to_string(),
+            serde_json::Map::new(),
+            GreedySiteSampling::new(0),
+            |p, seed| *p = GreedySiteSampling::new(seed),
+        )))
+    },
+};
+
+/// Random node sampling (Leskovec & Faloutsos; papers 000's Rand and 002's RNS): `B` distinct
+/// pages drawn uniformly each cycle — the draw of the `random` family, under the papers' name.
+#[derive(Debug, Clone, Default)]
+pub struct RandomNodeSampling(UniformRandom);
+
+impl RefreshPolicy for RandomNodeSampling {
+    fn name(&self) -> String {
+        "rns".to_string()
+    }
+    fn prepare(&mut self, context: &PolicyContext<'_>) {
+        self.0.prepare(context);
+    }
+    fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+        self.0.choose(unit, budget, crawl)
+    }
+    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+        self.0.observe(outcomes);
+    }
+}
+
+/// `rns`: random node sampling.
+pub const RNS: PolicyFamily = PolicyFamily {
+    name: "rns",
+    description: "Papers 000/002's random baseline (RNS, Rand): B distinct pages drawn uniformly each cycle (the same draw as random)",
+    params: &[],
+    build: |_| Ok(Box::new(RandomNodeSampling::default())),
+};

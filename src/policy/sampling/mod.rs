@@ -10,6 +10,8 @@
 //! * [`cls`]: paper 000's cluster-level sampling (`cls`).
 //! * [`gsb`]: Cho & Ntoulas's greedy site-level sampling (`gsb`) and random node sampling
 //!   (`rns`).
+//! * [`policy`]: a planner as a [`crate::policy::RefreshPolicy`] on the refresher's rounds
+//!   protocol, reading [`crate::crawl::CrawlState::knowledge`].
 //!
 //! Every policy here spends a unit's budget in *rounds* ([`RoundPlanner`]): it sees what each
 //! round's fetches revealed (changed or not) before choosing the next.
@@ -19,6 +21,7 @@ pub mod granularity;
 pub mod gsb;
 pub mod neighbourhood;
 pub mod phi;
+pub mod policy;
 pub mod sample_size;
 pub mod view;
 

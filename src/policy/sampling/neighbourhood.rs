@@ -19,6 +19,11 @@ use super::granularity::{
     cluster_distance, directory_distance, link_neighbourhood, within_granularity,
 };
 use super::phi::{download_probability, toolbar_pagerank, DownloadProbability, SampleFacts};
+use super::policy::SamplingPolicy;
+use crate::policy::family::{ParamKind, ParamSpec, Params, PolicyError, PolicyFamily};
+use crate::policy::RefreshPolicy;
+
+type BuiltPolicy = Result<Box<dyn RefreshPolicy>, PolicyError>;
 use super::{
     cluster_features, features_of, shuffled, ChangeLog, Probe, RoundPlanner, SamplingView,
 };
@@ -285,3 +290,96 @@ impl RoundPlanner for NeighbourhoodSampling {
         }
     }
 }
+
+const PHI: ParamSpec = ParamSpec {
+    key: "phi",
+    description: "Download probability of a sample's neighbourhood (paper 002 §5): binary (1 when the sample changed), ha (1−e^(−λ), λ its change history), wha (the same, recent cycles weighted i), pra (by PageRank, whether or not it changed)",
+    kind: ParamKind::Choice(DownloadProbability::NAMES),
+    default: "binary",
+    sweep: &[],
+};
+
+fn build(granularity: Granularity, params: &Params, default_d: f64) -> BuiltPolicy {
+    let d = params.number("d").unwrap_or(default_d) as i32;
+    let phi = params
+        .choice("phi")
+        .and_then(DownloadProbability::parse)
+        .unwrap_or_default();
+    let mut label = format!("{} (d = {d}, φ = {}", granularity.name(), phi.as_str());
+    let mut settings = serde_json::Map::new();
+    settings.insert("d".into(), d.into());
+    settings.insert("phi".into(), phi.as_str().into());
+    if let Granularity::Cluster { k } = granularity {
+        label.push_str(&format!(", k = {k}"));
+        settings.insert("clusters".into(), k.into());
+    }
+    label.push(')');
+    Ok(Box::new(SamplingPolicy::new(
+        granularity.name(),
+        label,
+        settings,
+        NeighbourhoodSampling::new(granularity, d, phi, 0),
+        NeighbourhoodSampling::reset,
+    )))
+}
+
+/// `sample-lb`: paper 002's link-based granularity.
+pub const SAMPLE_LB: PolicyFamily = PolicyFamily {
+    name: "sample-lb",
+    description: "Paper 002: random samples; a changed sample brings the pages within d links (siblings 0, out-links d > 0, in-links d < 0)",
+    params: &[
+        ParamSpec {
+            key: "d",
+            description: "Link granularity: pages whose link distance from the sample is in [0, d] (d ≥ 0) or [d, 0] (d < 0)",
+            kind: ParamKind::Number { min: -8.0, max: 8.0, integer: true },
+            default: "3 (the paper's best)",
+            sweep: &[1.0, 2.0, 3.0, 4.0],
+        },
+        PHI,
+    ],
+    build: |params| build(Granularity::Link, params, 3.0),
+};
+
+/// `sample-db`: paper 002's directory-based granularity.
+pub const SAMPLE_DB: PolicyFamily = PolicyFamily {
+    name: "sample-db",
+    description: "Paper 002: random samples; a changed sample brings the pages within d directories (upper and same-depth d > 0, deeper d < 0)",
+    params: &[
+        ParamSpec {
+            key: "d",
+            description: "Directory granularity: pages whose directory distance from the sample is in [0, d] (d ≥ 0) or [d, 0] (d < 0)",
+            kind: ParamKind::Number { min: -8.0, max: 8.0, integer: true },
+            default: "1 (the paper's best)",
+            sweep: &[-1.0, 0.0, 1.0, 2.0],
+        },
+        PHI,
+    ],
+    build: |params| build(Granularity::Directory, params, 1.0),
+};
+
+/// `sample-cb`: paper 002's cluster-based granularity.
+pub const SAMPLE_CB: PolicyFamily = PolicyFamily {
+    name: "sample-cb",
+    description: "Paper 002: random samples; a changed sample brings its feature cluster and the d nearest clusters (RBC on paper 000's static features)",
+    params: &[
+        ParamSpec {
+            key: "d",
+            description: "Cluster granularity: the sample's cluster (0) and the clusters ranked 1…d by centroid distance",
+            kind: ParamKind::Number { min: 0.0, max: 100.0, integer: true },
+            default: "0 (the paper's best)",
+            sweep: &[0.0, 1.0, 2.0],
+        },
+        PHI,
+        ParamSpec {
+            key: "clusters",
+            description: "Clusters k of the repeated-bisection clustering",
+            kind: ParamKind::Number { min: 1.0, max: 100_000.0, integer: true },
+            default: "100",
+            sweep: &[],
+        },
+    ],
+    build: |params| {
+        let k = params.number("clusters").unwrap_or(100.0) as usize;
+        build(Granularity::Cluster { k }, params, 0.0)
+    },
+};
