@@ -45,6 +45,19 @@ pub struct ClsConfig {
     pub features: FeatureSet,
     /// Re-cluster every this many cycles from the third on (0: cluster once).
     pub recluster_every: u32,
+    /// Order of a cluster's members when whole clusters are fetched.
+    pub fill: FillOrder,
+}
+
+/// In which order the last round fetches a cluster's members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FillOrder {
+    /// Nearest the centroid first (paper 000 §4; SEED-SYSTEMS' choice).
+    #[default]
+    Centroid,
+    /// Fetched longest ago first, then nearest the centroid (beyond the paper: with a budget
+    /// far below a cluster's size the centroid order fetches the same members every cycle).
+    Oldest,
 }
 
 impl Default for ClsConfig {
@@ -56,6 +69,7 @@ impl Default for ClsConfig {
             weighting: Weighting::Nad,
             features: FeatureSet::Combined,
             recluster_every: 1,
+            fill: FillOrder::Centroid,
         }
     }
 }
@@ -104,6 +118,8 @@ pub struct ClusterSampling {
     log: ChangeLog,
     memory: Vec<PageMemory>,
     terms: ContentTerms,
+    /// Unit of each page's last fetch (0: never since the initial crawl).
+    last_fetch: Vec<Unit>,
     /// The last clustering and the `k_eff` it was made for.
     clustered: Option<(Vec<Placed>, usize)>,
     last_clustered: Unit,
@@ -126,6 +142,7 @@ impl ClusterSampling {
             log: ChangeLog::default(),
             memory: Vec::new(),
             terms: ContentTerms::default(),
+            last_fetch: Vec::new(),
             clustered: None,
             last_clustered: 0,
             unit: 0,
@@ -198,8 +215,10 @@ impl ClusterSampling {
         };
         let weighting = self.config.weighting;
         let frequency = |p: PageId| weighted_rate(weighting, &self.log.history(p, unit, None));
+        // The word clusterings are features, not sampling units: the paper's k, whatever the
+        // budget.
         let features = FeatureConfig {
-            word_clusters: k,
+            word_clusters: self.config.clusters,
             seed: self.seed,
             ..FeatureConfig::default()
         };
@@ -272,7 +291,7 @@ impl ClusterSampling {
     }
 
     /// The last round: whole clusters by decreasing mean change probability (ties: the larger
-    /// cluster, then the lower id), nearest-centroid members first, until the budget is spent.
+    /// cluster, then the lower id), members in the [`FillOrder`], until the budget is spent.
     fn fill_round(&mut self) -> Vec<PageId> {
         let mut order: Vec<usize> = (0..self.clusters.len()).collect();
         order.sort_by(|&a, &b| {
@@ -285,7 +304,13 @@ impl ClusterSampling {
         let mut out = Vec::new();
         for r in order {
             let members = std::mem::take(&mut self.clusters[r].members);
-            for &p in &members {
+            let mut in_order = members.clone();
+            if self.config.fill == FillOrder::Oldest {
+                // Stable: equal ages keep the centroid order.
+                let last = |p: PageId| self.last_fetch.get(p as usize).copied().unwrap_or(0);
+                in_order.sort_by_key(|&p| last(p));
+            }
+            for &p in &in_order {
                 if self.remaining == 0 {
                     break;
                 }
@@ -390,6 +415,10 @@ impl RoundPlanner for ClusterSampling {
             if p.changed {
                 self.log.record(p.page, unit);
             }
+            if p.page as usize >= self.last_fetch.len() {
+                self.last_fetch.resize(p.page as usize + 1, 0);
+            }
+            self.last_fetch[p.page as usize] = unit;
         }
     }
 }
@@ -435,6 +464,13 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
             sweep: &[],
         },
         ParamSpec {
+            key: "fill",
+            description: "Order of a cluster's members when whole clusters are fetched: centroid (nearest first, the paper) or oldest (fetched longest ago first; beyond the paper, for budgets far below a cluster's size)",
+            kind: ParamKind::Choice(&["centroid", "oldest"]),
+            default: "centroid",
+            sweep: &[],
+        },
+        ParamSpec {
             key: "recluster-every",
             description: "Re-cluster every this many units from unit 3 on (0: cluster once)",
             kind: ParamKind::Number { min: 0.0, max: 1_000_000.0, integer: true },
@@ -466,9 +502,18 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
             recluster_every: params
                 .number("recluster-every")
                 .map_or(defaults.recluster_every, |m| m as u32),
+            fill: match params.choice("fill") {
+                Some("oldest") => FillOrder::Oldest,
+                _ => FillOrder::Centroid,
+            },
+        };
+        let fill = if config.fill == FillOrder::Oldest {
+            ", fill oldest"
+        } else {
+            ""
         };
         let label = format!(
-            "cls ({}, k = {}, γ = {}, δ = {}, {features_name})",
+            "cls ({}, k = {}, γ = {}, δ = {}, {features_name}{fill})",
             weighting.as_str(),
             config.clusters,
             config.confidence,
@@ -481,6 +526,11 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
         settings.insert("tolerance".into(), config.tolerance.into());
         settings.insert("features".into(), features_name.into());
         settings.insert("recluster_every".into(), config.recluster_every.into());
+        let fill_name = match config.fill {
+            FillOrder::Centroid => "centroid",
+            FillOrder::Oldest => "oldest",
+        };
+        settings.insert("fill".into(), fill_name.into());
         Ok(Box::new(SamplingPolicy::new(
             "cls",
             label,

@@ -225,3 +225,32 @@ fn cls_samples_clusters_and_fills_the_changing_one_first() {
     let mut again = ClusterSampling::new(config, 11);
     assert_eq!(drive(&mut again, &site, 4, 24, changes), runs);
 }
+
+/// With a budget far below a cluster's size, the centroid order fetches the same members every
+/// unit; the oldest-first order works through the cluster.
+#[test]
+fn cls_oldest_fill_rotates_through_a_cluster() {
+    let urls: Vec<String> = (0..60).map(|i| format!("http://h.org/w/P{i}")).collect();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let site = Site::new(&refs, &[]);
+    let changes = |_: PageId, _| true;
+    let distinct = |fill| {
+        // Clustered once, so the centroid order stays the same.
+        let config = ClsConfig {
+            clusters: 1,
+            fill,
+            recluster_every: 0,
+            ..ClsConfig::default()
+        };
+        let mut cls = ClusterSampling::new(config, 4);
+        let runs = drive(&mut cls, &site, 5, 8, changes);
+        runs.iter()
+            .flat_map(|(f, _)| f.iter().copied())
+            .collect::<FxHashSet<PageId>>()
+            .len()
+    };
+    let centroid = distinct(super::cls::FillOrder::Centroid);
+    let oldest = distinct(super::cls::FillOrder::Oldest);
+    assert_eq!(centroid, 8, "the same 8 members every unit");
+    assert!(oldest >= 30, "oldest first reached {oldest} pages");
+}

@@ -53,7 +53,6 @@ pub fn file_type(_copy: &PageVersion) -> FileType {
 #[cfg(test)]
 pub mod testsite {
     use super::*;
-    use crate::text::TermCounts;
 
     pub struct Site {
         pub urls: Vec<String>,
@@ -73,21 +72,29 @@ pub mod testsite {
                 out[a as usize].push(b);
                 inl[b as usize].push(a);
             }
+            // Copies read as ingest reads a capture (robust to new fields of a version).
+            let mut analyzer = crate::text::Analyzer::new();
+            let mut vocabulary = crate::text::Vocabulary::new();
+            let link_id = |u: &str| urls.iter().position(|&v| v == u).map(|i| i as PageId);
             let copies = (0..n)
                 .map(|p| {
-                    Arc::new(PageVersion {
-                        unit: 0,
-                        capture_time: 0,
-                        status: 200,
-                        content_hash: p as u64,
-                        title: String::new(),
-                        text: format!("page {p} words"),
-                        links: out[p].clone(),
-                        terms: TermCounts {
-                            counts: vec![(p as u32 % 7, 1 + p as u32 % 3)],
-                            length: 3,
-                        },
-                    })
+                    let anchors: String = out[p]
+                        .iter()
+                        .map(|&q| format!("<a href=\"{}\">link</a> ", urls[q as usize]))
+                        .collect();
+                    let body = format!(
+                        "<html><head><title>p{p}</title></head><body><p>page {p} words</p>{anchors}</body></html>"
+                    );
+                    let (version, _) = crate::corpus::ingest::page_version_from_html(
+                        &mut analyzer,
+                        &mut vocabulary,
+                        urls[p],
+                        p as PageId,
+                        (0, 0),
+                        body.as_bytes(),
+                        &link_id,
+                    );
+                    Arc::new(version)
                 })
                 .collect();
             Site {
