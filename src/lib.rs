@@ -9,6 +9,7 @@
 //! * [`index`]: the tantivy repository `W_L`, its single update path and the measurement hook.
 //! * [`quality`]: viewing likelihood, score-to-rank functions, the ΔQ estimate, exact metrics.
 //! * [`change`]: shingles and change-rate estimators.
+//! * [`cluster`]: page features and repeated-bisection clustering (papers 000, 002).
 //! * [`learn`]: score functions learned offline (paper 001's GP4C).
 //! * [`policy`]: the [`policy::RefreshPolicy`] seam and the refresh policies.
 //! * [`sim`]: the time-stepped simulation, comparison sweeps and the estimate check.
@@ -16,6 +17,7 @@
 
 pub mod change;
 pub mod client;
+pub mod cluster;
 pub mod corpus;
 pub mod crawl;
 pub mod error;

@@ -293,6 +293,7 @@ pub mod history_score;
 pub mod new_pages;
 pub mod planned;
 pub mod registry;
+pub mod sampling;
 pub mod sbr;
 pub mod schedule;
 pub mod user_centric;

@@ -3,7 +3,9 @@
 //! here.
 
 use super::family::{ParamValue, PolicyError, PolicyFamily};
-use super::{baselines, ebr, gp4c, history_score, sbr, user_centric, webfountain, RefreshPolicy};
+use super::{
+    baselines, ebr, gp4c, history_score, sampling, sbr, user_centric, webfountain, RefreshPolicy,
+};
 
 /// Every family, in the order results list them.
 pub static FAMILIES: &[&PolicyFamily] = &[
@@ -25,6 +27,12 @@ pub static FAMILIES: &[&PolicyFamily] = &[
     &webfountain::policy::S1,
     &webfountain::policy::S2,
     &webfountain::policy::S3,
+    &sampling::cls::FAMILY,
+    &sampling::neighbourhood::SAMPLE_LB,
+    &sampling::neighbourhood::SAMPLE_DB,
+    &sampling::neighbourhood::SAMPLE_CB,
+    &sampling::gsb::GSB,
+    &sampling::gsb::RNS,
 ];
 
 /// The families `compare` runs when none are named: paper 003's schemes and the baselines

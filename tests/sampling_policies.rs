@@ -1,0 +1,137 @@
+//! The sampling policies of papers 000 and 002 (`cls`, `sample-lb`, `sample-db`, `sample-cb`)
+//! and their baselines (`gsb`, `rns`) from the command line, on a generated site: listed with
+//! their parameters, run by `simulate` within the budget and deterministically, swept by
+//! `compare`, bad parameters refused by name.
+
+mod common;
+
+use common::{generated_site, refresher_json, run_refresher};
+
+const FAMILIES: [&str; 6] = ["cls", "sample-lb", "sample-db", "sample-cb", "gsb", "rns"];
+
+#[test]
+fn policies_lists_the_sampling_families_and_their_parameters() {
+    let list = refresher_json(&["policies", "--json"]);
+    let list = list.as_array().unwrap();
+    for name in FAMILIES {
+        assert!(list.iter().any(|f| f["name"] == name), "{name} not listed");
+    }
+    let db = list.iter().find(|f| f["name"] == "sample-db").unwrap();
+    let params = db["params"].as_array().unwrap();
+    let d = params.iter().find(|p| p["key"] == "d").unwrap();
+    assert_eq!(d["sweep"].as_array().unwrap().len(), 4);
+    let phi = params.iter().find(|p| p["key"] == "phi").unwrap();
+    assert_eq!(
+        phi["kind"]["values"],
+        serde_json::json!(["binary", "ha", "wha", "pra"])
+    );
+    let cls = list.iter().find(|f| f["name"] == "cls").unwrap();
+    let keys: Vec<&str> = cls["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
+    for key in ["weights", "clusters", "confidence", "tolerance", "features"] {
+        assert!(keys.contains(&key), "cls lacks {key}: {keys:?}");
+    }
+}
+
+#[test]
+fn every_sampling_policy_simulates_within_the_budget_deterministically() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log) = generated_site(dir.path(), 150, 6);
+    let simulate = |policy: &str, extra: &[&str]| {
+        let mut args = vec![
+            "simulate", "--corpus", &corpus, "--log", &log, "--policy", policy, "--budget", "8",
+            "--mode", "online", "--json",
+        ];
+        args.extend(extra);
+        refresher_json(&args)
+    };
+    for policy in FAMILIES {
+        let run = simulate(policy, &[]);
+        assert_eq!(run["policy"], policy);
+        assert!(
+            run["label"].as_str().unwrap().starts_with(policy),
+            "{}",
+            run["label"]
+        );
+        let units = run["per_unit"].as_array().unwrap();
+        assert_eq!(units.len(), 5);
+        for u in units {
+            // 150 pages leave every policy enough to spend the whole budget.
+            assert_eq!(u["refreshed"], 8, "{policy} unit {}", u["unit"]);
+            let ratio = u["change_ratio"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&ratio), "{policy}: {ratio}");
+        }
+        let again = simulate(policy, &[]);
+        assert_eq!(
+            run["per_unit"], again["per_unit"],
+            "{policy} is not deterministic"
+        );
+    }
+    // Parameters reach the policy and its label.
+    let ha = simulate("sample-lb", &["--param", "phi=ha", "--param", "d=-1"]);
+    assert_eq!(ha["label"], "sample-lb (d = -1, φ = ha)");
+    let gad = simulate("cls", &["--param", "weights=gad", "--param", "clusters=3"]);
+    assert!(
+        gad["label"]
+            .as_str()
+            .unwrap()
+            .starts_with("cls (gad, k = 3"),
+        "{}",
+        gad["label"]
+    );
+    // RNS is the random draw under the papers' name.
+    let random = simulate("random", &[]);
+    assert_eq!(simulate("rns", &[])["per_unit"], random["per_unit"]);
+
+    // compare sweeps the granularity like θ.
+    let out = dir.path().join("cmp");
+    let c = refresher_json(&[
+        "compare",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--policies",
+        "sample-db,gsb",
+        "--budgets",
+        "8",
+        "--sweep",
+        "d=0,1",
+        "--mode",
+        "online",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    let points = c["sweeps"][0]["points"].as_array().unwrap();
+    let ds: Vec<f64> = points
+        .iter()
+        .filter(|p| p["policy"] == "sample-db")
+        .map(|p| p["params"]["d"].as_f64().unwrap())
+        .collect();
+    assert_eq!(ds, [0.0, 1.0]);
+    assert!(points.iter().any(|p| p["policy"] == "gsb"));
+
+    // A bad value names the parameter and what it takes.
+    let (ok, _, stderr) = run_refresher(&[
+        "simulate",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--policy",
+        "sample-db",
+        "--param",
+        "phi=maybe",
+        "--budget",
+        "8",
+    ]);
+    assert!(
+        !ok && stderr.contains("phi") && stderr.contains("wha"),
+        "{stderr}"
+    );
+}
