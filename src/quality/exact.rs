@@ -167,6 +167,42 @@ impl RankMemory {
         }
     }
 
+    /// For each list of `lists` (query terms; list `i` ranked from this memory's order `i`),
+    /// its length and its scores at the 1-based ranks `ranks(len)` (ascending, within
+    /// `1..=len`): what a score-to-rank fit reads. Equal to
+    /// [`ForwardIndex::scores_at_ranks`] on each list, bit for bit (the score at a rank of the
+    /// full ranking is the selected one), at the cost of a near-linear re-ranking instead of
+    /// one selection per rank.
+    pub fn scores_at_ranks(
+        &mut self,
+        forward: &ForwardIndex,
+        scorer: &dyn Scorer,
+        lists: &[&[TermId]],
+        ranks: impl Fn(usize) -> Vec<usize> + Sync,
+    ) -> Vec<(usize, Vec<Score>)> {
+        self.fit(lists.len());
+        lists
+            .par_iter()
+            .zip(self.orders.par_iter_mut())
+            .map(|(terms, order)| {
+                SCRATCH.with(|cell| {
+                    let scratch = &mut *cell.borrow_mut();
+                    scratch.rank(order, |list| {
+                        forward.for_each_scored(scorer, terms, |p, s, h| {
+                            list.push(p, rank_key(s, h, p), s)
+                        })
+                    });
+                    let wanted = ranks(order.len());
+                    let scores = wanted
+                        .iter()
+                        .map(|&r| scratch.value_of(order[r - 1]))
+                        .collect();
+                    (order.len(), scores)
+                })
+            })
+            .collect()
+    }
+
     /// Approximate heap bytes held.
     pub fn memory_bytes(&self) -> usize {
         self.orders
@@ -799,6 +835,7 @@ mod tests {
                 .collect();
             let mut live = LiveScores::at(&corpus, 0, kind);
             let (mut live_memory, mut repo_memory) = (RankMemory::default(), RankMemory::default());
+            let mut fit_memory = RankMemory::default();
             let (mut reordered, mut refreshed) = (0usize, 0usize);
             for unit in 0..corpus.units() {
                 live.advance_to(&corpus, unit);
@@ -865,6 +902,24 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(repo_memory.orders, ranked, "{kind} unit {unit}");
+                // What a score-to-rank fit reads, from a memory of the previous unit's fit.
+                let lists: Vec<&[TermId]> = queries.iter().map(|q| q.terms.as_slice()).collect();
+                let ranks = |len: usize| {
+                    let mut r: Vec<usize> = [1, 2, len / 3, len / 2, len]
+                        .into_iter()
+                        .filter(|&r| r >= 1 && r <= len)
+                        .collect();
+                    r.sort_unstable();
+                    r.dedup();
+                    r
+                };
+                let got = fit_memory.scores_at_ranks(&repo, scorer.as_ref(), &lists, ranks);
+                for (q, (len, scores)) in queries.iter().zip(got) {
+                    let (want_len, want) = repo.scores_at_ranks(scorer.as_ref(), &q.terms, ranks);
+                    assert_eq!(len, want_len);
+                    let bits = |v: &[Score]| v.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&scores), bits(&want), "{kind} unit {unit}");
+                }
             }
             // The stream did change lists from unit to unit, so the test exercised re-ranking.
             assert!(
