@@ -19,7 +19,7 @@ use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::{LiveWeb, PageId};
 use refresher::index::schema::url_hash;
 use refresher::index::{rank_order, LiveScores, NullSink, Repository, ScoringKind};
-use refresher::quality::exact::{evaluate, LiveTruth, MetricQuery, TOP_K};
+use refresher::quality::exact::{evaluate_with, LiveTruth, MetricQuery, RankMemory, TOP_K};
 use refresher::quality::ViewingLikelihood;
 use refresher::querylog::layouts::{read_log, ReadOptions};
 use refresher::querylog::term_workload::{MetricWorkload, TermWorkload};
@@ -94,10 +94,13 @@ fn main() {
     let repo = Repository::forward_only_at(&corpus, 0, ScoringKind::Bm25);
     let mut live = LiveScores::at(&corpus, 0, ScoringKind::Bm25);
     let mut fast = Vec::new();
+    // As a simulation run does: each side re-ranks its lists from their previous order.
+    let (mut live_memory, mut repo_memory) = (RankMemory::default(), RankMemory::default());
     for unit in 0..units {
         live.advance_to(&corpus, unit);
-        let truth = LiveTruth::compute(&live, queries, &likelihood);
-        let m = evaluate(
+        let truth = LiveTruth::compute_with(&mut live_memory, &live, queries, &likelihood);
+        let m = evaluate_with(
+            &mut repo_memory,
             repo.forward(),
             repo.scorer(),
             queries,

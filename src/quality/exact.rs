@@ -35,9 +35,7 @@
 use rayon::prelude::*;
 
 use crate::corpus::{PageId, Unit};
-use crate::index::{
-    rank_key, rank_order, CollectionStats, ForwardIndex, LiveScores, Score, Scorer,
-};
+use crate::index::{rank_key, CollectionStats, ForwardIndex, LiveScores, Score, Scorer};
 use crate::text::TermId;
 
 use super::viewing::ViewingLikelihood;
@@ -89,37 +87,51 @@ pub struct LiveTruth {
 
 impl LiveTruth {
     /// Computes the live lists of every query (in parallel).
-    ///
-    /// Each list is scored in page order ([`ForwardIndex::for_each_scored`]), which is the
-    /// order `by_page` keeps; ranking it fully is not needed: the ideal quality reads only the
-    /// scores in descending order and the top 10 is a selection.
     pub fn compute(
+        live: &LiveScores,
+        queries: &[MetricQuery],
+        likelihood: &ViewingLikelihood,
+    ) -> Self {
+        Self::compute_with(&mut RankMemory::default(), live, queries, likelihood)
+    }
+
+    /// [`compute`](Self::compute) for the next unit of a live Web whose earlier unit was
+    /// computed with the same `memory`: each list is ranked from its previous order (see
+    /// [`RankMemory`]); the result is the same, bit for bit.
+    ///
+    /// The ideal quality reads the scores in descending order and the relevant set is the top
+    /// 10 of the full ranking, so both come from one ranked list.
+    pub fn compute_with(
+        memory: &mut RankMemory,
         live: &LiveScores,
         queries: &[MetricQuery],
         likelihood: &ViewingLikelihood,
     ) -> Self {
         let forward = live.forward();
         let table = likelihood_table(likelihood, forward.num_docs() as usize);
+        memory.fit(queries.len());
         let lists: Vec<(LiveList, f64)> = queries
             .par_iter()
-            .map(|q| {
-                let mut hits: Vec<(Score, u64, PageId)> = Vec::new();
-                forward.for_each_scored(live.scorer(), &q.terms, |p, s, h| hits.push((s, h, p)));
-                let by_page: Vec<(PageId, Score)> = hits.iter().map(|&(s, _, p)| (p, s)).collect();
-                let mut scores: Vec<Score> = hits.iter().map(|h| h.0).collect();
-                scores.sort_unstable_by(|a, b| b.total_cmp(a));
-                let ideal: f64 = scores
-                    .iter()
-                    .enumerate()
-                    .map(|(r, &s)| table.at(r) * f64::from(s))
-                    .sum();
-                if hits.len() > TOP_K {
-                    hits.select_nth_unstable_by(TOP_K, |a, b| rank_order(*a, *b));
-                    hits.truncate(TOP_K);
-                }
-                let mut top: Vec<PageId> = hits.iter().map(|h| h.2).collect();
-                top.sort_unstable();
-                (LiveList { by_page, top }, q.frequency * ideal)
+            .zip(memory.orders.par_iter_mut())
+            .map(|(q, order)| {
+                SCRATCH.with(|cell| {
+                    let scratch = &mut *cell.borrow_mut();
+                    let mut by_page: Vec<(PageId, Score)> = Vec::new();
+                    scratch.rank(order, |list| {
+                        forward.for_each_scored(live.scorer(), &q.terms, |p, s, h| {
+                            by_page.push((p, s));
+                            list.push(p, rank_key(s, h, p), s);
+                        })
+                    });
+                    let ideal: f64 = order
+                        .iter()
+                        .enumerate()
+                        .map(|(r, &p)| table.at(r) * f64::from(scratch.value_of(p)))
+                        .sum();
+                    let mut top: Vec<PageId> = order[..order.len().min(TOP_K)].to_vec();
+                    top.sort_unstable();
+                    (LiveList { by_page, top }, q.frequency * ideal)
+                })
             })
             .collect();
         let ideal = lists.iter().map(|(_, i)| i).sum();
@@ -149,10 +161,170 @@ impl LiveTruth {
     }
 }
 
+/// Each workload query's result list as last ranked, by one evaluation stream (one run's
+/// repository, or the live Web unit after unit).
+///
+/// From one unit to the next a list mostly keeps its order: a refresh changes the scores of a
+/// few pages, and the collection statistics (document count, average length, document
+/// frequencies) move every score a little, swapping few neighbours. Ranking the new keys laid
+/// out in the previous order is then a sort of an almost sorted sequence, which the standard
+/// library's run-adaptive merge sort does in near-linear time instead of `n log n`.
+///
+/// The memory is only a starting permutation: every list is still scored in full and sorted
+/// by the same total order ([`rank_key`]), so the ranking — and every metric — is the same
+/// bit for bit whatever the memory holds (stale, from another repository, or empty).
+#[derive(Debug, Clone, Default)]
+pub struct RankMemory {
+    /// Per query (by position): the pages of its last ranked list, best first.
+    orders: Vec<Vec<PageId>>,
+}
+
+impl RankMemory {
+    /// One (possibly empty) order per query of a workload of `queries` queries.
+    fn fit(&mut self, queries: usize) {
+        if self.orders.len() != queries {
+            self.orders = vec![Vec::new(); queries];
+        }
+    }
+
+    /// For each list of `lists` (query terms; list `i` ranked from this memory's order `i`),
+    /// its length and its scores at the 1-based ranks `ranks(len)` (ascending, within
+    /// `1..=len`): what a score-to-rank fit reads. Equal to
+    /// [`ForwardIndex::scores_at_ranks`] on each list, bit for bit (the score at a rank of the
+    /// full ranking is the selected one), at the cost of a near-linear re-ranking instead of
+    /// one selection per rank.
+    pub fn scores_at_ranks(
+        &mut self,
+        forward: &ForwardIndex,
+        scorer: &dyn Scorer,
+        lists: &[&[TermId]],
+        ranks: impl Fn(usize) -> Vec<usize> + Sync,
+    ) -> Vec<(usize, Vec<Score>)> {
+        self.fit(lists.len());
+        lists
+            .par_iter()
+            .zip(self.orders.par_iter_mut())
+            .map(|(terms, order)| {
+                SCRATCH.with(|cell| {
+                    let scratch = &mut *cell.borrow_mut();
+                    scratch.rank(order, |list| {
+                        forward.for_each_scored(scorer, terms, |p, s, h| {
+                            list.push(p, rank_key(s, h, p), s)
+                        })
+                    });
+                    let wanted = ranks(order.len());
+                    let scores = wanted
+                        .iter()
+                        .map(|&r| scratch.value_of(order[r - 1]))
+                        .collect();
+                    (order.len(), scores)
+                })
+            })
+            .collect()
+    }
+
+    /// Approximate heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.orders
+            .iter()
+            .map(|o| {
+                o.capacity() * std::mem::size_of::<PageId>() + std::mem::size_of::<Vec<PageId>>()
+            })
+            .sum()
+    }
+}
+
+/// Per worker thread, page-indexed working arrays for ranking one list (only the entries of
+/// the list at hand are read, and each is written first in that list: `stamp` tells which).
+#[derive(Default)]
+struct Scratch {
+    /// The page's rank key in the current list.
+    key: Vec<u128>,
+    /// The value carried with the page (its live score).
+    value: Vec<Score>,
+    /// `epoch` when the page matches the current list, `epoch + 1` once laid out.
+    stamp: Vec<u32>,
+    epoch: u32,
+    /// Pages of the current list in the order they were scored.
+    matched: Vec<PageId>,
+    /// The current list's keys being ranked.
+    keys: Vec<u128>,
+}
+
+/// What a list's scoring pass hands to [`Scratch::rank`], page by page.
+struct Collect<'a> {
+    key: &'a mut Vec<u128>,
+    value: &'a mut Vec<Score>,
+    stamp: &'a mut Vec<u32>,
+    matched: &'a mut Vec<PageId>,
+    epoch: u32,
+}
+
+impl Collect<'_> {
+    /// `page` matches with rank key `key`, carrying `value`.
+    #[inline]
+    fn push(&mut self, page: PageId, key: u128, value: Score) {
+        let i = page as usize;
+        if self.key.len() <= i {
+            self.key.resize(i + 1, 0);
+            self.value.resize(i + 1, 0.0);
+            self.stamp.resize(i + 1, 0);
+        }
+        self.key[i] = key;
+        self.value[i] = value;
+        self.stamp[i] = self.epoch;
+        self.matched.push(page);
+    }
+}
+
+impl Scratch {
+    /// Ranks the list that `score_all` produces (every matching page once, with its key):
+    /// lays the keys out in `order` (the list's previous ranking; pages no longer matching
+    /// dropped, new ones appended), sorts them, and writes the ranking back into `order`.
+    fn rank(&mut self, order: &mut Vec<PageId>, score_all: impl FnOnce(&mut Collect<'_>)) {
+        if self.epoch >= u32::MAX - 2 {
+            self.stamp.fill(0);
+            self.epoch = 0;
+        }
+        self.epoch += 2;
+        let epoch = self.epoch;
+        self.matched.clear();
+        score_all(&mut Collect {
+            key: &mut self.key,
+            value: &mut self.value,
+            stamp: &mut self.stamp,
+            matched: &mut self.matched,
+            epoch,
+        });
+        self.keys.clear();
+        for &p in order.iter() {
+            let i = p as usize;
+            if self.stamp.get(i) == Some(&epoch) {
+                self.keys.push(self.key[i]);
+                self.stamp[i] = epoch + 1;
+            }
+        }
+        if self.keys.len() < self.matched.len() {
+            for &p in &self.matched {
+                if self.stamp[p as usize] == epoch {
+                    self.keys.push(self.key[p as usize]);
+                }
+            }
+        }
+        // Stable and run-adaptive (keys are distinct, so any correct sort gives this order).
+        self.keys.sort();
+        order.clear();
+        order.extend(self.keys.iter().map(|&k| k as PageId));
+    }
+
+    /// The value carried by `page` in the list last ranked.
+    fn value_of(&self, page: PageId) -> Score {
+        self.value[page as usize]
+    }
+}
+
 thread_local! {
-    /// Per worker thread: the live score of each page of the list being evaluated, indexed by
-    /// page id (only the entries of the current list are read, and each is written first).
-    static LIVE_SCRATCH: std::cell::RefCell<Vec<Score>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 /// `I(r)` for the ranks of any list of a collection of `len` documents, computed once per call
@@ -302,6 +474,29 @@ pub fn evaluate(
     likelihood: &ViewingLikelihood,
     is_fresh: &(dyn Fn(PageId) -> bool + Sync),
 ) -> UnitMetrics {
+    evaluate_with(
+        &mut RankMemory::default(),
+        repository,
+        scorer,
+        queries,
+        truth,
+        likelihood,
+        is_fresh,
+    )
+}
+
+/// [`evaluate`], ranking each list from its order at the previous evaluation with the same
+/// `memory` (see [`RankMemory`]): a run evaluating its repository unit after unit passes one
+/// memory throughout. The metrics are those of [`evaluate`], bit for bit.
+pub fn evaluate_with(
+    memory: &mut RankMemory,
+    repository: &ForwardIndex,
+    scorer: &dyn Scorer,
+    queries: &[MetricQuery],
+    truth: &LiveTruth,
+    likelihood: &ViewingLikelihood,
+    is_fresh: &(dyn Fn(PageId) -> bool + Sync),
+) -> UnitMetrics {
     struct PerQuery {
         absolute: f64,
         fresh: Option<f64>,
@@ -309,20 +504,19 @@ pub fn evaluate(
         paper000: Option<Paper000Measures>,
     }
     let table = likelihood_table(likelihood, repository.num_docs() as usize);
+    memory.fit(queries.len());
     let per_query: Vec<PerQuery> = queries
         .par_iter()
+        .zip(memory.orders.par_iter_mut())
         .enumerate()
-        .map(|(qi, q)| {
+        .map(|(qi, (q, order))| {
             let live = &truth.lists[qi];
-            let (absolute, ranked) = ranked_with_live_credit(repository, scorer, q, live, &table);
-            let top: Vec<PageId> = ranked[..ranked.len().min(TOP_K)]
-                .iter()
-                .map(|&key| key as PageId)
-                .collect();
+            let absolute = ranked_with_live_credit(repository, scorer, q, live, &table, order);
+            let top = &order[..order.len().min(TOP_K)];
             let fresh_top: Vec<bool> = top.iter().map(|&p| is_fresh(p)).collect();
             let fresh = (!top.is_empty())
                 .then(|| fresh_top.iter().filter(|&&f| f).count() as f64 / top.len() as f64);
-            let retrieval = (!live.top.is_empty()).then(|| retrieval_measures(&top, &live.top));
+            let retrieval = (!live.top.is_empty()).then(|| retrieval_measures(top, &live.top));
             let paper000 = (!top.is_empty()).then(|| {
                 let strict: Vec<bool> = top
                     .iter()
@@ -393,45 +587,39 @@ pub fn evaluate(
     }
 }
 
-/// Ranks the repository's result list of `q` and credits each result with its live score:
-/// returns `Σ_r I(r)·S(W_t[p_r], q)` (the query's term of Eq. 5's numerator, before `f_q`)
-/// and the ranked list as [`rank_key`]s.
+/// Ranks the repository's result list of `q` into `order` (which holds its previous ranking,
+/// see [`RankMemory`]) and credits each result with its live score: returns
+/// `Σ_r I(r)·S(W_t[p_r], q)` (the query's term of Eq. 5's numerator, before `f_q`).
 ///
-/// The list is scored in page order, joined with the live scores (also in page order) by a
-/// merge into a per-thread page-indexed scratch array, then ranked by sorting integer rank
-/// keys (whose low 32 bits are the page).
+/// The list is scored in page order and joined with the live scores (also in page order) by a
+/// merge; each page's live score waits in the per-thread scratch until the list is ranked.
 fn ranked_with_live_credit(
     repository: &ForwardIndex,
     scorer: &dyn Scorer,
     q: &MetricQuery,
     live: &LiveList,
     table: &LikelihoodTable<'_>,
-) -> (f64, Vec<u128>) {
-    let mut ranked: Vec<u128> = Vec::new();
-    let absolute: f64 = LIVE_SCRATCH.with(|cell| {
-        let mut live_of = cell.borrow_mut();
-        let mut j = 0;
-        repository.for_each_scored(scorer, &q.terms, |page, score, url_hash| {
-            j += live.by_page[j..].partition_point(|&(p, _)| p < page);
-            let live_score = match live.by_page.get(j) {
-                Some(&(p, s)) if p == page => s,
-                _ => 0.0,
-            };
-            let i = page as usize;
-            if live_of.len() <= i {
-                live_of.resize(i + 1, 0.0);
-            }
-            live_of[i] = live_score;
-            ranked.push(rank_key(score, url_hash, page));
+    order: &mut Vec<PageId>,
+) -> f64 {
+    SCRATCH.with(|cell| {
+        let scratch = &mut *cell.borrow_mut();
+        scratch.rank(order, |list| {
+            let mut j = 0;
+            repository.for_each_scored(scorer, &q.terms, |page, score, url_hash| {
+                j += live.by_page[j..].partition_point(|&(p, _)| p < page);
+                let live_score = match live.by_page.get(j) {
+                    Some(&(p, s)) if p == page => s,
+                    _ => 0.0,
+                };
+                list.push(page, rank_key(score, url_hash, page), live_score);
+            });
         });
-        ranked.sort_unstable();
-        ranked
+        order
             .iter()
             .enumerate()
-            .map(|(r, &key)| table.at(r) * f64::from(live_of[key as PageId as usize]))
+            .map(|(r, &p)| table.at(r) * f64::from(scratch.value_of(p)))
             .sum()
-    });
-    (absolute, ranked)
+    })
 }
 
 /// The part of Eq. 5's numerator that the queries numbered `indices` contribute:
@@ -454,7 +642,16 @@ pub fn absolute_quality_of(
         .iter()
         .map(|&qi| {
             let q = &queries[qi];
-            q.frequency * ranked_with_live_credit(repository, scorer, q, &truth.lists[qi], &table).0
+            let mut order = Vec::new();
+            q.frequency
+                * ranked_with_live_credit(
+                    repository,
+                    scorer,
+                    q,
+                    &truth.lists[qi],
+                    &table,
+                    &mut order,
+                )
         })
         .sum()
 }
@@ -462,7 +659,7 @@ pub fn absolute_quality_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::{Clock, Corpus, LiveWeb, PageTimeline};
+    use crate::corpus::{Clock, Corpus, LiveWeb, PageTimeline, Unit};
     use crate::index::testutil::{random_corpus, version};
     use crate::index::{ForwardDoc, ScoringKind};
     use crate::text::{TermId, Vocabulary};
@@ -824,6 +1021,134 @@ mod tests {
                 assert_eq!(m, want, "{kind} {stale_at} {live_at}");
                 assert_eq!(m.search.quality.to_bits(), want.search.quality.to_bits());
             }
+        }
+    }
+
+    /// A run's evaluation stream — a repository refreshed a few pages per unit, judged unit
+    /// after unit with one [`RankMemory`] (and the live truths computed with another) — gives
+    /// exactly the metrics of evaluating each unit from scratch; so does a memory left by an
+    /// unrelated repository.
+    #[test]
+    fn incremental_evaluation_equals_full_re_evaluation() {
+        use rand::{Rng, SeedableRng};
+        let corpus = random_corpus(160, 9, 23);
+        let n = corpus.vocabulary.len() as TermId;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(41);
+        let mut queries: Vec<MetricQuery> = (0..n)
+            .map(|t| MetricQuery {
+                terms: vec![t],
+                frequency: 1.0 + f64::from(t % 5),
+            })
+            .collect();
+        for _ in 0..80 {
+            let a = rng.gen_range(0..n);
+            let b = (a + rng.gen_range(1..n)) % n;
+            queries.push(MetricQuery {
+                terms: vec![a, b],
+                frequency: rng.gen_range(1.0..5.0),
+            });
+        }
+        let i = ViewingLikelihood::default();
+        let pages = corpus.page_count() as PageId;
+        for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let scorer = kind.scorer();
+            let mut repo = LiveScores::at(&corpus, 0, kind).forward().clone();
+            let mut held: Vec<Option<Unit>> = (0..pages)
+                .map(|p| corpus.page_at(p, 0).present().map(|v| v.unit))
+                .collect();
+            let mut live = LiveScores::at(&corpus, 0, kind);
+            let (mut live_memory, mut repo_memory) = (RankMemory::default(), RankMemory::default());
+            let mut fit_memory = RankMemory::default();
+            let (mut reordered, mut refreshed) = (0usize, 0usize);
+            for unit in 0..corpus.units() {
+                live.advance_to(&corpus, unit);
+                let truth = LiveTruth::compute_with(&mut live_memory, &live, &queries, &i);
+                let full_truth = LiveTruth::compute(&live, &queries, &i);
+                assert_eq!(truth.ideal.to_bits(), full_truth.ideal.to_bits(), "{kind}");
+                assert_eq!(truth.lists.len(), full_truth.lists.len());
+                for (a, b) in truth.lists.iter().zip(&full_truth.lists) {
+                    assert_eq!(a.top, b.top, "{kind} unit {unit}");
+                    assert_eq!(a.by_page, b.by_page);
+                }
+                // Refresh a random fifth of the pages (new pages are crawled as they appear).
+                for p in 0..pages {
+                    let now = corpus.page_at(p, unit).present();
+                    let new_page = held[p as usize].is_none() && now.is_some();
+                    if unit > 0 && (new_page || rng.gen_bool(0.2)) {
+                        refreshed += usize::from(held[p as usize] != now.map(|v| v.unit));
+                        held[p as usize] = now.map(|v| v.unit);
+                        repo.set_copy(p, now.map(|v| ForwardDoc::from_version(corpus.url(p), v)));
+                    }
+                }
+                let fresh = |p: PageId| {
+                    held[p as usize] == corpus.page_at(p, unit).present().map(|v| v.unit)
+                };
+                let before: Vec<Vec<PageId>> = repo_memory.orders.clone();
+                let got = evaluate_with(
+                    &mut repo_memory,
+                    &repo,
+                    scorer.as_ref(),
+                    &queries,
+                    &truth,
+                    &i,
+                    &fresh,
+                );
+                reordered += before
+                    .iter()
+                    .zip(&repo_memory.orders)
+                    .filter(|(a, b)| !a.is_empty() && a != b)
+                    .count();
+                let want = evaluate(&repo, scorer.as_ref(), &queries, &truth, &i, &fresh);
+                assert_eq!(got, want, "{kind} unit {unit}");
+                assert_eq!(
+                    got.absolute_quality.to_bits(),
+                    want.absolute_quality.to_bits()
+                );
+                // A memory left by another stream: the live Web's lists of this unit.
+                let from_foreign = evaluate_with(
+                    &mut live_memory.clone(),
+                    &repo,
+                    scorer.as_ref(),
+                    &queries,
+                    &truth,
+                    &i,
+                    &fresh,
+                );
+                assert_eq!(from_foreign, want, "{kind} unit {unit} (foreign memory)");
+                let ranked: Vec<Vec<PageId>> = queries
+                    .iter()
+                    .map(|q| {
+                        repo.ranked(scorer.as_ref(), &q.terms)
+                            .iter()
+                            .map(|r| r.page)
+                            .collect()
+                    })
+                    .collect();
+                assert_eq!(repo_memory.orders, ranked, "{kind} unit {unit}");
+                // What a score-to-rank fit reads, from a memory of the previous unit's fit.
+                let lists: Vec<&[TermId]> = queries.iter().map(|q| q.terms.as_slice()).collect();
+                let ranks = |len: usize| {
+                    let mut r: Vec<usize> = [1, 2, len / 3, len / 2, len]
+                        .into_iter()
+                        .filter(|&r| r >= 1 && r <= len)
+                        .collect();
+                    r.sort_unstable();
+                    r.dedup();
+                    r
+                };
+                let got = fit_memory.scores_at_ranks(&repo, scorer.as_ref(), &lists, ranks);
+                for (q, (len, scores)) in queries.iter().zip(got) {
+                    let (want_len, want) = repo.scores_at_ranks(scorer.as_ref(), &q.terms, ranks);
+                    assert_eq!(len, want_len);
+                    let bits = |v: &[Score]| v.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&scores), bits(&want), "{kind} unit {unit}");
+                }
+            }
+            // The stream did change lists from unit to unit, so the test exercised re-ranking.
+            assert!(
+                refreshed > 20 && reordered > 20,
+                "{kind}: {refreshed} refreshed, {reordered} reordered"
+            );
         }
     }
 

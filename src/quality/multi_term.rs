@@ -24,8 +24,9 @@ use crate::text::TermId;
 
 use super::estimate::{DeltaQEstimator, ScoreRankTable};
 use super::exact::MetricQuery;
+use super::exact::RankMemory;
 use super::exact_delta::AffectedQueries;
-use super::measure::{fit_keyed, refit_due, DeltaQMethod, MeasureDeltaQ};
+use super::measure::{fit_keyed_with, refit_due, DeltaQMethod, MeasureDeltaQ};
 use super::viewing::ViewingLikelihood;
 
 /// The most workload queries given a score-to-rank function (20 MB of functions).
@@ -34,6 +35,17 @@ pub const MAX_FITTED_QUERIES: usize = 1 << 20;
 /// `F_q` of the (at most [`MAX_FITTED_QUERIES`] most frequent) workload queries, keyed by the
 /// query's position in `queries`.
 pub fn fit_query_table(
+    repo: &Repository,
+    queries: &[MetricQuery],
+    pieces: usize,
+) -> ScoreRankTable {
+    fit_query_table_with(&mut RankMemory::default(), repo, queries, pieces)
+}
+
+/// [`fit_query_table`], re-ranking each list from its order at the previous fit with the
+/// same `memory` (the same functions, bit for bit; see [`RankMemory`]).
+pub fn fit_query_table_with(
+    memory: &mut RankMemory,
     repo: &Repository,
     queries: &[MetricQuery],
     pieces: usize,
@@ -54,7 +66,7 @@ pub fn fit_query_table(
         .iter()
         .map(|&i| (i as u32, queries[i].terms.as_slice()))
         .collect();
-    fit_keyed(repo, &keyed, pieces)
+    fit_keyed_with(memory, repo, &keyed, pieces)
 }
 
 /// ΔQ_A per page of a batch over the workload queries as issued, from the hook's per-term
@@ -114,6 +126,8 @@ pub struct MultiTermDeltaQMeasure {
     pieces: usize,
     refit_every: Unit,
     table: ScoreRankTable,
+    /// The lists as ranked at the last fit: each refit re-ranks from them.
+    memory: RankMemory,
     shifts: Vec<ScoreShift>,
 }
 
@@ -127,7 +141,8 @@ impl MultiTermDeltaQMeasure {
         pieces: usize,
         refit_every: Unit,
     ) -> Self {
-        let table = fit_query_table(repo, &workload.queries, pieces);
+        let mut memory = RankMemory::default();
+        let table = fit_query_table_with(&mut memory, repo, &workload.queries, pieces);
         MultiTermDeltaQMeasure {
             affected: AffectedQueries::new(&workload.queries),
             scorer: repo.scorer().kind().scorer(),
@@ -136,6 +151,7 @@ impl MultiTermDeltaQMeasure {
             pieces,
             refit_every,
             table,
+            memory,
             shifts: Vec::new(),
         }
     }
@@ -161,7 +177,8 @@ impl MeasureDeltaQ for MultiTermDeltaQMeasure {
 
     fn before_unit(&mut self, repo: &Repository, unit: Unit) {
         if refit_due(unit, self.refit_every) {
-            self.table = fit_query_table(repo, &self.workload.queries, self.pieces);
+            self.table =
+                fit_query_table_with(&mut self.memory, repo, &self.workload.queries, self.pieces);
         }
     }
 

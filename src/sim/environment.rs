@@ -9,13 +9,15 @@ use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
 use crate::crawl::SnapshotFetcher;
 use crate::index::{forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoringKind};
 use crate::policy::{ChangeHistory, PageHistory};
-use crate::quality::exact::LiveTruth;
+use crate::quality::exact::{LiveTruth, RankMemory};
 use crate::quality::exact_delta::ExactDeltaQMeasure;
 use crate::quality::measure::{DeltaQMeasure, DeltaQMethod, MeasureDeltaQ};
 use crate::quality::multi_term::MultiTermDeltaQMeasure;
 use crate::quality::score_rank::DEFAULT_PIECES;
 use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
+
+use super::shared_evaluations::SharedEvaluations;
 
 /// Settings shared by every run over one environment.
 #[derive(Debug, Clone)]
@@ -56,6 +58,8 @@ pub struct Environment<'c> {
     /// The true history (oracle mode): change units, shingle changes, and ΔQ_A measured when
     /// every change is refreshed at once (paper 003 §6's forecasting experiment).
     pub history: ChangeHistory,
+    /// Exact metrics of the repository states runs have reached, shared by every run.
+    pub evaluations: SharedEvaluations,
 }
 
 impl<'c> Environment<'c> {
@@ -113,6 +117,7 @@ impl<'c> Environment<'c> {
             view_weight,
             initial,
             history,
+            evaluations: SharedEvaluations::default(),
         })
     }
 
@@ -137,9 +142,11 @@ fn live_truths(
     let units = corpus.units();
     let mut live = LiveScores::at(corpus, 0, config.scoring);
     let mut truths = Vec::with_capacity(units as usize);
+    let mut memory = RankMemory::default();
     for unit in 0..units {
         live.advance_to(corpus, unit);
-        truths.push(LiveTruth::compute(
+        truths.push(LiveTruth::compute_with(
+            &mut memory,
             &live,
             &workload.queries,
             &config.likelihood,

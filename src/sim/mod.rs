@@ -10,12 +10,15 @@
 //!   history with ΔQ measured on every change).
 //! * [`run`](mod@run): one run of one policy at one budget.
 //! * [`schedule_metrics`]: paper 001's ChangeRate and gp4c NDCG of a refresh schedule.
+//! * [`shared_evaluations`]: exact metrics of repository states several runs reach, evaluated
+//!   once.
 
 pub mod compare;
 pub mod environment;
 pub mod estimate_check;
 pub mod run;
 pub mod schedule_metrics;
+pub mod shared_evaluations;
 
 pub use environment::{Environment, EnvironmentConfig};
 pub use run::{run, run_with, RunConfig, RunResult, TrecExport, UnitRecord};

@@ -8,7 +8,7 @@ use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
 use crate::crawl::{CrawlState, NewPages, SnapshotFetcher};
 use crate::index::{IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
-use crate::quality::exact::{evaluate, Paper000Measures, UnitMetrics};
+use crate::quality::exact::{evaluate_with, Paper000Measures, RankMemory, UnitMetrics};
 use crate::quality::measure::DeltaQMethod;
 use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
@@ -17,6 +17,7 @@ use crate::refresh::{Refresher, RefresherConfig};
 
 use super::environment::{measurement, Environment};
 use super::schedule_metrics;
+use super::shared_evaluations::SharedEvaluations;
 
 /// What varies between runs over one environment.
 #[derive(Debug, Clone)]
@@ -318,6 +319,8 @@ pub fn run_with(
     let mut refreshed_pages = Vec::with_capacity(units as usize);
     let mut trec = None;
     let mut delays = DelayTracker::new(corpus, units);
+    // The repository's lists as ranked at the previous unit: each unit re-ranks from them.
+    let mut rank_memory = RankMemory::default();
 
     for unit in 1..units {
         if unit <= config.warmup_units {
@@ -359,14 +362,18 @@ pub fn run_with(
         let repo = refresher.repository();
         let crawl = refresher.crawl();
         let fresh = |p: PageId| is_fresh(corpus, p, crawl.held_unit(p), unit);
-        let metrics: UnitMetrics = evaluate(
-            repo.forward(),
-            repo.scorer(),
-            &env.workload.queries,
-            &env.truths[unit as usize],
-            &env.config.likelihood,
-            &fresh,
-        );
+        let state = SharedEvaluations::key(unit, (0..pages as PageId).map(|p| crawl.held_unit(p)));
+        let metrics: UnitMetrics = env.evaluations.get_or_evaluate(state, || {
+            evaluate_with(
+                &mut rank_memory,
+                repo.forward(),
+                repo.scorer(),
+                &env.workload.queries,
+                &env.truths[unit as usize],
+                &env.config.likelihood,
+                &fresh,
+            )
+        });
         if config.trec_unit == Some(unit) {
             let live = LiveScores::at(corpus, unit, env.config.scoring);
             let tag = format!("{}-B{}", refresher.policy().name(), config.budget);
@@ -437,14 +444,16 @@ pub fn run_with(
     let discovery = if delays.created.is_empty() {
         DiscoveryDelay::default()
     } else {
-        let live = LiveScores::at(corpus, last, env.config.scoring);
-        let views = crate::quality::viewing::view_weights_of(
-            live.forward(),
-            live.scorer(),
-            pages,
-            &env.workload.queries,
-            &env.config.likelihood,
-        );
+        let views = env.evaluations.live_view_weights(last, || {
+            let live = LiveScores::at(corpus, last, env.config.scoring);
+            crate::quality::viewing::view_weights_of(
+                live.forward(),
+                live.scorer(),
+                pages,
+                &env.workload.queries,
+                &env.config.likelihood,
+            )
+        });
         delays.finish(last, &views)
     };
     let mean = |f: &dyn Fn(&UnitRecord) -> f64| {

@@ -87,7 +87,7 @@ impl DocLength {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum ScoringKind {
-    /// tantivy's BM25 (k1 = 1.2, b = 0.75), computed by tantivy's own `Bm25Weight`.
+    /// tantivy's BM25 (k1 = 1.2, b = 0.75), equal to tantivy's own `Bm25Weight` bit for bit.
     Bm25,
     /// Lucene's classic TF-IDF (the variant paper 003 used).
     #[value(name = "tfidf")]

@@ -1,0 +1,141 @@
+//! Exact metrics (and live view weights) shared by every run over one environment.
+//!
+//! A run's metrics at a unit are a function of that unit and of which version of every page
+//! its repository holds (the copies fix the repository's statistics and rankings, and the held
+//! versions say which results are fresh). Runs of a sweep often hold the same versions at the
+//! same unit: every policy's `B = 0` run in both fitting modes, every run whose budget covers
+//! the whole site, thresholds that choose the same pages. Each such state is evaluated once.
+//!
+//! States are keyed by a 128-bit hash of the held versions (XXH3-128). Two different states
+//! sharing a key would share metrics; over the tens of thousands of states of a sweep the
+//! chance of that is below 2⁻⁹⁰.
+//!
+//! The live Web's view weights at a run's last unit (the weights of its discovery delays) do
+//! not depend on the run at all: they are computed once per unit.
+
+use std::sync::Arc;
+
+use dashmap::DashMap;
+
+use crate::corpus::Unit;
+use crate::quality::exact::UnitMetrics;
+
+/// Held states remembered at most (about 100 bytes each): a long-lived server's environment
+/// stops remembering new states past this, and evaluates them as before.
+const MAX_STATES: usize = 1 << 20;
+
+/// The metrics of every (unit, held state) evaluated so far. See the module docs.
+#[derive(Debug, Default)]
+pub struct SharedEvaluations {
+    by_state: DashMap<(Unit, u128), UnitMetrics>,
+    /// Per unit: every page's views on the live Web.
+    live_views: DashMap<Unit, Arc<Vec<f64>>>,
+}
+
+impl SharedEvaluations {
+    /// The key of the repository holding version `held[p]` of each page `p` (`None`: no copy)
+    /// at `unit`.
+    pub fn key(unit: Unit, held: impl Iterator<Item = Option<Unit>>) -> (Unit, u128) {
+        let bytes: Vec<u8> = held
+            .flat_map(|h| h.map_or(u32::MAX, |u| u).to_le_bytes())
+            .collect();
+        (unit, xxhash_rust::xxh3::xxh3_128(&bytes))
+    }
+
+    /// The metrics of the state `key`, computed by `evaluate` the first time it is asked for.
+    pub fn get_or_evaluate(
+        &self,
+        key: (Unit, u128),
+        evaluate: impl FnOnce() -> UnitMetrics,
+    ) -> UnitMetrics {
+        if let Some(m) = self.by_state.get(&key) {
+            return *m;
+        }
+        // Evaluated outside the map's lock: two runs reaching a new state together may both
+        // evaluate it (the same metrics), rather than one waiting on a shard the other holds.
+        let metrics = evaluate();
+        if self.by_state.len() < MAX_STATES {
+            self.by_state.insert(key, metrics);
+        }
+        metrics
+    }
+
+    /// The live Web's view weights at `unit`, computed by `compute` the first time.
+    pub fn live_view_weights(
+        &self,
+        unit: Unit,
+        compute: impl FnOnce() -> Vec<f64>,
+    ) -> Arc<Vec<f64>> {
+        if let Some(w) = self.live_views.get(&unit) {
+            return Arc::clone(&w);
+        }
+        let weights = Arc::new(compute());
+        self.live_views.insert(unit, Arc::clone(&weights));
+        weights
+    }
+
+    /// States remembered.
+    pub fn len(&self) -> usize {
+        self.by_state.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_state.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quality::SearchQuality;
+
+    fn metrics(unit: Unit, quality: f64) -> UnitMetrics {
+        UnitMetrics {
+            unit,
+            search: SearchQuality {
+                quality,
+                fresh_at_10: 1.0,
+                map_at_10: 1.0,
+            },
+            ndcg_at_10: 1.0,
+            p_at_10: 1.0,
+            absolute_quality: quality,
+        }
+    }
+
+    #[test]
+    fn a_state_is_evaluated_once_and_states_differ_by_unit_and_version() {
+        let shared = SharedEvaluations::default();
+        let held = [Some(0), None, Some(3)];
+        let key = SharedEvaluations::key(2, held.iter().copied());
+        assert_eq!(
+            shared
+                .get_or_evaluate(key, || metrics(2, 0.5))
+                .search
+                .quality,
+            0.5
+        );
+        let again = shared.get_or_evaluate(key, || panic!("evaluated twice"));
+        assert_eq!(again, metrics(2, 0.5));
+        let other_unit = SharedEvaluations::key(3, held.iter().copied());
+        let other_version = SharedEvaluations::key(2, [Some(0), None, Some(2)].into_iter());
+        let dropped = SharedEvaluations::key(2, [Some(0), None, None].into_iter());
+        assert!(other_unit != key && other_version != key && dropped != key);
+        assert_eq!(
+            shared
+                .get_or_evaluate(other_version, || metrics(2, 0.25))
+                .search
+                .quality,
+            0.25
+        );
+        assert_eq!(shared.len(), 2);
+        assert_eq!(
+            *shared.live_view_weights(5, || vec![1.0, 2.0]),
+            vec![1.0, 2.0]
+        );
+        assert_eq!(
+            *shared.live_view_weights(5, || panic!("computed twice")),
+            vec![1.0, 2.0]
+        );
+    }
+}
