@@ -491,6 +491,12 @@ fn policies_describe_themselves_and_params_reach_every_command() {
             "webfountain-s1",
             "webfountain-s2",
             "webfountain-s3",
+            "cls",
+            "sample-lb",
+            "sample-db",
+            "sample-cb",
+            "gsb",
+            "rns",
         ]
     );
     let sbr = &families[1];

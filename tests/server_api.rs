@@ -1569,6 +1569,56 @@ async fn runs_and_sweeps_take_the_new_page_mode() {
     assert_eq!(body["run"]["new_pages"], "frontier");
 }
 
+/// Papers 000 and 002's sampling policies run from the API as every family does: listed with
+/// their parameters, refreshing within the budget, reporting the papers' measures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_policies_run_from_the_api() {
+    let server = start(60, 6, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let (_, listed) = c.get_json("/api/policies").await.unwrap();
+    let names: Vec<&str> = listed["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["name"].as_str())
+        .collect();
+    for name in ["cls", "sample-lb", "sample-db", "sample-cb", "gsb", "rns"] {
+        assert!(names.contains(&name), "{name} not in {names:?}");
+    }
+    for (policy, params) in [
+        ("cls", json!({})),
+        ("sample-db", json!({"phi": "wha"})),
+        ("gsb", json!({})),
+    ] {
+        let (status, run) = c
+            .send_json(
+                Method::POST,
+                "/api/runs",
+                &json!({"policy": policy, "budget": 6, "mode": "online", "params": params}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+        let body = wait_for_status(&mut c, run["id"].as_u64().unwrap(), &["done"]).await;
+        let info = &body["run"];
+        assert_eq!(info["units_done"], 5, "{info}");
+        assert!(info["latest"]["refreshed"].as_u64().unwrap() <= 6, "{info}");
+        let ratio = info["mean_change_ratio"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&ratio), "{info}");
+    }
+    // A bad parameter is refused by name before anything runs.
+    let (status, err) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "sample-db", "budget": 6, "params": {"phi": "sideways"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert!(err.to_string().contains("phi"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_and_sweeps_take_a_warm_up() {
     // 6 units: unit 0 is the initial crawl, units 1..=2 warm up, units 3..=5 are judged.

@@ -100,6 +100,7 @@ mod tests {
             ndcg_at_10: 1.0,
             p_at_10: 1.0,
             absolute_quality: quality,
+            paper000: Default::default(),
         }
     }
 
