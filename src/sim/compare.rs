@@ -174,8 +174,23 @@ pub struct PaperMeasures {
 }
 
 impl PaperMeasures {
-    /// The means over `units` (all `None` for no unit), as [`super::run::RunResult`]'s
-    /// `mean_*` fields compute them.
+    /// A finished run's means, read from its result (`None` for a run without units).
+    pub fn of_run(run: &super::run::RunResult) -> Self {
+        if run.per_unit.is_empty() {
+            return PaperMeasures::default();
+        }
+        PaperMeasures {
+            mean_change_ratio: Some(run.mean_change_ratio),
+            mean_weighted_change_ratio: Some(run.mean_weighted_change_ratio),
+            mean_pagerank_weighted_change_ratio: Some(run.mean_pagerank_weighted_change_ratio),
+            mean_fresh_at_10_fixed_k: Some(run.mean_fresh_at_10_fixed_k),
+            mean_map_at_10_retrieved: Some(run.mean_map_at_10_retrieved),
+            mean_map_at_10_tau0: Some(run.mean_map_at_10_tau0),
+        }
+    }
+
+    /// The means over `units` (all `None` for no unit): the one computation behind
+    /// [`super::run::RunResult`]'s `mean_*` fields and the server's live runs.
     pub fn of_units(units: &[super::run::UnitRecord]) -> Self {
         if units.is_empty() {
             return PaperMeasures::default();
@@ -339,7 +354,7 @@ pub fn sweep(
                 new_pages: NewPageSummary::of(&r),
                 mean_change_rate: Some(r.mean_change_rate),
                 mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
-                paper: PaperMeasures::of_units(&r.per_unit),
+                paper: PaperMeasures::of_run(&r),
             })
         })
         .collect::<Result<_, SweepError>>()?;

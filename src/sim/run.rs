@@ -463,6 +463,7 @@ pub fn run_with(
             per_unit.iter().map(f).sum::<f64>() / per_unit.len() as f64
         }
     };
+    let paper = super::compare::PaperMeasures::of_units(&per_unit);
     Ok(RunResult {
         policy: refresher.policy().name(),
         label: refresher.policy().label(),
@@ -475,12 +476,16 @@ pub fn run_with(
             .unwrap_or_default(),
         mean_ndcg_at_10: mean(&|r| r.ndcg_at_10),
         mean_p_at_10: mean(&|r| r.p_at_10),
-        mean_change_ratio: mean(&|r| r.change_ratio),
-        mean_weighted_change_ratio: mean(&|r| r.weighted_change_ratio),
-        mean_pagerank_weighted_change_ratio: mean(&|r| r.pagerank_weighted_change_ratio),
-        mean_fresh_at_10_fixed_k: mean(&|r| r.paper000.fresh_at_10_fixed_k),
-        mean_map_at_10_retrieved: mean(&|r| r.paper000.map_at_10_retrieved),
-        mean_map_at_10_tau0: mean(&|r| r.paper000.map_at_10_tau0),
+        // Papers 000 and 002's means, computed where the server's live runs compute them
+        // (0 for a run without units, as every mean here).
+        mean_change_ratio: paper.mean_change_ratio.unwrap_or(0.0),
+        mean_weighted_change_ratio: paper.mean_weighted_change_ratio.unwrap_or(0.0),
+        mean_pagerank_weighted_change_ratio: paper
+            .mean_pagerank_weighted_change_ratio
+            .unwrap_or(0.0),
+        mean_fresh_at_10_fixed_k: paper.mean_fresh_at_10_fixed_k.unwrap_or(0.0),
+        mean_map_at_10_retrieved: paper.mean_map_at_10_retrieved.unwrap_or(0.0),
+        mean_map_at_10_tau0: paper.mean_map_at_10_tau0.unwrap_or(0.0),
         mean_ndcg: mean(&|r| r.ndcg),
         mean_schedule_ndcg: mean(&|r| r.schedule_ndcg),
         mean_obsolete_pages: mean(&|r| r.obsolete_pages as f64),
