@@ -491,6 +491,20 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
             "policies",
         )
         .await;
+    // The simulated Web is described above the charts.
+    let corpus = browser
+        .wait_for(
+            "const t = document.getElementById('corpus').textContent; return t.startsWith('Corpus:') ? t : null",
+            "the corpus description",
+        )
+        .await;
+    assert!(
+        corpus
+            .as_str()
+            .unwrap()
+            .contains(&format!("{} pages", server.corpus.page_count())),
+        "{corpus}"
+    );
     browser
         .eval("document.getElementById('policy').value = 'test-slow'; document.getElementById('budget').value = '5'; return true")
         .await;

@@ -1724,3 +1724,69 @@ async fn a_learned_function_comes_inline_never_from_a_path_the_request_names() {
     let id = run["id"].as_u64().unwrap();
     wait_for_status(&mut c, id, &["done"]).await;
 }
+
+/// `GET /api/quality` describes the simulated Web: pages, units and, for a corpus read from
+/// several collections, each one's capture period and sites (aligned at its own first unit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quality_describes_a_multi_collection_corpus() {
+    use refresher::corpus::generate::{generate_site, GeneratorConfig};
+    use refresher::corpus::ingest::{load_collections, IngestOptions};
+
+    let dir = tempfile::tempdir().unwrap();
+    let site = |name: &str, host: &str, sites: usize, origin: i64| {
+        generate_site(
+            &GeneratorConfig {
+                pages: 40,
+                weeks: 4,
+                queries: 200,
+                host: host.to_string(),
+                sites,
+                origin,
+                ..GeneratorConfig::default()
+            },
+            &dir.path().join(name),
+        )
+        .unwrap()
+        .corpus_dir
+    };
+    let wiki = site("wiki", "wiki.example", 1, GeneratorConfig::default().origin);
+    // 2013-03-03T00:00:00Z
+    let old = site("old", "old.example", 2, 1_362_268_800);
+    let sources = [
+        (wiki.clone(), IngestOptions::default()),
+        (old.clone(), IngestOptions::default()),
+    ];
+    let (corpus, _) = load_collections(&sources).unwrap();
+    let pages = corpus.page_count();
+    let state = tokio::task::spawn_blocking(move || {
+        refresher::server::AppState::build(
+            corpus,
+            None,
+            refresher::server::ServerOptions::new(refresher::server::Policies::registry()),
+        )
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let (addr, _handle) = refresher::server::spawn(state, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let mut client = HttpClient::new(&format!("http://{addr}")).unwrap();
+    let (status, body) = client.get_json("/api/quality").await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let described = &body["corpus"];
+    assert_eq!(described["pages"], pages);
+    assert_eq!(described["units"], 4);
+    assert_eq!(described["collections"]["alignment"], "first-unit");
+    let list = described["collections"]["list"].as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[1]["path"], old.display().to_string());
+    assert_eq!(list[1]["first_capture_date"], "2013-03-03T00:00:00Z");
+    assert_eq!(list[1]["sites"].as_array().unwrap().len(), 2);
+    let site_pages: u64 = list
+        .iter()
+        .flat_map(|c| c["sites"].as_array().unwrap())
+        .map(|s| s["pages"].as_u64().unwrap())
+        .sum();
+    assert_eq!(site_pages, pages as u64);
+}

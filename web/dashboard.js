@@ -53,10 +53,28 @@ function follow(id) {
   source.onerror = () => { source.close(); };
 }
 
+// The simulated Web: its size and, when several collections were read, each one's capture
+// period (they are aligned at their own first unit).
+function describeCorpus(corpus) {
+  if (!corpus) return;
+  const list = (corpus.collections && corpus.collections.list) || [];
+  const days = corpus.collections ? corpus.collections.unit_seconds / 86400 : 0;
+  const lines = [`Corpus: ${corpus.pages} pages over ${corpus.units} units of ${days} days.`];
+  if (list.length > 1) {
+    lines.push(`${list.length} collections, each aligned at its own first unit:`);
+    for (const c of list) {
+      const sites = c.sites.map(s => `${s.host} ${s.pages}`).join(", ");
+      lines.push(`${c.path}: captured ${c.first_capture_date} .. ${c.last_capture_date}, ${c.pages} pages (${sites})`);
+    }
+  }
+  $("corpus").replaceChildren(...lines.map(text => el("div", { text })));
+}
+
 async function refresh() {
   try {
     const q = await api("/api/quality");
     serving = q.serving || [];
+    describeCorpus(q.corpus);
     for (const { run, history } of q.runs) {
       const known = runs.get(run.id);
       if (known && streams.has(run.id)) { if (["done", "cancelled", "failed"].includes(run.status)) known.info = run; continue; }

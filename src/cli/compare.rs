@@ -186,7 +186,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if args.json {
         let mut value = to_json(&comparisons);
-        value["collections"] = super::inputs::collections_json(&loaded.corpus);
+        value["collections"] = loaded.corpus.collections_json();
         println!("{value}");
     } else {
         super::inputs::print_collections(&loaded.corpus);

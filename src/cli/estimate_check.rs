@@ -116,10 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if let Some(map) = v.as_object_mut() {
             map.remove("pair_checks");
             map.remove("forecast");
-            map.insert(
-                "collections".to_string(),
-                super::inputs::collections_json(&loaded.corpus),
-            );
+            map.insert("collections".to_string(), loaded.corpus.collections_json());
         }
         println!("{v}");
     } else {

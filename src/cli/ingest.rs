@@ -42,10 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         out.insert("ingest".to_string(), serde_json::to_value(&report)?);
         out.insert("seconds".to_string(), Value::from(seconds));
-        out.insert(
-            "collections".to_string(),
-            super::inputs::collections_json(&corpus),
-        );
+        out.insert("collections".to_string(), corpus.collections_json());
         if let Some(log) = log {
             out.extend(log);
         }

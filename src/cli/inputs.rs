@@ -109,15 +109,6 @@ impl CorpusArgs {
     }
 }
 
-/// The corpus's collections and how they were aligned, for JSON outputs (`collections`).
-pub fn collections_json(corpus: &Corpus) -> serde_json::Value {
-    serde_json::json!({
-        "alignment": "first-unit",
-        "unit_seconds": corpus.clock.unit_seconds,
-        "list": corpus.collections,
-    })
-}
-
 /// The collections in text: one line per collection when there are several (a single
 /// collection's dates are in the usual outputs already); nothing for one.
 pub fn collection_lines(corpus: &Corpus) -> Vec<String> {

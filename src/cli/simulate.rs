@@ -150,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "environment": environment_seconds,
             "run": run_seconds,
         });
-        value["collections"] = super::inputs::collections_json(&loaded.corpus);
+        value["collections"] = loaded.corpus.collections_json();
         println!("{value}");
     } else {
         super::inputs::print_collections(&loaded.corpus);

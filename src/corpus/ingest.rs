@@ -874,6 +874,9 @@ pub(crate) fn build_corpus(
 /// the same extraction, analysis and term interning (into `vocabulary`). Out-links are kept
 /// as ids where `link_id` knows the URL (never `own`); every resolved link URL is returned
 /// too, for a crawler's frontier. `body` need not be UTF-8 (decoded lossily, as ingest does).
+/// `media_type` is the response's `Content-Type` media type, as a WARC response's is read
+/// (`None`: the body decides).
+#[allow(clippy::too_many_arguments)]
 pub fn page_version_from_html(
     analyzer: &mut Analyzer,
     vocabulary: &mut Vocabulary,
@@ -881,12 +884,13 @@ pub fn page_version_from_html(
     own: PageId,
     when: (Unit, i64),
     body: &[u8],
+    media_type: Option<&str>,
     link_id: &dyn Fn(&str) -> Option<PageId>,
 ) -> (PageVersion, Vec<String>) {
     let html_text = String::from_utf8_lossy(body);
     let base = Url::parse(url).ok();
     let page = html::extract(&html_text, base.as_ref());
-    let counts = PageCounts::of(body, &page, None);
+    let counts = PageCounts::of(body, &page, media_type);
     let indexed = indexed_text(&page.title, &page.text);
     let (terms, length) = distinct_terms(analyzer, &indexed);
     let mut links: Vec<PageId> = page

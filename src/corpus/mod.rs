@@ -243,6 +243,16 @@ impl Corpus {
         }
     }
 
+    /// The collections and how they were aligned, as the JSON outputs give them (the
+    /// `collections` key of `ingest`, `simulate`, `compare` and `GET /api/quality`).
+    pub fn collections_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "alignment": "first-unit",
+            "unit_seconds": self.clock.unit_seconds,
+            "list": self.collections,
+        })
+    }
+
     /// The id of a URL, if the corpus has ever seen it.
     pub fn page_id(&self, url: &str) -> Option<PageId> {
         self.by_url.get(url).copied()

@@ -11,6 +11,8 @@ use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+
+use crate::corpus::LiveWeb;
 use futures_util::stream::{self, Stream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -94,6 +96,11 @@ pub async fn quality(State(state): State<Arc<AppState>>) -> Json<serde_json::Val
     Json(serde_json::json!({
         "served_unit": state.search.served_unit,
         "live_unit": state.search.live_unit,
+        "corpus": {
+            "pages": state.search.corpus.page_count(),
+            "units": state.search.corpus.units(),
+            "collections": state.search.corpus.collections_json(),
+        },
         "current": state.current_serving(),
         "serving": state.serving,
         "live_workload": {

@@ -38,6 +38,9 @@ pub enum RecordedOutcome {
         /// base64 of the decoded body.
         body: String,
         last_modified: Option<i64>,
+        /// The response's media type (absent in journals written before it was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
     },
     NotModified,
     Gone,
@@ -50,10 +53,11 @@ pub enum RecordedOutcome {
 }
 
 impl RecordedOutcome {
-    pub fn body(bytes: &[u8], last_modified: Option<i64>) -> Self {
+    pub fn body(bytes: &[u8], last_modified: Option<i64>, media_type: Option<&str>) -> Self {
         RecordedOutcome::Body {
             body: base64::engine::general_purpose::STANDARD.encode(bytes),
             last_modified,
+            media_type: media_type.map(str::to_string),
         }
     }
 
@@ -169,7 +173,7 @@ mod tests {
     fn committed_units_replay_in_order_and_a_killed_units_records_go() {
         let dir = tempfile::tempdir().unwrap();
         let mut j = Journal::new(Some(dir.path()));
-        let body = RecordedOutcome::body(b"\xff\x00<p>not utf-8</p>", Some(7));
+        let body = RecordedOutcome::body(b"\xff\x00<p>not utf-8</p>", Some(7), Some("text/html"));
         j.record(Recorded::Sitemaps {
             urls: vec!["https://a/x".into()],
         });
@@ -208,5 +212,18 @@ mod tests {
         let mut broken = Journal::new(Some(dir.path()));
         let err = broken.load(3).unwrap_err().to_string();
         assert!(err.contains("unit-00002.jsonl"), "{err}");
+    }
+
+    /// Journals written before the media type was recorded still read: the copy's type is then
+    /// decided by its body, as before.
+    #[test]
+    fn a_body_recorded_without_a_media_type_still_reads() {
+        let old: RecordedOutcome = serde_json::from_str(
+            r#"{"outcome":"body","body":"PHA+aGk8L3A+","last_modified":null}"#,
+        )
+        .unwrap();
+        assert_eq!(old, RecordedOutcome::body(b"<p>hi</p>", None, None));
+        let new = serde_json::to_string(&RecordedOutcome::body(b"<p>hi</p>", None, None)).unwrap();
+        assert!(!new.contains("media_type"), "{new}");
     }
 }

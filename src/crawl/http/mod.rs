@@ -152,6 +152,8 @@ enum Outcome {
     Body {
         body: Vec<u8>,
         last_modified: Option<i64>,
+        /// The response's media type (`Content-Type` without parameters), if it gave one.
+        media_type: Option<String>,
     },
     NotModified,
     Gone,
@@ -653,14 +655,18 @@ impl TaskContext {
                         .and_then(|v| httpdate::parse_http_date(v).ok())
                         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                         .map(|d| d.as_secs() as i64);
-                    let html = response
+                    let media_type = response
                         .headers()
                         .get(reqwest::header::CONTENT_TYPE)
                         .and_then(|v| v.to_str().ok())
-                        .is_none_or(|ct| {
-                            let ct = ct.to_ascii_lowercase();
-                            ct.starts_with("text/html") || ct.starts_with("application/xhtml")
-                        });
+                        .map(|ct| {
+                            let media = ct.split(';').next().unwrap_or("");
+                            media.trim().to_ascii_lowercase()
+                        })
+                        .filter(|media| !media.is_empty());
+                    let html = media_type.as_deref().is_none_or(|ct| {
+                        ct.starts_with("text/html") || ct.starts_with("application/xhtml")
+                    });
                     let code = status.as_u16();
                     let reason = status.canonical_reason().unwrap_or("").to_string();
                     let mut record = |body: Vec<u8>| {
@@ -693,6 +699,7 @@ impl TaskContext {
                                     Outcome::Body {
                                         body,
                                         last_modified,
+                                        media_type,
                                     },
                                     exchanges,
                                 );
@@ -870,6 +877,7 @@ impl Fetcher for HttpFetcher {
                 Outcome::Body {
                     body,
                     last_modified,
+                    media_type,
                 } => {
                     let hash = xxhash_rust::xxh3::xxh3_64(&body);
                     if request.validator.is_some_and(|v| v.content_hash == hash) {
@@ -886,6 +894,7 @@ impl Fetcher for HttpFetcher {
                             request.page,
                             (unit, last_modified.unwrap_or_else(unix_now)),
                             &body,
+                            media_type.as_deref(),
                             &|u| catalogue.id(u),
                         );
                         if self.options.discovery == Discovery::Links {
@@ -1052,7 +1061,8 @@ fn recorded_outcome(outcome: &Outcome) -> RecordedOutcome {
         Outcome::Body {
             body,
             last_modified,
-        } => RecordedOutcome::body(body, *last_modified),
+            media_type,
+        } => RecordedOutcome::body(body, *last_modified, media_type.as_deref()),
         Outcome::NotModified => RecordedOutcome::NotModified,
         Outcome::Gone => RecordedOutcome::Gone,
         Outcome::Disallowed => RecordedOutcome::Disallowed,
@@ -1063,9 +1073,14 @@ fn recorded_outcome(outcome: &Outcome) -> RecordedOutcome {
 /// A recorded outcome as the fetch's own (`None`: not done by the deadline).
 fn replayed_outcome(recorded: RecordedOutcome) -> Option<Outcome> {
     Some(match recorded {
-        RecordedOutcome::Body { last_modified, .. } => Outcome::Body {
+        RecordedOutcome::Body {
+            last_modified,
+            ref media_type,
+            ..
+        } => Outcome::Body {
             body: recorded.body_bytes().unwrap_or_default(),
             last_modified,
+            media_type: media_type.clone(),
         },
         RecordedOutcome::NotModified => Outcome::NotModified,
         RecordedOutcome::Gone => Outcome::Gone,
@@ -1219,6 +1234,10 @@ mod tests {
             other => panic!("{p}: {other:?}"),
         };
         assert!(matches!(by_path["ok"], FetchResult::Copy(v) if v.title == "fine"));
+        // The header says HTML though the body has no `<html>` tag: the copy is HTML, as ingest
+        // would read the same response from a WARC file.
+        assert!(matches!(by_path["ok"], FetchResult::Copy(v)
+            if v.counts.content_type == crate::corpus::ContentType::Html));
         assert!(matches!(by_path["latin1"], FetchResult::Copy(v) if v.text.starts_with("caf")));
         failed("private", "robots.txt");
         failed("endless", "body over");

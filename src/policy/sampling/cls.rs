@@ -9,6 +9,11 @@
 //! Rounds: the first round holds two samples per cluster, each later sampling round one more
 //! sample of every cluster still unsure, the last round the clusters' remaining pages.
 //!
+//! Members are taken fetched-longest-ago first, nearest the centroid among equals
+//! ([`MemberOrder`]): the paper's order whenever whole clusters are fetched, and a rotation
+//! through the cluster when the budget is far below a cluster's size (`samples=centroid
+//! fill=centroid` keeps the paper's order literally).
+//!
 //! Choices (SEED-SYSTEMS §1.5): a sample's value is `φ_p = 1 − e^{−λ_p}` with `λ_p` its weighted
 //! change rate over the cycles so far including this one; clustering at the first cycle and
 //! again every `recluster-every` cycles from the third on (when dynamic features exist);
@@ -45,19 +50,43 @@ pub struct ClsConfig {
     pub features: FeatureSet,
     /// Re-cluster every this many cycles from the third on (0: cluster once).
     pub recluster_every: u32,
+    /// Order in which a cluster's samples are taken.
+    pub samples: MemberOrder,
     /// Order of a cluster's members when whole clusters are fetched.
-    pub fill: FillOrder,
+    pub fill: MemberOrder,
 }
 
-/// In which order the last round fetches a cluster's members.
+/// In which order CLS takes a cluster's members, as samples or when filling the budget.
+///
+/// Paper 000 takes them nearest the centroid first; it fetches whole clusters every cycle, so
+/// every member has the same age and [`MemberOrder::Oldest`] gives the same order. With a budget
+/// far below a cluster's size the two differ: the centroid order re-fetches the same few members
+/// every cycle, which can only find the changes of one cycle, while the oldest-first order works
+/// through the cluster, nearest the centroid first among pages of equal age.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FillOrder {
-    /// Nearest the centroid first (paper 000 §4; SEED-SYSTEMS' choice).
-    #[default]
+pub enum MemberOrder {
+    /// Nearest the centroid first (paper 000 §4, literally).
     Centroid,
-    /// Fetched longest ago first, then nearest the centroid (beyond the paper: with a budget
-    /// far below a cluster's size the centroid order fetches the same members every cycle).
+    /// Fetched longest ago first, then nearest the centroid (equal to the paper's order when
+    /// whole clusters are fetched; the default).
+    #[default]
     Oldest,
+}
+
+impl MemberOrder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemberOrder::Centroid => "centroid",
+            MemberOrder::Oldest => "oldest",
+        }
+    }
+
+    fn parse(name: Option<&str>) -> Self {
+        match name {
+            Some("centroid") => MemberOrder::Centroid,
+            _ => MemberOrder::Oldest,
+        }
+    }
 }
 
 impl Default for ClsConfig {
@@ -69,7 +98,8 @@ impl Default for ClsConfig {
             weighting: Weighting::Nad,
             features: FeatureSet::Combined,
             recluster_every: 1,
-            fill: FillOrder::Centroid,
+            samples: MemberOrder::Oldest,
+            fill: MemberOrder::Oldest,
         }
     }
 }
@@ -95,6 +125,8 @@ type Placed = (PageId, u32, f64);
 struct ClusterCycle {
     /// Members nearest the centroid first.
     members: Vec<PageId>,
+    /// Members in the order samples are taken.
+    sampling: Vec<PageId>,
     next: usize,
     samples: Vec<f64>,
     done: bool,
@@ -273,11 +305,11 @@ impl ClusterSampling {
             let mut taken = 0;
             while !self.clusters[r].done && taken < per_cluster {
                 let c = &mut self.clusters[r];
-                if c.next >= c.members.len() || c.next >= self.n_max {
+                if c.next >= c.sampling.len() || c.next >= self.n_max {
                     c.done = true;
                     break;
                 }
-                let p = c.members[c.next];
+                let p = c.sampling[c.next];
                 c.next += 1;
                 if self.take(p, &mut out) {
                     self.sample_of.push((p, r));
@@ -303,22 +335,26 @@ impl ClusterSampling {
         });
         let mut out = Vec::new();
         for r in order {
-            let members = std::mem::take(&mut self.clusters[r].members);
-            let mut in_order = members.clone();
-            if self.config.fill == FillOrder::Oldest {
-                // Stable: equal ages keep the centroid order.
-                let last = |p: PageId| self.last_fetch.get(p as usize).copied().unwrap_or(0);
-                in_order.sort_by_key(|&p| last(p));
-            }
-            for &p in &in_order {
+            let in_order = self.in_order(&self.clusters[r].members, self.config.fill);
+            for p in in_order {
                 if self.remaining == 0 {
                     break;
                 }
                 self.take(p, &mut out);
             }
-            self.clusters[r].members = members;
         }
         out
+    }
+
+    /// `members` (nearest the centroid first) in `order`.
+    fn in_order(&self, members: &[PageId], order: MemberOrder) -> Vec<PageId> {
+        let mut in_order = members.to_vec();
+        if order == MemberOrder::Oldest {
+            // Stable: equal ages keep the centroid order.
+            let last = |p: PageId| self.last_fetch.get(p as usize).copied().unwrap_or(0);
+            in_order.sort_by_key(|&p| last(p));
+        }
+        in_order
     }
 }
 
@@ -358,8 +394,10 @@ impl RoundPlanner for ClusterSampling {
             .into_iter()
             .map(|mut m| {
                 m.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                let members: Vec<PageId> = m.into_iter().map(|(_, p)| p).collect();
                 ClusterCycle {
-                    members: m.into_iter().map(|(_, p)| p).collect(),
+                    sampling: self.in_order(&members, self.config.samples),
+                    members,
                     ..ClusterCycle::default()
                 }
             })
@@ -402,7 +440,7 @@ impl RoundPlanner for ClusterSampling {
         for c in &mut self.clusters {
             if !c.done
                 && (c.next >= n_max
-                    || c.next >= c.members.len()
+                    || c.next >= c.sampling.len()
                     || sample_is_sufficient(&c.samples, gamma, delta))
             {
                 c.done = true;
@@ -464,10 +502,17 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
             sweep: &[],
         },
         ParamSpec {
+            key: "samples",
+            description: "Order of a cluster's samples: oldest (fetched longest ago first, nearest the centroid among equals: the paper's order when whole clusters are fetched) or centroid (nearest first always, the paper literally; re-samples the same pages when the budget is far below a cluster's size)",
+            kind: ParamKind::Choice(&["oldest", "centroid"]),
+            default: "oldest",
+            sweep: &[],
+        },
+        ParamSpec {
             key: "fill",
-            description: "Order of a cluster's members when whole clusters are fetched: centroid (nearest first, the paper) or oldest (fetched longest ago first; beyond the paper, for budgets far below a cluster's size)",
-            kind: ParamKind::Choice(&["centroid", "oldest"]),
-            default: "centroid",
+            description: "Order of a cluster's members when whole clusters are fetched: oldest (as for samples) or centroid (the paper literally)",
+            kind: ParamKind::Choice(&["oldest", "centroid"]),
+            default: "oldest",
             sweep: &[],
         },
         ParamSpec {
@@ -502,16 +547,22 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
             recluster_every: params
                 .number("recluster-every")
                 .map_or(defaults.recluster_every, |m| m as u32),
-            fill: match params.choice("fill") {
-                Some("oldest") => FillOrder::Oldest,
-                _ => FillOrder::Centroid,
-            },
+            samples: MemberOrder::parse(params.choice("samples")),
+            fill: MemberOrder::parse(params.choice("fill")),
         };
-        let fill = if config.fill == FillOrder::Oldest {
-            ", fill oldest"
-        } else {
-            ""
+        // The label names an order only when it departs from the default.
+        let order_note = |name: &str, order: MemberOrder| {
+            if order == MemberOrder::default() {
+                String::new()
+            } else {
+                format!(", {name} {}", order.as_str())
+            }
         };
+        let fill = format!(
+            "{}{}",
+            order_note("samples", config.samples),
+            order_note("fill", config.fill)
+        );
         let label = format!(
             "cls ({}, k = {}, γ = {}, δ = {}, {features_name}{fill})",
             weighting.as_str(),
@@ -526,11 +577,8 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
         settings.insert("tolerance".into(), config.tolerance.into());
         settings.insert("features".into(), features_name.into());
         settings.insert("recluster_every".into(), config.recluster_every.into());
-        let fill_name = match config.fill {
-            FillOrder::Centroid => "centroid",
-            FillOrder::Oldest => "oldest",
-        };
-        settings.insert("fill".into(), fill_name.into());
+        settings.insert("samples".into(), config.samples.as_str().into());
+        settings.insert("fill".into(), config.fill.as_str().into());
         Ok(Box::new(SamplingPolicy::new(
             "cls",
             label,

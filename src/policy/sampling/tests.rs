@@ -229,16 +229,17 @@ fn cls_samples_clusters_and_fills_the_changing_one_first() {
 /// With a budget far below a cluster's size, the centroid order fetches the same members every
 /// unit; the oldest-first order works through the cluster.
 #[test]
-fn cls_oldest_fill_rotates_through_a_cluster() {
+fn cls_oldest_first_rotates_through_a_cluster() {
     let urls: Vec<String> = (0..60).map(|i| format!("http://h.org/w/P{i}")).collect();
     let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
     let site = Site::new(&refs, &[]);
     let changes = |_: PageId, _| true;
-    let distinct = |fill| {
+    let distinct = |order| {
         // Clustered once, so the centroid order stays the same.
         let config = ClsConfig {
             clusters: 1,
-            fill,
+            samples: order,
+            fill: order,
             recluster_every: 0,
             ..ClsConfig::default()
         };
@@ -249,8 +250,32 @@ fn cls_oldest_fill_rotates_through_a_cluster() {
             .collect::<FxHashSet<PageId>>()
             .len()
     };
-    let centroid = distinct(super::cls::FillOrder::Centroid);
-    let oldest = distinct(super::cls::FillOrder::Oldest);
+    let centroid = distinct(super::cls::MemberOrder::Centroid);
+    let oldest = distinct(super::cls::MemberOrder::Oldest);
     assert_eq!(centroid, 8, "the same 8 members every unit");
     assert!(oldest >= 30, "oldest first reached {oldest} pages");
+}
+
+/// When the budget fetches every cluster whole each unit, every member has the same age and the
+/// oldest-first order is the paper's nearest-centroid order: the same fetches, round by round.
+#[test]
+fn cls_oldest_first_is_the_papers_order_when_whole_clusters_are_fetched() {
+    let urls: Vec<String> = (0..24)
+        .map(|i| format!("http://h.org/d{}/P{i}", i % 3))
+        .collect();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let site = Site::new(&refs, &[]);
+    let changes = |p: PageId, unit| (p + unit).is_multiple_of(3);
+    let runs = |order| {
+        let config = ClsConfig {
+            clusters: 3,
+            samples: order,
+            fill: order,
+            ..ClsConfig::default()
+        };
+        drive(&mut ClusterSampling::new(config, 7), &site, 4, 24, changes)
+    };
+    let centroid = runs(super::cls::MemberOrder::Centroid);
+    assert!(centroid.iter().all(|(f, _)| f.len() == 24));
+    assert_eq!(runs(super::cls::MemberOrder::Oldest), centroid);
 }

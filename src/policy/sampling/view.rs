@@ -92,6 +92,7 @@ pub mod testsite {
                         p as PageId,
                         (0, 0),
                         body.as_bytes(),
+                        Some("text/html"),
                         &link_id,
                     );
                     Arc::new(version)
