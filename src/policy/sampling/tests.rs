@@ -265,7 +265,7 @@ fn cls_oldest_first_is_the_papers_order_when_whole_clusters_are_fetched() {
         .collect();
     let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
     let site = Site::new(&refs, &[]);
-    let changes = |p: PageId, unit| (p + unit).is_multiple_of(3);
+    let changes = |p: PageId, unit: u32| (p + unit).is_multiple_of(3);
     let runs = |order| {
         let config = ClsConfig {
             clusters: 3,
