@@ -50,6 +50,15 @@ pub fn rank_key(score: Score, url_hash: u64, page: PageId) -> u128 {
     (u128::from(!ascending) << 96) | (u128::from(url_hash) << 32) | u128::from(page)
 }
 
+/// The score [`rank_key`] was made from, bit for bit (the key's top 32 bits undone).
+pub fn score_of_rank_key(key: u128) -> Score {
+    let ascending = !((key >> 96) as u32);
+    let bits = (ascending ^ 0x8000_0000) as i32;
+    // The mask depends on the sign bit only, which the transform leaves alone.
+    let original = bits ^ ((((bits >> 31) as u32) >> 1) as i32);
+    Score::from_bits(original as u32)
+}
+
 /// A page's copy as the forward index sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForwardDoc {
@@ -892,6 +901,28 @@ mod tests {
         assert_eq!(tfs, vec![5, 7, 1, 9, 2]);
         edit_postings(&mut pages, &mut tfs, &[]);
         assert_eq!(pages, vec![1, 3, 4, 6, 10]);
+    }
+
+    #[test]
+    fn rank_keys_give_back_their_scores() {
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            3.25,
+            -7.5e-3,
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        for s in specials {
+            let back = score_of_rank_key(rank_key(s, 0xdead_beef, 17));
+            assert_eq!(back.to_bits(), s.to_bits(), "{s}");
+        }
     }
 
     #[test]

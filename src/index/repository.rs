@@ -66,6 +66,8 @@ pub struct Repository {
     vocabulary: Arc<Vocabulary>,
     scorer: Box<dyn Scorer>,
     hook: Option<WorkloadTerms>,
+    /// Batches applied (see [`Repository::revision`]).
+    revision: u64,
 }
 
 /// The tantivy index of a repository.
@@ -107,6 +109,7 @@ impl Repository {
             vocabulary,
             scorer: scoring.scorer(),
             hook: None,
+            revision: 0,
         }
     }
 
@@ -225,6 +228,7 @@ impl Repository {
             vocabulary,
             scorer: scoring.scorer(),
             hook: None,
+            revision: 0,
         };
         repo.rebuild_forward()?;
         Ok(repo)
@@ -240,6 +244,13 @@ impl Repository {
         let report = self.apply(unit, batch, &mut super::hook::NullSink);
         self.hook = hook;
         report
+    }
+
+    /// How many batches this repository has been given ([`apply`](Self::apply)): two reads of
+    /// it at the same revision see the same copies, so what was computed from the one holds for
+    /// the other.
+    pub fn revision(&self) -> u64 {
+        self.revision
     }
 
     /// Turns the measurement hook on for `terms` (single-term workload queries), or off.
@@ -311,6 +322,7 @@ impl Repository {
         batch: &[PageUpdate<'_>],
         sink: &mut dyn ShiftSink,
     ) -> Result<ApplyReport, IndexError> {
+        self.revision += 1;
         let mut last: HashMap<PageId, usize> = HashMap::with_capacity(batch.len());
         for (i, u) in batch.iter().enumerate() {
             last.insert(u.page, i);

@@ -35,7 +35,9 @@
 use rayon::prelude::*;
 
 use crate::corpus::{PageId, Unit};
-use crate::index::{rank_key, CollectionStats, ForwardIndex, LiveScores, Score, Scorer};
+use crate::index::{
+    rank_key, score_of_rank_key, CollectionStats, ForwardIndex, LiveScores, Score, Scorer,
+};
 use crate::text::TermId;
 
 use super::viewing::ViewingLikelihood;
@@ -321,6 +323,11 @@ impl Scratch {
     fn value_of(&self, page: PageId) -> Score {
         self.value[page as usize]
     }
+
+    /// The score `page` was ranked by in the list last ranked.
+    fn ranked_score_of(&self, page: PageId) -> Score {
+        score_of_rank_key(self.key[page as usize])
+    }
 }
 
 thread_local! {
@@ -497,11 +504,42 @@ pub fn evaluate_with(
     likelihood: &ViewingLikelihood,
     is_fresh: &(dyn Fn(PageId) -> bool + Sync),
 ) -> UnitMetrics {
+    let lists = EvaluatedLists {
+        repository,
+        scorer,
+        queries,
+    };
+    evaluate_and_rank(memory, &lists, truth, likelihood, is_fresh, None).0
+}
+
+/// The repository lists an evaluation ranks: `queries`' lists in `repository` under `scorer`.
+pub struct EvaluatedLists<'a> {
+    pub repository: &'a ForwardIndex,
+    pub scorer: &'a dyn Scorer,
+    pub queries: &'a [MetricQuery],
+}
+
+/// [`evaluate_with`], and with `ranks` each query's list length and repository scores at
+/// `ranks(len)` ([`ScoresAtRanks`], in `queries` order): the metrics are the same bit for bit.
+pub fn evaluate_and_rank(
+    memory: &mut RankMemory,
+    lists: &EvaluatedLists<'_>,
+    truth: &LiveTruth,
+    likelihood: &ViewingLikelihood,
+    is_fresh: &(dyn Fn(PageId) -> bool + Sync),
+    ranks: Option<&RanksWanted>,
+) -> (UnitMetrics, Option<ScoresAtRanks>) {
+    let EvaluatedLists {
+        repository,
+        scorer,
+        queries,
+    } = *lists;
     struct PerQuery {
         absolute: f64,
         fresh: Option<f64>,
         retrieval: Option<RetrievalMeasures>,
         paper000: Option<Paper000Measures>,
+        at_ranks: Option<(usize, Vec<Score>)>,
     }
     let table = likelihood_table(likelihood, repository.num_docs() as usize);
     memory.fit(queries.len());
@@ -511,7 +549,8 @@ pub fn evaluate_with(
         .enumerate()
         .map(|(qi, (q, order))| {
             let live = &truth.lists[qi];
-            let absolute = ranked_with_live_credit(repository, scorer, q, live, &table, order);
+            let (absolute, at_ranks) =
+                ranked_with_live_credit(repository, scorer, q, live, &table, order, ranks);
             let top = &order[..order.len().min(TOP_K)];
             let fresh_top: Vec<bool> = top.iter().map(|&p| is_fresh(p)).collect();
             let fresh = (!top.is_empty())
@@ -534,6 +573,7 @@ pub fn evaluate_with(
                 fresh,
                 retrieval,
                 paper000,
+                at_ranks,
             }
         })
         .collect();
@@ -545,7 +585,7 @@ pub fn evaluate_with(
             values.iter().sum::<f64>() / values.len() as f64
         }
     };
-    UnitMetrics {
+    let metrics = UnitMetrics {
         unit: truth.unit,
         search: SearchQuality {
             quality: if truth.ideal > 0.0 {
@@ -584,7 +624,14 @@ pub fn evaluate_with(
                 map_at_10_tau0: 1.0,
             })
         },
-    }
+    };
+    let at_ranks = ranks.map(|_| {
+        per_query
+            .into_iter()
+            .map(|p| p.at_ranks.unwrap_or_default())
+            .collect()
+    });
+    (metrics, at_ranks)
 }
 
 /// Ranks the repository's result list of `q` into `order` (which holds its previous ranking,
@@ -593,6 +640,9 @@ pub fn evaluate_with(
 ///
 /// The list is scored in page order and joined with the live scores (also in page order) by a
 /// merge; each page's live score waits in the per-thread scratch until the list is ranked.
+///
+/// With `ranks`, also the list's repository scores at the 1-based ranks `ranks(len)` (what a
+/// score-to-rank fit reads; see [`ScoresAtRanks`]).
 fn ranked_with_live_credit(
     repository: &ForwardIndex,
     scorer: &dyn Scorer,
@@ -600,7 +650,8 @@ fn ranked_with_live_credit(
     live: &LiveList,
     table: &LikelihoodTable<'_>,
     order: &mut Vec<PageId>,
-) -> f64 {
+    ranks: Option<&RanksWanted>,
+) -> (f64, Option<(usize, Vec<Score>)>) {
     SCRATCH.with(|cell| {
         let scratch = &mut *cell.borrow_mut();
         scratch.rank(order, |list| {
@@ -614,13 +665,32 @@ fn ranked_with_live_credit(
                 list.push(page, rank_key(score, url_hash, page), live_score);
             });
         });
-        order
+        let credit = order
             .iter()
             .enumerate()
             .map(|(r, &p)| table.at(r) * f64::from(scratch.value_of(p)))
-            .sum()
+            .sum();
+        let at_ranks = ranks.map(|ranks| {
+            let scores = ranks(order.len())
+                .iter()
+                .map(|&r| scratch.ranked_score_of(order[r - 1]))
+                .collect();
+            (order.len(), scores)
+        });
+        (credit, at_ranks)
     })
 }
+
+/// The 1-based ranks of a list of a given length that a score-to-rank fit reads (ascending,
+/// within `1..=len`).
+pub type RanksWanted = dyn Fn(usize) -> Vec<usize> + Sync;
+
+/// Per workload query (by position): the length of its repository list and the list's scores
+/// at the ranks [`RanksWanted`] names — what a score-to-rank fit reads, equal bit for bit to
+/// [`RankMemory::scores_at_ranks`] on the same repository. An evaluation ranks every list
+/// anyway, so it hands these over ([`evaluate_and_rank`]) instead of the ΔQ estimate ranking
+/// the same lists again before the next unit.
+pub type ScoresAtRanks = Vec<(usize, Vec<Score>)>;
 
 /// The part of Eq. 5's numerator that the queries numbered `indices` contribute:
 /// `Σ_{q ∈ indices} f_q Σ_r I(r)·S(W_t[p_r], q)` over the repository's ranked lists, each
@@ -643,15 +713,10 @@ pub fn absolute_quality_of(
         .map(|&qi| {
             let q = &queries[qi];
             let mut order = Vec::new();
-            q.frequency
-                * ranked_with_live_credit(
-                    repository,
-                    scorer,
-                    q,
-                    &truth.lists[qi],
-                    &table,
-                    &mut order,
-                )
+            let live = &truth.lists[qi];
+            let (credit, _) =
+                ranked_with_live_credit(repository, scorer, q, live, &table, &mut order, None);
+            q.frequency * credit
         })
         .sum()
 }
@@ -1137,11 +1202,33 @@ mod tests {
                     r
                 };
                 let got = fit_memory.scores_at_ranks(&repo, scorer.as_ref(), &lists, ranks);
-                for (q, (len, scores)) in queries.iter().zip(got) {
+                // The same, handed over by an evaluation of the repository (with the metrics
+                // unchanged).
+                let evaluated = EvaluatedLists {
+                    repository: &repo,
+                    scorer: scorer.as_ref(),
+                    queries: &queries,
+                };
+                let (metrics, handed) = evaluate_and_rank(
+                    &mut live_memory.clone(),
+                    &evaluated,
+                    &truth,
+                    &i,
+                    &fresh,
+                    Some(&ranks),
+                );
+                assert_eq!(metrics, want, "{kind} unit {unit} (handing over ranks)");
+                let handed = handed.expect("ranks were asked for");
+                assert_eq!(handed.len(), queries.len());
+                let bits = |v: &[Score]| v.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+                for ((q, (len, scores)), (handed_len, handed_scores)) in
+                    queries.iter().zip(got).zip(&handed)
+                {
                     let (want_len, want) = repo.scores_at_ranks(scorer.as_ref(), &q.terms, ranks);
                     assert_eq!(len, want_len);
-                    let bits = |v: &[Score]| v.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
                     assert_eq!(bits(&scores), bits(&want), "{kind} unit {unit}");
+                    assert_eq!(*handed_len, want_len);
+                    assert_eq!(bits(handed_scores), bits(&want), "{kind} unit {unit}");
                 }
             }
             // The stream did change lists from unit to unit, so the test exercised re-ranking.

@@ -31,7 +31,7 @@ use crate::querylog::term_workload::TermWorkload;
 use crate::text::TermId;
 
 use super::estimate::{DeltaQEstimator, ScoreRankTable};
-use super::exact::RankMemory;
+use super::exact::{RankMemory, ScoresAtRanks};
 use super::score_rank::ScoreRankFn;
 use super::viewing::ViewingLikelihood;
 
@@ -100,6 +100,21 @@ pub trait MeasureDeltaQ: ShiftSink + Send {
 
     /// Called first in each unit, with the repository as it stands.
     fn before_unit(&mut self, repo: &Repository, unit: Unit);
+
+    /// The number of pieces of the score-to-rank functions this measure would refit before
+    /// `unit` from the workload queries' lists, when it can take those lists' scores from an
+    /// evaluation of the repository instead ([`Self::offer_scores_at_ranks`]); `None` (the
+    /// default): it reads nothing offered before `unit`.
+    fn refits_from_query_lists(&self, _unit: Unit) -> Option<usize> {
+        None
+    }
+
+    /// Offers the workload queries' list lengths and scores at the ranks
+    /// [`ScoreRankFn::needed_ranks`] names for the pieces [`Self::refits_from_query_lists`]
+    /// gave, computed on the repository at `revision` ([`Repository::revision`]). The next
+    /// [`Self::before_unit`] fits from them if the repository is still at that revision (the
+    /// same functions, bit for bit, as fitting on it) and ignores them otherwise.
+    fn offer_scores_at_ranks(&mut self, _revision: u64, _lists: ScoresAtRanks) {}
 
     /// Called with the batch before the repository applies it (a no-op by default).
     fn before_apply(&mut self, _repo: &Repository, _unit: Unit, _batch: &[PageUpdate<'_>]) {}
@@ -256,17 +271,28 @@ pub(crate) fn fit_keyed_with(
     let at_ranks = memory.scores_at_ranks(repo.forward(), repo.scorer(), &lists, |len| {
         ScoreRankFn::needed_ranks(len, pieces)
     });
-    let functions: Vec<(u32, ScoreRankFn)> = keyed
-        .iter()
-        .zip(at_ranks)
-        .filter_map(|(&(t, _), (len, scores))| {
-            let ranks = ScoreRankFn::needed_ranks(len, pieces);
-            ScoreRankFn::fit_at(len, pieces, |r| {
+    fit_from_scores_at_ranks(
+        keyed.iter().map(|&(key, _)| key).zip(at_ranks.iter()),
+        pieces,
+    )
+}
+
+/// Fits `F` of `pieces` pieces on each keyed list's length and scores at
+/// [`ScoreRankFn::needed_ranks`] (as [`RankMemory::scores_at_ranks`] or an evaluation's
+/// [`ScoresAtRanks`] give them).
+pub(crate) fn fit_from_scores_at_ranks<'a>(
+    lists: impl Iterator<Item = (u32, &'a (usize, Vec<crate::index::Score>))>,
+    pieces: usize,
+) -> ScoreRankTable {
+    let functions: Vec<(u32, ScoreRankFn)> = lists
+        .filter_map(|(key, (len, scores))| {
+            let ranks = ScoreRankFn::needed_ranks(*len, pieces);
+            ScoreRankFn::fit_at(*len, pieces, |r| {
                 scores[ranks
                     .binary_search(&r)
                     .expect("fit_at reads needed ranks only")]
             })
-            .map(|f| (t, f))
+            .map(|f| (key, f))
         })
         .collect();
     ScoreRankTable::from_functions(functions)

@@ -23,10 +23,11 @@ use crate::querylog::term_workload::TermWorkload;
 use crate::text::TermId;
 
 use super::estimate::{DeltaQEstimator, ScoreRankTable};
-use super::exact::MetricQuery;
-use super::exact::RankMemory;
+use super::exact::{MetricQuery, RankMemory, ScoresAtRanks};
 use super::exact_delta::AffectedQueries;
-use super::measure::{fit_keyed_with, refit_due, DeltaQMethod, MeasureDeltaQ};
+use super::measure::{
+    fit_from_scores_at_ranks, fit_keyed_with, refit_due, DeltaQMethod, MeasureDeltaQ,
+};
 use super::viewing::ViewingLikelihood;
 
 /// The most workload queries given a score-to-rank function (20 MB of functions).
@@ -50,9 +51,34 @@ pub fn fit_query_table_with(
     queries: &[MetricQuery],
     pieces: usize,
 ) -> ScoreRankTable {
+    let keyed: Vec<(u32, &[TermId])> = fitted_queries(queries)
+        .into_iter()
+        .map(|i| (i as u32, queries[i].terms.as_slice()))
+        .collect();
+    fit_keyed_with(memory, repo, &keyed, pieces)
+}
+
+/// [`fit_query_table`] from every query's list length and scores at the needed ranks, as an
+/// evaluation of the same repository gives them ([`ScoresAtRanks`], one entry per query).
+pub fn fit_query_table_from(
+    lists: &ScoresAtRanks,
+    queries: &[MetricQuery],
+    pieces: usize,
+) -> ScoreRankTable {
+    assert_eq!(lists.len(), queries.len(), "one list per workload query");
+    fit_from_scores_at_ranks(
+        fitted_queries(queries)
+            .into_iter()
+            .map(|i| (i as u32, &lists[i])),
+        pieces,
+    )
+}
+
+/// The positions of the queries given a function: all, or the [`MAX_FITTED_QUERIES`] most
+/// frequent (ties by position, so the choice is deterministic), in position order.
+fn fitted_queries(queries: &[MetricQuery]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..queries.len()).collect();
     if order.len() > MAX_FITTED_QUERIES {
-        // Most frequent first; ties by position, so the choice is deterministic.
         order.sort_by(|&a, &b| {
             queries[b]
                 .frequency
@@ -62,11 +88,7 @@ pub fn fit_query_table_with(
         order.truncate(MAX_FITTED_QUERIES);
         order.sort_unstable();
     }
-    let keyed: Vec<(u32, &[TermId])> = order
-        .iter()
-        .map(|&i| (i as u32, queries[i].terms.as_slice()))
-        .collect();
-    fit_keyed_with(memory, repo, &keyed, pieces)
+    order
 }
 
 /// ΔQ_A per page of a batch over the workload queries as issued, from the hook's per-term
@@ -128,6 +150,8 @@ pub struct MultiTermDeltaQMeasure {
     table: ScoreRankTable,
     /// The lists as ranked at the last fit: each refit re-ranks from them.
     memory: RankMemory,
+    /// Scores at ranks offered by an evaluation, with the repository revision they hold for.
+    offered: Option<(u64, ScoresAtRanks)>,
     shifts: Vec<ScoreShift>,
 }
 
@@ -152,6 +176,7 @@ impl MultiTermDeltaQMeasure {
             refit_every,
             table,
             memory,
+            offered: None,
             shifts: Vec::new(),
         }
     }
@@ -176,10 +201,26 @@ impl MeasureDeltaQ for MultiTermDeltaQMeasure {
     }
 
     fn before_unit(&mut self, repo: &Repository, unit: Unit) {
+        let offered = self.offered.take();
         if refit_due(unit, self.refit_every) {
-            self.table =
-                fit_query_table_with(&mut self.memory, repo, &self.workload.queries, self.pieces);
+            let queries = &self.workload.queries;
+            self.table = match offered {
+                Some((revision, lists))
+                    if revision == repo.revision() && lists.len() == queries.len() =>
+                {
+                    fit_query_table_from(&lists, queries, self.pieces)
+                }
+                _ => fit_query_table_with(&mut self.memory, repo, queries, self.pieces),
+            };
         }
+    }
+
+    fn refits_from_query_lists(&self, unit: Unit) -> Option<usize> {
+        refit_due(unit, self.refit_every).then_some(self.pieces)
+    }
+
+    fn offer_scores_at_ranks(&mut self, revision: u64, lists: ScoresAtRanks) {
+        self.offered = Some((revision, lists));
     }
 
     fn delta_q_by_page(&self) -> Vec<(PageId, f64)> {
@@ -252,5 +293,79 @@ mod tests {
             }
             assert!(checked > 5, "{kind}: {checked}");
         }
+    }
+
+    /// Fitting from the scores at ranks an evaluation handed over gives the functions fitting
+    /// on the repository gives, and lists handed over for another revision are not read.
+    #[test]
+    fn a_refit_from_an_evaluations_ranks_is_the_refit_on_the_repository() {
+        use crate::quality::exact::{evaluate_and_rank, EvaluatedLists, LiveTruth};
+        use crate::quality::score_rank::ScoreRankFn;
+        let corpus = random_corpus(90, 5, 13);
+        let n = corpus.vocabulary.len() as TermId;
+        let queries: Vec<MetricQuery> = (0..n)
+            .map(|t| MetricQuery {
+                terms: if t % 3 == 0 {
+                    vec![t]
+                } else {
+                    vec![t, (t + 7) % n]
+                },
+                frequency: 1.0 + f64::from(t % 4),
+            })
+            .collect();
+        let workload = Arc::new(TermWorkload {
+            term_frequency: (0..n).map(|t| (t, 1.0)).collect(),
+            queries: queries.clone(),
+        });
+        let likelihood = ViewingLikelihood::default();
+        let pieces = 3;
+        let mut repo = Repository::forward_only_at(&corpus, 0, ScoringKind::Bm25);
+        let mut measure =
+            MultiTermDeltaQMeasure::new(&repo, Arc::clone(&workload), likelihood, pieces, 1);
+        let batch = crate::crawl::SnapshotFetcher::new(&corpus).changes_at(2);
+        repo.apply(2, &batch, &mut crate::index::NullSink).unwrap();
+        assert_eq!(measure.refits_from_query_lists(2), Some(pieces));
+
+        let live = crate::index::LiveScores::at(&corpus, 3, ScoringKind::Bm25);
+        let truth = LiveTruth::compute(&live, &queries, &likelihood);
+        let lists = EvaluatedLists {
+            repository: repo.forward(),
+            scorer: repo.scorer(),
+            queries: &queries,
+        };
+        let ranks = move |len: usize| ScoreRankFn::needed_ranks(len, pieces);
+        let (_, handed) = evaluate_and_rank(
+            &mut RankMemory::default(),
+            &lists,
+            &truth,
+            &likelihood,
+            &|_| true,
+            Some(&ranks),
+        );
+        let handed = handed.unwrap();
+        let want = fit_query_table(&repo, &queries, pieces);
+        let same = |table: &ScoreRankTable| {
+            table.len() == want.len() && (0..n).all(|q| table.get(q) == want.get(q))
+        };
+        assert!(want.len() > 10);
+        assert!(
+            !same(measure.table()),
+            "the repository changed: the functions move"
+        );
+
+        measure.offer_scores_at_ranks(repo.revision(), handed.clone());
+        measure.before_unit(&repo, 2);
+        assert!(same(measure.table()));
+
+        // Handed over for another revision: ignored, the refit ranks the repository itself
+        // (the same functions again).
+        let mut other = MultiTermDeltaQMeasure::new(&repo, workload, likelihood, pieces, 1);
+        let mut wrong = handed;
+        for (_, scores) in &mut wrong {
+            scores.iter_mut().for_each(|s| *s += 1.0);
+        }
+        other.offer_scores_at_ranks(repo.revision() + 1, wrong);
+        other.before_unit(&repo, 2);
+        assert!(same(other.table()));
     }
 }

@@ -147,6 +147,22 @@ impl<'f> Refresher<'f> {
         &self.repo
     }
 
+    /// Whether the ΔQ measurement will refit from the workload queries' lists before `unit`,
+    /// and with how many pieces ([`MeasureDeltaQ::refits_from_query_lists`]).
+    pub fn measure_refits_from_query_lists(&self, unit: Unit) -> Option<usize> {
+        self.measure.refits_from_query_lists(unit)
+    }
+
+    /// Hands the ΔQ measurement the queries' scores at ranks that an evaluation computed on
+    /// the repository at `revision` ([`MeasureDeltaQ::offer_scores_at_ranks`]).
+    pub fn offer_scores_at_ranks(
+        &mut self,
+        revision: u64,
+        lists: crate::quality::exact::ScoresAtRanks,
+    ) {
+        self.measure.offer_scores_at_ranks(revision, lists);
+    }
+
     pub fn crawl(&self) -> &CrawlState {
         &self.crawl
     }

@@ -8,7 +8,9 @@ use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
 use crate::crawl::{CrawlState, NewPages, SnapshotFetcher};
 use crate::index::{IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
-use crate::quality::exact::{evaluate_with, Paper000Measures, RankMemory, UnitMetrics};
+use crate::quality::exact::{
+    evaluate_and_rank, EvaluatedLists, Paper000Measures, RankMemory, RanksWanted, UnitMetrics,
+};
 use crate::quality::measure::DeltaQMethod;
 use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
@@ -359,20 +361,36 @@ pub fn run_with(
         let weighted = weighted_by(&|p| env.view_weight[p as usize] * weight_scale);
         let pagerank_weighted =
             weighted_by(&|p| pagerank_weight.get(p as usize).copied().unwrap_or(0.0));
+        // The ΔQ estimate refits before the next unit on this same repository: the
+        // evaluation ranks its lists anyway and hands over what the fit reads.
+        let refit_pieces = (unit + 1 < units)
+            .then(|| refresher.measure_refits_from_query_lists(unit + 1))
+            .flatten();
+        let mut scores_at_ranks = None;
         let repo = refresher.repository();
+        let revision = repo.revision();
         let crawl = refresher.crawl();
         let fresh = |p: PageId| is_fresh(corpus, p, crawl.held_unit(p), unit);
         let state = SharedEvaluations::key(unit, (0..pages as PageId).map(|p| crawl.held_unit(p)));
         let metrics: UnitMetrics = env.evaluations.get_or_evaluate(state, || {
-            evaluate_with(
+            let lists = EvaluatedLists {
+                repository: repo.forward(),
+                scorer: repo.scorer(),
+                queries: &env.workload.queries,
+            };
+            let ranks = refit_pieces.map(|pieces| {
+                move |len: usize| crate::quality::score_rank::ScoreRankFn::needed_ranks(len, pieces)
+            });
+            let (metrics, at_ranks) = evaluate_and_rank(
                 &mut rank_memory,
-                repo.forward(),
-                repo.scorer(),
-                &env.workload.queries,
+                &lists,
                 &env.truths[unit as usize],
                 &env.config.likelihood,
                 &fresh,
-            )
+                ranks.as_ref().map(|r| r as &RanksWanted),
+            );
+            scores_at_ranks = at_ranks;
+            metrics
         });
         if config.trec_unit == Some(unit) {
             let live = LiveScores::at(corpus, unit, env.config.scoring);
@@ -435,6 +453,9 @@ pub fn run_with(
             gp4c_ndcg: schedule_metrics::gp4c_ndcg(&relevance, stale_count, config.budget),
         });
         refreshed_pages.push(chosen);
+        if let Some(lists) = scores_at_ranks {
+            refresher.offer_scores_at_ranks(revision, lists);
+        }
         if on_unit(per_unit.last().expect("just pushed")).is_break() {
             break;
         }
