@@ -168,6 +168,31 @@ pub struct FrequencyPlan {
     pub mu: f64,
 }
 
+/// The multiplier `μ` at which the frequencies `total(μ)` sum to `budget`, by bisection on
+/// `log μ` (the sum decreases in `μ`): from `highest` (the largest `c/λ`, above which nothing
+/// is refreshed) down, halving until the budget is exceeded, then to a relative width of 1e-13.
+fn price_spending(budget: f64, highest: f64, total: &mut dyn FnMut(f64) -> f64) -> f64 {
+    let (mut lo, mut hi) = (highest, highest);
+    while total(lo) < budget {
+        lo *= 0.5;
+        if lo < 1e-300 {
+            break;
+        }
+    }
+    for _ in 0..100 {
+        let mid = (lo * hi).sqrt();
+        if total(mid) > budget {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi / lo < 1.0 + 1e-13 {
+            break;
+        }
+    }
+    (lo * hi).sqrt()
+}
+
 /// See [`FrequencyPlan`]. `lambdas` and `weights` are per page (same length).
 pub fn optimal_frequencies(lambdas: &[f64], weights: &[f64], budget: f64) -> FrequencyPlan {
     assert_eq!(lambdas.len(), weights.len(), "one weight per page");
@@ -222,29 +247,11 @@ pub fn optimal_frequencies(lambdas: &[f64], weights: &[f64], budget: f64) -> Fre
     }
     // μ_hi: the largest c/λ — nothing is refreshed above it. μ_lo: shrink until the budget
     // is exceeded (always possible since more than `budget` pages are useful).
-    let mut hi = useful
+    let highest = useful
         .iter()
         .map(|&i| weights[i] / lambdas[i])
         .fold(0.0f64, f64::max);
-    let mut lo = hi;
-    while total(lo) < budget {
-        lo *= 0.5;
-        if lo < 1e-300 {
-            break;
-        }
-    }
-    for _ in 0..100 {
-        let mid = (lo * hi).sqrt();
-        if total(mid) > budget {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi / lo < 1.0 + 1e-13 {
-            break;
-        }
-    }
-    let mu = (lo * hi).sqrt();
+    let mu = price_spending(budget, highest, &mut total);
     for &i in &useful {
         frequencies[i] = frequency_at(lambdas[i], weights[i], mu);
     }
@@ -361,8 +368,8 @@ mod tests {
         }
     }
 
-    /// Solving once per distinct `(λ, c)` is the page-by-page bisection, to the last bit: the
-    /// reference below is the plain search over pages with Cho & Garcia-Molina's conditions.
+    /// Solving once per distinct `(λ, c)` is the page-by-page search, to the last bit: the
+    /// reference below sums Cho & Garcia-Molina's conditions page by page in the same search.
     #[test]
     fn grouped_pages_give_the_page_by_page_optimum_exactly() {
         fn reference(lambdas: &[f64], weights: &[f64], budget: f64) -> (Vec<f64>, f64) {
@@ -379,32 +386,16 @@ mod tests {
                     (l / solve_h(mu * l / c)).min(1.0)
                 }
             };
-            let total = |mu: f64| -> f64 {
+            let mut total = |mu: f64| -> f64 {
                 (0..lambdas.len())
                     .map(|i| freq(lambdas[i], weights[i], mu))
-                    .filter(|_| true)
                     .sum()
             };
-            let mut hi = (0..lambdas.len())
+            let highest = (0..lambdas.len())
                 .filter(|&i| lambdas[i] > 0.0 && weights[i] > 0.0)
                 .map(|i| weights[i] / lambdas[i])
                 .fold(0.0f64, f64::max);
-            let mut lo = hi;
-            while total(lo) < budget {
-                lo *= 0.5;
-            }
-            for _ in 0..100 {
-                let mid = (lo * hi).sqrt();
-                if total(mid) > budget {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-                if hi / lo < 1.0 + 1e-13 {
-                    break;
-                }
-            }
-            let mu = (lo * hi).sqrt();
+            let mu = price_spending(budget, highest, &mut total);
             let f = (0..lambdas.len())
                 .map(|i| freq(lambdas[i], weights[i], mu))
                 .collect();
