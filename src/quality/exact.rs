@@ -657,7 +657,11 @@ fn ranked_with_live_credit(
         scratch.rank(order, |list| {
             let mut j = 0;
             repository.for_each_scored(scorer, &q.terms, |page, score, url_hash| {
-                j += live.by_page[j..].partition_point(|&(p, _)| p < page);
+                // Both lists ascend by page and mostly hold the same pages: a linear merge
+                // (O(n + m) per list) rather than a binary search per page.
+                while live.by_page.get(j).is_some_and(|&(p, _)| p < page) {
+                    j += 1;
+                }
                 let live_score = match live.by_page.get(j) {
                     Some(&(p, s)) if p == page => s,
                     _ => 0.0,
