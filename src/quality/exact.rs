@@ -109,10 +109,24 @@ impl LiveTruth {
         queries: &[MetricQuery],
         likelihood: &ViewingLikelihood,
     ) -> Self {
+        Self::compute_and_rank(memory, live, queries, likelihood, None).0
+    }
+
+    /// [`compute_with`](Self::compute_with), and with `ranks` each list's length and live
+    /// scores at `ranks(len)` ([`ScoresAtRanks`]): what a score-to-rank fit on a repository
+    /// holding the live Web of this unit reads.
+    pub fn compute_and_rank(
+        memory: &mut RankMemory,
+        live: &LiveScores,
+        queries: &[MetricQuery],
+        likelihood: &ViewingLikelihood,
+        ranks: Option<&RanksWanted>,
+    ) -> (Self, Option<ScoresAtRanks>) {
         let forward = live.forward();
         let table = likelihood_table(likelihood, forward.num_docs() as usize);
         memory.fit(queries.len());
-        let lists: Vec<(LiveList, f64)> = queries
+        type Ranked = Option<(usize, Vec<Score>)>;
+        let lists: Vec<(LiveList, f64, Ranked)> = queries
             .par_iter()
             .zip(memory.orders.par_iter_mut())
             .map(|(q, order)| {
@@ -132,16 +146,30 @@ impl LiveTruth {
                         .sum();
                     let mut top: Vec<PageId> = order[..order.len().min(TOP_K)].to_vec();
                     top.sort_unstable();
-                    (LiveList { by_page, top }, q.frequency * ideal)
+                    let at_ranks = ranks.map(|ranks| {
+                        let scores = ranks(order.len())
+                            .iter()
+                            .map(|&r| scratch.ranked_score_of(order[r - 1]))
+                            .collect();
+                        (order.len(), scores)
+                    });
+                    (LiveList { by_page, top }, q.frequency * ideal, at_ranks)
                 })
             })
             .collect();
-        let ideal = lists.iter().map(|(_, i)| i).sum();
-        LiveTruth {
+        let ideal = lists.iter().map(|(_, i, _)| i).sum();
+        let at_ranks = ranks.map(|_| {
+            lists
+                .iter()
+                .map(|(_, _, r)| r.clone().unwrap_or_default())
+                .collect()
+        });
+        let truth = LiveTruth {
             unit: live.unit(),
-            lists: lists.into_iter().map(|(l, _)| l).collect(),
+            lists: lists.into_iter().map(|(l, _, _)| l).collect(),
             ideal,
-        }
+        };
+        (truth, at_ranks)
     }
 
     /// The live top 10 of query number `query`, sorted by page id: its relevant pages.

@@ -114,7 +114,7 @@ pub trait MeasureDeltaQ: ShiftSink + Send {
     /// gave, computed on the repository at `revision` ([`Repository::revision`]). The next
     /// [`Self::before_unit`] fits from them if the repository is still at that revision (the
     /// same functions, bit for bit, as fitting on it) and ignores them otherwise.
-    fn offer_scores_at_ranks(&mut self, _revision: u64, _lists: ScoresAtRanks) {}
+    fn offer_scores_at_ranks(&mut self, _revision: u64, _lists: Arc<ScoresAtRanks>) {}
 
     /// Called with the batch before the repository applies it (a no-op by default).
     fn before_apply(&mut self, _repo: &Repository, _unit: Unit, _batch: &[PageUpdate<'_>]) {}

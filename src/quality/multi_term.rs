@@ -151,7 +151,7 @@ pub struct MultiTermDeltaQMeasure {
     /// The lists as ranked at the last fit: each refit re-ranks from them.
     memory: RankMemory,
     /// Scores at ranks offered by an evaluation, with the repository revision they hold for.
-    offered: Option<(u64, ScoresAtRanks)>,
+    offered: Option<(u64, Arc<ScoresAtRanks>)>,
     shifts: Vec<ScoreShift>,
 }
 
@@ -219,7 +219,7 @@ impl MeasureDeltaQ for MultiTermDeltaQMeasure {
         refit_due(unit, self.refit_every).then_some(self.pieces)
     }
 
-    fn offer_scores_at_ranks(&mut self, revision: u64, lists: ScoresAtRanks) {
+    fn offer_scores_at_ranks(&mut self, revision: u64, lists: Arc<ScoresAtRanks>) {
         self.offered = Some((revision, lists));
     }
 
@@ -353,7 +353,7 @@ mod tests {
             "the repository changed: the functions move"
         );
 
-        measure.offer_scores_at_ranks(repo.revision(), handed.clone());
+        measure.offer_scores_at_ranks(repo.revision(), Arc::new(handed.clone()));
         measure.before_unit(&repo, 2);
         assert!(same(measure.table()));
 
@@ -364,7 +364,7 @@ mod tests {
         for (_, scores) in &mut wrong {
             scores.iter_mut().for_each(|s| *s += 1.0);
         }
-        other.offer_scores_at_ranks(repo.revision() + 1, wrong);
+        other.offer_scores_at_ranks(repo.revision() + 1, Arc::new(wrong));
         other.before_unit(&repo, 2);
         assert!(same(other.table()));
     }

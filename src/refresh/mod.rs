@@ -158,7 +158,7 @@ impl<'f> Refresher<'f> {
     pub fn offer_scores_at_ranks(
         &mut self,
         revision: u64,
-        lists: crate::quality::exact::ScoresAtRanks,
+        lists: Arc<crate::quality::exact::ScoresAtRanks>,
     ) {
         self.measure.offer_scores_at_ranks(revision, lists);
     }

@@ -9,11 +9,11 @@ use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
 use crate::crawl::SnapshotFetcher;
 use crate::index::{forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoringKind};
 use crate::policy::{ChangeHistory, PageHistory};
-use crate::quality::exact::{LiveTruth, RankMemory};
+use crate::quality::exact::{LiveTruth, RankMemory, RanksWanted, ScoresAtRanks};
 use crate::quality::exact_delta::ExactDeltaQMeasure;
 use crate::quality::measure::{DeltaQMeasure, DeltaQMethod, MeasureDeltaQ};
 use crate::quality::multi_term::MultiTermDeltaQMeasure;
-use crate::quality::score_rank::DEFAULT_PIECES;
+use crate::quality::score_rank::{ScoreRankFn, DEFAULT_PIECES};
 use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
 
@@ -72,28 +72,32 @@ impl<'c> Environment<'c> {
         // Three independent parts, run side by side: each has sequential stretches (advancing
         // the live index, applying the weekly batches) that would leave a core idle alone.
         // The exact ΔQ_A reads the live truths, so it waits for them.
+        //
+        // Measuring every change keeps a repository holding the live Web of the previous unit,
+        // so the live truths' rankings are the lists its estimate refits on: the truths hand
+        // them over ([`measure_from`]) and the measurement waits for them.
         let exact = config.delta_q == DeltaQMethod::Exact;
-        let ((truths, view_weight), (mut history, (initial, measured))) = rayon::join(
-            || live_truths(corpus, &workload, &config),
+        let ((truths, view_weight, initial, measured), mut history) = rayon::join(
             || {
-                rayon::join(
-                    || shingle_history(corpus),
-                    || {
-                        let initial = forward_at(corpus, 0);
-                        let measured = (!exact).then(|| {
-                            measure_from(corpus, initial.clone(), &config, |repo| {
-                                measurement(repo, &workload, None, &config, 1)
-                            })
-                        });
-                        (initial, measured)
-                    },
-                )
+                let refit_pieces =
+                    (config.delta_q == DeltaQMethod::Estimate).then_some(config.pieces);
+                let ((truths, view_weight, ranked), initial) = rayon::join(
+                    || live_truths(corpus, &workload, &config, refit_pieces),
+                    || forward_at(corpus, 0),
+                );
+                let measured = (!exact).then(|| {
+                    measure_from(corpus, initial.clone(), &config, &ranked, |repo| {
+                        measurement(repo, &workload, None, &config, 1)
+                    })
+                });
+                (truths, view_weight, initial, measured)
             },
+            || shingle_history(corpus),
         );
         let truths = Arc::new(truths);
         let measured = match measured {
             Some(m) => m?,
-            None => measure_from(corpus, initial.clone(), &config, |repo| {
+            None => measure_from(corpus, initial.clone(), &config, &[], |repo| {
                 measurement(repo, &workload, Some(&truths), &config, 1)
             })?,
         };
@@ -133,24 +137,34 @@ impl<'c> Environment<'c> {
     }
 }
 
-/// The live side of the exact metrics at every unit, and EBR's view weights at unit 0.
+/// The live side of the exact metrics at every unit, EBR's view weights at unit 0 and, with
+/// `refit_pieces`, every unit's live lists' scores at the ranks a fit of that many pieces reads
+/// (what [`measure_from`] refits on).
 fn live_truths(
     corpus: &Corpus,
     workload: &TermWorkload,
     config: &EnvironmentConfig,
-) -> (Vec<LiveTruth>, Vec<f64>) {
+    refit_pieces: Option<usize>,
+) -> (Vec<LiveTruth>, Vec<f64>, Vec<Arc<ScoresAtRanks>>) {
     let units = corpus.units();
     let mut live = LiveScores::at(corpus, 0, config.scoring);
     let mut truths = Vec::with_capacity(units as usize);
+    let mut ranked = Vec::new();
     let mut memory = RankMemory::default();
+    let ranks = refit_pieces.map(|pieces| move |len: usize| ScoreRankFn::needed_ranks(len, pieces));
     for unit in 0..units {
         live.advance_to(corpus, unit);
-        truths.push(LiveTruth::compute_with(
+        let (truth, at_ranks) = LiveTruth::compute_and_rank(
             &mut memory,
             &live,
             &workload.queries,
             &config.likelihood,
-        ));
+            ranks.as_ref().map(|r| r as &RanksWanted),
+        );
+        truths.push(truth);
+        if let Some(lists) = at_ranks {
+            ranked.push(Arc::new(lists));
+        }
     }
     live.advance_to(corpus, 0);
     let view_weight = view_weights_of(
@@ -160,7 +174,7 @@ fn live_truths(
         &workload.queries,
         &config.likelihood,
     );
-    (truths, view_weight)
+    (truths, view_weight, ranked)
 }
 
 /// Change units and shingle changes of every page (a new version after the first, or gone).
@@ -223,7 +237,7 @@ pub fn measure_every_change(
         },
         ..config.clone()
     };
-    measure_from(corpus, initial, &config, |repo| {
+    measure_from(corpus, initial, &config, &[], |repo| {
         measurement(repo, &workload, None, &config, 1)
     })
 }
@@ -265,10 +279,16 @@ pub fn measurement(
 
 /// [`measure_every_change`] from the repository's forward index at unit 0, with the
 /// measurement `make` builds on that repository.
+///
+/// The repository applies every change of every unit, so before unit `t` it holds the live
+/// Web of unit `t − 1`: `live_ranked[t − 1]`, when given, are its lists' scores at the ranks
+/// the estimate's refit reads, offered to it instead of it ranking them again (the same
+/// functions; see [`MeasureDeltaQ::offer_scores_at_ranks`]).
 fn measure_from(
     corpus: &Corpus,
     initial: ForwardIndex,
     config: &EnvironmentConfig,
+    live_ranked: &[Arc<ScoresAtRanks>],
     make: impl FnOnce(&Repository) -> Box<dyn MeasureDeltaQ>,
 ) -> Result<Vec<std::collections::HashMap<PageId, f64>>, IndexError> {
     let mut repo = Repository::forward_only_from(
@@ -281,6 +301,11 @@ fn measure_from(
     let fetcher = SnapshotFetcher::new(corpus);
     let mut out = vec![std::collections::HashMap::new()];
     for unit in 1..corpus.units() {
+        if measure.refits_from_query_lists(unit).is_some() {
+            if let Some(lists) = live_ranked.get(unit as usize - 1) {
+                measure.offer_scores_at_ranks(repo.revision(), Arc::clone(lists));
+            }
+        }
         measure.before_unit(&repo, unit);
         let batch = fetcher.changes_at(unit);
         measure.before_apply(&repo, unit, &batch);
@@ -331,14 +356,15 @@ mod tests {
             };
             let env = Environment::new(&corpus, workload.clone(), config.clone()).unwrap();
             let scorer = scoring.scorer();
-            let measured_by_unit = measure_from(&corpus, forward_at(&corpus, 0), &config, |_| {
-                Box::new(ExactDeltaQMeasure::new(
-                    Arc::clone(&env.workload),
-                    Arc::clone(&env.truths),
-                    config.likelihood,
-                ))
-            })
-            .unwrap();
+            let measured_by_unit =
+                measure_from(&corpus, forward_at(&corpus, 0), &config, &[], |_| {
+                    Box::new(ExactDeltaQMeasure::new(
+                        Arc::clone(&env.workload),
+                        Arc::clone(&env.truths),
+                        config.likelihood,
+                    ))
+                })
+                .unwrap();
             let mut nonzero = 0;
             let mut checked = 0;
             for unit in 1..corpus.units() {
@@ -380,6 +406,61 @@ mod tests {
                 nonzero > 1,
                 "{scoring}: only {nonzero} units measured a change"
             );
+        }
+    }
+
+    /// The estimate refitted on the live truths' rankings (the repository measuring every
+    /// change holds the previous unit's live Web) measures every change exactly as refitting
+    /// on the repository itself.
+    #[test]
+    fn refits_from_the_live_rankings_measure_the_same_history() {
+        let corpus = random_corpus(120, 8, 5);
+        let n = corpus.vocabulary.len() as TermId;
+        let mut workload = TermWorkload::default();
+        for i in 0..60 {
+            let terms: Vec<TermId> = if i % 3 == 0 {
+                vec![i % n]
+            } else {
+                let (a, b) = (i % n, (i * 5 + 1) % n);
+                let mut t = vec![a.min(b), a.max(b)];
+                t.dedup();
+                t
+            };
+            for &t in &terms {
+                *workload.term_frequency.entry(t).or_default() += 1.0;
+            }
+            workload.queries.push(MetricQuery {
+                terms,
+                frequency: 1.0 + f64::from(i % 3),
+            });
+        }
+        let workload = Arc::new(workload);
+        for scoring in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let config = EnvironmentConfig {
+                scoring,
+                ..EnvironmentConfig::default()
+            };
+            assert_eq!(config.delta_q, DeltaQMethod::Estimate);
+            let (_, _, ranked) = live_truths(&corpus, &workload, &config, Some(config.pieces));
+            assert_eq!(ranked.len(), corpus.units() as usize);
+            let make = |repo: &Repository| measurement(repo, &workload, None, &config, 1);
+            let handed = measure_from(&corpus, forward_at(&corpus, 0), &config, &ranked, make);
+            let own = measure_from(&corpus, forward_at(&corpus, 0), &config, &[], make);
+            let (handed, own) = (handed.unwrap(), own.unwrap());
+            let bits = |unit: &std::collections::HashMap<PageId, f64>| {
+                let mut v: Vec<(PageId, u64)> =
+                    unit.iter().map(|(&p, d)| (p, d.to_bits())).collect();
+                v.sort_unstable();
+                v
+            };
+            let nonzero: usize = own
+                .iter()
+                .map(|u| u.values().filter(|d| **d != 0.0).count())
+                .sum();
+            assert!(nonzero > 10, "{scoring}: {nonzero} changes with a ΔQ");
+            for (unit, (a, b)) in handed.iter().zip(&own).enumerate() {
+                assert_eq!(bits(a), bits(b), "{scoring} unit {unit}");
+            }
         }
     }
 }

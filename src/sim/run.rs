@@ -454,7 +454,7 @@ pub fn run_with(
         });
         refreshed_pages.push(chosen);
         if let Some(lists) = scores_at_ranks {
-            refresher.offer_scores_at_ranks(revision, lists);
+            refresher.offer_scores_at_ranks(revision, Arc::new(lists));
         }
         if on_unit(per_unit.last().expect("just pushed")).is_break() {
             break;
