@@ -146,13 +146,7 @@ impl LiveTruth {
                         .sum();
                     let mut top: Vec<PageId> = order[..order.len().min(TOP_K)].to_vec();
                     top.sort_unstable();
-                    let at_ranks = ranks.map(|ranks| {
-                        let scores = ranks(order.len())
-                            .iter()
-                            .map(|&r| scratch.ranked_score_of(order[r - 1]))
-                            .collect();
-                        (order.len(), scores)
-                    });
+                    let at_ranks = ranks.map(|ranks| scratch.scores_at_ranks(order, ranks));
                     (LiveList { by_page, top }, q.frequency * ideal, at_ranks)
                 })
             })
@@ -352,9 +346,14 @@ impl Scratch {
         self.value[page as usize]
     }
 
-    /// The score `page` was ranked by in the list last ranked.
-    fn ranked_score_of(&self, page: PageId) -> Score {
-        score_of_rank_key(self.key[page as usize])
+    /// The length of the list last ranked (`order`) and the scores it was ranked by at the
+    /// 1-based ranks `ranks(len)`.
+    fn scores_at_ranks(&self, order: &[PageId], ranks: &RanksWanted) -> (usize, Vec<Score>) {
+        let scores = ranks(order.len())
+            .iter()
+            .map(|&r| score_of_rank_key(self.key[order[r - 1] as usize]))
+            .collect();
+        (order.len(), scores)
     }
 }
 
@@ -702,13 +701,7 @@ fn ranked_with_live_credit(
             .enumerate()
             .map(|(r, &p)| table.at(r) * f64::from(scratch.value_of(p)))
             .sum();
-        let at_ranks = ranks.map(|ranks| {
-            let scores = ranks(order.len())
-                .iter()
-                .map(|&r| scratch.ranked_score_of(order[r - 1]))
-                .collect();
-            (order.len(), scores)
-        });
+        let at_ranks = ranks.map(|ranks| scratch.scores_at_ranks(order, ranks));
         (credit, at_ranks)
     })
 }
