@@ -1726,7 +1726,8 @@ async fn a_learned_function_comes_inline_never_from_a_path_the_request_names() {
 }
 
 /// `GET /api/quality` describes the simulated Web: pages, units and, for a corpus read from
-/// several collections, each one's capture period and sites (aligned at its own first unit).
+/// several collections, each one's capture period and sites (aligned at its own first unit);
+/// the sampling policies run over HTTP on such a corpus.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quality_describes_a_multi_collection_corpus() {
     use refresher::corpus::generate::{generate_site, GeneratorConfig};
@@ -1738,7 +1739,7 @@ async fn quality_describes_a_multi_collection_corpus() {
             &GeneratorConfig {
                 pages: 40,
                 weeks: 4,
-                queries: 200,
+                queries: 400,
                 host: host.to_string(),
                 sites,
                 origin,
@@ -1747,21 +1748,34 @@ async fn quality_describes_a_multi_collection_corpus() {
             &dir.path().join(name),
         )
         .unwrap()
-        .corpus_dir
     };
-    let wiki = site("wiki", "wiki.example", 1, GeneratorConfig::default().origin);
+    let wiki_site = site("wiki", "wiki.example", 1, GeneratorConfig::default().origin);
     // 2013-03-03T00:00:00Z
-    let old = site("old", "old.example", 2, 1_362_268_800);
+    let old = site("old", "old.example", 2, 1_362_268_800).corpus_dir;
+    let wiki = wiki_site.corpus_dir.clone();
     let sources = [
         (wiki.clone(), IngestOptions::default()),
         (old.clone(), IngestOptions::default()),
     ];
     let (corpus, _) = load_collections(&sources).unwrap();
     let pages = corpus.page_count();
+    let log = refresher::querylog::layouts::read_log(
+        &wiki_site.query_log,
+        &refresher::querylog::layouts::ReadOptions::default(),
+    )
+    .unwrap();
+    let workload = refresher::querylog::workload::Workload::build(
+        &log,
+        &corpus,
+        &refresher::querylog::workload::WorkloadOptions {
+            top_n: None,
+            filter: refresher::querylog::workload::RelevanceFilter::None,
+        },
+    );
     let state = tokio::task::spawn_blocking(move || {
         refresher::server::AppState::build(
             corpus,
-            None,
+            Some(workload),
             refresher::server::ServerOptions::new(refresher::server::Policies::registry()),
         )
     })
@@ -1789,4 +1803,23 @@ async fn quality_describes_a_multi_collection_corpus() {
         .map(|s| s["pages"].as_u64().unwrap())
         .sum();
     assert_eq!(site_pages, pages as u64);
+
+    // Site-level and cluster sampling over the three sites, from the API.
+    for policy in ["gsb", "cls", "sample-db"] {
+        let (status, run) = client
+            .send_json(
+                Method::POST,
+                "/api/runs",
+                &json!({"policy": policy, "budget": 8, "mode": "online"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+        let body = wait_for_status(&mut client, run["id"].as_u64().unwrap(), &["done"]).await;
+        let info = &body["run"];
+        assert_eq!(info["units_done"], 3, "{policy}: {info}");
+        assert!(info["latest"]["refreshed"].as_u64().unwrap() <= 8, "{info}");
+        let quality = info["mean_quality"].as_f64().unwrap();
+        assert!(quality > 0.0 && quality <= 1.0, "{policy}: {info}");
+    }
 }
