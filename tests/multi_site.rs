@@ -6,40 +6,19 @@ mod common;
 
 use std::path::Path;
 
-use common::{refresher_json, run_refresher};
+use common::{generate_with as generate, refresher_json, run_refresher};
 use serde_json::Value;
 
-/// `refresher generate` with extra flags into `dir`: (truth JSON, corpus dir, log path).
-fn generate(
-    dir: &Path,
-    pages: u32,
-    weeks: u32,
-    seed: u32,
-    extra: &[&str],
-) -> (Value, String, String) {
-    let (pages, weeks, seed) = (pages.to_string(), weeks.to_string(), seed.to_string());
-    let mut args = vec![
-        "generate",
-        "--out",
-        dir.to_str().unwrap(),
-        "--pages",
-        &pages,
-        "--weeks",
-        &weeks,
-        "--queries",
-        "2000",
-        "--seed",
-        &seed,
-        "--json",
-    ];
+/// `simulate` arguments: round-robin at B = 10 over the collections `corpora` (each its own
+/// `--corpus`), then `extra`.
+fn round_robin<'a>(corpora: &[&'a str], log: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["simulate"];
+    for corpus in corpora {
+        args.extend(["--corpus", corpus]);
+    }
+    args.extend(["--log", log, "--policy", "round-robin", "--budget", "10"]);
     args.extend(extra);
-    let out = refresher_json(&args);
-    let path = |p: &str| dir.join(p).to_str().unwrap().to_string();
-    (
-        out["truth"].clone(),
-        path("corpus"),
-        path("querylog/aol-synthetic.txt"),
-    )
+    args
 }
 
 /// Pages per host as `ingest`/`simulate` report them for collection `i`.
@@ -134,20 +113,7 @@ fn collections_of_different_periods_are_aligned_at_their_first_unit() {
         &["--sites", "2", "--start-date", "2013-03-03"],
     );
 
-    let run = refresher_json(&[
-        "simulate",
-        "--corpus",
-        &wiki,
-        "--corpus",
-        &old,
-        "--log",
-        &log,
-        "--policy",
-        "round-robin",
-        "--budget",
-        "10",
-        "--json",
-    ]);
+    let run = refresher_json(&round_robin(&[&wiki, &old], &log, &["--json"]));
     let list = run["collections"]["list"].as_array().unwrap();
     assert_eq!(list.len(), 2);
     assert_eq!(list[0]["path"], wiki.as_str());
@@ -171,19 +137,7 @@ fn collections_of_different_periods_are_aligned_at_their_first_unit() {
     );
 
     // The text output says how the collections were aligned.
-    let (ok, text, err) = run_refresher(&[
-        "simulate",
-        "--corpus",
-        &wiki,
-        "--corpus",
-        &old,
-        "--log",
-        &log,
-        "--policy",
-        "round-robin",
-        "--budget",
-        "10",
-    ]);
+    let (ok, text, err) = run_refresher(&round_robin(&[&wiki, &old], &log, &[]));
     assert!(ok, "{err}");
     assert!(
         text.contains("2 collections, each aligned at its own first unit"),
@@ -201,34 +155,10 @@ fn collections_of_different_periods_are_aligned_at_their_first_unit() {
     for (name, from) in [("a-wiki", &wiki), ("b-old", &old)] {
         copy_dir(Path::new(from), &both.join(name));
     }
-    let from_dir = refresher_json(&[
-        "simulate",
-        "--corpus",
-        both.to_str().unwrap(),
-        "--log",
-        &log,
-        "--policy",
-        "round-robin",
-        "--budget",
-        "10",
-        "--json",
-    ]);
+    let from_dir = refresher_json(&round_robin(&[both.to_str().unwrap()], &log, &["--json"]));
     assert_eq!(from_dir["collections"]["list"].as_array().unwrap().len(), 2);
     assert_eq!(from_dir["per_unit"], run["per_unit"]);
-    let reversed = refresher_json(&[
-        "simulate",
-        "--corpus",
-        &old,
-        "--corpus",
-        &wiki,
-        "--log",
-        &log,
-        "--policy",
-        "round-robin",
-        "--budget",
-        "10",
-        "--json",
-    ]);
+    let reversed = refresher_json(&round_robin(&[&old, &wiki], &log, &["--json"]));
     assert_eq!(reversed["per_unit"], run["per_unit"]);
 }
 

@@ -50,8 +50,21 @@ pub fn refresher_json(args: &[&str]) -> serde_json::Value {
 
 /// `refresher generate` into `dir` (seed 5, 2,000 log lines): the corpus and log paths.
 pub fn generated_site(dir: &std::path::Path, pages: u32, weeks: u32) -> (String, String) {
-    let (pages, weeks) = (pages.to_string(), weeks.to_string());
-    refresher_json(&[
+    let (_, corpus, log) = generate_with(dir, pages, weeks, 5, &[]);
+    (corpus, log)
+}
+
+/// `refresher generate` into `dir` (2,000 log lines) with `seed` and `extra` flags: the
+/// generator's truth JSON, the corpus and the log paths.
+pub fn generate_with(
+    dir: &std::path::Path,
+    pages: u32,
+    weeks: u32,
+    seed: u32,
+    extra: &[&str],
+) -> (serde_json::Value, String, String) {
+    let (pages, weeks, seed) = (pages.to_string(), weeks.to_string(), seed.to_string());
+    let mut args = vec![
         "generate",
         "--out",
         dir.to_str().unwrap(),
@@ -62,9 +75,15 @@ pub fn generated_site(dir: &std::path::Path, pages: u32, weeks: u32) -> (String,
         "--queries",
         "2000",
         "--seed",
-        "5",
+        &seed,
         "--json",
-    ]);
+    ];
+    args.extend(extra);
+    let out = refresher_json(&args);
     let path = |p: &str| dir.join(p).to_str().unwrap().to_string();
-    (path("corpus"), path("querylog/aol-synthetic.txt"))
+    (
+        out["truth"].clone(),
+        path("corpus"),
+        path("querylog/aol-synthetic.txt"),
+    )
 }
