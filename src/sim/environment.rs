@@ -315,6 +315,24 @@ fn measure_from(
     Ok(out)
 }
 
+/// A small environment for the refresh-loop tests: a few single-term queries of the words
+/// `random_corpus` draws from.
+#[cfg(test)]
+pub(crate) fn test_environment(corpus: &Corpus) -> Environment<'_> {
+    use crate::quality::exact::MetricQuery;
+    let mut workload = TermWorkload::default();
+    for t in ["emac", "lisp", "buffer", "window", "mode"] {
+        if let Some(id) = corpus.vocabulary.get(t) {
+            workload.term_frequency.insert(id, 3.0);
+            workload.queries.push(MetricQuery {
+                terms: vec![id],
+                frequency: 3.0,
+            });
+        }
+    }
+    Environment::new(corpus, workload, EnvironmentConfig::default()).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

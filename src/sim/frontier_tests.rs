@@ -4,29 +4,13 @@
 
 use std::collections::HashSet;
 
+use super::environment::test_environment as environment;
 use super::run::{run, RunConfig};
-use super::{Environment, EnvironmentConfig};
-use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
+use crate::corpus::{LiveWeb, PageId, Unit};
 use crate::crawl::{CrawlState, NewPages};
 use crate::index::testutil::random_corpus;
 use crate::policy::registry::FAMILIES;
 use crate::policy::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
-use crate::quality::exact::MetricQuery;
-use crate::querylog::term_workload::TermWorkload;
-
-fn environment(corpus: &Corpus) -> Environment<'_> {
-    let mut workload = TermWorkload::default();
-    for t in ["emac", "lisp", "buffer", "window", "mode"] {
-        if let Some(id) = corpus.vocabulary.get(t) {
-            workload.term_frequency.insert(id, 3.0);
-            workload.queries.push(MetricQuery {
-                terms: vec![id],
-                frequency: 3.0,
-            });
-        }
-    }
-    Environment::new(corpus, workload, EnvironmentConfig::default()).unwrap()
-}
 
 fn frontier(budget: usize, mode: FitMode) -> RunConfig {
     let mut config = RunConfig::new(budget, mode);

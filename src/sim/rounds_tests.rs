@@ -6,28 +6,12 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use super::environment::test_environment as environment;
 use super::run::{run, RunConfig, RunResult};
-use super::{Environment, EnvironmentConfig};
-use crate::corpus::{Corpus, PageId, Unit};
+use crate::corpus::{PageId, Unit};
 use crate::crawl::{CrawlState, NewPages};
 use crate::index::testutil::random_corpus;
 use crate::policy::{FitMode, PolicyContext, ProbeOutcome, RefreshOutcome, RefreshPolicy};
-use crate::quality::exact::MetricQuery;
-use crate::querylog::term_workload::TermWorkload;
-
-fn environment(corpus: &Corpus) -> Environment<'_> {
-    let mut workload = TermWorkload::default();
-    for t in ["emac", "lisp", "buffer", "window", "mode"] {
-        if let Some(id) = corpus.vocabulary.get(t) {
-            workload.term_frequency.insert(id, 3.0);
-            workload.queries.push(MetricQuery {
-                terms: vec![id],
-                frequency: 3.0,
-            });
-        }
-    }
-    Environment::new(corpus, workload, EnvironmentConfig::default()).unwrap()
-}
 
 /// What the sampler saw, kept after the run.
 #[derive(Debug, Default)]
