@@ -16,6 +16,7 @@ use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
 use crate::quality::SearchQuality;
 use crate::refresh::{Refresher, RefresherConfig};
+use crate::text::TermId;
 
 use super::environment::{measurement, Environment};
 use super::schedule_metrics;
@@ -372,7 +373,9 @@ pub fn run_with(
         let crawl = refresher.crawl();
         let fresh = |p: PageId| is_fresh(corpus, p, crawl.held_unit(p), unit);
         let state = SharedEvaluations::key(unit, (0..pages as PageId).map(|p| crawl.held_unit(p)));
+        let mut evaluated_here = false;
         let metrics: UnitMetrics = env.evaluations.get_or_evaluate(state, || {
+            evaluated_here = true;
             let lists = EvaluatedLists {
                 repository: repo.forward(),
                 scorer: repo.scorer(),
@@ -389,9 +392,24 @@ pub fn run_with(
                 &fresh,
                 ranks.as_ref().map(|r| r as &RanksWanted),
             );
-            scores_at_ranks = at_ranks;
+            scores_at_ranks = at_ranks.map(Arc::new);
             metrics
         });
+        if let (false, Some(pieces)) = (evaluated_here, refit_pieces) {
+            // Another run evaluated this state: its refit lists are shared rather than ranked
+            // again by this run's estimate.
+            scores_at_ranks = Some(env.evaluations.query_lists(state, pieces, || {
+                let lists: Vec<&[TermId]> = env
+                    .workload
+                    .queries
+                    .iter()
+                    .map(|q| q.terms.as_slice())
+                    .collect();
+                rank_memory.scores_at_ranks(repo.forward(), repo.scorer(), &lists, |len| {
+                    crate::quality::score_rank::ScoreRankFn::needed_ranks(len, pieces)
+                })
+            }));
+        }
         if config.trec_unit == Some(unit) {
             let live = LiveScores::at(corpus, unit, env.config.scoring);
             let tag = format!("{}-B{}", refresher.policy().name(), config.budget);
@@ -454,7 +472,7 @@ pub fn run_with(
         });
         refreshed_pages.push(chosen);
         if let Some(lists) = scores_at_ranks {
-            refresher.offer_scores_at_ranks(revision, Arc::new(lists));
+            refresher.offer_scores_at_ranks(revision, lists);
         }
         if on_unit(per_unit.last().expect("just pushed")).is_break() {
             break;
@@ -736,6 +754,25 @@ mod sim_tests {
         )
         .unwrap();
         assert!(some.mean.quality >= a.mean.quality);
+    }
+
+    #[test]
+    fn runs_meeting_known_states_estimate_as_a_run_alone() {
+        let corpus = random_corpus(60, 8, 5);
+        let config = RunConfig::new(12, FitMode::Online);
+        let cycle = || Box::new(Cycle { next: 0, pages: 0 });
+        let alone = run(&environment(&corpus), cycle(), &config).unwrap();
+        assert!(alone.per_unit.iter().any(|r| r.estimated_delta_q != 0.0));
+        // The second run meets every state again and ranks the refit lists it shares; the
+        // third fits from the shared lists.
+        let env = environment(&corpus);
+        for _ in 0..3 {
+            assert_eq!(
+                run(&env, cycle(), &config).unwrap().per_unit,
+                alone.per_unit
+            );
+        }
+        assert!(env.evaluations.shared_query_lists() > 0);
     }
 
     #[test]

@@ -10,24 +10,38 @@
 //! sharing a key would share metrics; over the tens of thousands of states of a sweep the
 //! chance of that is below 2⁻⁹⁰.
 //!
+//! A state met again also shares what the ΔQ estimate's refit reads from it (each query's list
+//! length and scores at the ranks a score-to-rank fit needs): the run that meets it a second
+//! time ranks the lists once more and keeps them, so later runs fit from them without ranking.
+//! Only states met twice are kept, within [`MAX_QUERY_LIST_BYTES`]: a state seen once costs
+//! nothing more than before.
+//!
 //! The live Web's view weights at a run's last unit (the weights of its discovery delays) do
 //! not depend on the run at all: they are computed once per unit.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
 
 use crate::corpus::Unit;
-use crate::quality::exact::UnitMetrics;
+use crate::quality::exact::{ScoresAtRanks, UnitMetrics};
 
 /// Held states remembered at most (about 100 bytes each): a long-lived server's environment
 /// stops remembering new states past this, and evaluates them as before.
 const MAX_STATES: usize = 1 << 20;
 
+/// Bytes of shared query lists kept at most (a state's lists are a few hundred kilobytes for a
+/// workload of thousands of queries); past this, runs rank their own lists as before.
+const MAX_QUERY_LIST_BYTES: usize = 256 << 20;
+
 /// The metrics of every (unit, held state) evaluated so far. See the module docs.
 #[derive(Debug, Default)]
 pub struct SharedEvaluations {
     by_state: DashMap<(Unit, u128), UnitMetrics>,
+    /// Per state met again and fit's piece count: the lists its refits read.
+    query_lists: DashMap<((Unit, u128), usize), Arc<ScoresAtRanks>>,
+    query_list_bytes: AtomicUsize,
     /// Per unit: every page's views on the live Web.
     live_views: DashMap<Unit, Arc<Vec<f64>>>,
 }
@@ -60,6 +74,36 @@ impl SharedEvaluations {
         metrics
     }
 
+    /// The lists a `pieces`-piece score-to-rank refit reads from the state `key`, ranked by
+    /// `rank` unless a run met the state before and kept them. Call it only for a state
+    /// [`Self::get_or_evaluate`] already knew: a state's first run gets its lists from its own
+    /// evaluation.
+    pub fn query_lists(
+        &self,
+        key: (Unit, u128),
+        pieces: usize,
+        rank: impl FnOnce() -> ScoresAtRanks,
+    ) -> Arc<ScoresAtRanks> {
+        if let Some(lists) = self.query_lists.get(&(key, pieces)) {
+            return Arc::clone(&lists);
+        }
+        let lists = Arc::new(rank());
+        let bytes = lists
+            .iter()
+            .map(|(_, scores)| {
+                std::mem::size_of::<(usize, Vec<crate::index::Score>)>()
+                    + std::mem::size_of_val(scores.as_slice())
+            })
+            .sum::<usize>();
+        if self.query_list_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes <= MAX_QUERY_LIST_BYTES
+        {
+            self.query_lists.insert((key, pieces), Arc::clone(&lists));
+        } else {
+            self.query_list_bytes.fetch_sub(bytes, Ordering::Relaxed);
+        }
+        lists
+    }
+
     /// The live Web's view weights at `unit`, computed by `compute` the first time.
     pub fn live_view_weights(
         &self,
@@ -72,6 +116,11 @@ impl SharedEvaluations {
         let weights = Arc::new(compute());
         self.live_views.insert(unit, Arc::clone(&weights));
         weights
+    }
+
+    /// States whose refit lists are kept ([`Self::query_lists`]).
+    pub fn shared_query_lists(&self) -> usize {
+        self.query_lists.len()
     }
 
     /// States remembered.
@@ -102,6 +151,21 @@ mod tests {
             absolute_quality: quality,
             paper000: Default::default(),
         }
+    }
+
+    #[test]
+    fn a_state_met_again_ranks_its_query_lists_once_per_piece_count() {
+        let shared = SharedEvaluations::default();
+        let key = SharedEvaluations::key(1, [Some(0), Some(1)].into_iter());
+        let lists: ScoresAtRanks = vec![(3, vec![2.0, 1.0]), (0, Vec::new())];
+        let first = shared.query_lists(key, 4, || lists.clone());
+        let again = shared.query_lists(key, 4, || panic!("ranked twice"));
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(*again, lists);
+        let other_pieces = shared.query_lists(key, 8, || vec![(3, vec![2.0])]);
+        assert_eq!(*other_pieces, vec![(3, vec![2.0])]);
+        let other_state = SharedEvaluations::key(2, [Some(0), Some(1)].into_iter());
+        assert!(shared.query_lists(other_state, 4, Vec::new).is_empty());
     }
 
     #[test]
