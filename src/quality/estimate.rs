@@ -169,8 +169,15 @@ impl DeltaQEstimator {
         let i = &self.likelihood;
         let inv = |r: u64| f.score(r as f64);
         let head_end = b.min(a + EXACT_SPAN - 1);
+        // Each gap's lower score is the next gap's upper one: one `F⁻¹` per rank, not two.
+        let mut upper = inv(a - shift);
         let mut total: f64 = (a..=head_end)
-            .map(|r| i.at(r) * (inv(r - shift) - inv(r - shift + 1)))
+            .map(|r| {
+                let lower = inv(r - shift + 1);
+                let gap = upper - lower;
+                upper = lower;
+                i.at(r) * gap
+            })
             .sum();
         let mut start = head_end + 1;
         while start <= b {
