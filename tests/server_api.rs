@@ -76,6 +76,17 @@ async fn wait_for_status(client: &mut HttpClient, id: u64, done: &[&str]) -> Val
     }
 }
 
+/// Starts a run with `request`, checks that it was accepted and returns its state once done.
+async fn run_to_done(client: &mut HttpClient, request: &Value) -> Value {
+    let (status, run) = client
+        .send_json(Method::POST, "/api/runs", request)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+    let body = wait_for_status(client, run["id"].as_u64().unwrap(), &["done"]).await;
+    body["run"].clone()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_ranks_pages_and_marks_stale_copies_like_the_library() {
     let server = start(150, 8, Duration::ZERO).await;
@@ -1490,18 +1501,11 @@ async fn the_webfountain_model_is_solved_over_http() {
 async fn runs_and_sweeps_take_the_new_page_mode() {
     let server = start(60, 6, Duration::ZERO).await;
     let mut c = HttpClient::new(&server.url()).unwrap();
-    let (status, run) = c
-        .send_json(
-            Method::POST,
-            "/api/runs",
-            &json!({"policy": "sbr", "budget": 4, "mode": "online", "new_pages": "frontier"}),
-        )
-        .await
-        .unwrap();
-    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
-    let id = run["id"].as_u64().unwrap();
-    let body = wait_for_status(&mut c, id, &["done"]).await;
-    let info = &body["run"];
+    let info = &run_to_done(
+        &mut c,
+        &json!({"policy": "sbr", "budget": 4, "mode": "online", "new_pages": "frontier"}),
+    )
+    .await;
     assert_eq!(info["new_pages"], "frontier", "{info}");
     let split = info["mean_new_page_fetches"].as_f64().unwrap()
         + info["mean_refresh_fetches"].as_f64().unwrap();
@@ -1590,17 +1594,11 @@ async fn sampling_policies_run_from_the_api() {
         ("sample-db", json!({"phi": "wha"})),
         ("gsb", json!({})),
     ] {
-        let (status, run) = c
-            .send_json(
-                Method::POST,
-                "/api/runs",
-                &json!({"policy": policy, "budget": 6, "mode": "online", "params": params}),
-            )
-            .await
-            .unwrap();
-        assert_eq!(status, StatusCode::ACCEPTED, "{run}");
-        let body = wait_for_status(&mut c, run["id"].as_u64().unwrap(), &["done"]).await;
-        let info = &body["run"];
+        let info = &run_to_done(
+            &mut c,
+            &json!({"policy": policy, "budget": 6, "mode": "online", "params": params}),
+        )
+        .await;
         assert_eq!(info["units_done"], 5, "{info}");
         assert!(info["latest"]["refreshed"].as_u64().unwrap() <= 6, "{info}");
         let ratio = info["mean_change_ratio"].as_f64().unwrap();
@@ -1806,17 +1804,11 @@ async fn quality_describes_a_multi_collection_corpus() {
 
     // Site-level and cluster sampling over the three sites, from the API.
     for policy in ["gsb", "cls", "sample-db"] {
-        let (status, run) = client
-            .send_json(
-                Method::POST,
-                "/api/runs",
-                &json!({"policy": policy, "budget": 8, "mode": "online"}),
-            )
-            .await
-            .unwrap();
-        assert_eq!(status, StatusCode::ACCEPTED, "{run}");
-        let body = wait_for_status(&mut client, run["id"].as_u64().unwrap(), &["done"]).await;
-        let info = &body["run"];
+        let info = &run_to_done(
+            &mut client,
+            &json!({"policy": policy, "budget": 8, "mode": "online"}),
+        )
+        .await;
         assert_eq!(info["units_done"], 3, "{policy}: {info}");
         assert!(info["latest"]["refreshed"].as_u64().unwrap() <= 8, "{info}");
         let quality = info["mean_quality"].as_f64().unwrap();

@@ -43,18 +43,7 @@ pub fn irregular_mle_rate(changed: &[(f64, f64)], unchanged_time: f64) -> f64 {
     while score(lo) < 0.0 && lo > 1e-300 {
         lo /= 16.0;
     }
-    for _ in 0..200 {
-        let mid = (lo * hi).sqrt();
-        if score(mid) > 0.0 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi / lo < 1.0 + 1e-12 {
-            break;
-        }
-    }
-    (lo * hi).sqrt()
+    crate::optimise::bisect_log(lo, hi, 200, 1e-12, |lambda| score(lambda) > 0.0)
 }
 
 /// Probability that a Poisson page of rate `lambda` changed at least once in `elapsed` units:

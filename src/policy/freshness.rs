@@ -172,25 +172,14 @@ pub struct FrequencyPlan {
 /// `log μ` (the sum decreases in `μ`): from `highest` (the largest `c/λ`, above which nothing
 /// is refreshed) down, halving until the budget is exceeded, then to a relative width of 1e-13.
 fn price_spending(budget: f64, highest: f64, total: &mut dyn FnMut(f64) -> f64) -> f64 {
-    let (mut lo, mut hi) = (highest, highest);
+    let (mut lo, hi) = (highest, highest);
     while total(lo) < budget {
         lo *= 0.5;
         if lo < 1e-300 {
             break;
         }
     }
-    for _ in 0..100 {
-        let mid = (lo * hi).sqrt();
-        if total(mid) > budget {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi / lo < 1.0 + 1e-13 {
-            break;
-        }
-    }
-    (lo * hi).sqrt()
+    crate::optimise::bisect_log(lo, hi, 100, 1e-13, |mu| total(mu) > budget)
 }
 
 /// See [`FrequencyPlan`]. `lambdas` and `weights` are per page (same length).

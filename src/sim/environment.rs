@@ -341,19 +341,22 @@ mod tests {
     use crate::quality::exact::{evaluate, MetricQuery};
     use crate::text::TermId;
 
-    /// With the exact measurement, the ΔQ_A of a unit's changes, each measured after the
-    /// unit's earlier ones, sum to the change of Eq. 5's numerator from the repository at
-    /// `t − 1` to the one at `t` (TF-IDF and in-links: only affected lists change).
-    #[test]
-    fn exact_history_sums_to_each_units_change_of_quality() {
-        let corpus = random_corpus(90, 7, 11);
+    /// `count` workload queries over a vocabulary of `n` terms: every `single_every`-th one a
+    /// single term `i`, the others the pair `i`, `stride.0·i + stride.1` (mod `n`), with
+    /// frequencies cycling through `1 ..= frequencies`.
+    fn mixed_workload(
+        n: TermId,
+        count: TermId,
+        single_every: TermId,
+        stride: (TermId, TermId),
+        frequencies: TermId,
+    ) -> TermWorkload {
         let mut workload = TermWorkload::default();
-        let n = corpus.vocabulary.len() as TermId;
-        for i in 0..40 {
-            let terms: Vec<TermId> = if i % 2 == 0 {
+        for i in 0..count {
+            let terms: Vec<TermId> = if i % single_every == 0 {
                 vec![i % n]
             } else {
-                let (a, b) = (i % n, (i * 7 + 3) % n);
+                let (a, b) = (i % n, (i * stride.0 + stride.1) % n);
                 let mut t = vec![a.min(b), a.max(b)];
                 t.dedup();
                 t
@@ -363,9 +366,19 @@ mod tests {
             }
             workload.queries.push(MetricQuery {
                 terms,
-                frequency: 1.0 + f64::from(i % 4),
+                frequency: 1.0 + f64::from(i % frequencies),
             });
         }
+        workload
+    }
+
+    /// With the exact measurement, the ΔQ_A of a unit's changes, each measured after the
+    /// unit's earlier ones, sum to the change of Eq. 5's numerator from the repository at
+    /// `t − 1` to the one at `t` (TF-IDF and in-links: only affected lists change).
+    #[test]
+    fn exact_history_sums_to_each_units_change_of_quality() {
+        let corpus = random_corpus(90, 7, 11);
+        let workload = mixed_workload(corpus.vocabulary.len() as TermId, 40, 2, (7, 3), 4);
         for scoring in [ScoringKind::TfIdf, ScoringKind::InLinks] {
             let config = EnvironmentConfig {
                 scoring,
@@ -433,26 +446,13 @@ mod tests {
     #[test]
     fn refits_from_the_live_rankings_measure_the_same_history() {
         let corpus = random_corpus(120, 8, 5);
-        let n = corpus.vocabulary.len() as TermId;
-        let mut workload = TermWorkload::default();
-        for i in 0..60 {
-            let terms: Vec<TermId> = if i % 3 == 0 {
-                vec![i % n]
-            } else {
-                let (a, b) = (i % n, (i * 5 + 1) % n);
-                let mut t = vec![a.min(b), a.max(b)];
-                t.dedup();
-                t
-            };
-            for &t in &terms {
-                *workload.term_frequency.entry(t).or_default() += 1.0;
-            }
-            workload.queries.push(MetricQuery {
-                terms,
-                frequency: 1.0 + f64::from(i % 3),
-            });
-        }
-        let workload = Arc::new(workload);
+        let workload = Arc::new(mixed_workload(
+            corpus.vocabulary.len() as TermId,
+            60,
+            3,
+            (5, 1),
+            3,
+        ));
         for scoring in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
             let config = EnvironmentConfig {
                 scoring,

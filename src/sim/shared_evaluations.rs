@@ -119,7 +119,8 @@ impl SharedEvaluations {
     }
 
     /// States whose refit lists are kept ([`Self::query_lists`]).
-    pub fn shared_query_lists(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn shared_query_lists(&self) -> usize {
         self.query_lists.len()
     }
 
