@@ -49,9 +49,14 @@
 //! * [`Estimator::ChangeGain`] estimates the expected gain of a
 //!   refresh now directly, as the probability that the page changed since its last fetch times
 //!   the gain its changes bring: `P(p, t) = (1 − e^{−λ_p (t − LR)}) · G(p)`.
-//!   `λ_p` is the maximum-likelihood Poisson rate of the page's own visits at irregular
+//!   Online, `λ_p` is unknown; by default ([`RateModel::Mixture`]) it has a posterior under
+//!   the site's distribution of change rates, learned by EM from every page's visits
+//!   ([`RateMixture`]), and the priority is the expectation over that posterior: most pages
+//!   change rarely, so a page not yet visited probably has not changed, which a point rate at
+//!   the site's mean overstates over long waits. [`RateModel::Pooled`] is the point estimate:
+//!   the maximum-likelihood Poisson rate of the page's own visits at irregular
 //!   intervals ([`irregular_mle_rate`]), with a prior of one round-robin cycle `τ` of
-//!   pseudo-visits at the rate pooled over every page's visits; `G(p)` is the mean ΔQ_A of its
+//!   pseudo-visits at the rate pooled over every page's visits. `G(p)` is the mean ΔQ_A of its
 //!   refreshes that found a change, shrunk by one pseudo-change towards `κ·(v(p) + v̄)`, its
 //!   exposure to users (view weight plus one mean view, re-read from the repository every
 //!   [`VIEWS_EVERY`] units) times the gain per unit of exposure over every change seen. Unlike the rate estimators above, a refresh that found nothing lowers the page's
@@ -84,7 +89,7 @@ use std::collections::VecDeque;
 
 use super::family::{ParamKind, ParamSpec, PolicyFamily};
 use super::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
-use crate::change::{change_probability, irregular_mle_rate, oracle_rate};
+use crate::change::{change_probability, irregular_mle_rate, oracle_rate, RateMixture};
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
 
@@ -215,6 +220,13 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
             sweep: &[],
         },
         ParamSpec {
+            key: "rates",
+            description: "Online change rates of change-gain and whittle: each page's posterior under the site's distribution of rates learned from every visit (mixture), or its own maximum-likelihood rate with one pooled pseudo-visit as prior (pooled)",
+            kind: ParamKind::Choice(&["mixture", "pooled"]),
+            default: "mixture",
+            sweep: &[],
+        },
+        ParamSpec {
             key: "window",
             description: "Average over the last W refreshes of each page only",
             kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
@@ -225,9 +237,12 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
     build: |params| {
         let estimator = params.choice("estimator").and_then(Estimator::parse);
         let window = params.number("window").map(|w| w as usize);
+        let rates = params.choice("rates").and_then(RateModel::parse);
         // Frontier mode: with the new-page ΔQ estimate (issue 16, `policy::new_pages`).
         Ok(Box::new(super::new_pages::UserCentricWithNewPages::new(
-            UserCentric::new(window).with_estimator(estimator),
+            UserCentric::new(window)
+                .with_estimator(estimator)
+                .with_rate_model(rates.unwrap_or_default()),
         )))
     },
 };
@@ -235,6 +250,34 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
 /// How often online [`Estimator::ChangeGain`] re-reads the repository's view weights, in units:
 /// the cadence at which EBR replans on them (`policy::planned`'s default `replan_every`).
 pub const VIEWS_EVERY: Unit = 4;
+
+/// How online [`Estimator::ChangeGain`] and [`Estimator::Whittle`] estimate each page's change
+/// rate from the crawler's visits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RateModel {
+    /// Each page's posterior under the site's distribution of rates, learned from every
+    /// page's visits ([`RateMixture`]); priorities are expectations over that posterior.
+    #[default]
+    Mixture,
+    /// Each page's own maximum-likelihood rate with one round-robin cycle of pseudo-visits at
+    /// the pooled rate as prior (a point estimate).
+    Pooled,
+}
+
+impl RateModel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RateModel::Mixture => "mixture",
+            RateModel::Pooled => "pooled",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [RateModel::Mixture, RateModel::Pooled]
+            .into_iter()
+            .find(|m| m.as_str() == name)
+    }
+}
 
 /// The user-centric policy (see the module docs).
 #[derive(Debug, Clone, Default)]
@@ -259,6 +302,11 @@ pub struct UserCentric {
     changes: Vec<ChangeRecord>,
     /// Oracle mode: each page's true change rate (changes per unit over the history).
     oracle_change_rate: Option<Vec<f64>>,
+    /// How online change rates are estimated.
+    pub rate_model: RateModel,
+    /// Online, [`RateModel::Mixture`]: the site's distribution of rates and each page's
+    /// visits (refitted at every `choose`).
+    mixture: Option<RateMixture>,
 }
 
 /// What a page's visits revealed: the intervals that ended finding a change (with the ΔQ_A
@@ -308,6 +356,11 @@ impl UserCentric {
         self
     }
 
+    pub fn with_rate_model(mut self, rate_model: RateModel) -> Self {
+        self.rate_model = rate_model;
+        self
+    }
+
     /// Makes room for page ids `0..count`: pages the crawler met after `prepare` start
     /// unmeasured, never refreshed, with no view weight.
     fn grow(&mut self, count: usize) {
@@ -317,6 +370,9 @@ impl UserCentric {
             self.last_refresh.resize(count, 0);
             self.gone.resize(count, false);
             self.changes.resize(count, ChangeRecord::default());
+            if let Some(m) = &mut self.mixture {
+                m.grow(count);
+            }
         }
     }
 
@@ -404,6 +460,9 @@ impl UserCentric {
         if let Some(rates) = &self.oracle_change_rate {
             return rates.clone();
         }
+        if let Some(m) = &self.mixture {
+            return m.mean_rates();
+        }
         let tau = self.prior_interval.max(1.0);
         let pooled = {
             let mut all = ChangeRecord::default();
@@ -465,6 +524,36 @@ impl UserCentric {
         })
     }
 
+    /// Per page, `f(λ_p, t − LR(p))`: at its point rate `rates[p]`, or under the mixture the
+    /// expectation over its posterior.
+    fn over_rates(&self, unit: Unit, rates: &[f64], f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+        let elapsed = |p: usize| unit.saturating_sub(self.last_refresh[p]) as f64;
+        let Some(m) = &self.mixture else {
+            return (0..rates.len()).map(|p| f(rates[p], elapsed(p))).collect();
+        };
+        // Unvisited pages share the prior: one expectation per distinct wait.
+        let mut prior_at: std::collections::HashMap<u64, f64> = Default::default();
+        let mut post = Vec::new();
+        (0..rates.len())
+            .map(|p| {
+                let k = elapsed(p);
+                if m.visited(p) {
+                    m.posterior_into(p, &mut post);
+                    m.expectation(&post, |r| f(r, k))
+                } else {
+                    *prior_at
+                        .entry(k.to_bits())
+                        .or_insert_with(|| m.expectation(m.weights(), |r| f(r, k)))
+                }
+            })
+            .collect()
+    }
+
+    /// Per page, the probability that it changed since its last refresh.
+    fn changed_since(&self, unit: Unit, rates: &[f64]) -> Vec<f64> {
+        self.over_rates(unit, rates, change_probability)
+    }
+
     /// Priority of [`Estimator::Whittle`]: [`refresh_index`] of each page's gain given a
     /// change, change rate and units since its last refresh.
     fn whittle_priorities(&self, unit: Unit, rates: &[f64]) -> Vec<f64> {
@@ -487,6 +576,8 @@ impl UserCentric {
     }
 
     /// `value(G(p), λ_p, t − LR(p))` of every page.
+    /// Under the mixture, the expectation over each page's posterior rate (`value` is linear
+    /// in the gain, so the gain is factored out).
     fn rate_gain_priorities(
         &self,
         unit: Unit,
@@ -494,11 +585,10 @@ impl UserCentric {
         value: impl Fn(f64, f64, f64) -> f64,
     ) -> Vec<f64> {
         let gains = self.gains_given_change();
-        (0..rates.len())
-            .map(|p| {
-                let elapsed = unit.saturating_sub(self.last_refresh[p]) as f64;
-                value(gains[p], rates[p], elapsed)
-            })
+        self.over_rates(unit, rates, |rate, elapsed| value(1.0, rate, elapsed))
+            .into_iter()
+            .zip(gains)
+            .map(|(v, g)| v * g)
             .collect()
     }
 
@@ -514,6 +604,14 @@ impl UserCentric {
 
 /// Read by the frontier-mode wrapper (`policy::new_pages`, issue 16).
 impl UserCentric {
+    /// Re-estimates the site's distribution of change rates from the visits so far (online,
+    /// [`RateModel::Mixture`]); called before the rates are read at each unit.
+    pub fn fit_rates(&mut self) {
+        if let Some(m) = &mut self.mixture {
+            m.fit();
+        }
+    }
+
     /// The estimator in use (after `prepare`).
     pub fn active_estimator(&self) -> Option<Estimator> {
         self.active
@@ -576,6 +674,9 @@ impl RefreshPolicy for UserCentric {
         if let Some(w) = self.window {
             m.insert("window".into(), w.into());
         }
+        if self.rate_model != RateModel::default() {
+            m.insert("rates".into(), self.rate_model.as_str().into());
+        }
         m
     }
 
@@ -594,6 +695,14 @@ impl RefreshPolicy for UserCentric {
         self.changes = vec![ChangeRecord::default(); n];
         self.oracle_change_rate = None;
         self.fitted_on_history = false;
+        let learns_rates = !matches!((context.mode, context.history), (FitMode::Oracle, Some(_)));
+        self.mixture = (learns_rates
+            && self.rate_model == RateModel::Mixture
+            && matches!(
+                self.active,
+                Some(Estimator::ChangeGain | Estimator::Whittle)
+            ))
+        .then(|| RateMixture::new(n));
         if let (FitMode::Oracle, Some(history)) = (context.mode, context.history) {
             self.fitted_on_history = true;
             let mut rates = vec![0.0; n];
@@ -625,6 +734,7 @@ impl RefreshPolicy for UserCentric {
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
+        self.fit_rates();
         let rates = self.change_rates();
         let prio = self.priorities(unit, &rates);
         // Among pages of equal priority (notably those the estimate credits with no gain),
@@ -632,9 +742,7 @@ impl RefreshPolicy for UserCentric {
         // effect is on other pages' scores, or on queries outside the workload) is not written
         // off, and budget left after the measured gains goes where a refresh can still find
         // something. Then the oldest, then the page id.
-        let changed_since: Vec<f64> = (0..prio.len())
-            .map(|p| change_probability(rates[p], unit.saturating_sub(self.last_refresh[p]) as f64))
-            .collect();
+        let changed_since = self.changed_since(unit, &rates);
         let mut pages: Vec<usize> = (0..prio.len()).filter(|&p| !self.gone[p]).collect();
         pages.retain(|&p| crawl.is_refreshable(p as PageId)); // frontier mode: refreshes of fetched pages only
         pages.sort_by(|&a, &b| {
@@ -677,6 +785,9 @@ impl RefreshPolicy for UserCentric {
                 let interval = o.unit.saturating_sub(o.last_refresh) as f64;
                 self.push_sample(p, o.delta_q, interval);
                 self.changes[p].record(interval, o.changed, o.delta_q);
+                if let Some(m) = &mut self.mixture {
+                    m.observe(p, interval, o.changed);
+                }
             }
         }
     }
@@ -777,6 +888,42 @@ mod tests {
         assert_eq!(refresh_index(1.0, 0.0, 5.0), 0.0);
         assert_eq!(refresh_index(0.0, 1.0, 5.0), 0.0);
         assert_eq!(refresh_index(1.0, 1.0, 0.0), 0.0);
+    }
+
+    /// Ten pages visited after 4 units found no change, two found one, eight were never
+    /// visited. By unit 30 the pooled point rate makes the unvisited pages (30 units of wait at
+    /// the site's mean rate) outbid the two that changed; under the site's distribution of
+    /// rates, most pages change rarely, so an unvisited page probably has not changed and the
+    /// two pages seen changing come first.
+    #[test]
+    fn under_the_rate_mixture_pages_seen_changing_outbid_unvisited_ones() {
+        let pages: Vec<PageId> = (0..20).collect();
+        let ctx = context(FitMode::Online, &pages, &[0.0; 20], None, 40, 2);
+        let crawl = crate::policy::testkit::no_crawl();
+        let visits: Vec<RefreshOutcome> = (0..12)
+            .map(|p| measured(p, 4, 0, if p >= 10 { 1.0 } else { 0.0 }))
+            .collect();
+        let choose_at_30 = |model: RateModel| {
+            let mut uc = UserCentric::new(None).with_rate_model(model);
+            uc.prepare(&ctx);
+            uc.observe(&visits);
+            uc.choose(30, 2, &crawl)
+        };
+        let mixture = choose_at_30(RateModel::Mixture);
+        assert_eq!(mixture, vec![10, 11]);
+        let pooled = choose_at_30(RateModel::Pooled);
+        assert!(pooled.iter().all(|&p| p >= 12), "{pooled:?}");
+        // The mixture's posterior mean rates: a page seen changing above the prior mean, a page
+        // seen unchanged below it.
+        let mut uc = UserCentric::new(None);
+        uc.prepare(&ctx);
+        uc.observe(&visits);
+        uc.fit_rates();
+        let rates = uc.change_rates();
+        assert!(rates[10] > rates[15] && rates[15] > rates[0], "{rates:?}");
+        assert!(uc.settings().get("rates").is_none());
+        let pooled = UserCentric::new(None).with_rate_model(RateModel::Pooled);
+        assert_eq!(pooled.settings()["rates"], "pooled");
     }
 
     #[test]
