@@ -1056,7 +1056,11 @@ mod tests {
         // 4 pages, B = 2: τ = 2.
         let pages = [0, 1, 2, 3];
         let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 20, 2);
-        let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::ChangeGain));
+        // The point estimate with a pooled prior (the mixture's own test is
+        // `under_the_rate_mixture_pages_seen_changing_outbid_unvisited_ones`).
+        let mut uc = UserCentric::new(None)
+            .with_estimator(Some(Estimator::ChangeGain))
+            .with_rate_model(RateModel::Pooled);
         uc.prepare(&ctx);
         assert_eq!(uc.label(), "user-centric (ΔQ̄ change-gain)");
         // Before any visit every page has the prior rate ln 2 / τ and no gain.
@@ -1129,22 +1133,25 @@ mod tests {
         // Two pages with the same gain on changes; page 1 was just found unchanged once.
         let pages = [0, 1];
         let ctx = context(FitMode::Online, &pages, &[0.0; 2], None, 40, 1);
-        let mut uc = UserCentric::new(None);
-        uc.prepare(&ctx);
-        uc.observe(&[visit(0, 1, 0, true, 5.0)]);
-        uc.observe(&[visit(1, 2, 0, true, 5.0)]);
-        uc.observe(&[visit(1, 3, 2, false, 0.0)]);
-        let gains = uc.gains_given_change();
-        assert!((gains[0] - gains[1]).abs() < 1e-12, "{gains:?}");
-        // Under paper 003's mean of ratios, the unchanged visit halves page 1's ΔQ̄ for good;
-        // here page 1's priority grows back with its wait: at unit 12 (page 1 waited 9 units,
-        // page 0 waited 11) both are almost surely changed and tie near G.
-        let p = uc.change_gain_priorities(12, &uc.change_rates());
-        assert!(p[1] > 0.9 * p[0], "{p:?}");
-        assert!(
-            p[0] <= gains[0] && p[1] <= gains[1],
-            "saturates at G: {p:?}"
-        );
+        for model in [RateModel::Mixture, RateModel::Pooled] {
+            let mut uc = UserCentric::new(None).with_rate_model(model);
+            uc.prepare(&ctx);
+            uc.observe(&[visit(0, 1, 0, true, 5.0)]);
+            uc.observe(&[visit(1, 2, 0, true, 5.0)]);
+            uc.observe(&[visit(1, 3, 2, false, 0.0)]);
+            uc.fit_rates();
+            let gains = uc.gains_given_change();
+            assert!((gains[0] - gains[1]).abs() < 1e-12, "{gains:?}");
+            // Under paper 003's mean of ratios, the unchanged visit halves page 1's ΔQ̄ for good;
+            // here page 1's priority grows back with its wait: at unit 12 (page 1 waited 9 units,
+            // page 0 waited 11) both are almost surely changed and tie near G.
+            let p = uc.change_gain_priorities(12, &uc.change_rates());
+            assert!(p[1] > 0.9 * p[0], "{model:?}: {p:?}");
+            assert!(
+                p[0] <= gains[0] && p[1] <= gains[1],
+                "saturates at G: {p:?}"
+            );
+        }
     }
 
     #[test]
