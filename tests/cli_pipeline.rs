@@ -532,6 +532,58 @@ fn policies_describe_themselves_and_params_reach_every_command() {
     ]);
     assert_eq!(uc["uc_estimator"], "pooled");
     assert_eq!(uc["label"], "user-centric (ΔQ̄ pooled)");
+    // The online change-rate model: the site's distribution of rates by default, the pooled
+    // point estimate by name; both spend the budget and the choice is reported.
+    let rates = |model: Option<&str>| {
+        let param = model.map(|m| format!("rates={m}"));
+        let mut args = vec![
+            "--policy",
+            "user-centric",
+            "--budget",
+            "4",
+            "--mode",
+            "online",
+        ];
+        if let Some(p) = &param {
+            args.extend(["--param", p.as_str()]);
+        }
+        simulate(&args)
+    };
+    let mixture = rates(None);
+    let pooled = rates(Some("pooled"));
+    assert!(
+        mixture["params"].get("rates").is_none(),
+        "{}",
+        mixture["params"]
+    );
+    assert_eq!(pooled["params"]["rates"], "pooled");
+    for run in [&mixture, &pooled] {
+        assert!(run["per_unit"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|u| u["refresh_fetches"].as_u64().unwrap() <= 4));
+    }
+    assert_eq!(
+        rates(None)["per_unit"],
+        mixture["per_unit"],
+        "deterministic"
+    );
+    let (code, _, stderr) = refresher(&[
+        "simulate",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--policy",
+        "user-centric",
+        "--budget",
+        "4",
+        "--param",
+        "rates=point",
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("rates"), "{stderr}");
 
     // compare: a parameter grid through --sweep, the best value kept per budget.
     let c = json(&[
