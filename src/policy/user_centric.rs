@@ -577,7 +577,7 @@ impl UserCentric {
 
     /// `value(G(p), λ_p, t − LR(p))` of every page.
     /// Under the mixture, the expectation over each page's posterior rate (`value` is linear
-    /// in the gain, so the gain is factored out).
+    /// in the gain, so the gain is factored out; a gain that is not positive is worth 0).
     fn rate_gain_priorities(
         &self,
         unit: Unit,
@@ -585,10 +585,18 @@ impl UserCentric {
         value: impl Fn(f64, f64, f64) -> f64,
     ) -> Vec<f64> {
         let gains = self.gains_given_change();
+        if self.mixture.is_none() {
+            return (0..rates.len())
+                .map(|p| {
+                    let elapsed = unit.saturating_sub(self.last_refresh[p]) as f64;
+                    value(gains[p], rates[p], elapsed)
+                })
+                .collect();
+        }
         self.over_rates(unit, rates, |rate, elapsed| value(1.0, rate, elapsed))
             .into_iter()
             .zip(gains)
-            .map(|(v, g)| v * g)
+            .map(|(v, g)| if g > 0.0 && v > 0.0 { v * g } else { 0.0 })
             .collect()
     }
 
