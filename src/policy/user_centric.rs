@@ -53,7 +53,10 @@
 //!   the site's distribution of change rates, learned by EM from every page's visits
 //!   ([`RateMixture`]), and the priority is the expectation over that posterior: most pages
 //!   change rarely, so a page not yet visited probably has not changed, which a point rate at
-//!   the site's mean overstates over long waits. [`RateModel::Pooled`] is the point estimate:
+//!   the site's mean overstates over long waits. Measured online (refresh index, B = 1 … 1024,
+//!   EmacsWiki with two logs and six generated sites, BM25 and in-links: 90 cells), the
+//!   mixture's mean quality is above the point estimate's in 66 cells and below in 22.
+//!   [`RateModel::Pooled`] is the point estimate:
 //!   the maximum-likelihood Poisson rate of the page's own visits at irregular
 //!   intervals ([`irregular_mle_rate`]), with a prior of one round-robin cycle `τ` of
 //!   pseudo-visits at the rate pooled over every page's visits. `G(p)` is the mean ΔQ_A of its
