@@ -26,7 +26,9 @@
 //! Protocol: [`RateMixture::observe`] after each visit (any order), [`RateMixture::fit`] once
 //! before the posteriors are read (warm-started from the previous fit, so the estimate
 //! converges over the units), then [`RateMixture::expectation`] and friends. Deterministic: no
-//! randomness, a fixed number of EM iterations per fit.
+//! randomness, a fixed number of EM iterations per fit, pages summed in page order. Memory: one
+//! `u32` per page and 41 `f64` per page visited at least once; a fit costs
+//! `O(visited pages × 41 × EM iterations)`.
 
 /// Rates of the grid other than 0: log-spaced from this many changes per unit…
 const LOWEST_RATE: f64 = 1e-4;
@@ -48,11 +50,15 @@ pub struct RateMixture {
     weights: Vec<f64>,
     /// The starting distribution (also the Dirichlet prior of every fit).
     start: Vec<f64>,
-    /// Per page, `ln L_p(λ_j)` for every grid point, page after page.
+    /// Per visited page, `ln L_p(λ_j)` for every grid point: one row per page, in the order
+    /// pages were first visited (only visited pages take memory).
     log_likelihood: Vec<f64>,
-    /// Per page, whether any visit informed its likelihood.
-    visited: Vec<bool>,
+    /// Per page, its row in `log_likelihood`, or [`NO_ROW`] while it was never visited.
+    row_of: Vec<u32>,
 }
+
+/// `row_of` of a page never visited.
+const NO_ROW: u32 = u32::MAX;
 
 impl RateMixture {
     /// A mixture for `pages` pages, starting (before any visit) from weights uniform over the
@@ -63,8 +69,8 @@ impl RateMixture {
         RateMixture {
             weights: start.clone(),
             start,
-            log_likelihood: vec![0.0; pages * rates.len()],
-            visited: vec![false; pages],
+            log_likelihood: Vec::new(),
+            row_of: vec![NO_ROW; pages],
             rates,
         }
     }
@@ -80,14 +86,13 @@ impl RateMixture {
     }
 
     pub fn pages(&self) -> usize {
-        self.visited.len()
+        self.row_of.len()
     }
 
     /// Makes room for pages `0..pages`, unvisited.
     pub fn grow(&mut self, pages: usize) {
-        if pages > self.visited.len() {
-            self.visited.resize(pages, false);
-            self.log_likelihood.resize(pages * self.rates.len(), 0.0);
+        if pages > self.row_of.len() {
+            self.row_of.resize(pages, NO_ROW);
         }
     }
 
@@ -96,23 +101,25 @@ impl RateMixture {
     pub fn observe(&mut self, page: usize, interval: f64, changed: bool) {
         self.grow(page + 1);
         let interval = interval.max(1.0);
-        let j0 = page * self.rates.len();
-        for (l, &rate) in self.log_likelihood[j0..j0 + self.rates.len()]
-            .iter_mut()
-            .zip(&self.rates)
-        {
+        let j = self.rates.len();
+        if self.row_of[page] == NO_ROW {
+            self.row_of[page] = (self.log_likelihood.len() / j) as u32;
+            self.log_likelihood
+                .resize(self.log_likelihood.len() + j, 0.0);
+        }
+        let j0 = self.row_of[page] as usize * j;
+        for (l, &rate) in self.log_likelihood[j0..j0 + j].iter_mut().zip(&self.rates) {
             *l += visit_log_likelihood(rate, interval, changed);
         }
-        self.visited[page] = true;
     }
 
     /// Re-estimates the prior weights from the visited pages (EM, warm-started).
     pub fn fit(&mut self) {
         let j = self.rates.len();
         // Each visited page's likelihood over the grid, scaled to a maximum of 1.
-        let likelihoods: Vec<f64> = (0..self.visited.len())
-            .filter(|&p| self.visited[p])
-            .flat_map(|p| scaled_likelihood(&self.log_likelihood[p * j..(p + 1) * j]))
+        let likelihoods: Vec<f64> = (0..self.row_of.len())
+            .filter_map(|p| self.row(p))
+            .flat_map(scaled_likelihood)
             .collect();
         let pages = likelihoods.len() / j;
         if pages == 0 {
@@ -143,13 +150,12 @@ impl RateMixture {
     /// visited), written into `out`.
     pub fn posterior_into(&self, page: usize, out: &mut Vec<f64>) {
         out.clear();
-        if !self.visited.get(page).copied().unwrap_or(false) {
+        let Some(row) = self.row(page) else {
             out.extend_from_slice(&self.weights);
             return;
-        }
-        let j = self.rates.len();
+        };
         out.extend(
-            scaled_likelihood(&self.log_likelihood[page * j..(page + 1) * j])
+            scaled_likelihood(row)
                 .zip(&self.weights)
                 .map(|(l, w)| l * w),
         );
@@ -163,7 +169,18 @@ impl RateMixture {
 
     /// Whether any visit informed `page`'s likelihood (otherwise its posterior is the prior).
     pub fn visited(&self, page: usize) -> bool {
-        self.visited.get(page).copied().unwrap_or(false)
+        self.row(page).is_some()
+    }
+
+    /// `page`'s log-likelihood row, once visited.
+    fn row(&self, page: usize) -> Option<&[f64]> {
+        let j = self.rates.len();
+        match self.row_of.get(page) {
+            Some(&r) if r != NO_ROW => {
+                Some(&self.log_likelihood[r as usize * j..(r as usize + 1) * j])
+            }
+            _ => None,
+        }
     }
 
     /// `E[f(λ)]` under the weights `posterior` (from [`RateMixture::posterior_into`]).
@@ -180,9 +197,9 @@ impl RateMixture {
     pub fn mean_rates(&self) -> Vec<f64> {
         let mut post = Vec::with_capacity(self.rates.len());
         let prior_mean = self.expectation(&self.weights, |r| r);
-        (0..self.visited.len())
+        (0..self.row_of.len())
             .map(|p| {
-                if self.visited[p] {
+                if self.visited(p) {
                     self.posterior_into(p, &mut post);
                     self.expectation(&post, |r| r)
                 } else {
