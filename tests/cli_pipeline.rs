@@ -557,6 +557,8 @@ fn policies_describe_themselves_and_params_reach_every_command() {
         mixture["params"]
     );
     assert_eq!(pooled["params"]["rates"], "pooled");
+    assert_eq!(pooled["label"], "user-centric (ΔQ̄ whittle, rates pooled)");
+    assert_eq!(mixture["label"], "user-centric (ΔQ̄ whittle)");
     for run in [&mixture, &pooled] {
         assert!(run["per_unit"]
             .as_array()

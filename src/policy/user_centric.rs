@@ -671,9 +671,16 @@ impl RefreshPolicy for UserCentric {
             .active
             .or(self.estimator)
             .map_or("default", Estimator::as_str);
+        // A non-default rate model is named, so that two runs differing only in it are told
+        // apart in tables and chart legends.
+        let rates = if self.rate_model == RateModel::default() {
+            String::new()
+        } else {
+            format!(", rates {}", self.rate_model.as_str())
+        };
         match self.window {
-            Some(w) => format!("user-centric (ΔQ̄ {estimator}, W = {w})"),
-            None => format!("user-centric (ΔQ̄ {estimator})"),
+            Some(w) => format!("user-centric (ΔQ̄ {estimator}, W = {w}{rates})"),
+            None => format!("user-centric (ΔQ̄ {estimator}{rates})"),
         }
     }
 
@@ -935,6 +942,8 @@ mod tests {
         assert!(uc.settings().get("rates").is_none());
         let pooled = UserCentric::new(None).with_rate_model(RateModel::Pooled);
         assert_eq!(pooled.settings()["rates"], "pooled");
+        assert_eq!(pooled.label(), "user-centric (ΔQ̄ default, rates pooled)");
+        assert_eq!(uc.label(), "user-centric (ΔQ̄ whittle)");
     }
 
     #[test]
@@ -1073,7 +1082,7 @@ mod tests {
             .with_estimator(Some(Estimator::ChangeGain))
             .with_rate_model(RateModel::Pooled);
         uc.prepare(&ctx);
-        assert_eq!(uc.label(), "user-centric (ΔQ̄ change-gain)");
+        assert_eq!(uc.label(), "user-centric (ΔQ̄ change-gain, rates pooled)");
         // Before any visit every page has the prior rate ln 2 / τ and no gain.
         let rates = uc.change_rates();
         for r in &rates {
