@@ -524,22 +524,8 @@ fn policies_describe_themselves_and_params_reach_every_command() {
     assert_eq!(a["label"], "sbr (θ = 0.3)");
     assert_eq!(b["theta"], 0.3);
     assert_eq!(b["params"]["replan_every"], 4);
-    let uc = simulate(&[
-        "--policy",
-        "user-centric",
-        "--budget",
-        "4",
-        "--mode",
-        "online",
-        "--param",
-        "estimator=pooled",
-    ]);
-    assert_eq!(uc["uc_estimator"], "pooled");
-    assert_eq!(uc["label"], "user-centric (ΔQ̄ pooled)");
-    // The online change-rate model: the site's distribution of rates by default, the pooled
-    // point estimate by name; both spend the budget and the choice is reported.
-    let rates = |model: Option<&str>| {
-        let param = model.map(|m| format!("rates={m}"));
+    // Online user-centric at B = 4, with one `--param` or none.
+    let online_uc = |param: Option<&str>| {
         let mut args = vec![
             "--policy",
             "user-centric",
@@ -548,10 +534,19 @@ fn policies_describe_themselves_and_params_reach_every_command() {
             "--mode",
             "online",
         ];
-        if let Some(p) = &param {
-            args.extend(["--param", p.as_str()]);
+        if let Some(p) = param {
+            args.extend(["--param", p]);
         }
         simulate(&args)
+    };
+    let uc = online_uc(Some("estimator=pooled"));
+    assert_eq!(uc["uc_estimator"], "pooled");
+    assert_eq!(uc["label"], "user-centric (ΔQ̄ pooled)");
+    // The online change-rate model: the site's distribution of rates by default, the pooled
+    // point estimate by name; both spend the budget and the choice is reported.
+    let rates = |model: Option<&str>| {
+        let param = model.map(|m| format!("rates={m}"));
+        online_uc(param.as_deref())
     };
     let mixture = rates(None);
     let pooled = rates(Some("pooled"));

@@ -25,9 +25,11 @@
 //!
 //! Protocol: [`RateMixture::observe`] after each visit (any order), [`RateMixture::fit`] once
 //! before the posteriors are read (warm-started from the previous fit, so the estimate
-//! converges over the units), then [`RateMixture::expectation`] and friends. Deterministic: no
+//! converges over the units), then [`RateMixture::posterior`], [`RateMixture::expectation`]
+//! and friends. Each visited page's posterior is kept, recomputed by a fit and by a visit of
+//! that page, so reading it costs nothing however often a unit reads it. Deterministic: no
 //! randomness, a fixed number of EM iterations per fit, pages summed in page order. Memory: one
-//! `u32` per page and 41 `f64` per page visited at least once; a fit costs
+//! `u32` per page and 82 `f64` per page visited at least once (likelihood and posterior); a fit costs
 //! `O(visited pages × 41 × EM iterations)`.
 
 /// Rates of the grid other than 0: log-spaced from this many changes per unit…
@@ -53,7 +55,11 @@ pub struct RateMixture {
     /// Per visited page, `ln L_p(λ_j)` for every grid point: one row per page, in the order
     /// pages were first visited (only visited pages take memory).
     log_likelihood: Vec<f64>,
-    /// Per page, its row in `log_likelihood`, or [`NO_ROW`] while it was never visited.
+    /// Per visited page, its posterior weights under `weights`, in the rows of
+    /// `log_likelihood`.
+    posteriors: Vec<f64>,
+    /// Per page, its row in `log_likelihood` and `posteriors`, or [`NO_ROW`] while it was
+    /// never visited.
     row_of: Vec<u32>,
 }
 
@@ -70,6 +76,7 @@ impl RateMixture {
             weights: start.clone(),
             start,
             log_likelihood: Vec::new(),
+            posteriors: Vec::new(),
             row_of: vec![NO_ROW; pages],
             rates,
         }
@@ -83,10 +90,6 @@ impl RateMixture {
     /// The prior weights `π_j` of the last fit.
     pub fn weights(&self) -> &[f64] {
         &self.weights
-    }
-
-    pub fn pages(&self) -> usize {
-        self.row_of.len()
     }
 
     /// Makes room for pages `0..pages`, unvisited.
@@ -106,10 +109,36 @@ impl RateMixture {
             self.row_of[page] = (self.log_likelihood.len() / j) as u32;
             self.log_likelihood
                 .resize(self.log_likelihood.len() + j, 0.0);
+            self.posteriors.resize(self.posteriors.len() + j, 0.0);
         }
-        let j0 = self.row_of[page] as usize * j;
-        for (l, &rate) in self.log_likelihood[j0..j0 + j].iter_mut().zip(&self.rates) {
+        let row = self.row_of[page] as usize;
+        for (l, &rate) in self.log_likelihood[row * j..(row + 1) * j]
+            .iter_mut()
+            .zip(&self.rates)
+        {
             *l += visit_log_likelihood(rate, interval, changed);
+        }
+        self.update_posterior(row);
+    }
+
+    /// Recomputes the posterior of row `row`: `π_j · L(λ_j)`, normalised (the prior when the
+    /// likelihood rules out every rate the prior allows).
+    fn update_posterior(&mut self, row: usize) {
+        let j = self.rates.len();
+        let likelihood = &self.log_likelihood[row * j..(row + 1) * j];
+        let out = &mut self.posteriors[row * j..(row + 1) * j];
+        for ((o, l), w) in out
+            .iter_mut()
+            .zip(scaled_likelihood(likelihood))
+            .zip(&self.weights)
+        {
+            *o = l * w;
+        }
+        let total: f64 = out.iter().sum();
+        if total > 0.0 {
+            out.iter_mut().for_each(|w| *w /= total);
+        } else {
+            out.copy_from_slice(&self.weights);
         }
     }
 
@@ -125,6 +154,7 @@ impl RateMixture {
         if pages == 0 {
             return;
         }
+        debug_assert_eq!(pages * j, self.posteriors.len());
         let mut next = vec![0.0; j];
         for _ in 0..EM_ITERATIONS {
             next.iter_mut()
@@ -144,46 +174,41 @@ impl RateMixture {
                 .zip(&next)
                 .for_each(|(w, n)| *w = n / sum);
         }
+        for row in 0..pages {
+            self.update_posterior(row);
+        }
     }
 
     /// The posterior weights of `page`'s rate over the grid (the prior for a page never
-    /// visited), written into `out`.
-    pub fn posterior_into(&self, page: usize, out: &mut Vec<f64>) {
-        out.clear();
-        let Some(row) = self.row(page) else {
-            out.extend_from_slice(&self.weights);
-            return;
-        };
-        out.extend(
-            scaled_likelihood(row)
-                .zip(&self.weights)
-                .map(|(l, w)| l * w),
-        );
-        let total: f64 = out.iter().sum();
-        if total > 0.0 {
-            out.iter_mut().for_each(|w| *w /= total);
-        } else {
-            out.clone_from(&self.weights);
+    /// visited).
+    pub fn posterior(&self, page: usize) -> &[f64] {
+        match self.row_index(page) {
+            Some(r) => &self.posteriors[r * self.rates.len()..(r + 1) * self.rates.len()],
+            None => &self.weights,
         }
     }
 
     /// Whether any visit informed `page`'s likelihood (otherwise its posterior is the prior).
     pub fn visited(&self, page: usize) -> bool {
-        self.row(page).is_some()
+        self.row_index(page).is_some()
+    }
+
+    /// `page`'s row, once visited.
+    fn row_index(&self, page: usize) -> Option<usize> {
+        match self.row_of.get(page) {
+            Some(&r) if r != NO_ROW => Some(r as usize),
+            _ => None,
+        }
     }
 
     /// `page`'s log-likelihood row, once visited.
     fn row(&self, page: usize) -> Option<&[f64]> {
         let j = self.rates.len();
-        match self.row_of.get(page) {
-            Some(&r) if r != NO_ROW => {
-                Some(&self.log_likelihood[r as usize * j..(r as usize + 1) * j])
-            }
-            _ => None,
-        }
+        self.row_index(page)
+            .map(|r| &self.log_likelihood[r * j..(r + 1) * j])
     }
 
-    /// `E[f(λ)]` under the weights `posterior` (from [`RateMixture::posterior_into`]).
+    /// `E[f(λ)]` under the weights `posterior` (from [`RateMixture::posterior`]).
     pub fn expectation(&self, posterior: &[f64], f: impl Fn(f64) -> f64) -> f64 {
         posterior
             .iter()
@@ -195,13 +220,11 @@ impl RateMixture {
 
     /// The posterior mean rate of every page.
     pub fn mean_rates(&self) -> Vec<f64> {
-        let mut post = Vec::with_capacity(self.rates.len());
         let prior_mean = self.expectation(&self.weights, |r| r);
         (0..self.row_of.len())
             .map(|p| {
                 if self.visited(p) {
-                    self.posterior_into(p, &mut post);
-                    self.expectation(&post, |r| r)
+                    self.expectation(self.posterior(p), |r| r)
                 } else {
                     prior_mean
                 }
@@ -262,9 +285,7 @@ mod tests {
         assert!(m.rates().windows(2).all(|w| w[0] < w[1]));
         assert!((m.weights().iter().sum::<f64>() - 1.0).abs() < 1e-12);
         // An unvisited page's posterior is the prior.
-        let mut post = Vec::new();
-        m.posterior_into(1, &mut post);
-        assert_eq!(post, m.weights());
+        assert_eq!(m.posterior(1), m.weights());
     }
 
     #[test]
@@ -272,14 +293,10 @@ mod tests {
         let mut m = RateMixture::new(3);
         m.observe(0, 4.0, true);
         m.observe(1, 4.0, false);
-        let mut post = Vec::new();
-        m.posterior_into(0, &mut post);
-        assert_eq!(post[0], 0.0);
-        let changed = m.expectation(&post, |r| r);
-        m.posterior_into(1, &mut post);
-        let unchanged = m.expectation(&post, |r| r);
-        m.posterior_into(2, &mut post);
-        let prior = m.expectation(&post, |r| r);
+        assert_eq!(m.posterior(0)[0], 0.0);
+        let changed = m.expectation(m.posterior(0), |r| r);
+        let unchanged = m.expectation(m.posterior(1), |r| r);
+        let prior = m.expectation(m.posterior(2), |r| r);
         assert!(
             unchanged < prior && prior < changed,
             "{unchanged} {prior} {changed}"

@@ -530,19 +530,18 @@ impl UserCentric {
     /// Per page, `f(λ_p, t − LR(p))`: at its point rate `rates[p]`, or under the mixture the
     /// expectation over its posterior.
     fn over_rates(&self, unit: Unit, rates: &[f64], f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
-        let elapsed = |p: usize| unit.saturating_sub(self.last_refresh[p]) as f64;
         let Some(m) = &self.mixture else {
-            return (0..rates.len()).map(|p| f(rates[p], elapsed(p))).collect();
+            return (0..rates.len())
+                .map(|p| f(rates[p], self.elapsed(unit, p)))
+                .collect();
         };
         // Unvisited pages share the prior: one expectation per distinct wait.
         let mut prior_at: std::collections::HashMap<u64, f64> = Default::default();
-        let mut post = Vec::new();
         (0..rates.len())
             .map(|p| {
-                let k = elapsed(p);
+                let k = self.elapsed(unit, p);
                 if m.visited(p) {
-                    m.posterior_into(p, &mut post);
-                    m.expectation(&post, |r| f(r, k))
+                    m.expectation(m.posterior(p), |r| f(r, k))
                 } else {
                     *prior_at
                         .entry(k.to_bits())
@@ -550,6 +549,11 @@ impl UserCentric {
                 }
             })
             .collect()
+    }
+
+    /// Units since `page`'s last refresh, at `unit`.
+    fn elapsed(&self, unit: Unit, page: usize) -> f64 {
+        unit.saturating_sub(self.last_refresh[page]) as f64
     }
 
     /// Per page, the probability that it changed since its last refresh.
@@ -590,10 +594,7 @@ impl UserCentric {
         let gains = self.gains_given_change();
         if self.mixture.is_none() {
             return (0..rates.len())
-                .map(|p| {
-                    let elapsed = unit.saturating_sub(self.last_refresh[p]) as f64;
-                    value(gains[p], rates[p], elapsed)
-                })
+                .map(|p| value(gains[p], rates[p], self.elapsed(unit, p)))
                 .collect();
         }
         self.over_rates(unit, rates, |rate, elapsed| value(1.0, rate, elapsed))
