@@ -102,6 +102,91 @@ pub struct ForwardIndex {
     tfs: Vec<Vec<u32>>,
     /// Indexed by page id: number of present pages whose copy links to it.
     inlinks: Vec<u32>,
+    /// The pages whose copy changed, in order (see [`EditMark`]).
+    journal: EditJournal,
+}
+
+/// Where an index stands in its history of edits ([`ForwardIndex::edit_mark`]): a reader
+/// that derived something from the index at this mark can later ask which pages changed since
+/// ([`ForwardIndex::edits_since`]) and bring only those up to date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EditMark {
+    lineage: u64,
+    position: usize,
+}
+
+/// The history behind [`EditMark`]s: one entry per page edit.
+///
+/// Guarantees: within one lineage, `pages[m.position..]` lists every page whose copy changed
+/// after mark `m` (perhaps more than once). A clone starts a new lineage (the two indexes
+/// diverge from there, so a mark of the one says nothing of the other), as does a journal
+/// grown to [`EDIT_JOURNAL_CAP`] entries (it is cleared: memory stays bounded; readers then
+/// re-derive everything once). The history is not content: two indexes with the same copies
+/// are equal whatever their journals.
+#[derive(Debug)]
+struct EditJournal {
+    lineage: u64,
+    pages: Vec<PageId>,
+}
+
+/// Entries a journal keeps before it starts a new lineage (4 MiB of page ids).
+const EDIT_JOURNAL_CAP: usize = 1 << 20;
+
+/// Lineages are process-wide, so marks of different indexes never match.
+fn next_lineage() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Default for EditJournal {
+    fn default() -> Self {
+        EditJournal {
+            lineage: next_lineage(),
+            pages: Vec::new(),
+        }
+    }
+}
+
+impl Clone for EditJournal {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for EditJournal {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl EditJournal {
+    fn record(&mut self, page: PageId) {
+        if self.pages.len() >= EDIT_JOURNAL_CAP {
+            *self = Self::default();
+        }
+        self.pages.push(page);
+    }
+}
+
+/// Query terms up to this many are intersected with buffers on the stack.
+const INLINE_TERMS: usize = 8;
+
+/// Postings a probe steps through one by one before galloping: in the dense lists of common
+/// terms the next match is usually a few postings ahead, where a linear step beats the
+/// mispredicted branches of a binary search.
+const LINEAR_PROBES: usize = 4;
+
+/// Advances `from` to the first index of `list` (ascending) holding a value `>= target`:
+/// [`LINEAR_PROBES`] linear steps, then [`gallop`].
+#[inline]
+fn seek(list: &[PageId], from: usize, target: PageId) -> usize {
+    let end = (from + LINEAR_PROBES).min(list.len());
+    for (i, &p) in list[from..end].iter().enumerate() {
+        if p >= target {
+            return from + i;
+        }
+    }
+    gallop(list, end, target)
 }
 
 /// Advances `from` to the first index of `list` (ascending) holding a value `>= target`
@@ -172,6 +257,28 @@ impl ForwardIndex {
         f
     }
 
+    /// This index's place in its history of edits (see [`EditMark`]).
+    pub fn edit_mark(&self) -> EditMark {
+        EditMark {
+            lineage: self.journal.lineage,
+            position: self.journal.pages.len(),
+        }
+    }
+
+    /// The pages whose copy was set or removed since `mark` (ascending, distinct; a page set
+    /// to an equal copy is listed too), or `None` when `mark` is not of this index's lineage
+    /// (another index, a clone, a cleared journal): then everything derived at `mark` must be
+    /// derived again.
+    pub fn edits_since(&self, mark: EditMark) -> Option<Vec<PageId>> {
+        if mark.lineage != self.journal.lineage || mark.position > self.journal.pages.len() {
+            return None;
+        }
+        let mut pages = self.journal.pages[mark.position..].to_vec();
+        pages.sort_unstable();
+        pages.dedup();
+        Some(pages)
+    }
+
     /// The copy of `page`, if present.
     pub fn doc(&self, page: PageId) -> Option<&ForwardDoc> {
         self.docs.get(page as usize).and_then(Option::as_ref)
@@ -212,30 +319,76 @@ impl ForwardIndex {
     /// Calls `f(page, tfs)` for every page containing every term of `terms`, ascending, with
     /// `tfs[i]` the page's frequency of `terms[i]`. Nothing for an empty query.
     ///
-    /// Intersects the posting lists, driving from the shortest and galloping through the
-    /// others, so a conjunctive list costs about `|shortest| · Σ log(gap)` and a single-term
-    /// list is a plain scan.
-    fn for_each_match(&self, terms: &[TermId], mut f: impl FnMut(PageId, &[u32])) {
-        let lists: Vec<(&[PageId], &[u32])> = terms.iter().map(|&t| self.postings(t)).collect();
-        let Some(driver) = (0..lists.len()).min_by_key(|&i| lists[i].0.len()) else {
-            return;
-        };
-        let mut tfs = vec![0u32; terms.len()];
-        if lists.len() == 1 {
-            for (&page, &tf) in lists[0].0.iter().zip(lists[0].1) {
-                tfs[0] = tf;
-                f(page, &tfs);
-            }
-            return;
-        }
-        let mut cursors = vec![0usize; lists.len()];
-        'pages: for (&page, &tf) in lists[driver].0.iter().zip(lists[driver].1) {
-            for (i, &(pages, freqs)) in lists.iter().enumerate() {
-                if i == driver {
-                    tfs[i] = tf;
-                    continue;
+    /// Intersects the posting lists, driving from the shortest and probing the others from the
+    /// next shortest up (a page missing from a rare term is rejected first); each probe steps
+    /// linearly a few postings, then gallops ([`seek`]), so a conjunctive list costs about
+    /// `|shortest| · Σ min(gap, log gap)` and a single-term list is a plain scan. Queries of up
+    /// to [`INLINE_TERMS`] terms intersect without allocating: this runs for every workload
+    /// query at every evaluation.
+    pub(crate) fn for_each_match(&self, terms: &[TermId], mut f: impl FnMut(PageId, &[u32])) {
+        match terms.len() {
+            0 => {}
+            1 => {
+                let (pages, freqs) = self.postings(terms[0]);
+                for (&page, &tf) in pages.iter().zip(freqs) {
+                    f(page, &[tf]);
                 }
-                let at = gallop(pages, cursors[i], page);
+            }
+            n if n <= INLINE_TERMS => {
+                let mut lists: [(&[PageId], &[u32]); INLINE_TERMS] = [(&[], &[]); INLINE_TERMS];
+                let mut probe_order = [0usize; INLINE_TERMS];
+                let mut cursors = [0usize; INLINE_TERMS];
+                let mut tfs = [0u32; INLINE_TERMS];
+                self.intersect(
+                    terms,
+                    &mut lists[..n],
+                    &mut probe_order[..n],
+                    &mut cursors[..n],
+                    &mut tfs[..n],
+                    f,
+                );
+            }
+            n => {
+                let mut lists: Vec<(&[PageId], &[u32])> = vec![(&[], &[]); n];
+                self.intersect(
+                    terms,
+                    &mut lists,
+                    &mut vec![0; n],
+                    &mut vec![0; n],
+                    &mut vec![0; n],
+                    f,
+                );
+            }
+        }
+    }
+
+    /// The intersection of [`for_each_match`](Self::for_each_match) over caller-provided
+    /// buffers, one slot per term.
+    fn intersect<'s>(
+        &'s self,
+        terms: &[TermId],
+        lists: &mut [(&'s [PageId], &'s [u32])],
+        probe_order: &mut [usize],
+        cursors: &mut [usize],
+        tfs: &mut [u32],
+        mut f: impl FnMut(PageId, &[u32]),
+    ) {
+        for (list, &t) in lists.iter_mut().zip(terms) {
+            *list = self.postings(t);
+        }
+        for (slot, i) in probe_order.iter_mut().enumerate() {
+            *i = slot;
+        }
+        cursors.fill(0);
+        // Stable: among lists of equal length the earlier term drives, as before.
+        probe_order.sort_by_key(|&i| lists[i].0.len());
+        let driver = probe_order[0];
+        let (driver_pages, driver_freqs) = lists[driver];
+        'pages: for (&page, &tf) in driver_pages.iter().zip(driver_freqs) {
+            tfs[driver] = tf;
+            for &i in &probe_order[1..] {
+                let (pages, freqs) = lists[i];
+                let at = seek(pages, cursors[i], page);
                 cursors[i] = at;
                 if at == pages.len() {
                     break 'pages;
@@ -245,7 +398,7 @@ impl ForwardIndex {
                 }
                 tfs[i] = freqs[at];
             }
-            f(page, &tfs);
+            f(page, tfs);
         }
     }
 
@@ -312,6 +465,31 @@ impl ForwardIndex {
         });
     }
 
+    /// [`for_each_scored`](Self::for_each_scored) over the result list of `terms` as
+    /// [`for_each_match`](Self::for_each_match) gave it for this index's current copies:
+    /// `pages` ascending and, per page, `terms.len()` frequencies in `tfs` (in `terms` order).
+    /// The same calls, bit for bit, without intersecting the posting lists again.
+    pub fn for_each_scored_in(
+        &self,
+        scorer: &dyn Scorer,
+        terms: &[TermId],
+        pages: &[PageId],
+        tfs: &[u32],
+        mut f: impl FnMut(PageId, Score, u64),
+    ) {
+        let weight = scorer.weight(self, terms);
+        let width = terms.len();
+        debug_assert_eq!(tfs.len(), pages.len() * width);
+        for (&p, page_tfs) in pages.iter().zip(tfs.chunks_exact(width.max(1))) {
+            let i = p as usize;
+            f(
+                p,
+                weight.score_tfs(p, page_tfs, self.lengths[i]),
+                self.url_hashes[i],
+            );
+        }
+    }
+
     /// Scores of the result list of `terms` at the given 1-based `ranks` (ascending, each
     /// within `1..=len`), with the list's length: what a score-to-rank fit reads. Equal to
     /// indexing [`ranked_scores`](Self::ranked_scores), but by successive selections rather
@@ -366,6 +544,7 @@ impl ForwardIndex {
     /// page's common terms, whose posting lists are the longest, so a change costs what it
     /// changes instead of two shifts of every one of the page's lists.
     pub fn put(&mut self, page: PageId, doc: ForwardDoc) {
+        self.journal.record(page);
         let i = page as usize;
         if self.docs.len() <= i {
             self.docs.resize(i + 1, None);
@@ -501,6 +680,7 @@ impl ForwardIndex {
                 self.lengths.resize(i + 1, DocLength::default());
                 self.url_hashes.resize(i + 1, 0);
             }
+            self.journal.record(page);
             let old = self.docs[i].take();
             if let Some(old) = &old {
                 self.num_docs -= 1;
@@ -592,6 +772,7 @@ impl ForwardIndex {
     /// Removes the copy of `page`, returning it (no-op when absent).
     pub fn remove(&mut self, page: PageId) -> Option<ForwardDoc> {
         let doc = self.docs.get_mut(page as usize)?.take()?;
+        self.journal.record(page);
         self.num_docs -= 1;
         self.total_tokens -= u64::from(doc.terms.length);
         self.lengths[page as usize] = DocLength::default();

@@ -26,7 +26,9 @@ pub(crate) mod testutil;
 
 use std::path::PathBuf;
 
-pub use forward::{rank_key, rank_order, score_of_rank_key, ForwardDoc, ForwardIndex, Ranked};
+pub use forward::{
+    rank_key, rank_order, score_of_rank_key, EditMark, ForwardDoc, ForwardIndex, Ranked,
+};
 pub use hook::{NullSink, RecordingSink, ScoreShift, ShiftSink, WorkloadTerms};
 pub use live::LiveScores;
 pub use repository::{forward_at, ApplyReport, PageUpdate, Repository, MAX_SEGMENTS};

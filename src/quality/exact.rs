@@ -40,6 +40,7 @@ use crate::index::{
 };
 use crate::text::TermId;
 
+use super::match_lists::{Edits, MatchLists, QueryMatches};
 use super::viewing::ViewingLikelihood;
 use super::SearchQuality;
 
@@ -124,20 +125,30 @@ impl LiveTruth {
     ) -> (Self, Option<ScoresAtRanks>) {
         let forward = live.forward();
         let table = likelihood_table(likelihood, forward.num_docs() as usize);
-        memory.fit(queries.len());
+        let terms: Vec<&[TermId]> = queries.iter().map(|q| q.terms.as_slice()).collect();
+        let edits = memory.prepare(forward, &terms);
         type Ranked = Option<(usize, Vec<Score>)>;
         let lists: Vec<(LiveList, f64, Ranked)> = queries
             .par_iter()
             .zip(memory.orders.par_iter_mut())
-            .map(|(q, order)| {
+            .zip(memory.matches.lists.par_iter_mut())
+            .enumerate()
+            .map(|(qi, ((q, order), matches))| {
                 SCRATCH.with(|cell| {
                     let scratch = &mut *cell.borrow_mut();
                     let mut by_page: Vec<(PageId, Score)> = Vec::new();
                     scratch.rank(order, |list| {
-                        forward.for_each_scored(live.scorer(), &q.terms, |p, s, h| {
-                            by_page.push((p, s));
-                            list.push(p, rank_key(s, h, p), s);
-                        })
+                        matches.for_each_scored(
+                            forward,
+                            live.scorer(),
+                            &q.terms,
+                            qi,
+                            &edits,
+                            |p, s, h| {
+                                by_page.push((p, s));
+                                list.push(p, rank_key(s, h, p), s);
+                            },
+                        )
                     });
                     let ideal: f64 = order
                         .iter()
@@ -197,18 +208,25 @@ impl LiveTruth {
 /// The memory is only a starting permutation: every list is still scored in full and sorted
 /// by the same total order ([`rank_key`]), so the ranking — and every metric — is the same
 /// bit for bit whatever the memory holds (stale, from another repository, or empty).
+///
+/// It also keeps each query's match list ([`MatchLists`]), patched with the pages edited since
+/// the last evaluation on the same index instead of intersecting posting lists again; the
+/// lists it reads are those of a fresh intersection, bit for bit, whatever it held.
 #[derive(Debug, Clone, Default)]
 pub struct RankMemory {
     /// Per query (by position): the pages of its last ranked list, best first.
     orders: Vec<Vec<PageId>>,
+    matches: MatchLists,
 }
 
 impl RankMemory {
-    /// One (possibly empty) order per query of a workload of `queries` queries.
-    fn fit(&mut self, queries: usize) {
-        if self.orders.len() != queries {
-            self.orders = vec![Vec::new(); queries];
+    /// One (possibly empty) order and match list per query of `queries`, and what `forward`
+    /// edited since the last evaluation.
+    fn prepare(&mut self, forward: &ForwardIndex, queries: &[&[TermId]]) -> Edits {
+        if self.orders.len() != queries.len() {
+            self.orders = vec![Vec::new(); queries.len()];
         }
+        self.matches.prepare(forward, queries)
     }
 
     /// For each list of `lists` (query terms; list `i` ranked from this memory's order `i`),
@@ -224,15 +242,17 @@ impl RankMemory {
         lists: &[&[TermId]],
         ranks: impl Fn(usize) -> Vec<usize> + Sync,
     ) -> Vec<(usize, Vec<Score>)> {
-        self.fit(lists.len());
+        let edits = self.prepare(forward, lists);
         lists
             .par_iter()
             .zip(self.orders.par_iter_mut())
-            .map(|(terms, order)| {
+            .zip(self.matches.lists.par_iter_mut())
+            .enumerate()
+            .map(|(qi, ((terms, order), matches))| {
                 SCRATCH.with(|cell| {
                     let scratch = &mut *cell.borrow_mut();
                     scratch.rank(order, |list| {
-                        forward.for_each_scored(scorer, terms, |p, s, h| {
+                        matches.for_each_scored(forward, scorer, terms, qi, &edits, |p, s, h| {
                             list.push(p, rank_key(s, h, p), s)
                         })
                     });
@@ -249,12 +269,14 @@ impl RankMemory {
 
     /// Approximate heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        self.orders
+        let orders: usize = self
+            .orders
             .iter()
             .map(|o| {
                 o.capacity() * std::mem::size_of::<PageId>() + std::mem::size_of::<Vec<PageId>>()
             })
-            .sum()
+            .sum();
+        orders + self.matches.memory_bytes()
     }
 }
 
@@ -569,15 +591,22 @@ pub fn evaluate_and_rank(
         at_ranks: Option<(usize, Vec<Score>)>,
     }
     let table = likelihood_table(likelihood, repository.num_docs() as usize);
-    memory.fit(queries.len());
+    let terms: Vec<&[TermId]> = queries.iter().map(|q| q.terms.as_slice()).collect();
+    let edits = memory.prepare(repository, &terms);
     let per_query: Vec<PerQuery> = queries
         .par_iter()
         .zip(memory.orders.par_iter_mut())
+        .zip(memory.matches.lists.par_iter_mut())
         .enumerate()
-        .map(|(qi, (q, order))| {
+        .map(|(qi, ((q, order), matches))| {
             let live = &truth.lists[qi];
-            let (absolute, at_ranks) =
-                ranked_with_live_credit(repository, scorer, q, live, &table, order, ranks);
+            let ranking = ListRanking {
+                repository,
+                scorer,
+                query: (qi, q),
+                kept: Some((matches, &edits)),
+            };
+            let (absolute, at_ranks) = ranked_with_live_credit(ranking, live, &table, order, ranks);
             let top = &order[..order.len().min(TOP_K)];
             let fresh_top: Vec<bool> = top.iter().map(|&p| is_fresh(p)).collect();
             let fresh = (!top.is_empty())
@@ -671,19 +700,23 @@ pub fn evaluate_and_rank(
 /// With `ranks`, also the list's repository scores at the 1-based ranks `ranks(len)` (what a
 /// score-to-rank fit reads; see [`ScoresAtRanks`]).
 fn ranked_with_live_credit(
-    repository: &ForwardIndex,
-    scorer: &dyn Scorer,
-    q: &MetricQuery,
+    ranking: ListRanking<'_>,
     live: &LiveList,
     table: &LikelihoodTable<'_>,
     order: &mut Vec<PageId>,
     ranks: Option<&RanksWanted>,
 ) -> (f64, Option<(usize, Vec<Score>)>) {
+    let ListRanking {
+        repository,
+        scorer,
+        query: (qi, q),
+        kept,
+    } = ranking;
     SCRATCH.with(|cell| {
         let scratch = &mut *cell.borrow_mut();
         scratch.rank(order, |list| {
             let mut j = 0;
-            repository.for_each_scored(scorer, &q.terms, |page, score, url_hash| {
+            let push = |page: PageId, score: Score, url_hash: u64| {
                 // Both lists ascend by page and mostly hold the same pages: a linear merge
                 // (O(n + m) per list) rather than a binary search per page.
                 while live.by_page.get(j).is_some_and(|&(p, _)| p < page) {
@@ -694,7 +727,13 @@ fn ranked_with_live_credit(
                     _ => 0.0,
                 };
                 list.push(page, rank_key(score, url_hash, page), live_score);
-            });
+            };
+            match kept {
+                Some((matches, edits)) => {
+                    matches.for_each_scored(repository, scorer, &q.terms, qi, edits, push)
+                }
+                None => repository.for_each_scored(scorer, &q.terms, push),
+            }
         });
         let credit = order
             .iter()
@@ -704,6 +743,15 @@ fn ranked_with_live_credit(
         let at_ranks = ranks.map(|ranks| scratch.scores_at_ranks(order, ranks));
         (credit, at_ranks)
     })
+}
+
+/// One repository list to rank: query number `query.0`, from its kept match list brought up
+/// to date with the edits of this evaluation, or (`kept: None`) from the posting lists.
+struct ListRanking<'a> {
+    repository: &'a ForwardIndex,
+    scorer: &'a dyn Scorer,
+    query: (usize, &'a MetricQuery),
+    kept: Option<(&'a mut QueryMatches, &'a Edits)>,
 }
 
 /// The 1-based ranks of a list of a given length that a score-to-rank fit reads (ascending,
@@ -739,8 +787,13 @@ pub fn absolute_quality_of(
             let q = &queries[qi];
             let mut order = Vec::new();
             let live = &truth.lists[qi];
-            let (credit, _) =
-                ranked_with_live_credit(repository, scorer, q, live, &table, &mut order, None);
+            let ranking = ListRanking {
+                repository,
+                scorer,
+                query: (qi, q),
+                kept: None,
+            };
+            let (credit, _) = ranked_with_live_credit(ranking, live, &table, &mut order, None);
             q.frequency * credit
         })
         .sum()

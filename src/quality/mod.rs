@@ -7,11 +7,13 @@
 //! * [`search_quality`]: the (quality, fresh@10, MAP@10) triple every output reports.
 //! * [`multi_term`]: the ΔQ_A estimate over the workload queries as issued (beyond the paper).
 //! * [`exact_delta`]: the exact ΔQ_A of one refresh under the evaluated metric.
-//! * [`exact`]: the exact metrics (Eq. 5 quality, top-10 freshness, MAP@10); [`trec`]: export.
+//! * [`exact`]: the exact metrics (Eq. 5 quality, top-10 freshness, MAP@10), whose evaluations
+//!   keep each query's match list up to date ([`match_lists`]); [`trec`]: export.
 
 pub mod estimate;
 pub mod exact;
 pub mod exact_delta;
+pub(crate) mod match_lists;
 pub mod measure;
 pub mod multi_term;
 pub mod score_rank;
