@@ -17,9 +17,11 @@
 //! # Cost
 //!
 //! Nothing is computed until a policy (or the judge) asks: the graph, the directory groups and
-//! the PageRank are built on first use and cached until the held copies change (the end of a
-//! unit that fetched a new copy, found a page gone, or crawled a new page; the directory groups
-//! only when a page gained or lost its copy). A recomputed
+//! the PageRank are built on first use and cached until what they are computed from changes:
+//! the graph and PageRank when a page gained or lost its copy or a new copy's out-links differ
+//! from the old one's (the end of a unit that fetched such a copy, found a page gone, or
+//! crawled a new page); the directory groups only when a page gained or lost its copy. A
+//! recomputed
 //! PageRank starts from the previous one (warm start), which cuts its steps several-fold when
 //! few copies changed. URLs are parsed into host and directory on first use, per page.
 //!
@@ -96,6 +98,15 @@ impl Directories {
     }
 }
 
+/// What a change of held copies changed ([`KnowledgeCache::held_changed`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HeldChange {
+    /// A page gained or lost its copy.
+    pub pages: bool,
+    /// A held copy's out-links differ from the copy it replaced.
+    pub links: bool,
+}
+
 /// The caches behind [`CrawlKnowledge`], kept in the [`CrawlState`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct KnowledgeCache {
@@ -118,15 +129,19 @@ impl KnowledgeCache {
         }
     }
 
-    /// The held copies changed (`set_changed`: a page gained or lost its copy): drop what was
-    /// computed from them. The directory groups depend on the set of held pages only.
-    pub(crate) fn held_changed(&mut self, set_changed: bool) {
-        self.graph.take();
-        if set_changed {
+    /// The held copies changed: drop what was computed from what changed. The directory
+    /// groups depend on the set of held pages only; the link graph and its PageRank on that
+    /// set and the held copies' out-links, so a new copy with the links of the old one keeps
+    /// them (a PageRank recomputed for an unchanged graph would only drift in its last bits).
+    pub(crate) fn held_changed(&mut self, change: HeldChange) {
+        if change.pages {
             self.directories.take();
         }
-        if let Some(pr) = self.pagerank.take() {
-            self.previous_pagerank = Some(pr);
+        if change.pages || change.links {
+            self.graph.take();
+            if let Some(pr) = self.pagerank.take() {
+                self.previous_pagerank = Some(pr);
+            }
         }
     }
 

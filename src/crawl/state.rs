@@ -12,7 +12,7 @@ use crate::change::shingles::{shingle_change, shingles, DEFAULT_SHINGLE_WIDTH};
 use crate::corpus::{PageId, PageVersion, Unit};
 
 use super::frontier::{Frontier, FrontierPage};
-use super::knowledge::{CrawlKnowledge, KnowledgeCache};
+use super::knowledge::{CrawlKnowledge, HeldChange, KnowledgeCache};
 use super::Validator;
 
 /// The repository's copy of a page, with its shingle sketch computed on first use (kept with
@@ -157,14 +157,18 @@ impl CrawlState {
         let record = &mut self.pages[page as usize];
         let held_before = record.held.as_ref().map(|h| h.version.unit);
         let held_after = fetched.as_ref().map(|h| h.version.unit);
+        let links_before = record.held.as_ref().map(|h| &h.version.links);
+        let links_changed = links_before != fetched.as_ref().map(|h| &h.version.links);
         record.gone = fetched.is_none();
         record.held = fetched;
         record.last_refresh = unit;
         record.visits += 1;
         record.changes += u32::from(changed);
         if held_before != held_after {
-            self.knowledge
-                .held_changed(held_before.is_none() || held_after.is_none());
+            self.knowledge.held_changed(HeldChange {
+                pages: held_before.is_none() || held_after.is_none(),
+                links: links_changed,
+            });
         }
         shingle
     }
@@ -193,7 +197,10 @@ impl CrawlState {
         record.held = Some(copy);
         record.gone = false;
         record.last_refresh = unit;
-        self.knowledge.held_changed(true);
+        self.knowledge.held_changed(HeldChange {
+            pages: true,
+            links: true,
+        });
     }
 
     /// Whether new pages wait in a frontier for the budget ([`super::NewPages::Frontier`]).
