@@ -168,19 +168,35 @@ pub struct FrequencyPlan {
     pub mu: f64,
 }
 
-/// The multiplier `μ` at which the frequencies `total(μ)` sum to `budget`, by bisection on
-/// `log μ` (the sum decreases in `μ`): from `highest` (the largest `c/λ`, above which nothing
-/// is refreshed) down, halving until the budget is exceeded, then to a relative width of 1e-13.
+/// The multiplier `μ` at which the frequencies `total(μ)` sum to `budget` (the sum decreases
+/// in `μ`, continuously): from `highest` (the largest `c/λ`, at and above which nothing is
+/// refreshed) down by factors of [`PRICE_STEP`] until the budget is exceeded, then by regula
+/// falsi on `log μ` ([`crate::optimise::falsi_log`]) to a relative width of 1e-13. Each
+/// evaluation of `total` solves every page's frequency, so the few evaluations of regula falsi
+/// (about ten on a smooth sum) replace bisection's sixty.
 fn price_spending(budget: f64, highest: f64, total: &mut dyn FnMut(f64) -> f64) -> f64 {
-    let (mut lo, hi) = (highest, highest);
-    while total(lo) < budget {
-        lo *= 0.5;
+    let (mut lo, mut hi) = (highest, highest);
+    let mut excess_lo = total(lo) - budget;
+    let mut excess_hi = excess_lo;
+    while excess_lo <= 0.0 {
         if lo < 1e-300 {
-            break;
+            return lo;
         }
+        (hi, excess_hi) = (lo, excess_lo);
+        lo /= PRICE_STEP;
+        excess_lo = total(lo) - budget;
     }
-    crate::optimise::bisect_log(lo, hi, 100, 1e-13, |mu| total(mu) > budget)
+    if lo == hi {
+        return hi;
+    }
+    crate::optimise::falsi_log((lo, excess_lo), (hi, excess_hi), 200, 1e-13, |mu| {
+        total(mu) - budget
+    })
 }
+
+/// How far [`price_spending`] lowers `μ` per step while it looks for a price that spends the
+/// budget: the bracket it hands regula falsi is at most this wide.
+const PRICE_STEP: f64 = 64.0;
 
 /// See [`FrequencyPlan`]. `lambdas` and `weights` are per page (same length).
 pub fn optimal_frequencies(lambdas: &[f64], weights: &[f64], budget: f64) -> FrequencyPlan {

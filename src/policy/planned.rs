@@ -113,6 +113,13 @@ pub struct Planner<M> {
 /// rare enough to keep a sweep over budgets and thresholds cheap.
 pub const DEFAULT_REPLAN_EVERY: u32 = 4;
 
+/// `value` with the last 24 of its 52 mantissa bits cleared (about 8 significant digits
+/// kept): values that differ only by the rounding of their computation compare equal (barring
+/// the rare pair straddling a boundary), and the order stays total.
+fn without_rounding_noise(value: f64) -> f64 {
+    f64::from_bits(value.to_bits() & !((1u64 << 24) - 1))
+}
+
 /// Golden-ratio phase of page `p` in `[0, 1)`: staggers pages of equal frequency so that they
 /// do not all want the same unit (a low-discrepancy sequence).
 fn golden_phase(p: usize) -> f64 {
@@ -307,9 +314,14 @@ impl<M: PageModel> Planner<M> {
             for &p in &chosen {
                 taken[p as usize] = true;
             }
+            // At the optimum every page with 0 < f < 1 has marginal value μ (the KKT
+            // condition), up to rounding: compared at full precision, the rounding would pick
+            // among them instead of the tie-breaks.
             let marginal = |p: usize| {
                 let (l, c) = self.params[p];
-                c * marginal_freshness(l, self.frequencies.get(p).copied().unwrap_or(0.0))
+                let value =
+                    c * marginal_freshness(l, self.frequencies.get(p).copied().unwrap_or(0.0));
+                without_rounding_noise(value)
             };
             let mut rest: Vec<usize> = (0..self.last_refresh.len())
                 .filter(|&p| !taken[p] && !self.observations[p].gone && known(p as PageId))

@@ -409,4 +409,29 @@ mod tests {
         }
         assert_eq!(assignment_cost(&inst, 1, &a), 0.0);
     }
+
+    /// Frequencies that spend the budget only up to the price search's tolerance (their sum a
+    /// hair above or below it) plan the same instances as the exact ones: largest remainders
+    /// give back what the scaling or a floor took.
+    #[test]
+    fn the_side_of_the_tolerance_does_not_change_the_plan() {
+        // Two saturated pages and three sharing the rest: quotas 10, 10, 5, 5, 10 of 40 slots.
+        let exact = [1.0, 1.0, 0.5, 0.5, 1.0];
+        let counts = |frequencies: &[f64]| {
+            let mut c = vec![0; frequencies.len()];
+            for i in plan_instances(frequencies, &[1.0; 5], &[0.0; 5], 1, 10, 4) {
+                c[i.page as usize] += 1;
+            }
+            c
+        };
+        let want = counts(&exact);
+        assert_eq!(want, vec![10, 10, 5, 5, 10]);
+        for relative in [1.0 + 3e-14, 1.0 - 3e-14] {
+            let off: Vec<f64> = exact
+                .iter()
+                .map(|&f: &f64| if f < 1.0 { f * relative } else { f })
+                .collect();
+            assert_eq!(counts(&off), want, "{relative}");
+        }
+    }
 }
