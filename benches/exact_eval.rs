@@ -13,7 +13,7 @@
 use refresher::crawl::SnapshotFetcher;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::{LiveWeb, PageId};
@@ -96,9 +96,19 @@ fn main() {
     let mut fast = Vec::new();
     // As a simulation run does: each side re-ranks its lists from their previous order.
     let (mut live_memory, mut repo_memory) = (RankMemory::default(), RankMemory::default());
+    // Where the fast path's time goes: building both indexes, advancing the live one, the live
+    // truths, the repository's evaluations.
+    let built = started.elapsed();
+    let (mut advancing, mut truths, mut evaluations) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     for unit in 0..units {
+        let step = Instant::now();
         live.advance_to(&corpus, unit);
+        advancing += step.elapsed();
+        let step = Instant::now();
         let truth = LiveTruth::compute_with(&mut live_memory, &live, queries, &likelihood);
+        truths += step.elapsed();
+        let step = Instant::now();
         let m = evaluate_with(
             &mut repo_memory,
             repo.forward(),
@@ -108,6 +118,7 @@ fn main() {
             &likelihood,
             &|p| fresh_at(p, unit),
         );
+        evaluations += step.elapsed();
         fast.push((m.search.quality, m.search.fresh_at_10, m.search.map_at_10));
     }
     let fast_time = started.elapsed();
@@ -191,6 +202,7 @@ fn main() {
         .fold(0.0, f64::max);
     let mean_q = fast.iter().map(|m| m.0).sum::<f64>() / fast.len() as f64;
     println!("exact evaluation of {units} units: forward indexes {fast_time:.2?}, naive tantivy {naive_time:.2?}");
+    println!("  forward indexes: build {built:.2?}, live advance {advancing:.2?}, live truths {truths:.2?}, repository evaluations {evaluations:.2?}");
     println!(
         "speed-up: {:.1}×",
         naive_time.as_secs_f64() / fast_time.as_secs_f64()
