@@ -138,17 +138,10 @@ impl LiveTruth {
                     let scratch = &mut *cell.borrow_mut();
                     let mut by_page: Vec<(PageId, Score)> = Vec::new();
                     scratch.rank(order, |list| {
-                        matches.for_each_scored(
-                            forward,
-                            live.scorer(),
-                            &q.terms,
-                            qi,
-                            &edits,
-                            |p, s, h| {
-                                by_page.push((p, s));
-                                list.push(p, rank_key(s, h, p), s);
-                            },
-                        )
+                        matches.for_each_scored(forward, live.scorer(), qi, &edits, |p, s, h| {
+                            by_page.push((p, s));
+                            list.push(p, rank_key(s, h, p), s);
+                        })
                     });
                     let ideal: f64 = order
                         .iter()
@@ -243,16 +236,15 @@ impl RankMemory {
         ranks: impl Fn(usize) -> Vec<usize> + Sync,
     ) -> Vec<(usize, Vec<Score>)> {
         let edits = self.prepare(forward, lists);
-        lists
-            .par_iter()
-            .zip(self.orders.par_iter_mut())
+        self.orders
+            .par_iter_mut()
             .zip(self.matches.lists.par_iter_mut())
             .enumerate()
-            .map(|(qi, ((terms, order), matches))| {
+            .map(|(qi, (order, matches))| {
                 SCRATCH.with(|cell| {
                     let scratch = &mut *cell.borrow_mut();
                     scratch.rank(order, |list| {
-                        matches.for_each_scored(forward, scorer, terms, qi, &edits, |p, s, h| {
+                        matches.for_each_scored(forward, scorer, qi, &edits, |p, s, h| {
                             list.push(p, rank_key(s, h, p), s)
                         })
                     });
@@ -730,7 +722,7 @@ fn ranked_with_live_credit(
             };
             match kept {
                 Some((matches, edits)) => {
-                    matches.for_each_scored(repository, scorer, &q.terms, qi, edits, push)
+                    matches.for_each_scored(repository, scorer, qi, edits, push)
                 }
                 None => repository.for_each_scored(scorer, &q.terms, push),
             }

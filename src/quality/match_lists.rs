@@ -31,8 +31,6 @@ pub(crate) struct MatchLists {
     /// terms past the end are in no query).
     term_offsets: Vec<u32>,
     term_queries: Vec<u32>,
-    /// The queries the term index was built for.
-    indexed: Vec<Vec<TermId>>,
 }
 
 /// What changed in an index since the lists' last evaluation, per query
@@ -68,11 +66,15 @@ impl MatchLists {
     /// Readies the lists for an evaluation of `queries` (by position) on `forward`: one list
     /// per query, and what was edited since the last evaluation.
     pub(crate) fn prepare(&mut self, forward: &ForwardIndex, queries: &[&[TermId]]) -> Edits {
-        if self.lists.len() != queries.len() {
-            self.lists.resize_with(queries.len(), QueryMatches::default);
+        let mut same_queries = self.lists.len() == queries.len();
+        self.lists.resize_with(queries.len(), QueryMatches::default);
+        for (list, &terms) in self.lists.iter_mut().zip(queries) {
+            if list.terms != terms {
+                list.terms = terms.to_vec();
+                list.mark = None;
+                same_queries = false;
+            }
         }
-        let same_queries = self.indexed.len() == queries.len()
-            && self.indexed.iter().zip(queries).all(|(a, b)| a == b);
         if !same_queries {
             self.index_terms(queries);
         }
@@ -126,7 +128,6 @@ impl MatchLists {
 
     /// Builds the term → multi-term queries index of `queries`.
     fn index_terms(&mut self, queries: &[&[TermId]]) {
-        self.indexed = queries.iter().map(|q| q.to_vec()).collect();
         let multi = || queries.iter().enumerate().filter(|(_, q)| q.len() > 1);
         let terms = multi()
             .flat_map(|(_, q)| q.iter())
@@ -180,24 +181,19 @@ pub(crate) struct QueryMatches {
 
 impl QueryMatches {
     /// Calls `f(page, score, url hash)` exactly as [`ForwardIndex::for_each_scored`] would
-    /// for query number `query` of the last [`MatchLists::prepare`] (which returned `edits`),
-    /// first bringing this list up to the index's state.
+    /// for query number `query` of the last [`MatchLists::prepare`] (which returned `edits`
+    /// and set this list's terms), first bringing this list up to the index's state.
     pub(crate) fn for_each_scored(
         &mut self,
         forward: &ForwardIndex,
         scorer: &dyn Scorer,
-        terms: &[TermId],
         query: usize,
         edits: &Edits,
         f: impl FnMut(PageId, Score, u64),
     ) {
-        if terms.len() < 2 {
-            forward.for_each_scored(scorer, terms, f);
+        if self.terms.len() < 2 {
+            forward.for_each_scored(scorer, &self.terms, f);
             return;
-        }
-        if self.terms != terms {
-            self.terms = terms.to_vec();
-            self.mark = None;
         }
         if self.mark != Some(edits.to) {
             if self.mark.is_some() && self.mark == edits.from {
@@ -207,7 +203,7 @@ impl QueryMatches {
             }
             self.mark = Some(edits.to);
         }
-        forward.for_each_scored_in(scorer, terms, &self.pages, &self.tfs, f);
+        forward.for_each_scored_in(scorer, &self.terms, &self.pages, &self.tfs, f);
     }
 
     /// The list from scratch: the intersection of the posting lists.
@@ -300,11 +296,10 @@ mod tests {
         lists
             .lists
             .iter_mut()
-            .zip(&terms)
             .enumerate()
-            .map(|(qi, (list, terms))| {
+            .map(|(qi, list)| {
                 let mut calls = Vec::new();
-                list.for_each_scored(forward, scorer, terms, qi, &edits, |p, s, h| {
+                list.for_each_scored(forward, scorer, qi, &edits, |p, s, h| {
                     calls.push((p, s.to_bits(), h))
                 });
                 calls
