@@ -708,7 +708,10 @@ impl ForwardIndex {
                 let new_term = new_counts.get(b).map(|&(t, _)| t);
                 match (old_term, new_term) {
                     (Some(o), Some(n)) if o == n => {
-                        self.set_posting_tf(o, page, new_counts[b].1);
+                        // Most terms of a changed page keep their count: skip the search.
+                        if old_counts[a].1 != new_counts[b].1 {
+                            self.set_posting_tf(o, page, new_counts[b].1);
+                        }
                         a += 1;
                         b += 1;
                     }

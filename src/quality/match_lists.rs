@@ -45,7 +45,7 @@ pub(crate) struct Edits {
     edited: Vec<bool>,
     /// Per query, offsets into `candidates`.
     offsets: Vec<u32>,
-    /// The edited pages whose current copy holds a term of the query, ascending per query.
+    /// The edited pages whose current copy holds every term of the query, ascending per query.
     candidates: Vec<PageId>,
 }
 
@@ -113,7 +113,19 @@ impl MatchLists {
             }
         }
         pairs.sort_unstable();
-        pairs.dedup();
+        // A query lists each of its terms once per occurrence and each copy lists a term once,
+        // so a page holds every term of `q` exactly when `(q, p)` came `q.len()` times.
+        let (mut kept, mut start) = (0, 0);
+        while start < pairs.len() {
+            let pair = pairs[start];
+            let end = start + pairs[start..].partition_point(|&x| x == pair);
+            if end - start == queries[pair.0 as usize].len() {
+                pairs[kept] = pair;
+                kept += 1;
+            }
+            start = end;
+        }
+        pairs.truncate(kept);
         edits.offsets = Vec::with_capacity(queries.len() + 1);
         let mut next = 0;
         for q in 0..=queries.len() as u32 {
@@ -219,43 +231,60 @@ impl QueryMatches {
 
     /// The list from its previous state: the pages not edited keep their entries (their
     /// copies are unchanged), the edited ones are dropped, and the edited pages whose current
-    /// copy holds a term of the query come back if they hold them all.
+    /// copy holds every term of the query come in. In place: most lists
+    /// lose or gain nothing, and a copy of each list per evaluation was most of the cost.
     fn patch(&mut self, forward: &ForwardIndex, edits: &Edits, query: usize) {
         let width = self.terms.len();
-        let candidates = edits.candidates(query);
-        let mut pages = Vec::with_capacity(self.pages.len() + candidates.len());
-        let mut tfs = Vec::with_capacity(self.tfs.len() + candidates.len() * width);
-        let mut next = 0;
-        let admit = |p: PageId, pages: &mut Vec<PageId>, tfs: &mut Vec<u32>| {
+        // Pass 1, front to back: drop the edited pages.
+        let mut write = 0;
+        for read in 0..self.pages.len() {
+            let p = self.pages[read];
+            if edits.is_edited(p) {
+                continue;
+            }
+            if write != read {
+                self.pages[write] = p;
+                self.tfs
+                    .copy_within(read * width..(read + 1) * width, write * width);
+            }
+            write += 1;
+        }
+        self.pages.truncate(write);
+        self.tfs.truncate(write * width);
+        // The edited pages that hold every term now (ascending, none of them still listed).
+        let mut admitted: Vec<PageId> = Vec::new();
+        let mut admitted_tfs: Vec<u32> = Vec::new();
+        for &p in edits.candidates(query) {
             let Some(doc) = forward.doc(p) else {
-                return;
+                continue;
             };
-            let start = tfs.len();
-            for &t in &self.terms {
-                let tf = doc.terms.tf(t);
-                if tf == 0 {
-                    tfs.truncate(start);
-                    return;
-                }
-                tfs.push(tf);
-            }
-            pages.push(p);
-        };
-        for (&p, page_tfs) in self.pages.iter().zip(self.tfs.chunks_exact(width)) {
-            while next < candidates.len() && candidates[next] < p {
-                admit(candidates[next], &mut pages, &mut tfs);
-                next += 1;
-            }
-            if !edits.is_edited(p) {
-                pages.push(p);
-                tfs.extend_from_slice(page_tfs);
+            let start = admitted_tfs.len();
+            admitted_tfs.extend(self.terms.iter().map(|&t| doc.terms.tf(t)));
+            if admitted_tfs[start..].contains(&0) {
+                admitted_tfs.truncate(start);
+            } else {
+                admitted.push(p);
             }
         }
-        for &c in &candidates[next..] {
-            admit(c, &mut pages, &mut tfs);
+        if admitted.is_empty() {
+            return;
         }
-        self.pages = pages;
-        self.tfs = tfs;
+        // Pass 2, back to front: the entries between admission j − 1 and admission j move
+        // right by j + 1.
+        let old_len = self.pages.len();
+        self.pages.resize(old_len + admitted.len(), 0);
+        self.tfs.resize((old_len + admitted.len()) * width, 0);
+        let mut end = old_len;
+        for (j, &page) in admitted.iter().enumerate().rev() {
+            let at = self.pages[..end].partition_point(|&p| p < page);
+            self.pages.copy_within(at..end, at + j + 1);
+            self.tfs
+                .copy_within(at * width..end * width, (at + j + 1) * width);
+            self.pages[at + j] = page;
+            self.tfs[(at + j) * width..(at + j + 1) * width]
+                .copy_from_slice(&admitted_tfs[j * width..(j + 1) * width]);
+            end = at;
+        }
     }
 }
 
