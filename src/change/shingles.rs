@@ -16,6 +16,9 @@
 //! The symmetric [`resemblance_distance`] (1 − Jaccard) is offered for callers who want
 //! additions to count too; it is never smaller than [`shingle_change`].
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Broder's usual shingle width: 4 consecutive words.
@@ -63,6 +66,48 @@ pub fn shingles(text: &str, w: usize) -> Vec<u64> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Upper bound of the heap bytes [`text_sketch`] keeps for reuse: past it, sketches are
+/// computed without being kept.
+pub const SKETCH_MEMO_BYTES: usize = 256 << 20;
+
+/// Sketches kept by [`text_sketch`], by the 128-bit xxh3 of their text, and their bytes.
+struct SketchMemo {
+    sketches: dashmap::DashMap<u128, Arc<[u64]>>,
+    bytes: AtomicUsize,
+}
+
+static SKETCH_MEMO: LazyLock<SketchMemo> = LazyLock::new(|| SketchMemo {
+    sketches: dashmap::DashMap::new(),
+    bytes: AtomicUsize::new(0),
+});
+
+/// [`shingles`] of the concatenation of `parts` at [`DEFAULT_SHINGLE_WIDTH`], computed once
+/// per distinct text in the process (up to [`SKETCH_MEMO_BYTES`]).
+///
+/// Why: every run of a sweep compares the same captures of the same corpus — each refresh
+/// that finds a change needs the sketches of the held and the fetched copy — and shingling was
+/// a twentieth of a sweep. A sketch is a pure function of the text; the key is the text's
+/// 128-bit xxh3 (a collision would need ~2^64 distinct texts).
+pub fn text_sketch(parts: &[&str]) -> Arc<[u64]> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for part in parts {
+        hasher.update(part.as_bytes());
+    }
+    let key = hasher.digest128();
+    let memo = &*SKETCH_MEMO;
+    if let Some(found) = memo.sketches.get(&key) {
+        return Arc::clone(found.value());
+    }
+    let sketch: Arc<[u64]> = shingles(&parts.concat(), DEFAULT_SHINGLE_WIDTH).into();
+    let bytes = sketch.len() * std::mem::size_of::<u64>() + 64;
+    if memo.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes <= SKETCH_MEMO_BYTES {
+        memo.sketches.insert(key, Arc::clone(&sketch));
+    } else {
+        memo.bytes.fetch_sub(bytes, Ordering::Relaxed);
+    }
+    sketch
 }
 
 fn intersection_len(a: &[u64], b: &[u64]) -> usize {
@@ -145,6 +190,21 @@ mod tests {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    #[test]
+    fn text_sketches_are_the_shingles_of_the_joined_parts_and_kept() {
+        let parts = ["A title", "\n", "some visible text of a page, with words"];
+        let first = text_sketch(&parts);
+        assert_eq!(
+            &first[..],
+            &shingles(&parts.concat(), DEFAULT_SHINGLE_WIDTH)[..]
+        );
+        assert!(Arc::ptr_eq(&first, &text_sketch(&parts)), "computed twice");
+        // Another split of the same text is the same text.
+        let joined = parts.concat();
+        assert!(Arc::ptr_eq(&first, &text_sketch(&[&joined])));
+        assert!(text_sketch(&[""]).is_empty());
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::change::shingles::{shingle_change, shingles, DEFAULT_SHINGLE_WIDTH};
+use crate::change::shingles::{shingle_change, text_sketch};
 use crate::corpus::{PageId, PageVersion, Unit};
 
 use super::frontier::{Frontier, FrontierPage};
@@ -32,10 +32,14 @@ impl HeldCopy {
         }
     }
 
-    /// The copy's [`DEFAULT_SHINGLE_WIDTH`]-word shingles (see [`crate::change::shingles()`]).
+    /// The copy's [`crate::change::shingles::DEFAULT_SHINGLE_WIDTH`]-word shingles (see [`crate::change::shingles()`]).
     pub fn sketch(&self) -> &[u64] {
         self.sketch
-            .get_or_init(|| shingles(&self.version.indexed_text(), DEFAULT_SHINGLE_WIDTH).into())
+            .get_or_init(|| match self.version.title.as_str() {
+                // The parts of `PageVersion::indexed_text`, without building it.
+                "" => text_sketch(&[&self.version.text]),
+                title => text_sketch(&[title, "\n", &self.version.text]),
+            })
     }
 
     /// The validator a conditional fetch of this copy sends.
