@@ -91,8 +91,11 @@ fn main() {
 
     // Fast path: forward indexes.
     let started = Instant::now();
-    let repo = Repository::forward_only_at(&corpus, 0, ScoringKind::Bm25);
-    let mut live = LiveScores::at(&corpus, 0, ScoringKind::Bm25);
+    // Side by side, as the simulation environment builds its live side and initial repository.
+    let (repo, mut live) = rayon::join(
+        || Repository::forward_only_at(&corpus, 0, ScoringKind::Bm25),
+        || LiveScores::at(&corpus, 0, ScoringKind::Bm25),
+    );
     let mut fast = Vec::new();
     // As a simulation run does: each side re-ranks its lists from their previous order.
     let (mut live_memory, mut repo_memory) = (RankMemory::default(), RankMemory::default());
