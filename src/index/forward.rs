@@ -18,6 +18,7 @@
 //! three in step; a replacement updates in place the postings of the terms both copies share.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::corpus::{PageId, PageVersion};
 use crate::text::{TermCounts, TermId};
@@ -96,10 +97,12 @@ pub struct ForwardIndex {
     num_docs: u64,
     total_tokens: u64,
     /// Indexed by term id; `postings[t]` sorted ascending. `df(t) = postings[t].len()`.
-    postings: Vec<Vec<PageId>>,
+    /// Shared copy-on-write (as `tfs`): every run of a sweep starts from a clone of one
+    /// initial index and edits a small part of its lists.
+    postings: Vec<Arc<Vec<PageId>>>,
     /// Parallel to `postings`: `tfs[t][i]` is the frequency of `t` in page `postings[t][i]`.
     /// Kept apart from the page ids so that intersections search a dense `[PageId]`.
-    tfs: Vec<Vec<u32>>,
+    tfs: Vec<Arc<Vec<u32>>>,
     /// Indexed by page id: number of present pages whose copy links to it.
     inlinks: Vec<u32>,
     /// The pages whose copy changed, in order (see [`EditMark`]).
@@ -233,8 +236,8 @@ impl ForwardIndex {
                 df[t as usize] += 1;
             }
         }
-        f.postings = df.iter().map(|&n| Vec::with_capacity(n)).collect();
-        f.tfs = df.iter().map(|&n| Vec::with_capacity(n)).collect();
+        let mut postings: Vec<Vec<PageId>> = df.iter().map(|&n| Vec::with_capacity(n)).collect();
+        let mut tfs: Vec<Vec<u32>> = df.iter().map(|&n| Vec::with_capacity(n)).collect();
         f.docs = vec![None; pages];
         f.lengths = vec![DocLength::default(); pages];
         f.url_hashes = vec![0; pages];
@@ -246,14 +249,16 @@ impl ForwardIndex {
             f.lengths[i] = DocLength::new(doc.terms.length);
             f.url_hashes[i] = doc.url_hash;
             for &(t, tf) in &doc.terms.counts {
-                f.postings[t as usize].push(page);
-                f.tfs[t as usize].push(tf);
+                postings[t as usize].push(page);
+                tfs[t as usize].push(tf);
             }
             for &target in &doc.links {
                 f.inlinks[target as usize] += 1;
             }
             f.docs[i] = Some(doc);
         }
+        f.postings = postings.into_iter().map(Arc::new).collect();
+        f.tfs = tfs.into_iter().map(Arc::new).collect();
         f
     }
 
@@ -301,7 +306,7 @@ impl ForwardIndex {
     pub fn pages_with(&self, term: TermId) -> &[PageId] {
         self.postings
             .get(term as usize)
-            .map(Vec::as_slice)
+            .map(|list| list.as_slice())
             .unwrap_or(&[])
     }
 
@@ -311,7 +316,7 @@ impl ForwardIndex {
             self.postings.get(term as usize),
             self.tfs.get(term as usize),
         ) {
-            (Some(p), Some(f)) => (p, f),
+            (Some(p), Some(f)) => (p.as_slice(), f.as_slice()),
             _ => (&[], &[]),
         }
     }
@@ -604,38 +609,38 @@ impl ForwardIndex {
     fn insert_posting(&mut self, term: TermId, page: PageId, tf: u32) {
         let t = term as usize;
         if self.postings.len() <= t {
-            self.postings.resize_with(t + 1, Vec::new);
-            self.tfs.resize_with(t + 1, Vec::new);
+            self.postings.resize_with(t + 1, Default::default);
+            self.tfs.resize_with(t + 1, Default::default);
         }
-        let list = &mut self.postings[t];
+        let list = Arc::make_mut(&mut self.postings[t]);
+        let tfs = Arc::make_mut(&mut self.tfs[t]);
         // Pages are mostly put in ascending order (a full crawl), so try the end first.
         match list.last() {
             Some(&last) if last >= page => match list.binary_search(&page) {
-                Ok(at) => self.tfs[t][at] = tf,
+                Ok(at) => tfs[at] = tf,
                 Err(at) => {
                     list.insert(at, page);
-                    self.tfs[t].insert(at, tf);
+                    tfs.insert(at, tf);
                 }
             },
             _ => {
                 list.push(page);
-                self.tfs[t].push(tf);
+                tfs.push(tf);
             }
         }
     }
 
     fn set_posting_tf(&mut self, term: TermId, page: PageId, tf: u32) {
         match self.postings[term as usize].binary_search(&page) {
-            Ok(at) => self.tfs[term as usize][at] = tf,
+            Ok(at) => Arc::make_mut(&mut self.tfs[term as usize])[at] = tf,
             Err(_) => self.insert_posting(term, page, tf),
         }
     }
 
     fn remove_posting(&mut self, term: TermId, page: PageId) {
-        let list = &mut self.postings[term as usize];
-        if let Ok(at) = list.binary_search(&page) {
-            list.remove(at);
-            self.tfs[term as usize].remove(at);
+        if let Ok(at) = self.postings[term as usize].binary_search(&page) {
+            Arc::make_mut(&mut self.postings[term as usize]).remove(at);
+            Arc::make_mut(&mut self.tfs[term as usize]).remove(at);
         }
     }
 
@@ -753,8 +758,8 @@ impl ForwardIndex {
             .max()
         {
             if self.postings.len() < top {
-                self.postings.resize_with(top, Vec::new);
-                self.tfs.resize_with(top, Vec::new);
+                self.postings.resize_with(top, Default::default);
+                self.tfs.resize_with(top, Default::default);
             }
         }
         edits.sort_unstable_by_key(|&(t, p, _)| (u64::from(t) << 32) | u64::from(p));
@@ -767,7 +772,11 @@ impl ForwardIndex {
             }
             changes.clear();
             changes.extend(group.iter().map(|&(_, p, tf)| (p, tf)));
-            edit_postings(&mut self.postings[t], &mut self.tfs[t], &changes);
+            edit_postings(
+                Arc::make_mut(&mut self.postings[t]),
+                Arc::make_mut(&mut self.tfs[t]),
+                &changes,
+            );
         }
         edits.clear();
     }
@@ -789,7 +798,8 @@ impl ForwardIndex {
         Some(doc)
     }
 
-    /// Approximate heap bytes held (copies, postings, in-link counts).
+    /// Approximate heap bytes held (copies, postings, in-link counts), counting posting lists
+    /// shared with clones in full.
     pub fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         let docs: usize = self
