@@ -89,7 +89,8 @@ impl ForwardDoc {
 /// Page → copy, with live statistics, postings and in-link counts. See the module docs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ForwardIndex {
-    docs: Vec<Option<ForwardDoc>>,
+    /// Shared with clones (copies are never edited in place, only replaced).
+    docs: Vec<Option<Arc<ForwardDoc>>>,
     /// Indexed by page id: the present copy's length (default for absent pages).
     lengths: Vec<DocLength>,
     /// Indexed by page id: the present copy's URL hash (0 for absent pages).
@@ -255,7 +256,7 @@ impl ForwardIndex {
             for &target in &doc.links {
                 f.inlinks[target as usize] += 1;
             }
-            f.docs[i] = Some(doc);
+            f.docs[i] = Some(Arc::new(doc));
         }
         f.postings = postings.into_iter().map(Arc::new).collect();
         f.tfs = tfs.into_iter().map(Arc::new).collect();
@@ -286,7 +287,7 @@ impl ForwardIndex {
 
     /// The copy of `page`, if present.
     pub fn doc(&self, page: PageId) -> Option<&ForwardDoc> {
-        self.docs.get(page as usize).and_then(Option::as_ref)
+        self.docs.get(page as usize).and_then(Option::as_deref)
     }
 
     pub fn contains(&self, page: PageId) -> bool {
@@ -603,7 +604,7 @@ impl ForwardIndex {
             }
             self.inlinks[target] += 1;
         }
-        self.docs[i] = Some(doc);
+        self.docs[i] = Some(Arc::new(doc));
     }
 
     fn insert_posting(&mut self, term: TermId, page: PageId, tf: u32) {
@@ -743,7 +744,7 @@ impl ForwardIndex {
                 }
                 self.inlinks[target] += 1;
             }
-            self.docs[i] = Some(doc);
+            self.docs[i] = Some(Arc::new(doc));
         }
         self.apply_edits(&mut edits);
     }
@@ -795,7 +796,7 @@ impl ForwardIndex {
         for &target in &doc.links {
             self.inlinks[target as usize] -= 1;
         }
-        Some(doc)
+        Some(Arc::unwrap_or_clone(doc))
     }
 
     /// Approximate heap bytes held (copies, postings, in-link counts), counting posting lists
@@ -821,7 +822,7 @@ impl ForwardIndex {
                 .iter()
                 .map(|l| l.capacity() * size_of::<u32>() + size_of::<Vec<u32>>())
                 .sum::<usize>();
-        docs + self.docs.capacity() * size_of::<Option<ForwardDoc>>()
+        docs + self.docs.capacity() * size_of::<Option<Arc<ForwardDoc>>>()
             + postings
             + self.inlinks.capacity() * size_of::<u32>()
             + self.lengths.capacity() * size_of::<DocLength>()
