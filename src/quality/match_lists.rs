@@ -374,6 +374,9 @@ mod tests {
             q.dedup();
             queries.push(q);
         }
+        // A term repeated in a query: a copy is a candidate once per occurrence.
+        queries.push(vec![1, 2, 1]);
+        queries.push(vec![4, 4]);
         let scorer = ScoringKind::Bm25.scorer();
         let mut lists = MatchLists::default();
         let mut patched = 0;
