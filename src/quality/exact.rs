@@ -259,6 +259,32 @@ impl RankMemory {
             .collect()
     }
 
+    /// Ranks each list of `lists` (query terms; list `i` from this memory's order `i`) in
+    /// `forward` under `scorer`, and returns the rankings, best first: the pages of
+    /// [`ForwardIndex::ranked`] on each list, in its order.
+    pub fn rank_lists(
+        &mut self,
+        forward: &ForwardIndex,
+        scorer: &dyn Scorer,
+        lists: &[&[TermId]],
+    ) -> &[Vec<PageId>] {
+        let edits = self.prepare(forward, lists);
+        self.orders
+            .par_iter_mut()
+            .zip(self.matches.lists.par_iter_mut())
+            .enumerate()
+            .for_each(|(qi, (order, matches))| {
+                SCRATCH.with(|cell| {
+                    cell.borrow_mut().rank(order, |list| {
+                        matches.for_each_scored(forward, scorer, qi, &edits, |p, s, h| {
+                            list.push(p, rank_key(s, h, p), s)
+                        })
+                    })
+                })
+            });
+        &self.orders
+    }
+
     /// Approximate heap bytes held.
     pub fn memory_bytes(&self) -> usize {
         let orders: usize = self

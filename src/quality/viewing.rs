@@ -6,12 +6,10 @@
 //! repository quality ratio (paper 003 Eq. 5) and does not change the order of priorities; it
 //! only scales absolute ΔQ values.
 
-use rayon::prelude::*;
-
-use crate::corpus::PageId;
 use crate::index::{ForwardIndex, Scorer};
+use crate::text::TermId;
 
-use super::exact::MetricQuery;
+use super::exact::{MetricQuery, RankMemory};
 
 /// Default exponent of the viewing likelihood (paper 003 §4).
 pub const DEFAULT_EXPONENT: f64 = 1.5;
@@ -90,20 +88,33 @@ pub fn view_weights_of(
     queries: &[MetricQuery],
     likelihood: &ViewingLikelihood,
 ) -> Vec<f64> {
-    // Lists are ranked in parallel, then summed in query order so that the floating-point sums
-    // do not depend on how rayon split the work.
-    let lists: Vec<Vec<PageId>> = queries
-        .par_iter()
-        .map(|q| {
-            forward
-                .ranked(scorer, &q.terms)
-                .iter()
-                .map(|hit| hit.page)
-                .collect()
-        })
-        .collect();
+    view_weights_with(
+        &mut RankMemory::default(),
+        forward,
+        scorer,
+        pages,
+        queries,
+        likelihood,
+    )
+}
+
+/// [`view_weights_of`], ranking the lists from `memory` (their rankings at the last call):
+/// the same weights bit for bit, at the cost of re-ranking almost sorted lists. A refresh
+/// loop re-reads its repository's view weights every few units.
+pub fn view_weights_with(
+    memory: &mut RankMemory,
+    forward: &ForwardIndex,
+    scorer: &dyn Scorer,
+    pages: usize,
+    queries: &[MetricQuery],
+    likelihood: &ViewingLikelihood,
+) -> Vec<f64> {
+    let terms: Vec<&[TermId]> = queries.iter().map(|q| q.terms.as_slice()).collect();
+    let lists = memory.rank_lists(forward, scorer, &terms);
+    // Summed in query order, so that the floating-point sums do not depend on how the lists
+    // were ranked in parallel.
     let mut weight = vec![0.0; pages];
-    for (q, list) in queries.iter().zip(&lists) {
+    for (q, list) in queries.iter().zip(lists) {
         for (r, &page) in list.iter().enumerate() {
             if let Some(w) = weight.get_mut(page as usize) {
                 *w += q.frequency * likelihood.at(r as u64 + 1);
@@ -167,6 +178,59 @@ mod tests {
         assert!((head + tail - 1.0).abs() < 1e-6, "{}", head + tail);
         assert!((zeta(1.5) - 2.612_375_348_685_488).abs() < 1e-9);
         assert!((zeta(2.0) - std::f64::consts::PI.powi(2) / 6.0).abs() < 1e-9);
+    }
+
+    /// The weights from kept rankings are those of a fresh ranking of every list, bit for
+    /// bit, while the index changes under them.
+    #[test]
+    fn view_weights_from_kept_rankings_equal_a_fresh_ranking() {
+        use crate::corpus::{LiveWeb, PageId};
+        use crate::index::testutil::random_corpus;
+        use crate::index::{forward_at, ScoringKind};
+        let corpus = random_corpus(150, 8, 9);
+        let likelihood = ViewingLikelihood::default();
+        let queries: Vec<MetricQuery> = (0..12)
+            .map(|i: u32| MetricQuery {
+                terms: if i.is_multiple_of(3) { vec![i] } else { vec![i, i + 1] },
+                frequency: 1.0 + f64::from(i),
+            })
+            .collect();
+        let scorer = ScoringKind::Bm25.scorer();
+        let mut forward = forward_at(&corpus, 0);
+        let mut memory = RankMemory::default();
+        let pages = corpus.page_count();
+        for unit in 0..corpus.units() {
+            let updates: Vec<_> = (0..pages as PageId)
+                .map(|p| {
+                    let copy = corpus
+                        .page_at(p, unit)
+                        .present()
+                        .map(|v| crate::index::ForwardDoc::from_version(corpus.url(p), v));
+                    (p, copy)
+                })
+                .collect();
+            forward.set_copies(updates);
+            let fresh: Vec<f64> = {
+                let mut weight = vec![0.0; pages];
+                for q in &queries {
+                    for (r, hit) in forward.ranked(scorer.as_ref(), &q.terms).iter().enumerate() {
+                        weight[hit.page as usize] += q.frequency * likelihood.at(r as u64 + 1);
+                    }
+                }
+                weight
+            };
+            let kept = view_weights_with(
+                &mut memory,
+                &forward,
+                scorer.as_ref(),
+                pages,
+                &queries,
+                &likelihood,
+            );
+            let bits = |w: &[f64]| w.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&kept), bits(&fresh), "unit {unit}");
+            assert!(kept.iter().any(|&w| w > 0.0), "unit {unit}: nothing shown");
+        }
     }
 
     #[test]

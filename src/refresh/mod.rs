@@ -38,8 +38,9 @@ use crate::corpus::{PageId, Unit};
 use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetched, Fetcher, HeldCopy, NewPages};
 use crate::index::{ApplyReport, IndexError, PageUpdate, Repository};
 use crate::policy::{PolicyContext, ProbeOutcome, RefreshOutcome, RefreshPolicy};
+use crate::quality::exact::RankMemory;
 use crate::quality::measure::MeasureDeltaQ;
-use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
+use crate::quality::viewing::{view_weights_with, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
 
 mod frontier;
@@ -107,6 +108,9 @@ pub struct Refresher<'f> {
     crawl: CrawlState,
     workload: Arc<TermWorkload>,
     config: RefresherConfig,
+    /// The repository's lists as ranked for the last view weights the policy asked for:
+    /// each re-read re-ranks from them.
+    view_memory: RankMemory,
 }
 
 impl<'f> Refresher<'f> {
@@ -140,6 +144,7 @@ impl<'f> Refresher<'f> {
             crawl,
             workload,
             config,
+            view_memory: RankMemory::default(),
         }
     }
 
@@ -487,7 +492,8 @@ impl<'f> Refresher<'f> {
         self.policy.observe(&outcomes);
         let next_is_run = self.config.last_unit.is_none_or(|last| unit < last);
         if next_is_run && self.policy.wants_views(unit + 1) {
-            self.policy.observe_views(&view_weights_of(
+            self.policy.observe_views(&view_weights_with(
+                &mut self.view_memory,
                 self.repo.forward(),
                 self.repo.scorer(),
                 self.fetcher.page_count(),
