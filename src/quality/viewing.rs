@@ -191,7 +191,11 @@ mod tests {
         let likelihood = ViewingLikelihood::default();
         let queries: Vec<MetricQuery> = (0..12)
             .map(|i: u32| MetricQuery {
-                terms: if i.is_multiple_of(3) { vec![i] } else { vec![i, i + 1] },
+                terms: if i.is_multiple_of(3) {
+                    vec![i]
+                } else {
+                    vec![i, i + 1]
+                },
                 frequency: 1.0 + f64::from(i),
             })
             .collect();
