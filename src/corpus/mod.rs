@@ -128,10 +128,16 @@ impl PageVersion {
     /// One scored field keeps a page's score a function of one field's statistics, which the
     /// measurement hook can reproduce exactly.
     pub fn indexed_text(&self) -> String {
+        self.indexed_text_parts().concat()
+    }
+
+    /// The pieces [`indexed_text`](Self::indexed_text) joins (the title and a line break only
+    /// when there is a title), for readers that need not build it.
+    pub fn indexed_text_parts(&self) -> [&str; 3] {
         if self.title.is_empty() {
-            self.text.clone()
+            ["", "", &self.text]
         } else {
-            format!("{}\n{}", self.title, self.text)
+            [&self.title, "\n", &self.text]
         }
     }
 }

@@ -32,14 +32,10 @@ impl HeldCopy {
         }
     }
 
-    /// The copy's [`crate::change::shingles::DEFAULT_SHINGLE_WIDTH`]-word shingles (see [`crate::change::shingles()`]).
+    /// The copy's shingles ([`text_sketch`] of its indexed text).
     pub fn sketch(&self) -> &[u64] {
         self.sketch
-            .get_or_init(|| match self.version.title.as_str() {
-                // The parts of `PageVersion::indexed_text`, without building it.
-                "" => text_sketch(&[&self.version.text]),
-                title => text_sketch(&[title, "\n", &self.version.text]),
-            })
+            .get_or_init(|| text_sketch(&self.version.indexed_text_parts()))
     }
 
     /// The validator a conditional fetch of this copy sends.

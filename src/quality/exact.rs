@@ -235,6 +235,38 @@ impl RankMemory {
         lists: &[&[TermId]],
         ranks: impl Fn(usize) -> Vec<usize> + Sync,
     ) -> Vec<(usize, Vec<Score>)> {
+        self.rank_each(forward, scorer, lists, |scratch, order| {
+            let wanted = ranks(order.len());
+            let scores = wanted
+                .iter()
+                .map(|&r| scratch.value_of(order[r - 1]))
+                .collect();
+            (order.len(), scores)
+        })
+    }
+
+    /// Ranks each list of `lists` (query terms; list `i` from this memory's order `i`) in
+    /// `forward` under `scorer`, and returns the rankings, best first: the pages of
+    /// [`ForwardIndex::ranked`] on each list, in its order.
+    pub fn rank_lists(
+        &mut self,
+        forward: &ForwardIndex,
+        scorer: &dyn Scorer,
+        lists: &[&[TermId]],
+    ) -> &[Vec<PageId>] {
+        self.rank_each(forward, scorer, lists, |_, _| ());
+        &self.orders
+    }
+
+    /// Ranks each list of `lists` from its kept order (in parallel) and returns, per list,
+    /// `then(scratch, ranking)` read right after it was ranked.
+    fn rank_each<R: Send>(
+        &mut self,
+        forward: &ForwardIndex,
+        scorer: &dyn Scorer,
+        lists: &[&[TermId]],
+        then: impl Fn(&Scratch, &[PageId]) -> R + Sync,
+    ) -> Vec<R> {
         let edits = self.prepare(forward, lists);
         self.orders
             .par_iter_mut()
@@ -248,41 +280,10 @@ impl RankMemory {
                             list.push(p, rank_key(s, h, p), s)
                         })
                     });
-                    let wanted = ranks(order.len());
-                    let scores = wanted
-                        .iter()
-                        .map(|&r| scratch.value_of(order[r - 1]))
-                        .collect();
-                    (order.len(), scores)
+                    then(scratch, order)
                 })
             })
             .collect()
-    }
-
-    /// Ranks each list of `lists` (query terms; list `i` from this memory's order `i`) in
-    /// `forward` under `scorer`, and returns the rankings, best first: the pages of
-    /// [`ForwardIndex::ranked`] on each list, in its order.
-    pub fn rank_lists(
-        &mut self,
-        forward: &ForwardIndex,
-        scorer: &dyn Scorer,
-        lists: &[&[TermId]],
-    ) -> &[Vec<PageId>] {
-        let edits = self.prepare(forward, lists);
-        self.orders
-            .par_iter_mut()
-            .zip(self.matches.lists.par_iter_mut())
-            .enumerate()
-            .for_each(|(qi, (order, matches))| {
-                SCRATCH.with(|cell| {
-                    cell.borrow_mut().rank(order, |list| {
-                        matches.for_each_scored(forward, scorer, qi, &edits, |p, s, h| {
-                            list.push(p, rank_key(s, h, p), s)
-                        })
-                    })
-                })
-            });
-        &self.orders
     }
 
     /// Approximate heap bytes held.
