@@ -152,10 +152,9 @@ fn every_policy_gives_the_recorded_per_unit_metrics() {
                             ];
                             args.extend(extra.iter().cloned());
                             // Recorded before the multi-term estimate became the default: the
-                            // pin holds paper 003's single-term estimate to its results.
-                            if std::env::var_os("PIN_RECORD").is_none() {
-                                args.extend(["--delta-q".into(), "estimate-single-term".into()]);
-                            }
+                            // pin holds paper 003's single-term estimate to its results, when
+                            // recording as when checking.
+                            args.extend(["--delta-q".into(), "estimate-single-term".into()]);
                             let v = refresher(&args);
                             (label.clone(), v["per_unit"].clone())
                         })

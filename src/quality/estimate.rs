@@ -125,12 +125,21 @@ impl DeltaQEstimator {
             (false, false) => 0.0,
             (true, true) => {
                 let r1 = round_rank(f.rank(s1 as f32), n);
-                let r2 = round_rank(f.rank(s2 as f32), n);
+                // Among the other pages, behind every one the function scores at least s2:
+                // a page that drops ends behind them (they move up past its old slot), one that
+                // rises ends just ahead of the first it outscores.
+                let at_least = fitted_at_least(f, s2);
+                let r2 = if s2 < s1 {
+                    at_least.clamp(r1, n)
+                } else {
+                    (at_least + 1).clamp(1, r1)
+                };
                 (i.at(r2) - i.at(r1)) * s2 + self.others(f, r1, r2)
             }
             (false, true) => {
-                // Enters a list that grows to n + 1: as if it rose from rank n + 1.
-                let r2 = round_rank(f.rank(s2 as f32), n + 1);
+                // Enters a list that grows to n + 1: as if it rose from rank n + 1, to just
+                // behind every page the function scores at least s2.
+                let r2 = fitted_at_least(f, s2) + 1;
                 i.at(r2) * s2 + self.others(f, n + 1, r2)
             }
             (true, false) => {
@@ -205,6 +214,34 @@ fn power_sum(gamma: f64, a: u64, b: u64) -> f64 {
     let lo = (a as f64 - 0.5).powf(1.0 - gamma);
     let hi = (b as f64 + 0.5).powf(1.0 - gamma);
     (lo - hi) / (gamma - 1.0)
+}
+
+/// How many of the fitted list's ranks `1..=len` the function scores at least `score`
+/// (`F⁻¹(r) ≥ score`): the rank a page scoring `score` takes, less one, when it joins the list
+/// behind the pages it does not outscore (a ranking puts an equal score behind).
+///
+/// The insertion rank must agree with the scores [`DeltaQEstimator::others`] reads off
+/// `F⁻¹`: rounding `F_q(s)` instead can seat the page ahead of a page the function scores far
+/// above it, and the estimate then charges the refresh with that page's fall. On short
+/// lists and in-link plateaus, where one rank spans a large score gap, that turned gains into
+/// large losses.
+fn fitted_at_least(f: &ScoreRankFn, score: f64) -> u64 {
+    let n = u64::from(f.len());
+    // The function keeps ln(score) in f32: a score equal to a fitted one must count as equal.
+    let at_least = |r: u64| f.score(r as f64) >= score * (1.0 - 1e-5);
+    if !at_least(1) {
+        return 0;
+    }
+    // F_q and F⁻¹ are the same pieces, so ⌊F_q(s)⌋ is right but at the pieces' ends and at
+    // equal scores; the steps below correct it and stop at once otherwise.
+    let mut k = (f.rank(score as f32).floor() as u64).clamp(1, n);
+    while k > 1 && !at_least(k) {
+        k -= 1;
+    }
+    while k < n && at_least(k + 1) {
+        k += 1;
+    }
+    k
 }
 
 fn round_rank(rank: f64, max: u64) -> u64 {
@@ -328,6 +365,40 @@ mod tests {
         check(60, None, 5, false); // a new page enters
         check(60, Some(7), 0, true); // a page is gone
         check(60, Some(5), 5, true); // stays put
+    }
+
+    #[test]
+    fn a_page_takes_its_place_behind_every_page_the_function_scores_above_it() {
+        let i = ViewingLikelihood::default();
+        let e = DeltaQEstimator::new(i);
+        // Two results scoring 73 and 1; a page enters with 9 and takes rank 2. F_q(9) ≈ 1.4
+        // rounds to rank 1, ahead of the page scoring 73, which charged the refresh with that
+        // page's fall: a gain estimated as a loss.
+        let f = ScoreRankFn::fit(&[73.0, 1.0], 3).unwrap();
+        let truth = brute_force(&i, &[73.0, 1.0], None, 9.0);
+        let est = e.query_component(Some(&f), 0.0, 9.0);
+        assert!(truth > 0.0);
+        assert!(
+            (est - truth).abs() <= 1e-9 * truth,
+            "entering: estimate {est} vs truth {truth}"
+        );
+        // A page at rank 3 of [73, 20, 1] rises from 1 to 9: still behind 20, it stays at rank
+        // 3 and nothing moves.
+        let f = ScoreRankFn::fit(&[73.0, 20.0, 1.0], 3).unwrap();
+        let truth = brute_force(&i, &[73.0, 20.0], Some(2), 9.0);
+        assert!(truth.abs() < 1e-12);
+        let est = e.query_component(Some(&f), 1.0, 9.0);
+        assert!(est.abs() < 1e-12, "rising: estimate {est}");
+        // In-link scores come in runs of equal values: a page joining with a score equal to a
+        // run's goes behind the whole run, as a ranking puts it.
+        let list = [40.0, 27.0, 27.0, 27.0, 27.0, 27.0, 27.0, 27.0, 27.0];
+        let f = ScoreRankFn::fit(&list.map(|s| s as f32), 3).unwrap();
+        let truth = brute_force(&i, &list, None, 27.0);
+        let est = e.query_component(Some(&f), 0.0, 27.0);
+        assert!(
+            (est - truth).abs() <= 1e-6 * truth,
+            "equal scores: estimate {est} vs truth {truth}"
+        );
     }
 
     #[test]
