@@ -128,11 +128,12 @@ impl DeltaQEstimator {
                 // Among the other pages, behind every one the function scores at least s2:
                 // a page that drops ends behind them (they move up past its old slot), one that
                 // rises ends just ahead of the first it outscores.
-                let at_least = fitted_at_least(f, s2);
-                let r2 = if s2 < s1 {
-                    at_least.clamp(r1, n)
+                let r2 = if s2 == s1 {
+                    r1
+                } else if s2 < s1 {
+                    fitted_at_least(f, s2).clamp(r1, n)
                 } else {
-                    (at_least + 1).clamp(1, r1)
+                    (fitted_at_least(f, s2) + 1).clamp(1, r1)
                 };
                 (i.at(r2) - i.at(r1)) * s2 + self.others(f, r1, r2)
             }
