@@ -734,7 +734,7 @@ fn exact_delta_q_drives_simulate_and_compare_in_both_modes() {
 /// The default ΔQ estimate ranks refreshes as the exact ΔQ_A does, and paper 003's estimate
 /// ranks them as its own brute force does (Spearman ρ over every refresh of a 400-page site).
 /// Before the estimate seated a refreshed page behind the pages `F_q⁻¹` scores above it
-/// (`quality::estimate::fitted_at_least`), the rounded rank put it ahead of them and these
+/// (`ScoreRankFn::ranks_scoring_at_least`), the rounded rank put it ahead of them and these
 /// were 0.69 / 0.76 (multi-term, BM25 / in-links) and 0.84 (single-term, BM25).
 #[test]
 fn the_estimate_ranks_refreshes_as_the_exact_delta_q_does() {

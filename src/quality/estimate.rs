@@ -127,20 +127,23 @@ impl DeltaQEstimator {
                 let r1 = round_rank(f.rank(s1 as f32), n);
                 // Among the other pages, behind every one the function scores at least s2:
                 // a page that drops ends behind them (they move up past its old slot), one that
-                // rises ends just ahead of the first it outscores.
+                // rises ends just ahead of the first it outscores. The rank must agree with the
+                // scores `others` reads off F⁻¹: rounding F_q(s2) instead could seat the page
+                // ahead of a page scored far above it (short lists, in-link runs of equal
+                // scores) and charge the refresh with that page's fall.
                 let r2 = if s2 == s1 {
                     r1
                 } else if s2 < s1 {
-                    fitted_at_least(f, s2).clamp(r1, n)
+                    f.ranks_scoring_at_least(s2).clamp(r1, n)
                 } else {
-                    (fitted_at_least(f, s2) + 1).clamp(1, r1)
+                    (f.ranks_scoring_at_least(s2) + 1).clamp(1, r1)
                 };
                 (i.at(r2) - i.at(r1)) * s2 + self.others(f, r1, r2)
             }
             (false, true) => {
                 // Enters a list that grows to n + 1: as if it rose from rank n + 1, to just
                 // behind every page the function scores at least s2.
-                let r2 = fitted_at_least(f, s2) + 1;
+                let r2 = f.ranks_scoring_at_least(s2) + 1;
                 i.at(r2) * s2 + self.others(f, n + 1, r2)
             }
             (true, false) => {
@@ -215,34 +218,6 @@ fn power_sum(gamma: f64, a: u64, b: u64) -> f64 {
     let lo = (a as f64 - 0.5).powf(1.0 - gamma);
     let hi = (b as f64 + 0.5).powf(1.0 - gamma);
     (lo - hi) / (gamma - 1.0)
-}
-
-/// How many of the fitted list's ranks `1..=len` the function scores at least `score`
-/// (`F⁻¹(r) ≥ score`): the rank a page scoring `score` takes, less one, when it joins the list
-/// behind the pages it does not outscore (a ranking puts an equal score behind).
-///
-/// The insertion rank must agree with the scores [`DeltaQEstimator::others`] reads off
-/// `F⁻¹`: rounding `F_q(s)` instead can seat the page ahead of a page the function scores far
-/// above it, and the estimate then charges the refresh with that page's fall. On short
-/// lists and in-link plateaus, where one rank spans a large score gap, that turned gains into
-/// large losses.
-fn fitted_at_least(f: &ScoreRankFn, score: f64) -> u64 {
-    let n = u64::from(f.len());
-    // The function keeps ln(score) in f32: a score equal to a fitted one must count as equal.
-    let at_least = |r: u64| f.score(r as f64) >= score * (1.0 - 1e-5);
-    if !at_least(1) {
-        return 0;
-    }
-    // F_q and F⁻¹ are the same pieces, so ⌊F_q(s)⌋ is right but at the pieces' ends and at
-    // equal scores; the steps below correct it and stop at once otherwise.
-    let mut k = (f.rank(score as f32).floor() as u64).clamp(1, n);
-    while k > 1 && !at_least(k) {
-        k -= 1;
-    }
-    while k < n && at_least(k + 1) {
-        k += 1;
-    }
-    k
 }
 
 fn round_rank(rank: f64, max: u64) -> u64 {

@@ -163,6 +163,28 @@ impl ScoreRankFn {
         (a + t * (b - a)).exp()
     }
 
+    /// How many of the ranks `1..=len` score at least `score` (`F⁻¹(r) ≥ score`): the rank a
+    /// page scoring `score` takes among the list's pages, less one, as a ranking puts an equal
+    /// score behind.
+    pub fn ranks_scoring_at_least(&self, score: f64) -> u64 {
+        let n = u64::from(self.len);
+        // ln(score) is kept in f32: a score equal to a fitted one must count as equal.
+        let at_least = |r: u64| self.score(r as f64) >= score * (1.0 - 1e-5);
+        if !at_least(1) {
+            return 0;
+        }
+        // F and F⁻¹ are the same pieces, so ⌊F(s)⌋ is right but at the pieces' ends and at
+        // equal scores; the steps below correct it and stop at once otherwise.
+        let mut k = (self.rank(score as f32).floor() as u64).clamp(1, n);
+        while k > 1 && !at_least(k) {
+            k -= 1;
+        }
+        while k < n && at_least(k + 1) {
+            k += 1;
+        }
+        k
+    }
+
     /// Integer rank at which piece `k` ends (its breakpoint `k + 1`), for summing piece by piece.
     pub fn piece_end_rank(&self, k: usize) -> u64 {
         self.ln_rank_at(k + 1).exp().round().max(1.0) as u64
@@ -235,6 +257,19 @@ mod tests {
     fn twenty_bytes_per_query_with_three_pieces() {
         let f = ScoreRankFn::fit(&power_list(100, 1.0), DEFAULT_PIECES).unwrap();
         assert_eq!(f.payload_bytes(), 20);
+    }
+
+    #[test]
+    fn ranks_scoring_at_least_count_equal_scores_as_ahead() {
+        let f = ScoreRankFn::fit(&[73.0, 1.0], 3).unwrap();
+        assert_eq!(f.ranks_scoring_at_least(74.0), 0);
+        assert_eq!(f.ranks_scoring_at_least(73.0), 1);
+        assert_eq!(f.ranks_scoring_at_least(9.0), 1);
+        assert_eq!(f.ranks_scoring_at_least(1.0), 2);
+        assert_eq!(f.ranks_scoring_at_least(0.5), 2);
+        let run = ScoreRankFn::fit(&[40.0, 27.0, 27.0, 27.0, 27.0], 3).unwrap();
+        assert_eq!(run.ranks_scoring_at_least(27.0), 5);
+        assert_eq!(run.ranks_scoring_at_least(30.0), 1);
     }
 
     #[test]
