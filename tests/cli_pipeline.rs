@@ -237,7 +237,7 @@ fn simulate_compare_and_estimate_check_end_to_end() {
 fn bad_parameters_get_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, log, _) = site(dir.path());
-    let cases: [(&[&str], &str); 13] = [
+    let cases: [(&[&str], &str); 16] = [
         (
             &["--policy", "fastest", "--budget", "3"],
             "unknown policy `fastest`",
@@ -295,6 +295,38 @@ fn bad_parameters_get_clear_errors() {
             ],
             "--viewing-exponent",
         ),
+        (
+            &[
+                "--policy",
+                "age",
+                "--budget",
+                "3",
+                "--mode",
+                "online",
+                "--warmup-units",
+                "2",
+                "--oracle-history",
+                "warm-up",
+            ],
+            "--oracle-history warm-up: only oracle mode",
+        ),
+        (
+            &[
+                "--policy",
+                "age",
+                "--budget",
+                "3",
+                "--mode",
+                "oracle",
+                "--oracle-history",
+                "warm-up",
+            ],
+            "give --warmup-units W",
+        ),
+        (
+            &["--policy", "age", "--budget", "3", "--oracle-history", "future"],
+            "--oracle-history",
+        ),
     ];
     for (extra, expected) in cases {
         let mut args = vec![
@@ -336,6 +368,55 @@ fn bad_parameters_get_clear_errors() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn an_oracle_told_only_the_warm_up_is_reported_and_chooses_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log, _) = site(dir.path());
+    let compare = |history: &str| {
+        common::refresher_json(&[
+            "compare",
+            "--corpus",
+            &corpus,
+            "--log",
+            &log,
+            "--mode",
+            "oracle",
+            "--policies",
+            "user-centric",
+            "--budgets",
+            "0,2,8",
+            "--warmup-units",
+            "3",
+            "--oracle-history",
+            history,
+            "--json",
+        ])
+    };
+    let (all, past) = (compare("all"), compare("warm-up"));
+    assert_eq!(all["sweeps"][0]["oracle_history"], "all");
+    assert_eq!(past["sweeps"][0]["oracle_history"], "warm-up");
+    assert_eq!(past["sweeps"][0]["warmup_units"], 3);
+    let quality = |v: &serde_json::Value, b: u64| {
+        v["curves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["budget"] == b)
+            .unwrap()["mean_quality"]
+            .as_f64()
+            .unwrap()
+    };
+    // The unrefreshed repository is the same for both; with refreshes, the oracle told less
+    // chooses otherwise (the judged units' changes are not in its history).
+    assert_eq!(quality(&all, 0), quality(&past, 0));
+    assert!(
+        (2..=8)
+            .step_by(6)
+            .any(|b| quality(&all, b) != quality(&past, b)),
+        "the cut history changed nothing: {all} {past}"
+    );
 }
 
 #[test]

@@ -1618,6 +1618,56 @@ async fn sampling_policies_run_from_the_api() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oracle_run_can_be_told_the_warm_up_only() {
+    let server = start(60, 6, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let (status, run) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "nad", "budget": 3, "mode": "oracle", "warmup_units": 2,
+                    "oracle_history": "warm-up"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+    assert_eq!(run["oracle_history"], "warm-up", "{run}");
+    let id = run["id"].as_u64().unwrap();
+    let body = wait_for_status(&mut c, id, &["done"]).await;
+    assert_eq!(body["run"]["units_done"], 3, "{body}");
+    // Where the cut means nothing, a 400 naming the field.
+    for (spec, names) in [
+        (
+            json!({"policy": "nad", "budget": 3, "mode": "online", "warmup_units": 2,
+                   "oracle_history": "warm-up"}),
+            "only oracle mode",
+        ),
+        (
+            json!({"policy": "nad", "budget": 3, "mode": "oracle", "oracle_history": "warm-up"}),
+            "`warmup_units`",
+        ),
+    ] {
+        let (status, err) = c.send_json(Method::POST, "/api/runs", &spec).await.unwrap();
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+        let message = err["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("`oracle_history`") && message.contains(names),
+            "{message}"
+        );
+    }
+    // Unknown values are refused by the schema.
+    let (status, err) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "nad", "budget": 3, "oracle_history": "future"}),
+        )
+        .await
+        .unwrap();
+    assert!(status.is_client_error(), "{status} {err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_and_sweeps_take_a_warm_up() {
     // 6 units: unit 0 is the initial crawl, units 1..=2 warm up, units 3..=5 are judged.
     let server = start(60, 6, Duration::ZERO).await;

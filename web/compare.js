@@ -61,7 +61,7 @@ $("sweep-form").addEventListener("submit", async e => {
   const budgets = list("budgets");
   const thetas = list("thetas");
   try {
-    const r = await postJSON("/api/compare", { policies, budgets, thetas, mode: $("mode").value, delta_q: $("delta-q").value, new_pages: $("new-pages").value, warmup_units: Number($("warmup").value) });
+    const r = await postJSON("/api/compare", { policies, budgets, thetas, mode: $("mode").value, delta_q: $("delta-q").value, new_pages: $("new-pages").value, warmup_units: Number($("warmup").value), oracle_history: $("oracle-history").value });
     $("message").textContent = `Sweep #${r.sweep} queued (${r.runs.length} runs).`;
     offerSweeps(r.sweep);
     $("view").value = String(r.sweep);

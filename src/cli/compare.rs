@@ -151,6 +151,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )?);
     }
     let warmup_units = args.warmup.checked(loaded.corpus.units())?;
+    let oracle_history = args.warmup.oracle_history_for(&args.mode)?;
     budgets.sort_unstable();
     budgets.dedup();
     if let Some(b) = budgets.iter().find(|&&b| b > loaded.corpus.page_count()) {
@@ -171,6 +172,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             seed: args.seed,
             new_pages: args.new_pages,
             warmup_units,
+            oracle_history,
             targets: args.targets.clone().unwrap_or_default(),
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
@@ -240,6 +242,24 @@ fn print_summary(c: &Comparison) {
         c.points.len(),
         c.seconds
     );
+    if c.warmup_units > 0 {
+        let told = if c.mode == refresher::policy::FitMode::Oracle {
+            match c.oracle_history {
+                refresher::sim::run::OracleHistory::All => {
+                    "; the oracle is told every unit's changes"
+                }
+                refresher::sim::run::OracleHistory::WarmUp => {
+                    "; the oracle is told the warm-up's changes only"
+                }
+            }
+        } else {
+            ""
+        };
+        println!(
+            "warm-up: units 1..={} refreshed every page and are not judged{told}",
+            c.warmup_units
+        );
+    }
     println!("Budget B needed per unit to reach a mean repository quality (paper 003 Fig. 4; – = not reached):");
     if let Some(q0) = c.unrefreshed_quality {
         println!(

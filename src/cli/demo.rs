@@ -85,7 +85,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         budgets: Some(budgets),
         budget_shares: None,
-        warmup: super::experiment::WarmupArgs { warmup_units: 0 },
+        warmup: super::experiment::WarmupArgs {
+            warmup_units: 0,
+            oracle_history: refresher::sim::run::OracleHistory::All,
+        },
         policies: None,
         thetas: Some(vec![0.1, 0.3, 0.5, 0.7, 0.9]),
         params: Vec::new(),

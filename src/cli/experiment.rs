@@ -82,6 +82,12 @@ pub struct WarmupArgs {
     /// (paper 001 §5.2 warms up with W = 2). 0: no warm-up.
     #[arg(long, value_name = "W", default_value_t = 0)]
     pub warmup_units: u32,
+    /// What oracle-mode policies are told of the true history: `all` (default: every unit's
+    /// changes, the judged ones included) or `warm-up` (only the changes of units 1..=W, as a
+    /// crawler that watched every page until then could know them: the oracle without
+    /// knowledge of the future). Needs --warmup-units W ≥ 1.
+    #[arg(long, value_name = "WHICH", value_enum, default_value = "all")]
+    pub oracle_history: refresher::sim::run::OracleHistory,
 }
 
 impl WarmupArgs {
@@ -90,6 +96,28 @@ impl WarmupArgs {
     pub fn checked(&self, units: u32) -> anyhow::Result<u32> {
         refresher::sim::run::check_warmup_units("--warmup-units", self.warmup_units, units)
             .map_err(anyhow::Error::msg)
+    }
+
+    /// The oracle history choice, checked against the modes the runs use (`warm-up` needs
+    /// an oracle-mode run and a warm-up).
+    pub fn oracle_history_for(
+        &self,
+        modes: &[refresher::policy::FitMode],
+    ) -> anyhow::Result<refresher::sim::run::OracleHistory> {
+        use refresher::policy::FitMode;
+        let mode = if modes.contains(&FitMode::Oracle) {
+            FitMode::Oracle
+        } else {
+            FitMode::Online
+        };
+        refresher::sim::run::check_oracle_history(
+            ("--oracle-history", "--warmup-units"),
+            self.oracle_history,
+            mode,
+            self.warmup_units,
+        )
+        .map_err(anyhow::Error::msg)?;
+        Ok(self.oracle_history)
     }
 }
 

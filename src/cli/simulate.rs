@@ -8,6 +8,7 @@ use refresher::index::ScoringKind;
 use refresher::policy::registry::family;
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
+use refresher::sim::run::OracleHistory;
 use refresher::sim::{self, RunConfig};
 
 use super::experiment::{write_run, BudgetArgs, ExperimentArgs};
@@ -98,6 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
          per unit, at most every page)"
     );
     let warmup_units = args.budget.warmup.checked(loaded.corpus.units())?;
+    let oracle_history = args.budget.warmup.oracle_history_for(&[args.mode])?;
     let load_seconds = started.elapsed().as_secs_f64();
     let env = loaded.environment(args.scoring)?;
     let environment_seconds = started.elapsed().as_secs_f64() - load_seconds;
@@ -105,6 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     config.seed = args.seed;
     config.new_pages = args.new_pages;
     config.warmup_units = warmup_units;
+    config.oracle_history = oracle_history;
     if let Some(u) = args.trec_unit {
         if u <= warmup_units || u >= env.units() {
             anyhow::bail!(
@@ -195,7 +198,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             d.mean_discovery_delay_weighted
         );
         if warmup_units > 0 {
-            println!("warm-up: units 1..={warmup_units} refreshed every page and are not judged");
+            let told = match (args.mode, oracle_history) {
+                (FitMode::Oracle, OracleHistory::WarmUp) => {
+                    "; the oracle is told the warm-up's changes only"
+                }
+                (FitMode::Oracle, OracleHistory::All) => {
+                    "; the oracle is told every unit's changes"
+                }
+                (FitMode::Online, _) => "",
+            };
+            println!(
+                "warm-up: units 1..={warmup_units} refreshed every page and are not judged{told}"
+            );
         }
         println!(
             "wall time: load {load_seconds:.2} s, environment {environment_seconds:.2} s, run {run_seconds:.2} s"

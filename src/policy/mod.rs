@@ -174,6 +174,32 @@ pub struct ChangeHistory {
     pub pages: Vec<PageHistory>,
 }
 
+impl ChangeHistory {
+    /// The history as it stood at unit `last`: the changes of units `1..=last` and their
+    /// measurements, over `last` units — what a crawler that watched every page until `last`
+    /// could know, with nothing of what came after (`--oracle-history warm-up`).
+    pub fn through(&self, last: Unit) -> ChangeHistory {
+        let last = last.min(self.units);
+        ChangeHistory {
+            units: last,
+            pages: self
+                .pages
+                .iter()
+                .map(|page| {
+                    let kept = page.change_units.partition_point(|&u| u <= last);
+                    PageHistory {
+                        change_units: page.change_units[..kept].to_vec(),
+                        shingle_changes: page.shingle_changes
+                            [..kept.min(page.shingle_changes.len())]
+                            .to_vec(),
+                        delta_q: page.delta_q[..kept.min(page.delta_q.len())].to_vec(),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
 /// What a policy knows when it starts.
 #[derive(Debug, Clone)]
 pub struct PolicyContext<'a> {
@@ -303,3 +329,38 @@ pub use family::{ParamValue, Params, PolicyError, PolicyFamily};
 pub use registry::{family, make_policy, FAMILIES};
 #[cfg(test)]
 mod testkit;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_through_a_unit_keeps_only_what_was_seen_by_then() {
+        let history = ChangeHistory {
+            units: 10,
+            pages: vec![
+                PageHistory {
+                    change_units: vec![2, 5, 9],
+                    shingle_changes: vec![0.1, 0.2, 0.3],
+                    delta_q: vec![1.0, 2.0, 3.0],
+                },
+                // Not measured: no ΔQ, and it stays so.
+                PageHistory {
+                    change_units: vec![6],
+                    shingle_changes: vec![0.5],
+                    delta_q: Vec::new(),
+                },
+            ],
+        };
+        let cut = history.through(5);
+        assert_eq!(cut.units, 5);
+        assert_eq!(cut.pages[0].change_units, vec![2, 5]);
+        assert_eq!(cut.pages[0].shingle_changes, vec![0.1, 0.2]);
+        assert_eq!(cut.pages[0].delta_q, vec![1.0, 2.0]);
+        assert!(cut.pages[1].change_units.is_empty() && cut.pages[1].delta_q.is_empty());
+        // Past the end: the whole history.
+        let all = history.through(40);
+        assert_eq!(all.units, 10);
+        assert_eq!(all.pages[0].change_units, history.pages[0].change_units);
+    }
+}

@@ -53,6 +53,10 @@ pub struct SweepSpec {
     /// Warm-up units of every run (paper 001 §5.2; default 0).
     #[serde(default)]
     pub warmup_units: u32,
+    /// What oracle-mode runs are told of the history (default `all`; `warm-up`: the warm-up
+    /// units' changes only).
+    #[serde(default)]
+    pub oracle_history: crate::sim::run::OracleHistory,
 }
 
 /// The body of `GET /api/compare`.
@@ -161,6 +165,7 @@ pub fn start_sweep(
             delta_q: spec.delta_q,
             new_pages: spec.new_pages,
             warmup_units: spec.warmup_units,
+            oracle_history: spec.oracle_history,
         })
         .collect();
     // All validated, then all queued (or none): a refused sweep leaves nothing behind and
@@ -181,7 +186,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
         .filter(|r| sweep.is_none() || r.sweep == sweep)
         .collect();
     // Runs of different settings (fit mode, scoring, ΔQ measurement, workload, new pages,
-    // warm-up) are different series, labelled by what sets them apart, never averaged or
+    // warm-up, oracle history) are different series, labelled by what sets them apart, never averaged or
     // mixed into one curve.
     let settings = |info: &RunInfo| {
         [
@@ -197,10 +202,12 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
                 .and_then(|v| v.as_str().map(|w| format!("new pages {w}")))
                 .unwrap_or_default(),
             format!("warm-up {}", info.warmup_units),
+            format!("oracle history {}", info.oracle_history.as_str()),
         ]
     };
     let infos: Vec<RunInfo> = chosen.iter().map(|r| r.info()).collect();
-    let varying: Vec<usize> = (0..6)
+    let setting_count = infos.first().map_or(0, |info| settings(info).len());
+    let varying: Vec<usize> = (0..setting_count)
         .filter(|&i| {
             let mut values: Vec<String> =
                 infos.iter().map(|info| settings(info)[i].clone()).collect();

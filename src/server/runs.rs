@@ -33,7 +33,7 @@ use crate::quality::SearchQuality;
 use crate::querylog::term_workload::TermWorkload;
 use crate::querylog::workload::Workload;
 use crate::sim::compare::{NewPageSummary, PaperMeasures};
-use crate::sim::run::DiscoveryDelay;
+use crate::sim::run::{DiscoveryDelay, OracleHistory};
 use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, UnitRecord};
 
 use super::error::ApiError;
@@ -106,6 +106,10 @@ pub struct RunSpec {
     /// §5.2's warm-up; default 0).
     #[serde(default)]
     pub warmup_units: u32,
+    /// What an oracle-mode policy is told of the history: `all` (default) or `warm-up` (the
+    /// warm-up units' changes only; needs `warmup_units` ≥ 1 and oracle mode).
+    #[serde(default)]
+    pub oracle_history: OracleHistory,
 }
 
 impl RunSpec {
@@ -202,6 +206,8 @@ pub struct RunInfo {
     pub budget: usize,
     /// Warm-up units (not judged; `units_total` counts the judged units).
     pub warmup_units: u32,
+    /// What an oracle-mode policy was told of the history.
+    pub oracle_history: OracleHistory,
     pub mode: FitMode,
     pub scoring: ScoringKind,
     pub workload: WorkloadSource,
@@ -267,6 +273,7 @@ impl Run {
                 .collect(),
             budget: self.spec.budget,
             warmup_units: self.spec.warmup_units,
+            oracle_history: self.spec.oracle_history,
             mode: self.spec.mode,
             scoring: self.scoring,
             workload: self.spec.workload,
@@ -492,6 +499,13 @@ impl RunManager {
         }
         crate::sim::run::check_warmup_units("`warmup_units`", spec.warmup_units, units)
             .map_err(ApiError::BadParameter)?;
+        crate::sim::run::check_oracle_history(
+            ("`oracle_history`", "`warmup_units`"),
+            spec.oracle_history,
+            spec.mode,
+            spec.warmup_units,
+        )
+        .map_err(ApiError::BadParameter)?;
         Ok(())
     }
 
@@ -642,6 +656,7 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
     run.set_running(env.units().saturating_sub(1 + run.spec.warmup_units) as usize);
     let mut config = RunConfig::new(run.spec.budget, run.spec.mode);
     config.warmup_units = run.spec.warmup_units;
+    config.oracle_history = run.spec.oracle_history;
     if let Some(seed) = run.spec.seed {
         config.seed = seed;
     }

@@ -108,6 +108,8 @@ pub struct SweepConfig {
     pub new_pages: NewPages,
     /// Warm-up units of every run (paper 001 §5.2; see [`RunConfig::warmup_units`]).
     pub warmup_units: crate::corpus::Unit,
+    /// What oracle-mode runs are told of the history ([`RunConfig::oracle_history`]).
+    pub oracle_history: crate::sim::run::OracleHistory,
     /// The targets of the table ([`default_targets`] when empty).
     pub targets: Vec<Target>,
 }
@@ -288,6 +290,10 @@ pub struct Comparison {
     pub mode: FitMode,
     /// When new pages were crawled.
     pub new_pages: NewPages,
+    /// Warm-up units of every run (not judged).
+    pub warmup_units: crate::corpus::Unit,
+    /// What oracle-mode runs were told of the history (`all` in online mode: nothing).
+    pub oracle_history: crate::sim::run::OracleHistory,
     pub scoring: String,
     pub units: u32,
     pub workload_queries: usize,
@@ -342,6 +348,7 @@ pub fn sweep(
             rc.seed = config.seed;
             rc.new_pages = config.new_pages;
             rc.warmup_units = config.warmup_units;
+            rc.oracle_history = config.oracle_history;
             let r = run(env, p, &rc)?;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
             Ok(SweepPoint {
@@ -367,6 +374,7 @@ pub fn sweep(
             let mut rc = RunConfig::new(0, config.mode);
             rc.new_pages = config.new_pages;
             rc.warmup_units = config.warmup_units;
+            rc.oracle_history = config.oracle_history;
             run(env, nothing, &rc)?.mean.quality
         }
     };
@@ -387,6 +395,8 @@ pub fn sweep(
     Ok(Comparison {
         mode: config.mode,
         new_pages: config.new_pages,
+        warmup_units: config.warmup_units,
+        oracle_history: config.oracle_history,
         scoring: env.config.scoring.name().to_string(),
         units: env.units(),
         workload_queries: env.workload.queries.len(),

@@ -43,6 +43,69 @@ pub struct RunConfig {
     /// Units `1..=warmup_units` refresh every held page outside the budget (paper 001 §5.2)
     /// and are not judged: the metrics start at unit `warmup_units + 1`. 0: no warm-up.
     pub warmup_units: Unit,
+    /// What an oracle-mode policy is told of the history.
+    pub oracle_history: OracleHistory,
+}
+
+/// What an oracle-mode policy is told of the true history of changes.
+///
+/// By default the whole history, the judged units included: its change rates and gains are
+/// counted over the very units it is judged on (paper 003 §6's oracle). `WarmUp` cuts the
+/// history at the end of the warm-up, where every page was watched at every unit: the best a
+/// crawler could know from the past alone. Comparing the two says how much of the oracle's
+/// lead over an online policy is knowledge of the future rather than better estimates.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum OracleHistory {
+    /// Every unit's changes and their gains.
+    #[default]
+    All,
+    /// The changes of the warm-up units `1..=W` only.
+    WarmUp,
+}
+
+impl OracleHistory {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OracleHistory::All => "all",
+            OracleHistory::WarmUp => "warm-up",
+        }
+    }
+}
+
+/// Checks an oracle history choice against the fit mode and the warm-up units: `warm-up`
+/// needs oracle mode and a warm-up of at least one unit. `Err` says why, naming the
+/// parameters as the caller's user spells them (`names`: the history's, the warm-up's).
+pub fn check_oracle_history(
+    names: (&str, &str),
+    history: OracleHistory,
+    mode: FitMode,
+    warmup: Unit,
+) -> Result<(), String> {
+    let (name, warmup_name) = names;
+    match (history, mode, warmup) {
+        (OracleHistory::All, _, _) => Ok(()),
+        (OracleHistory::WarmUp, FitMode::Online, _) => Err(format!(
+            "{name} warm-up: only oracle mode is told the history (online policies learn it \
+             from their own refreshes)"
+        )),
+        (OracleHistory::WarmUp, FitMode::Oracle, 0) => Err(format!(
+            "{name} warm-up: there is no warm-up to cut the history at; give {warmup_name} W \
+             (W ≥ 1)"
+        )),
+        (OracleHistory::WarmUp, FitMode::Oracle, _) => Ok(()),
+    }
 }
 
 /// Checks warm-up units `warmup` against a corpus of `units` units (unit 0 is the initial
@@ -71,6 +134,7 @@ impl RunConfig {
             new_pages: NewPages::OutsideBudget,
             trec_unit: None,
             warmup_units: 0,
+            oracle_history: OracleHistory::All,
         }
     }
 }
@@ -179,6 +243,8 @@ pub struct RunResult {
     pub mean_gp4c_ndcg: f64,
     /// Warm-up units before the judged ones (paper 001 §5.2).
     pub warmup_units: Unit,
+    /// What an oracle-mode policy was told of the history ([`OracleHistory`]).
+    pub oracle_history: OracleHistory,
     pub per_unit: Vec<UnitRecord>,
     /// Pages refreshed at each judged unit (index 0 = unit `warmup_units + 1`), in the
     /// policy's priority order.
@@ -535,6 +601,7 @@ pub fn run_with(
         mean_change_rate: mean(&|r| r.change_rate),
         mean_gp4c_ndcg: mean(&|r| r.gp4c_ndcg),
         warmup_units: config.warmup_units,
+        oracle_history: config.oracle_history,
         per_unit,
         refreshed_pages,
         trec,
@@ -563,6 +630,8 @@ pub fn refresher_for<'e>(
             .filter_map(|p| corpus.timeline(p).shared_at(0).map(|v| (p, Arc::clone(v)))),
     );
     let initial = env.initial_pages();
+    let history_through_warm_up = (config.oracle_history == OracleHistory::WarmUp)
+        .then(|| env.history.through(config.warmup_units));
     let context = PolicyContext {
         mode: config.mode,
         page_count: pages,
@@ -570,7 +639,8 @@ pub fn refresher_for<'e>(
         budget: config.budget,
         initial_pages: &initial,
         view_weight: &env.view_weight,
-        history: (config.mode == FitMode::Oracle).then_some(&env.history),
+        history: (config.mode == FitMode::Oracle)
+            .then(|| history_through_warm_up.as_ref().unwrap_or(&env.history)),
         seed: config.seed,
         crawl: None,
     };
@@ -874,5 +944,93 @@ mod online_tests {
                 assert!(refreshed > 0, "{} refreshed nothing", family.name);
             }
         }
+    }
+
+    /// The units of a history and each page's change units.
+    type ToldHistory = Option<(Unit, Vec<Vec<Unit>>)>;
+
+    /// Records the change units of the history an oracle-mode policy is told.
+    struct Told {
+        inner: Box<dyn RefreshPolicy>,
+        told: std::sync::Arc<std::sync::Mutex<ToldHistory>>,
+    }
+
+    impl RefreshPolicy for Told {
+        fn name(&self) -> String {
+            self.inner.name()
+        }
+        fn prepare(&mut self, context: &PolicyContext<'_>) {
+            *self.told.lock().unwrap() = context.history.map(|h| {
+                let units = h.pages.iter().map(|p| p.change_units.clone()).collect();
+                (h.units, units)
+            });
+            self.inner.prepare(context);
+        }
+        fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+            self.inner.choose(unit, budget, crawl)
+        }
+        fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+            self.inner.observe(outcomes);
+        }
+    }
+
+    #[test]
+    fn an_oracle_told_the_warm_up_knows_nothing_after_it() {
+        let corpus = random_corpus(50, 7, 21);
+        let mut workload = TermWorkload::default();
+        let id = corpus.vocabulary.get("emac").unwrap();
+        workload.queries.push(MetricQuery {
+            terms: vec![id],
+            frequency: 1.0,
+        });
+        let env = Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap();
+        let warmup = 3;
+        let later = |units: &[Unit]| units.iter().filter(|&&u| u > warmup).count();
+        let all_changes: Vec<Vec<Unit>> = env
+            .history
+            .pages
+            .iter()
+            .map(|p| p.change_units.clone())
+            .collect();
+        assert!(
+            all_changes.iter().map(|u| later(u)).sum::<usize>() > 0,
+            "the corpus changes after the warm-up, so the cut is seen"
+        );
+        for (history, want_units) in [
+            (OracleHistory::All, env.history.units),
+            (OracleHistory::WarmUp, warmup),
+        ] {
+            let told = std::sync::Arc::new(std::sync::Mutex::new(None));
+            let policy = Told {
+                inner: crate::policy::registry::family("user-centric")
+                    .unwrap()
+                    .make([])
+                    .unwrap(),
+                told: std::sync::Arc::clone(&told),
+            };
+            let mut config = RunConfig::new(4, FitMode::Oracle);
+            config.warmup_units = warmup;
+            config.oracle_history = history;
+            let result = run(&env, Box::new(policy), &config).unwrap();
+            assert_eq!(result.oracle_history, history);
+            let (units, changes) = told.lock().unwrap().take().expect("oracle told a history");
+            assert_eq!(units, want_units, "{history:?}");
+            for (got, all) in changes.iter().zip(&all_changes) {
+                match history {
+                    OracleHistory::All => assert_eq!(got, all),
+                    OracleHistory::WarmUp => {
+                        let kept: Vec<Unit> =
+                            all.iter().copied().filter(|&u| u <= warmup).collect();
+                        assert_eq!(got, &kept);
+                    }
+                }
+            }
+        }
+        // The CLI and the server refuse the cut where it means nothing.
+        let names = ("--oracle-history", "--warmup-units");
+        assert!(check_oracle_history(names, OracleHistory::WarmUp, FitMode::Online, 3).is_err());
+        let err = check_oracle_history(names, OracleHistory::WarmUp, FitMode::Oracle, 0);
+        assert!(err.unwrap_err().contains("--warmup-units"));
+        assert!(check_oracle_history(names, OracleHistory::All, FitMode::Online, 0).is_ok());
     }
 }
