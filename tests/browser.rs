@@ -562,6 +562,20 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
     browser
         .eval("document.getElementById('warmup').value = '0'; return true")
         .await;
+    // And the oracle-history select: the warm-up's history with no warm-up is refused in words.
+    browser
+        .eval("document.getElementById('oracle-history').value = 'warm-up'; return true")
+        .await;
+    browser.click("#start").await;
+    browser
+        .wait_for(
+            "return document.getElementById('message').textContent.includes('`oracle_history` warm-up')",
+            "the refusal of an oracle history with no warm-up",
+        )
+        .await;
+    browser
+        .eval("document.getElementById('oracle-history').value = 'all'; return true")
+        .await;
     // The three charts: shares never past 1, round ticks, time units on a linear axis, the
     // run and the served repository's no-refresh curve in the legend.
     for id in ["chart-quality", "chart-fresh", "chart-map"] {
