@@ -398,6 +398,37 @@ fn an_oracle_told_only_the_warm_up_is_reported_and_chooses_otherwise() {
     assert_eq!(all["sweeps"][0]["oracle_history"], "all");
     assert_eq!(past["sweeps"][0]["oracle_history"], "warm-up");
     assert_eq!(past["sweeps"][0]["warmup_units"], 3);
+    // Both modes at once: the online sweep was told nothing, and says so.
+    let both = common::refresher_json(&[
+        "compare",
+        "--corpus",
+        &corpus,
+        "--log",
+        &log,
+        "--mode",
+        "oracle,online",
+        "--policies",
+        "round-robin",
+        "--budgets",
+        "0,2",
+        "--warmup-units",
+        "3",
+        "--oracle-history",
+        "warm-up",
+        "--json",
+    ]);
+    let told: Vec<(&str, &str)> = both["sweeps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["mode"].as_str().unwrap(),
+                s["oracle_history"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(told, [("oracle", "warm-up"), ("online", "all")]);
     let quality = |v: &serde_json::Value, b: u64| {
         v["curves"]
             .as_array()

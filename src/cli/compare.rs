@@ -172,7 +172,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             seed: args.seed,
             new_pages: args.new_pages,
             warmup_units,
-            oracle_history,
+            // Online runs are told no history: their sweep says `all`, the default, not a
+            // cut that did not apply to them.
+            oracle_history: if mode == refresher::policy::FitMode::Oracle {
+                oracle_history
+            } else {
+                refresher::sim::run::OracleHistory::All
+            },
             targets: args.targets.clone().unwrap_or_default(),
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
