@@ -374,7 +374,7 @@ fn bad_parameters_get_clear_errors() {
 fn an_oracle_told_only_the_warm_up_is_reported_and_chooses_otherwise() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, log, _) = site(dir.path());
-    let compare = |history: &str| {
+    let compare = |mode: &str, policies: &str, budgets: &str, history: &str| {
         common::refresher_json(&[
             "compare",
             "--corpus",
@@ -382,11 +382,11 @@ fn an_oracle_told_only_the_warm_up_is_reported_and_chooses_otherwise() {
             "--log",
             &log,
             "--mode",
-            "oracle",
+            mode,
             "--policies",
-            "user-centric",
+            policies,
             "--budgets",
-            "0,2,8",
+            budgets,
             "--warmup-units",
             "3",
             "--oracle-history",
@@ -394,29 +394,13 @@ fn an_oracle_told_only_the_warm_up_is_reported_and_chooses_otherwise() {
             "--json",
         ])
     };
-    let (all, past) = (compare("all"), compare("warm-up"));
+    let uc_oracle = |history: &str| compare("oracle", "user-centric", "0,2,8", history);
+    let (all, past) = (uc_oracle("all"), uc_oracle("warm-up"));
     assert_eq!(all["sweeps"][0]["oracle_history"], "all");
     assert_eq!(past["sweeps"][0]["oracle_history"], "warm-up");
     assert_eq!(past["sweeps"][0]["warmup_units"], 3);
     // Both modes at once: the online sweep was told nothing, and says so.
-    let both = common::refresher_json(&[
-        "compare",
-        "--corpus",
-        &corpus,
-        "--log",
-        &log,
-        "--mode",
-        "oracle,online",
-        "--policies",
-        "round-robin",
-        "--budgets",
-        "0,2",
-        "--warmup-units",
-        "3",
-        "--oracle-history",
-        "warm-up",
-        "--json",
-    ]);
+    let both = compare("oracle,online", "round-robin", "0,2", "warm-up");
     let told: Vec<(&str, &str)> = both["sweeps"]
         .as_array()
         .unwrap()

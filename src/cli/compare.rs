@@ -172,13 +172,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             seed: args.seed,
             new_pages: args.new_pages,
             warmup_units,
-            // Online runs are told no history: their sweep says `all`, the default, not a
-            // cut that did not apply to them.
-            oracle_history: if mode == refresher::policy::FitMode::Oracle {
-                oracle_history
-            } else {
-                refresher::sim::run::OracleHistory::All
-            },
+            oracle_history,
             targets: args.targets.clone().unwrap_or_default(),
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
@@ -248,23 +242,8 @@ fn print_summary(c: &Comparison) {
         c.points.len(),
         c.seconds
     );
-    if c.warmup_units > 0 {
-        let told = if c.mode == refresher::policy::FitMode::Oracle {
-            match c.oracle_history {
-                refresher::sim::run::OracleHistory::All => {
-                    "; the oracle is told every unit's changes"
-                }
-                refresher::sim::run::OracleHistory::WarmUp => {
-                    "; the oracle is told the warm-up's changes only"
-                }
-            }
-        } else {
-            ""
-        };
-        println!(
-            "warm-up: units 1..={} refreshed every page and are not judged{told}",
-            c.warmup_units
-        );
+    if let Some(line) = super::experiment::warm_up_line(c.warmup_units, c.mode, c.oracle_history) {
+        println!("{line}");
     }
     println!("Budget B needed per unit to reach a mean repository quality (paper 003 Fig. 4; – = not reached):");
     if let Some(q0) = c.unrefreshed_quality {

@@ -121,6 +121,27 @@ impl WarmupArgs {
     }
 }
 
+/// The summary line of a warm-up of `warmup_units` (`None` without one), saying what an
+/// oracle-mode run was told of the history.
+pub fn warm_up_line(
+    warmup_units: u32,
+    mode: refresher::policy::FitMode,
+    history: refresher::sim::run::OracleHistory,
+) -> Option<String> {
+    use refresher::policy::FitMode;
+    use refresher::sim::run::OracleHistory;
+    let told = match (mode, history) {
+        (FitMode::Oracle, OracleHistory::WarmUp) => {
+            "; the oracle is told the warm-up's changes only"
+        }
+        (FitMode::Oracle, OracleHistory::All) => "; the oracle is told every unit's changes",
+        (FitMode::Online, _) => "",
+    };
+    (warmup_units > 0).then(|| {
+        format!("warm-up: units 1..={warmup_units} refreshed every page and are not judged{told}")
+    })
+}
+
 /// Checks a share of the pages given to `flag` before any input is read: in (0, 1].
 pub fn check_share(flag: &str, share: f64) -> anyhow::Result<()> {
     if !(share > 0.0 && share <= 1.0) {

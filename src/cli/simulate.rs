@@ -8,7 +8,6 @@ use refresher::index::ScoringKind;
 use refresher::policy::registry::family;
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
-use refresher::sim::run::OracleHistory;
 use refresher::sim::{self, RunConfig};
 
 use super::experiment::{write_run, BudgetArgs, ExperimentArgs};
@@ -197,19 +196,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             d.mean_discovery_delay,
             d.mean_discovery_delay_weighted
         );
-        if warmup_units > 0 {
-            let told = match (args.mode, oracle_history) {
-                (FitMode::Oracle, OracleHistory::WarmUp) => {
-                    "; the oracle is told the warm-up's changes only"
-                }
-                (FitMode::Oracle, OracleHistory::All) => {
-                    "; the oracle is told every unit's changes"
-                }
-                (FitMode::Online, _) => "",
-            };
-            println!(
-                "warm-up: units 1..={warmup_units} refreshed every page and are not judged{told}"
-            );
+        if let Some(line) = super::experiment::warm_up_line(warmup_units, args.mode, oracle_history)
+        {
+            println!("{line}");
         }
         println!(
             "wall time: load {load_seconds:.2} s, environment {environment_seconds:.2} s, run {run_seconds:.2} s"

@@ -186,8 +186,8 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
         .filter(|r| sweep.is_none() || r.sweep == sweep)
         .collect();
     // Runs of different settings (fit mode, scoring, ΔQ measurement, workload, new pages,
-    // warm-up, oracle history) are different series, labelled by what sets them apart, never averaged or
-    // mixed into one curve.
+    // warm-up, oracle history) are different series, labelled by what sets them apart, never
+    // averaged or mixed into one curve.
     let settings = |info: &RunInfo| {
         [
             info.mode.as_str().to_string(),

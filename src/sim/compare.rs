@@ -396,7 +396,7 @@ pub fn sweep(
         mode: config.mode,
         new_pages: config.new_pages,
         warmup_units: config.warmup_units,
-        oracle_history: config.oracle_history,
+        oracle_history: config.oracle_history.as_told_in(config.mode),
         scoring: env.config.scoring.name().to_string(),
         units: env.units(),
         workload_queries: env.workload.queries.len(),

@@ -82,6 +82,15 @@ impl OracleHistory {
             OracleHistory::WarmUp => "warm-up",
         }
     }
+
+    /// The history a run of fit mode `mode` was told: online runs are told none, which they
+    /// report as the default `all` rather than a cut that did not apply to them.
+    pub fn as_told_in(self, mode: FitMode) -> OracleHistory {
+        match mode {
+            FitMode::Oracle => self,
+            FitMode::Online => OracleHistory::All,
+        }
+    }
 }
 
 /// Checks an oracle history choice against the fit mode and the warm-up units: `warm-up`
@@ -601,7 +610,7 @@ pub fn run_with(
         mean_change_rate: mean(&|r| r.change_rate),
         mean_gp4c_ndcg: mean(&|r| r.gp4c_ndcg),
         warmup_units: config.warmup_units,
-        oracle_history: config.oracle_history,
+        oracle_history: config.oracle_history.as_told_in(config.mode),
         per_unit,
         refreshed_pages,
         trec,
