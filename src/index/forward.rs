@@ -23,6 +23,7 @@ use std::sync::Arc;
 use crate::corpus::{PageId, PageVersion};
 use crate::text::{TermCounts, TermId};
 
+use super::posting_list::PostingList;
 use super::scorer::{DocLength, Score, Scorer};
 use super::stats::CollectionStats;
 
@@ -97,13 +98,11 @@ pub struct ForwardIndex {
     url_hashes: Vec<u64>,
     num_docs: u64,
     total_tokens: u64,
-    /// Indexed by term id; `postings[t]` sorted ascending. `df(t) = postings[t].len()`.
-    /// Shared copy-on-write (as `tfs`): every run of a sweep starts from a clone of one
-    /// initial index and edits a small part of its lists.
-    postings: Vec<Arc<Vec<PageId>>>,
-    /// Parallel to `postings`: `tfs[t][i]` is the frequency of `t` in page `postings[t][i]`.
-    /// Kept apart from the page ids so that intersections search a dense `[PageId]`.
-    tfs: Vec<Arc<Vec<u32>>>,
+    /// Indexed by term id: the pages containing the term, ascending, each with its frequency
+    /// (kept apart from the page ids, so that intersections search a dense `[PageId]`).
+    /// `df(t) = postings[t].len()`. Longer lists are shared copy-on-write: every run of a
+    /// sweep starts from a clone of one initial index and edits a small part of its lists.
+    postings: Vec<PostingList>,
     /// Indexed by page id: number of present pages whose copy links to it.
     inlinks: Vec<u32>,
     /// The pages whose copy changed, in order (see [`EditMark`]).
@@ -237,8 +236,17 @@ impl ForwardIndex {
                 df[t as usize] += 1;
             }
         }
-        let mut postings: Vec<Vec<PageId>> = df.iter().map(|&n| Vec::with_capacity(n)).collect();
-        let mut tfs: Vec<Vec<u32>> = df.iter().map(|&n| Vec::with_capacity(n)).collect();
+        // Only lists of two postings or more are gathered in vectors; most terms of a real
+        // crawl occur in one page (see [`PostingList`]).
+        let mut postings: Vec<PostingList> = vec![PostingList::Empty; terms];
+        let mut gathered: Vec<(Vec<PageId>, Vec<u32>)> = Vec::new();
+        let mut gathered_at: Vec<u32> = vec![u32::MAX; terms];
+        for (t, &n) in df.iter().enumerate() {
+            if n >= 2 {
+                gathered_at[t] = gathered.len() as u32;
+                gathered.push((Vec::with_capacity(n), Vec::with_capacity(n)));
+            }
+        }
         f.docs = vec![None; pages];
         f.lengths = vec![DocLength::default(); pages];
         f.url_hashes = vec![0; pages];
@@ -250,16 +258,27 @@ impl ForwardIndex {
             f.lengths[i] = DocLength::new(doc.terms.length);
             f.url_hashes[i] = doc.url_hash;
             for &(t, tf) in &doc.terms.counts {
-                postings[t as usize].push(page);
-                tfs[t as usize].push(tf);
+                match gathered_at[t as usize] {
+                    u32::MAX => postings[t as usize] = PostingList::One { page, tf },
+                    g => {
+                        let (pages, tfs) = &mut gathered[g as usize];
+                        pages.push(page);
+                        tfs.push(tf);
+                    }
+                }
             }
             for &target in &doc.links {
                 f.inlinks[target as usize] += 1;
             }
             f.docs[i] = Some(Arc::new(doc));
         }
-        f.postings = postings.into_iter().map(Arc::new).collect();
-        f.tfs = tfs.into_iter().map(Arc::new).collect();
+        for (t, g) in gathered_at.into_iter().enumerate() {
+            if g != u32::MAX {
+                let (pages, tfs) = std::mem::take(&mut gathered[g as usize]);
+                postings[t] = PostingList::from_vecs(pages, tfs);
+            }
+        }
+        f.postings = postings;
         f
     }
 
@@ -307,19 +326,14 @@ impl ForwardIndex {
     pub fn pages_with(&self, term: TermId) -> &[PageId] {
         self.postings
             .get(term as usize)
-            .map(|list| list.as_slice())
-            .unwrap_or(&[])
+            .map_or(&[], PostingList::pages)
     }
 
     /// [`pages_with`](Self::pages_with) and, parallel to it, each page's frequency of `term`.
     pub fn postings(&self, term: TermId) -> (&[PageId], &[u32]) {
-        match (
-            self.postings.get(term as usize),
-            self.tfs.get(term as usize),
-        ) {
-            (Some(p), Some(f)) => (p.as_slice(), f.as_slice()),
-            _ => (&[], &[]),
-        }
+        self.postings
+            .get(term as usize)
+            .map_or((&[], &[]), PostingList::as_slices)
     }
 
     /// Calls `f(page, tfs)` for every page containing every term of `terms`, ascending, with
@@ -578,7 +592,7 @@ impl ForwardIndex {
             let new_term = new_counts.get(b).map(|&(t, _)| t);
             match (old_term, new_term) {
                 (Some(o), Some(n)) if o == n => {
-                    self.set_posting_tf(o, page, new_counts[b].1);
+                    self.insert_posting(o, page, new_counts[b].1);
                     a += 1;
                     b += 1;
                 }
@@ -607,42 +621,17 @@ impl ForwardIndex {
         self.docs[i] = Some(Arc::new(doc));
     }
 
+    /// Adds `page`'s posting of `term`, or sets its frequency if present.
     fn insert_posting(&mut self, term: TermId, page: PageId, tf: u32) {
         let t = term as usize;
         if self.postings.len() <= t {
-            self.postings.resize_with(t + 1, Default::default);
-            self.tfs.resize_with(t + 1, Default::default);
+            self.postings.resize(t + 1, PostingList::Empty);
         }
-        let list = Arc::make_mut(&mut self.postings[t]);
-        let tfs = Arc::make_mut(&mut self.tfs[t]);
-        // Pages are mostly put in ascending order (a full crawl), so try the end first.
-        match list.last() {
-            Some(&last) if last >= page => match list.binary_search(&page) {
-                Ok(at) => tfs[at] = tf,
-                Err(at) => {
-                    list.insert(at, page);
-                    tfs.insert(at, tf);
-                }
-            },
-            _ => {
-                list.push(page);
-                tfs.push(tf);
-            }
-        }
-    }
-
-    fn set_posting_tf(&mut self, term: TermId, page: PageId, tf: u32) {
-        match self.postings[term as usize].binary_search(&page) {
-            Ok(at) => Arc::make_mut(&mut self.tfs[term as usize])[at] = tf,
-            Err(_) => self.insert_posting(term, page, tf),
-        }
+        self.postings[t].set(page, tf);
     }
 
     fn remove_posting(&mut self, term: TermId, page: PageId) {
-        if let Ok(at) = self.postings[term as usize].binary_search(&page) {
-            Arc::make_mut(&mut self.postings[term as usize]).remove(at);
-            Arc::make_mut(&mut self.tfs[term as usize]).remove(at);
-        }
+        self.postings[term as usize].remove(page);
     }
 
     /// Puts `copy` in as the copy of `page`, or removes the page's copy when `None` (a page
@@ -716,7 +705,7 @@ impl ForwardIndex {
                     (Some(o), Some(n)) if o == n => {
                         // Most terms of a changed page keep their count: skip the search.
                         if old_counts[a].1 != new_counts[b].1 {
-                            self.set_posting_tf(o, page, new_counts[b].1);
+                            self.insert_posting(o, page, new_counts[b].1);
                         }
                         a += 1;
                         b += 1;
@@ -759,8 +748,7 @@ impl ForwardIndex {
             .max()
         {
             if self.postings.len() < top {
-                self.postings.resize_with(top, Default::default);
-                self.tfs.resize_with(top, Default::default);
+                self.postings.resize(top, PostingList::Empty);
             }
         }
         edits.sort_unstable_by_key(|&(t, p, _)| (u64::from(t) << 32) | u64::from(p));
@@ -773,11 +761,7 @@ impl ForwardIndex {
             }
             changes.clear();
             changes.extend(group.iter().map(|&(_, p, tf)| (p, tf)));
-            edit_postings(
-                Arc::make_mut(&mut self.postings[t]),
-                Arc::make_mut(&mut self.tfs[t]),
-                &changes,
-            );
+            self.postings[t].edit(|pages, tfs| edit_postings(pages, tfs, &changes));
         }
         edits.clear();
     }
@@ -812,15 +796,11 @@ impl ForwardIndex {
                     + d.links.capacity() * size_of::<PageId>()
             })
             .sum();
-        let postings: usize = self
-            .postings
-            .iter()
-            .map(|l| l.capacity() * size_of::<PageId>() + size_of::<Vec<PageId>>())
-            .sum::<usize>()
+        let postings: usize = self.postings.capacity() * size_of::<PostingList>()
             + self
-                .tfs
+                .postings
                 .iter()
-                .map(|l| l.capacity() * size_of::<u32>() + size_of::<Vec<u32>>())
+                .map(PostingList::heap_bytes)
                 .sum::<usize>();
         docs + self.docs.capacity() * size_of::<Option<Arc<ForwardDoc>>>()
             + postings
@@ -985,7 +965,6 @@ mod tests {
             assert_eq!(bulk.num_docs, one_by_one.num_docs);
             assert_eq!(bulk.total_tokens, one_by_one.total_tokens);
             assert_eq!(bulk.postings, one_by_one.postings);
-            assert_eq!(bulk.tfs, one_by_one.tfs);
             assert_eq!(bulk.inlinks, one_by_one.inlinks);
         }
         assert_eq!(ForwardIndex::from_docs(Vec::new()), ForwardIndex::new());

@@ -12,6 +12,7 @@
 pub mod forward;
 pub mod hook;
 pub mod live;
+pub mod posting_list;
 pub mod repository;
 pub mod schema;
 pub mod scorer;
