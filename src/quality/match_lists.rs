@@ -92,6 +92,13 @@ impl MatchLists {
             return edits;
         };
         edits.edited = vec![false; *pages.last().expect("not empty") as usize + 1];
+        // Per edited page (ascending), how many of each multi-term query's terms its copy holds:
+        // a query lists each of its terms once per occurrence and a copy lists a term once, so
+        // the page matches `q` exactly when the count reaches `q.len()`. Counted page by page
+        // in one array rather than by sorting every (query, page) pair a term yields: common
+        // terms are in hundreds of queries.
+        let mut held = vec![0u32; queries.len()];
+        let mut touched: Vec<u32> = Vec::new();
         let mut pairs: Vec<(u32, PageId)> = Vec::new();
         for &p in &pages {
             edits.edited[p as usize] = true;
@@ -105,27 +112,23 @@ impl MatchLists {
                     break;
                 }
                 let (a, b) = (self.term_offsets[t], self.term_offsets[t + 1]);
-                pairs.extend(
-                    self.term_queries[a as usize..b as usize]
-                        .iter()
-                        .map(|&q| (q, p)),
-                );
+                for &q in &self.term_queries[a as usize..b as usize] {
+                    if held[q as usize] == 0 {
+                        touched.push(q);
+                    }
+                    held[q as usize] += 1;
+                }
             }
-        }
-        pairs.sort_unstable();
-        // A query lists each of its terms once per occurrence and each copy lists a term once,
-        // so a page holds every term of `q` exactly when `(q, p)` came `q.len()` times.
-        let (mut kept, mut start) = (0, 0);
-        while start < pairs.len() {
-            let pair = pairs[start];
-            let end = start + pairs[start..].partition_point(|&x| x == pair);
-            if end - start == queries[pair.0 as usize].len() {
-                pairs[kept] = pair;
-                kept += 1;
+            for &q in &touched {
+                if held[q as usize] as usize == queries[q as usize].len() {
+                    pairs.push((q, p));
+                }
+                held[q as usize] = 0;
             }
-            start = end;
+            touched.clear();
         }
-        pairs.truncate(kept);
+        // Pages were taken in ascending order: by query, they still are.
+        pairs.sort_by_key(|&(q, _)| q);
         edits.offsets = Vec::with_capacity(queries.len() + 1);
         let mut next = 0;
         for q in 0..=queries.len() as u32 {
