@@ -6,7 +6,9 @@
 //! longer lists behind one `Arc`, shared copy-on-write between clones. An index of a million
 //! terms then costs an allocation per term of two pages or more, not four per term (two lists,
 //! each behind its own `Arc`), and a clone copies the inline lists instead of touching every
-//! reference count. Building, cloning and dropping an index all got cheaper by as much.
+//! reference count. Measured on EmacsWiki's unit 0: the index built in 0.05–0.13 s instead of
+//! 0.44–1.05 s (mostly the page faults of millions of small allocations), and a 72-run
+//! comparison peaked at 1.0 GB of memory instead of 1.4–1.6 GB.
 //!
 //! Protocol: read with [`PostingList::as_slices`]; change only through [`PostingList::edit`],
 //! which hands out owned vectors (copying a shared list first) and puts the result back in the
