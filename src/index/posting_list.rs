@@ -10,9 +10,10 @@
 //! 0.44–1.05 s (mostly the page faults of millions of small allocations), and a 72-run
 //! comparison peaked at 1.0 GB of memory instead of 1.4–1.6 GB.
 //!
-//! Protocol: read with [`PostingList::as_slices`]; change only through [`PostingList::edit`],
-//! which hands out owned vectors (copying a shared list first) and puts the result back in the
-//! smallest form. Equality is on content, whatever the form.
+//! Protocol: read with [`PostingList::as_slices`]; change only through [`PostingList::set`],
+//! [`PostingList::remove`] or [`PostingList::edit`], which hands out owned vectors (copying a
+//! shared list first) and puts the result back in the smallest form, so a `Many` list always
+//! holds two postings or more. Equality is on content, whatever the form.
 
 use std::sync::Arc;
 
