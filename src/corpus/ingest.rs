@@ -4,10 +4,13 @@
 //! name order (gzip inflation and record framing are sequential by nature) and sends batches
 //! of response records; the calling thread extracts HTML and tokenizes each batch in parallel
 //! with rayon (one [`Analyzer`] per task, as analyzers are not `Sync`). Term ids and page ids
-//! must not depend on thread timing, so nothing is interned during the parallel stage: each
-//! capture keeps its distinct terms in first-occurrence order, and the final, sequential pass
-//! interns them in (page id, version) order, which gives exactly the ids
-//! [`TermCounts::from_terms`] would give over the full token streams.
+//! must not depend on thread timing, so the parallel stage gives terms only provisional ids
+//! ([`ProvisionalTerms`], in whatever order threads meet them): each capture keeps its distinct
+//! terms in first-occurrence order as provisional ids, and the final, sequential pass interns
+//! them in (page id, version) order, which gives exactly the ids [`TermCounts::from_terms`]
+//! would give over the full token streams. A capture waiting for that pass holds 8 bytes per
+//! distinct term instead of the term's text (about 64 bytes with its allocation): on a
+//! generated site of 10^6 pages, the captures' terms alone took most of 18 GB.
 //!
 //! Timeline rules: versions are sorted by unit; when a URL has several captures in one unit the
 //! latest capture (by `WARC-Date`, then by reading order) is kept and the others are counted in
@@ -109,6 +112,37 @@ pub struct IngestReport {
     pub seconds_total: f64,
 }
 
+/// Terms met while extracting in parallel, each under a provisional id given in whatever order
+/// the threads met them (see the module docs); [`build_corpus`] replaces them by the final
+/// ids.
+#[derive(Debug, Default)]
+pub(crate) struct ProvisionalTerms {
+    ids: dashmap::DashMap<Box<str>, u32, rustc_hash::FxBuildHasher>,
+    next: std::sync::atomic::AtomicU32,
+}
+
+impl ProvisionalTerms {
+    /// `term`'s provisional id (a new one if it is new).
+    pub(crate) fn id(&self, term: String) -> u32 {
+        if let Some(id) = self.ids.get(term.as_str()) {
+            return *id;
+        }
+        *self
+            .ids
+            .entry(term.into_boxed_str())
+            .or_insert_with(|| self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// The terms, indexed by provisional id.
+    fn into_terms(self) -> Vec<Box<str>> {
+        let mut terms: Vec<Box<str>> = vec![Box::from(""); self.ids.len()];
+        for (term, id) in self.ids {
+            terms[id as usize] = term;
+        }
+        terms
+    }
+}
+
 /// One response record after extraction, before it is placed on a timeline.
 #[derive(Debug, Clone)]
 pub(crate) struct Capture {
@@ -121,8 +155,9 @@ pub(crate) struct Capture {
     pub page: ExtractedPage,
     /// Sizes and element counts (zero for gone captures).
     pub counts: PageCounts,
-    /// Distinct analyzed terms of the indexed text, in first-occurrence order, with counts.
-    pub terms: Vec<(String, u32)>,
+    /// Distinct analyzed terms of the indexed text, in first-occurrence order, with counts,
+    /// by [`ProvisionalTerms`] id.
+    pub terms: Vec<(u32, u32)>,
     /// Number of tokens of the indexed text.
     pub length: u32,
     /// `WARC-Payload-Digest` of the record, if any (revisits are matched by it).
@@ -325,9 +360,10 @@ pub fn load_collections(
     let mut captures: Vec<Capture> = Vec::new();
     let mut origins = Vec::with_capacity(sources.len());
     let mut first_url_of: HashMap<String, usize> = HashMap::new();
+    let terms = ProvisionalTerms::default();
     for (ci, (path, options)) in sources.iter().enumerate() {
         let next_seq = captures.iter().map(|c| c.seq + 1).max().unwrap_or(0);
-        let mut part = read_collection(path, ci as u32, next_seq, &mut report)?;
+        let mut part = read_collection(path, ci as u32, next_seq, &terms, &mut report)?;
         // A URL in two collections is refused: it would have two clocks.
         for c in &part {
             if let Some(&other) = first_url_of.get(&c.url) {
@@ -353,7 +389,13 @@ pub fn load_collections(
     }
     report.seconds_read_extract = started.elapsed().as_secs_f64();
     let sources_paths: Vec<&Path> = sources.iter().map(|(p, _)| p.as_path()).collect();
-    let mut corpus = build_corpus(captures, &origins, first_options.unit_seconds, &mut report);
+    let mut corpus = build_corpus(
+        captures,
+        terms,
+        &origins,
+        first_options.unit_seconds,
+        &mut report,
+    );
     corpus.collections = describe_collections(&corpus, &sources_paths, &origins, &first_url_of);
     report.seconds_total = started.elapsed().as_secs_f64();
     Ok((corpus, report))
@@ -413,6 +455,7 @@ fn read_collection(
     path: &Path,
     collection: u32,
     seq_base: u64,
+    terms: &ProvisionalTerms,
     report: &mut IngestReport,
 ) -> Result<Vec<Capture>, InputError> {
     let files = warc_files(path)?;
@@ -437,7 +480,7 @@ fn read_collection(
             .map_init(Analyzer::new, |analyzer, p| {
                 let record = p.response.record;
                 let (mut capture, was_lossy) =
-                    extract_capture(analyzer, seq_base + p.seq, p.response);
+                    extract_capture(analyzer, terms, seq_base + p.seq, p.response);
                 capture.collection = collection;
                 (capture, was_lossy.then_some((p.path_index, record)))
             })
@@ -669,6 +712,7 @@ fn is_gone_status(status: u16) -> bool {
 /// Gone captures keep only their hash: their tiny error page is not the page's content.
 pub(crate) fn extract_capture(
     analyzer: &mut Analyzer,
+    provisional: &ProvisionalTerms,
     seq: u64,
     response: ResponseRecord,
 ) -> (Capture, bool) {
@@ -703,7 +747,10 @@ pub(crate) fn extract_capture(
     );
     let indexed = indexed_text(&capture.page.title, &capture.page.text);
     let (terms, length) = distinct_terms(analyzer, &indexed);
-    capture.terms = terms;
+    capture.terms = terms
+        .into_iter()
+        .map(|(term, count)| (provisional.id(term), count))
+        .collect();
     capture.length = length;
     (capture, lossy)
 }
@@ -753,6 +800,7 @@ pub(crate) fn distinct_terms(analyzer: &mut Analyzer, text: &str) -> (Vec<(Strin
 /// first unit); the corpus's clock is the first collection's, spanning the longest collection.
 pub(crate) fn build_corpus(
     mut captures: Vec<Capture>,
+    provisional: ProvisionalTerms,
     origins: &[i64],
     unit_seconds: i64,
     report: &mut IngestReport,
@@ -830,6 +878,9 @@ pub(crate) fn build_corpus(
         .collect();
 
     let mut vocabulary = Vocabulary::new();
+    let provisional = provisional.into_terms();
+    // Final id of each provisional id, given on first use in (page id, version) order.
+    let mut final_id: Vec<u32> = vec![u32::MAX; provisional.len()];
     let mut pages: Vec<PageTimeline> = Vec::with_capacity(urls.len());
     for c in kept {
         if pages.last().is_none_or(|p: &PageTimeline| p.url != c.url) {
@@ -849,7 +900,13 @@ pub(crate) fn build_corpus(
         links.sort_unstable();
         links.dedup();
         let unit = unit_of(&c) as Unit;
-        let terms = intern(&mut vocabulary, c.terms, c.length);
+        let terms = intern(
+            &mut vocabulary,
+            &provisional,
+            &mut final_id,
+            c.terms,
+            c.length,
+        );
         let version = PageVersion {
             unit,
             capture_time: c.capture_time,
@@ -909,18 +966,43 @@ pub fn page_version_from_html(
         title: page.title,
         text: page.text,
         links,
-        terms: intern(vocabulary, terms, length),
+        terms: sorted_counts(
+            terms
+                .into_iter()
+                .map(|(t, n)| (vocabulary.intern_owned(t), n))
+                .collect(),
+            length,
+        ),
         counts,
     };
     (version, page.links)
 }
 
-/// Interns one capture's distinct terms (in first-occurrence order) into a [`TermCounts`].
-fn intern(vocabulary: &mut Vocabulary, terms: Vec<(String, u32)>, length: u32) -> TermCounts {
-    let mut counts: Vec<(u32, u32)> = terms
+/// Interns one capture's distinct terms (provisional ids in first-occurrence order, their
+/// text in `provisional`) into a [`TermCounts`]; `final_id` remembers the final id of each
+/// provisional id already interned.
+fn intern(
+    vocabulary: &mut Vocabulary,
+    provisional: &[Box<str>],
+    final_id: &mut [u32],
+    terms: Vec<(u32, u32)>,
+    length: u32,
+) -> TermCounts {
+    let counts = terms
         .into_iter()
-        .map(|(t, n)| (vocabulary.intern_owned(t), n))
+        .map(|(t, n)| {
+            let id = &mut final_id[t as usize];
+            if *id == u32::MAX {
+                *id = vocabulary.intern(&provisional[t as usize]);
+            }
+            (*id, n)
+        })
         .collect();
+    sorted_counts(counts, length)
+}
+
+/// A [`TermCounts`] of `(term id, count)` pairs in any order.
+fn sorted_counts(mut counts: Vec<(u32, u32)>, length: u32) -> TermCounts {
     counts.sort_unstable_by_key(|&(t, _)| t);
     TermCounts { counts, length }
 }
@@ -932,29 +1014,38 @@ mod tests {
 
     const W: i64 = WEEK_SECONDS;
 
+    thread_local! {
+        /// The provisional terms of the captures a test made, until it builds its corpus.
+        static TERMS: std::cell::RefCell<ProvisionalTerms> = Default::default();
+    }
+
     fn capture(seq: u64, url: &str, time: i64, status: u16, body: &str) -> Capture {
         let mut analyzer = Analyzer::new();
-        extract_capture(
-            &mut analyzer,
-            seq,
-            ResponseRecord {
-                record: seq + 1,
-                target_uri: url.to_string(),
-                capture_time: time,
-                status,
-                body: body.as_bytes().to_vec(),
-                payload_digest: None,
-                decoded: Vec::new(),
-                content_type: Some("text/html".to_string()),
-            },
-        )
-        .0
+        TERMS.with_borrow(|terms| {
+            extract_capture(
+                &mut analyzer,
+                terms,
+                seq,
+                ResponseRecord {
+                    record: seq + 1,
+                    target_uri: url.to_string(),
+                    capture_time: time,
+                    status,
+                    body: body.as_bytes().to_vec(),
+                    payload_digest: None,
+                    decoded: Vec::new(),
+                    content_type: Some("text/html".to_string()),
+                },
+            )
+            .0
+        })
     }
 
     fn build(captures: Vec<Capture>) -> (Corpus, IngestReport) {
         let mut report = IngestReport::default();
         let origin = captures.iter().map(|c| c.capture_time).min().unwrap_or(0);
-        let corpus = build_corpus(captures, &[origin], WEEK_SECONDS, &mut report);
+        let terms = TERMS.take();
+        let corpus = build_corpus(captures, terms, &[origin], WEEK_SECONDS, &mut report);
         (corpus, report)
     }
 
@@ -1084,5 +1175,20 @@ mod tests {
         }
         assert_eq!(corpus.vocabulary.term(0), "emac");
         assert_eq!(vocab.len(), corpus.vocabulary.len());
+    }
+
+    #[test]
+    fn provisional_ids_are_one_per_term_across_threads() {
+        let terms = ProvisionalTerms::default();
+        let words: Vec<String> = (0..2000).map(|i| format!("w{}", i % 500)).collect();
+        let ids: Vec<u32> = words.par_iter().map(|w| terms.id(w.clone())).collect();
+        for (w, &id) in words.iter().zip(&ids) {
+            assert_eq!(terms.id(w.clone()), id);
+        }
+        let by_id = terms.into_terms();
+        assert_eq!(by_id.len(), 500);
+        for (w, &id) in words.iter().zip(&ids) {
+            assert_eq!(&*by_id[id as usize], w.as_str());
+        }
     }
 }
