@@ -915,7 +915,7 @@ pub(crate) fn build_corpus(
             title: c.page.title,
             text: c.page.text,
             links,
-            terms,
+            terms: Arc::new(terms),
             counts: c.counts,
         };
         pages
@@ -966,13 +966,13 @@ pub fn page_version_from_html(
         title: page.title,
         text: page.text,
         links,
-        terms: sorted_counts(
+        terms: Arc::new(sorted_counts(
             terms
                 .into_iter()
                 .map(|(t, n)| (vocabulary.intern_owned(t), n))
                 .collect(),
             length,
-        ),
+        )),
         counts,
     };
     (version, page.links)
@@ -1170,7 +1170,7 @@ mod tests {
             for v in &page.versions {
                 let terms = analyzer.terms(&v.indexed_text());
                 let expected = TermCounts::from_terms(&mut vocab, terms.iter().map(|s| s.as_str()));
-                assert_eq!(v.terms, expected);
+                assert_eq!(*v.terms, expected);
             }
         }
         assert_eq!(corpus.vocabulary.term(0), "emac");

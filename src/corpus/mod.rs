@@ -42,8 +42,10 @@ pub struct PageVersion {
     pub text: String,
     /// Out-links to pages of this corpus, deduplicated, sorted, without self-links.
     pub links: Vec<PageId>,
-    /// The analyzed indexed text (title then visible text), as the index sees it.
-    pub terms: TermCounts,
+    /// The analyzed indexed text (title then visible text), as the index sees it. Shared
+    /// with the forward indexes holding this version as a copy ([`crate::index::ForwardDoc`]),
+    /// which would otherwise each keep their own (a simulation builds several).
+    pub terms: Arc<TermCounts>,
     /// Sizes and element counts of the capture (all zero for gone pages).
     pub counts: PageCounts,
 }

@@ -308,7 +308,7 @@ impl std::fmt::Display for CorpusSummary {
 mod tests {
     use super::*;
     use crate::corpus::{Clock, PageVersion};
-    use crate::text::{TermCounts, Vocabulary};
+    use crate::text::Vocabulary;
 
     fn v(unit: u32, status: u16, hash: u64, text: &str) -> PageVersion {
         PageVersion {
@@ -319,7 +319,7 @@ mod tests {
             title: String::new(),
             text: text.to_string(),
             links: Vec::new(),
-            terms: TermCounts::default(),
+            terms: Default::default(),
             counts: Default::default(),
         }
     }

@@ -64,7 +64,8 @@ pub fn score_of_rank_key(key: u128) -> Score {
 /// A page's copy as the forward index sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForwardDoc {
-    pub terms: TermCounts,
+    /// Shared with the [`PageVersion`] it was made from.
+    pub terms: Arc<TermCounts>,
     /// Out-links (page ids), sorted, deduplicated.
     pub links: Vec<PageId>,
     /// [`url_hash`](super::schema::url_hash) of the page's URL: the ranking tie-breaker.
@@ -889,10 +890,10 @@ mod tests {
 
     fn doc(counts: &[(TermId, u32)], links: &[PageId]) -> ForwardDoc {
         ForwardDoc {
-            terms: TermCounts {
+            terms: Arc::new(TermCounts {
                 counts: counts.to_vec(),
                 length: counts.iter().map(|c| c.1).sum(),
-            },
+            }),
             links: links.to_vec(),
             url_hash: 0,
             content_hash: 0,

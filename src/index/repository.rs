@@ -414,8 +414,8 @@ impl Repository {
         for u in batch {
             let old = self.forward.doc(u.page);
             let empty = TermCounts::default();
-            let old_terms = old.map(|d| &d.terms).unwrap_or(&empty);
-            let new_terms = u.version.map(|v| &v.terms).unwrap_or(&empty);
+            let old_terms = old.map(|d| &*d.terms).unwrap_or(&empty);
+            let new_terms = u.version.map(|v| &*v.terms).unwrap_or(&empty);
             merge_ids(old_terms, new_terms, |t| {
                 if !terms.contains(t) {
                     return;
@@ -687,7 +687,7 @@ impl Repository {
                 self.forward.put(
                     page,
                     ForwardDoc {
-                        terms: TermCounts { counts, length },
+                        terms: Arc::new(TermCounts { counts, length }),
                         links,
                         url_hash: url_hash(url),
                         // Unknown: the first refresh of a reopened index re-indexes the page.

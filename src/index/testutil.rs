@@ -4,6 +4,8 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use std::sync::Arc;
+
 use crate::corpus::{Clock, Corpus, PageTimeline, PageVersion, Unit};
 use crate::text::{Analyzer, TermCounts, Vocabulary};
 
@@ -63,11 +65,14 @@ pub fn version(
         title: title.to_string(),
         text: text.to_string(),
         links,
-        terms: TermCounts::default(),
+        terms: Default::default(),
         counts: Default::default(),
     };
     let terms = Analyzer::new().terms(&v.indexed_text());
-    v.terms = TermCounts::from_terms(vocabulary, terms.iter().map(String::as_str));
+    v.terms = Arc::new(TermCounts::from_terms(
+        vocabulary,
+        terms.iter().map(String::as_str),
+    ));
     // As ingest does: a hash of the captured content (here the text and the links).
     v.content_hash =
         xxhash_rust::xxh3::xxh3_64(format!("{}\n{}\n{:?}", v.title, v.text, v.links).as_bytes());
@@ -83,7 +88,7 @@ pub fn gone(unit: Unit) -> PageVersion {
         title: String::new(),
         text: String::new(),
         links: Vec::new(),
-        terms: TermCounts::default(),
+        terms: Default::default(),
         counts: Default::default(),
     }
 }

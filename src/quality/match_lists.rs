@@ -307,7 +307,7 @@ mod tests {
         counts.dedup_by_key(|&mut (t, _)| t);
         let length = counts.iter().map(|&(_, tf)| tf).sum::<u32>() + rng.gen_range(0..5);
         ForwardDoc {
-            terms: TermCounts { counts, length },
+            terms: std::sync::Arc::new(TermCounts { counts, length }),
             links: Vec::new(),
             url_hash: rng.gen(),
             content_hash: 0,

@@ -426,7 +426,10 @@ mod tests {
             title: String::new(),
             text: text.to_string(),
             links: Vec::new(),
-            terms: TermCounts::from_terms(vocab, terms.iter().map(String::as_str)),
+            terms: std::sync::Arc::new(TermCounts::from_terms(
+                vocab,
+                terms.iter().map(String::as_str),
+            )),
             counts: Default::default(),
         }
     }

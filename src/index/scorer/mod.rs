@@ -157,7 +157,7 @@ mod tests {
         f.put(
             0,
             ForwardDoc {
-                terms: tc(&[(0, 3), (1, 1)], 10),
+                terms: std::sync::Arc::new(tc(&[(0, 3), (1, 1)], 10)),
                 links: vec![1, 2],
                 url_hash: 0,
                 content_hash: 0,
@@ -166,7 +166,7 @@ mod tests {
         f.put(
             1,
             ForwardDoc {
-                terms: tc(&[(0, 1)], 4),
+                terms: std::sync::Arc::new(tc(&[(0, 1)], 4)),
                 links: vec![2],
                 url_hash: 0,
                 content_hash: 0,
@@ -175,7 +175,7 @@ mod tests {
         f.put(
             2,
             ForwardDoc {
-                terms: tc(&[(1, 2), (2, 1)], 7),
+                terms: std::sync::Arc::new(tc(&[(1, 2), (2, 1)], 7)),
                 links: vec![],
                 url_hash: 0,
                 content_hash: 0,
