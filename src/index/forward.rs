@@ -901,6 +901,15 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_shares_its_versions_term_counts() {
+        let mut vocabulary = crate::text::Vocabulary::new();
+        let v = crate::index::testutil::version(&mut vocabulary, 0, "T", "emacs lisp", vec![]);
+        let copy = ForwardDoc::from_version("https://example.org/a", &v);
+        assert!(Arc::ptr_eq(&copy.terms, &v.terms));
+        assert_eq!(*copy.terms, *v.terms);
+    }
+
+    #[test]
     fn statistics_follow_puts_replacements_and_removals() {
         let mut f = ForwardIndex::new();
         f.put(3, doc(&[(0, 2), (1, 1)], &[1]));
