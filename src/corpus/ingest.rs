@@ -878,7 +878,7 @@ pub(crate) fn build_corpus(
         .collect();
 
     let mut vocabulary = Vocabulary::new();
-    let provisional = provisional.into_terms();
+    let mut provisional = provisional.into_terms();
     // Final id of each provisional id, given on first use in (page id, version) order.
     let mut final_id: Vec<u32> = vec![u32::MAX; provisional.len()];
     let mut pages: Vec<PageTimeline> = Vec::with_capacity(urls.len());
@@ -902,7 +902,7 @@ pub(crate) fn build_corpus(
         let unit = unit_of(&c) as Unit;
         let terms = intern(
             &mut vocabulary,
-            &provisional,
+            &mut provisional,
             &mut final_id,
             c.terms,
             c.length,
@@ -980,10 +980,11 @@ pub fn page_version_from_html(
 
 /// Interns one capture's distinct terms (provisional ids in first-occurrence order, their
 /// text in `provisional`) into a [`TermCounts`]; `final_id` remembers the final id of each
-/// provisional id already interned.
+/// provisional id already interned. A term's text moves into the vocabulary when it is
+/// interned (it is read once, so `provisional` is left empty there).
 fn intern(
     vocabulary: &mut Vocabulary,
-    provisional: &[Box<str>],
+    provisional: &mut [Box<str>],
     final_id: &mut [u32],
     terms: Vec<(u32, u32)>,
     length: u32,
@@ -993,7 +994,8 @@ fn intern(
         .map(|(t, n)| {
             let id = &mut final_id[t as usize];
             if *id == u32::MAX {
-                *id = vocabulary.intern(&provisional[t as usize]);
+                let text = std::mem::take(&mut provisional[t as usize]);
+                *id = vocabulary.intern_owned(text.into_string());
             }
             (*id, n)
         })
