@@ -264,7 +264,7 @@ fn bad_parameters_get_clear_errors() {
         ),
         (
             &["--policy", "user-centric", "--budget", "3", "--param", "rates=point"],
-            "--param rates: policy `user-centric` parameter `rates` = point: expected one of: mixture, pooled",
+            "--param rates: policy `user-centric` parameter `rates` = point: expected one of: mixture, site-mixture, pooled",
         ),
         (
             &["--policy", "sbr", "--budget", "3", "--param", "replan_every=0"],

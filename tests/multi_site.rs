@@ -233,3 +233,73 @@ fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
 }
+
+/// Online user-centric learns change rates per directory (`rates=mixture`, the default): on a
+/// site of several directories whose pages change together its schedule departs from one
+/// distribution for the whole site (`rates=site-mixture`); on a one-directory wiki the two are
+/// the same run, bit for bit.
+#[test]
+fn online_user_centric_learns_rates_per_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |corpus: &str, log: &str, extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--corpus",
+            corpus,
+            "--log",
+            log,
+            "--policy",
+            "user-centric",
+            "--mode",
+            "online",
+            "--budget",
+            "8",
+            "--json",
+        ];
+        args.extend(extra);
+        refresher_json(&args)
+    };
+    let refreshed = |v: &Value| -> Vec<(f64, u64)> {
+        v["per_unit"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| {
+                (
+                    u["quality"].as_f64().unwrap(),
+                    u["refreshed"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (_, corpus, log) = generate(
+        &dir.path().join("dirs"),
+        300,
+        10,
+        5,
+        &["--sites", "4", "--change-correlation", "strong"],
+    );
+    let by_directory = run(&corpus, &log, &[]);
+    let by_site = run(&corpus, &log, &["--param", "rates=site-mixture"]);
+    assert!(by_directory["label"]
+        .as_str()
+        .unwrap()
+        .starts_with("user-centric"));
+    assert_eq!(
+        by_site["params"]["rates"], "site-mixture",
+        "{}",
+        by_site["params"]
+    );
+    assert_ne!(
+        refreshed(&by_directory),
+        refreshed(&by_site),
+        "the directories changed no choice"
+    );
+    let (_, flat, flat_log) = generate(&dir.path().join("flat"), 150, 8, 5, &[]);
+    let (a, b) = (
+        run(&flat, &flat_log, &[]),
+        run(&flat, &flat_log, &["--param", "rates=site-mixture"]),
+    );
+    assert_eq!(refreshed(&a), refreshed(&b));
+    assert_eq!(a["mean_quality"], b["mean_quality"]);
+}

@@ -230,9 +230,21 @@ impl<'a> CrawlKnowledge<'a> {
     /// The held pages of `page`'s host and directory, `page` included when held, ascending
     /// (empty when `page` is not held).
     pub fn same_directory(&self, page: PageId) -> &'a [PageId] {
+        self.directories().members_of(page)
+    }
+
+    /// Per page id, the number of its host and directory among the held pages' (dense from 0,
+    /// in the order of their first held page), or `u32::MAX` for a page not held: the groups
+    /// of [`same_directory`](Self::same_directory) as ids.
+    pub fn directory_ids(&self) -> &'a [u32] {
+        &self.directories().group_of
+    }
+
+    /// The directory groups of held pages (built on first use).
+    fn directories(&self) -> &'a Directories {
         let crawl = self.crawl;
         let cache = self.cache();
-        let groups = cache.directories.get_or_init(|| {
+        cache.directories.get_or_init(|| {
             let mut index: HashMap<(&str, &str), u32> = HashMap::new();
             let mut group_of = vec![u32::MAX; crawl.len()];
             let mut sizes: Vec<u32> = Vec::new();
@@ -266,8 +278,7 @@ impl<'a> CrawlKnowledge<'a> {
                 offsets,
                 members,
             })
-        });
-        groups.members_of(page)
+        })
     }
 
     /// The siblings of `page`: the other held pages of its host and directory.

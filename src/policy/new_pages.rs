@@ -310,7 +310,7 @@ impl RefreshPolicy for UserCentricWithNewPages {
         if frontier.is_empty() || budget == 0 {
             return self.inner.choose(unit, budget, crawl);
         }
-        self.inner.fit_rates();
+        self.inner.fit_rates(crawl);
         let (prio, g0, new_page_scale) = self.refresh_priorities(unit, crawl);
         let estimates: Vec<f64> = self
             .estimator
