@@ -218,9 +218,13 @@ impl RateMixture {
             *l += visit_log_likelihood(rate, interval, changed);
         }
         self.update_posterior(row);
-        if let Some(prior) = self.grouped_prior(page) {
-            let posterior =
-                normalised_posterior(&prior, &self.log_likelihood[row * j..(row + 1) * j]);
+        if let Some((groups, g)) = self.fitted_group(page) {
+            let mut posterior = vec![0.0; j];
+            normalised_posterior_into(
+                &mut posterior,
+                &groups.priors[g * j..(g + 1) * j],
+                &self.log_likelihood[row * j..(row + 1) * j],
+            );
             let groups = self
                 .groups
                 .as_mut()
@@ -232,23 +236,24 @@ impl RateMixture {
         }
     }
 
-    /// The prior of a page of `page`'s group as of the last fit (for a page visited since, it
-    /// still holds that page's earlier evidence until the next fit); `None` without fitted
-    /// groups or for a page in none.
-    fn grouped_prior(&self, page: usize) -> Option<Vec<f64>> {
+    /// The fitted groups and `page`'s group in them; `None` without fitted groups or for a
+    /// page in none. (A page visited since the last fit takes its group's prior of that fit,
+    /// which still holds the page's earlier evidence until the next fit.)
+    fn fitted_group(&self, page: usize) -> Option<(&Groups, usize)> {
         let groups = self.groups.as_ref().filter(|g| !g.sums.is_empty())?;
-        let group = *groups.of.get(page).filter(|&&g| g != NO_GROUP)? as usize;
-        let j = self.rates.len();
-        Some(groups.priors[group * j..(group + 1) * j].to_vec())
+        let group = *groups.of.get(page).filter(|&&g| g != NO_GROUP)?;
+        Some((groups, group as usize))
     }
 
     /// Recomputes the posterior of row `row`: `π_j · L(λ_j)`, normalised (the prior when the
     /// likelihood rules out every rate the prior allows).
     fn update_posterior(&mut self, row: usize) {
         let j = self.rates.len();
-        let posterior =
-            normalised_posterior(&self.weights, &self.log_likelihood[row * j..(row + 1) * j]);
-        self.posteriors[row * j..(row + 1) * j].copy_from_slice(&posterior);
+        normalised_posterior_into(
+            &mut self.posteriors[row * j..(row + 1) * j],
+            &self.weights,
+            &self.log_likelihood[row * j..(row + 1) * j],
+        );
     }
 
     /// Re-estimates the prior weights from the visited pages (EM, warm-started).
@@ -356,8 +361,11 @@ impl RateMixture {
         groups.posteriors = vec![0.0; self.posteriors.len()];
         for &(g, r) in &members {
             self.group_prior_into(&groups, g, Some(r), groups.strength, &mut prior);
-            let posterior = normalised_posterior(&prior, &self.log_likelihood[r * j..(r + 1) * j]);
-            groups.posteriors[r * j..(r + 1) * j].copy_from_slice(&posterior);
+            normalised_posterior_into(
+                &mut groups.posteriors[r * j..(r + 1) * j],
+                &prior,
+                &self.log_likelihood[r * j..(r + 1) * j],
+            );
         }
         self.groups = Some(groups);
     }
@@ -395,22 +403,14 @@ impl RateMixture {
     /// visited).
     pub fn posterior(&self, page: usize) -> &[f64] {
         let j = self.rates.len();
-        if let Some(groups) = self.groups.as_ref().filter(|g| !g.sums.is_empty()) {
-            if let Some(&g) = groups.of.get(page).filter(|&&g| g != NO_GROUP) {
-                let g = g as usize;
-                return match self.row_index(page) {
-                    Some(r) if (r + 1) * j <= groups.posteriors.len() => {
-                        &groups.posteriors[r * j..(r + 1) * j]
-                    }
-                    // Visited since the last fit, before it had a group: its site posterior.
-                    Some(r) => &self.posteriors[r * j..(r + 1) * j],
-                    None => &groups.priors[g * j..(g + 1) * j],
-                };
+        match (self.fitted_group(page), self.row_index(page)) {
+            (Some((groups, _)), Some(r)) if (r + 1) * j <= groups.posteriors.len() => {
+                &groups.posteriors[r * j..(r + 1) * j]
             }
-        }
-        match self.row_index(page) {
-            Some(r) => &self.posteriors[r * j..(r + 1) * j],
-            None => &self.weights,
+            (Some((groups, g)), None) => &groups.priors[g * j..(g + 1) * j],
+            // Without groups, or visited since the last fit before it had a group: the site's.
+            (_, Some(r)) => &self.posteriors[r * j..(r + 1) * j],
+            (None, None) => &self.weights,
         }
     }
 
@@ -475,20 +475,22 @@ pub fn visit_log_likelihood(rate: f64, interval: f64, changed: bool) -> f64 {
     }
 }
 
-/// `π_j · L(λ_j)`, normalised, from the prior `π` and log-likelihoods (the prior when the
-/// likelihood rules out every rate the prior allows).
-fn normalised_posterior(prior: &[f64], log_likelihood: &[f64]) -> Vec<f64> {
-    let mut out: Vec<f64> = scaled_likelihood(log_likelihood)
+/// `π_j · L(λ_j)`, normalised, into `out`, from the prior `π` and log-likelihoods (the prior
+/// when the likelihood rules out every rate the prior allows).
+fn normalised_posterior_into(out: &mut [f64], prior: &[f64], log_likelihood: &[f64]) {
+    for ((o, l), w) in out
+        .iter_mut()
+        .zip(scaled_likelihood(log_likelihood))
         .zip(prior)
-        .map(|(l, w)| l * w)
-        .collect();
+    {
+        *o = l * w;
+    }
     let total: f64 = out.iter().sum();
     if total > 0.0 {
         out.iter_mut().for_each(|w| *w /= total);
     } else {
         out.copy_from_slice(prior);
     }
-    out
 }
 
 /// `L(λ_j) / max_j L(λ_j)` from log-likelihoods.
