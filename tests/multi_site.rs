@@ -303,3 +303,62 @@ fn online_user_centric_learns_rates_per_directory() {
     assert_eq!(refreshed(&a), refreshed(&b));
     assert_eq!(a["mean_quality"], b["mean_quality"]);
 }
+
+/// Oracle user-centric told only the change rates (`knows=rates`) or only the gains
+/// (`knows=gains`) learns the other estimate as online mode does: each is its own run, labelled,
+/// between the full oracle's schedule and the online one.
+#[test]
+fn oracle_user_centric_told_one_estimate_is_its_own_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, corpus, log) = generate(&dir.path().join("site"), 200, 8, 5, &[]);
+    let run = |mode: &str, knows: Option<&str>| {
+        let mut args = vec![
+            "simulate",
+            "--corpus",
+            &corpus,
+            "--log",
+            &log,
+            "--policy",
+            "user-centric",
+            "--mode",
+            mode,
+            "--budget",
+            "8",
+            "--json",
+        ];
+        let param = knows.map(|k| format!("knows={k}"));
+        if let Some(p) = &param {
+            args.extend(["--param", p]);
+        }
+        refresher_json(&args)
+    };
+    let schedule = |v: &Value| -> Vec<f64> {
+        v["per_unit"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["quality"].as_f64().unwrap())
+            .collect()
+    };
+    let oracle = run("oracle", None);
+    let online = run("online", None);
+    assert_eq!(
+        schedule(&oracle),
+        schedule(&run("oracle", Some("both"))),
+        "knows=both is the oracle"
+    );
+    for knows in ["rates", "gains"] {
+        let told = run("oracle", Some(knows));
+        assert_eq!(told["params"]["knows"], knows, "{}", told["params"]);
+        assert!(
+            told["label"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("knows {knows}")),
+            "{}",
+            told["label"]
+        );
+        assert_ne!(schedule(&told), schedule(&oracle), "knows={knows}");
+        assert_ne!(schedule(&told), schedule(&online), "knows={knows}");
+    }
+}

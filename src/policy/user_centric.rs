@@ -79,7 +79,9 @@
 //!   change rate and leaves its gain alone, so a page visited too soon is not mistaken for a
 //!   page whose changes do not matter; and the priority saturates at `G(p)` instead of growing
 //!   linearly with the wait, because a second change before the refresh adds little to what
-//!   users see beyond the first. Oracle mode uses the history's change rate and measured gains.
+//!   users see beyond the first. Oracle mode uses the history's change rate and measured gains;
+//!   told only one of them ([`OracleKnowledge`], `knows=rates|gains`) it learns the other as
+//!   online mode does, which measures what each estimate costs online mode.
 //!   Measured on EmacsWiki + AOL heavy users (online, in-link scoring, B = 4/16/64): mean
 //!   quality 0.9942/0.9981/0.9997 against 0.9887/0.9949/0.9990 for `Viewed` and
 //!   0.9887/0.9889/0.9922 for round-robin.
@@ -243,6 +245,13 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
             sweep: &[],
         },
         ParamSpec {
+            key: "knows",
+            description: "Oracle mode, change-gain and whittle: what the policy is told of the history — every page's change rate and gain given a change (both), or only the rates (rates) or only the gains (gains), the other learned from its own refreshes as online: which of the two estimates online user-centric loses its budget to",
+            kind: ParamKind::Choice(&["both", "rates", "gains"]),
+            default: "both",
+            sweep: &[],
+        },
+        ParamSpec {
             key: "window",
             description: "Average over the last W refreshes of each page only",
             kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
@@ -254,11 +263,13 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
         let estimator = params.choice("estimator").and_then(Estimator::parse);
         let window = params.number("window").map(|w| w as usize);
         let rates = params.choice("rates").and_then(RateModel::parse);
+        let knows = params.choice("knows").and_then(OracleKnowledge::parse);
         // Frontier mode: with the new-page ΔQ estimate (issue 16, `policy::new_pages`).
         Ok(Box::new(super::new_pages::UserCentricWithNewPages::new(
             UserCentric::new(window)
                 .with_estimator(estimator)
-                .with_rate_model(rates.unwrap_or_default()),
+                .with_rate_model(rates.unwrap_or_default())
+                .with_oracle_knowledge(knows.unwrap_or_default()),
         )))
     },
 };
@@ -304,6 +315,43 @@ impl RateModel {
     }
 }
 
+/// What oracle-mode [`Estimator::ChangeGain`] and [`Estimator::Whittle`] are told of the
+/// history. Their two estimates — each page's change rate λ_p and gain given a change G(p) —
+/// are the only difference between oracle and online mode (the oracle does not know when a
+/// page changes, only how often and by how much), so telling the oracle one of them and
+/// letting it learn the other from its own refreshes, as online mode does, measures which
+/// estimate online mode loses its budget to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OracleKnowledge {
+    /// Both: the history's change rates and measured gains.
+    #[default]
+    Both,
+    /// The change rates; gains learned as online.
+    Rates,
+    /// The gains; change rates learned as online (with the [`RateModel`]).
+    Gains,
+}
+
+impl OracleKnowledge {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OracleKnowledge::Both => "both",
+            OracleKnowledge::Rates => "rates",
+            OracleKnowledge::Gains => "gains",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            OracleKnowledge::Both,
+            OracleKnowledge::Rates,
+            OracleKnowledge::Gains,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
+}
+
 /// The user-centric policy (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub struct UserCentric {
@@ -327,6 +375,11 @@ pub struct UserCentric {
     changes: Vec<ChangeRecord>,
     /// Oracle mode: each page's true change rate (changes per unit over the history).
     oracle_change_rate: Option<Vec<f64>>,
+    /// Oracle mode, [`OracleKnowledge::Gains`]: each page's gain given a change from the
+    /// history (the other estimators' samples learn online).
+    oracle_gains: Option<Vec<f64>>,
+    /// What oracle mode is told of the history.
+    pub knowledge: OracleKnowledge,
     /// How online change rates are estimated.
     pub rate_model: RateModel,
     /// Online, [`RateModel::Mixture`]: the site's distribution of rates and each page's
@@ -383,6 +436,11 @@ impl UserCentric {
 
     pub fn with_rate_model(mut self, rate_model: RateModel) -> Self {
         self.rate_model = rate_model;
+        self
+    }
+
+    pub fn with_oracle_knowledge(mut self, knowledge: OracleKnowledge) -> Self {
+        self.knowledge = knowledge;
         self
     }
 
@@ -511,6 +569,9 @@ impl UserCentric {
     /// may rise, so no page's prior is 0), with `κ` the gain per unit of exposure over every
     /// change seen (a ratio estimator, unbiased whichever pages the policy happened to visit).
     pub fn gains_given_change(&self) -> Vec<f64> {
+        if let Some(gains) = &self.oracle_gains {
+            return gains.clone();
+        }
         let view = |p: usize| self.view_weight.get(p).copied().unwrap_or(0.0);
         let sums: Vec<(f64, f64)> = self
             .changes
@@ -700,11 +761,14 @@ impl RefreshPolicy for UserCentric {
             .map_or("default", Estimator::as_str);
         // A non-default rate model is named, so that two runs differing only in it are told
         // apart in tables and chart legends.
-        let rates = if self.rate_model == RateModel::default() {
+        let mut rates = if self.rate_model == RateModel::default() {
             String::new()
         } else {
             format!(", rates {}", self.rate_model.as_str())
         };
+        if self.knowledge != OracleKnowledge::default() {
+            rates += &format!(", knows {}", self.knowledge.as_str());
+        }
         match self.window {
             Some(w) => format!("user-centric (ΔQ̄ {estimator}, W = {w}{rates})"),
             None => format!("user-centric (ΔQ̄ {estimator}{rates})"),
@@ -721,6 +785,9 @@ impl RefreshPolicy for UserCentric {
         }
         if self.rate_model != RateModel::default() {
             m.insert("rates".into(), self.rate_model.as_str().into());
+        }
+        if self.knowledge != OracleKnowledge::default() {
+            m.insert("knows".into(), self.knowledge.as_str().into());
         }
         m
     }
@@ -739,8 +806,18 @@ impl RefreshPolicy for UserCentric {
         self.gone = vec![false; n];
         self.changes = vec![ChangeRecord::default(); n];
         self.oracle_change_rate = None;
+        self.oracle_gains = None;
         self.fitted_on_history = false;
-        let learns_rates = !matches!((context.mode, context.history), (FitMode::Oracle, Some(_)));
+        let history = match (context.mode, context.history) {
+            (FitMode::Oracle, Some(history)) => Some(history),
+            _ => None,
+        };
+        // Told one estimate of the history, the policy learns the other as online does.
+        let told = match self.active {
+            Some(Estimator::ChangeGain | Estimator::Whittle) => self.knowledge,
+            _ => OracleKnowledge::Both,
+        };
+        let learns_rates = history.is_none() || told == OracleKnowledge::Gains;
         self.mixture = (learns_rates
             && matches!(self.rate_model, RateModel::Mixture | RateModel::SiteMixture)
             && matches!(
@@ -748,7 +825,28 @@ impl RefreshPolicy for UserCentric {
                 Some(Estimator::ChangeGain | Estimator::Whittle)
             ))
         .then(|| RateMixture::new(n));
-        if let (FitMode::Oracle, Some(history)) = (context.mode, context.history) {
+        if let (Some(history), OracleKnowledge::Rates | OracleKnowledge::Gains) = (history, told) {
+            if told == OracleKnowledge::Rates {
+                self.oracle_change_rate = Some(
+                    (0..n)
+                        .map(|p| {
+                            history.pages.get(p).map_or(0.0, |page| {
+                                oracle_rate(page.change_units.len(), history.units)
+                            })
+                        })
+                        .collect(),
+                );
+            } else {
+                // The gains the full oracle would read, from the same records.
+                for (p, page) in history.pages.iter().enumerate().take(n) {
+                    for &dq in &page.delta_q {
+                        self.changes[p].record(1.0, true, dq);
+                    }
+                }
+                self.oracle_gains = Some(self.gains_given_change());
+                self.changes = vec![ChangeRecord::default(); n];
+            }
+        } else if let Some(history) = history {
             self.fitted_on_history = true;
             let mut rates = vec![0.0; n];
             for (p, page) in history.pages.iter().enumerate().take(n) {
@@ -865,6 +963,63 @@ mod tests {
             oracle_ratios(&[2, 6, 7], &[4.0, 8.0, 3.0]),
             vec![2.0, 2.0, 3.0]
         );
+    }
+
+    /// Oracle mode told only one estimate reads it from the history and learns the other from
+    /// its own refreshes, as online mode does; told both, it is the oracle.
+    #[test]
+    fn an_oracle_told_one_estimate_learns_the_other() {
+        // Page 0 changes at every unit with gain 2, page 1 at units 4 and 8 with gain 6,
+        // page 2 never; views favour page 2.
+        let h = history(
+            9,
+            &[(1..=8).collect(), vec![4, 8], vec![]],
+            &[1.0; 3],
+            &[2.0, 6.0],
+        );
+        let pages = [0, 1, 2];
+        let views = [1.0, 1.0, 4.0];
+        let ctx = context(FitMode::Oracle, &pages, &views, Some(&h), 8, 1);
+        let told = |knowledge| {
+            let mut uc = UserCentric::new(None).with_oracle_knowledge(knowledge);
+            uc.prepare(&ctx);
+            uc
+        };
+        let (both, rates, gains) = (
+            told(OracleKnowledge::Both),
+            told(OracleKnowledge::Rates),
+            told(OracleKnowledge::Gains),
+        );
+        assert_eq!(both.label(), "user-centric (ΔQ̄ whittle)");
+        assert_eq!(rates.label(), "user-centric (ΔQ̄ whittle, knows rates)");
+        assert_eq!(gains.settings()["knows"], "gains");
+        // Told the rates: the history's. Told the gains: the history's, bit for bit.
+        assert_eq!(rates.change_rates(), both.change_rates());
+        assert_eq!(gains.gains_given_change(), both.gains_given_change());
+        // The other estimate starts from the online prior: no rate told apart yet, and gains
+        // in proportion to exposure (page 2, never changing, looks best).
+        let learned_rates = gains.change_rates();
+        assert!(
+            learned_rates.windows(2).all(|w| w[0] == w[1]),
+            "{learned_rates:?}"
+        );
+        let prior_gains = rates.gains_given_change();
+        assert!(prior_gains[2] > prior_gains[0], "{prior_gains:?}");
+        assert_ne!(prior_gains, both.gains_given_change());
+        // A refresh that found a change teaches the gain (told rates) or the rate (told gains).
+        let (mut rates, mut gains) = (rates, gains);
+        for uc in [&mut rates, &mut gains] {
+            uc.choose(1, 1, &crate::policy::testkit::no_crawl());
+            uc.observe(&[measured(0, 1, 0, 5.0)]);
+        }
+        assert!(rates.gains_given_change()[0] > prior_gains[0]);
+        assert_eq!(rates.change_rates(), both.change_rates());
+        let refit = {
+            gains.choose(2, 1, &crate::policy::testkit::no_crawl());
+            gains.change_rates()
+        };
+        assert!(refit[0] > refit[2], "{refit:?}");
+        assert_eq!(gains.gains_given_change(), both.gains_given_change());
     }
 
     #[test]
