@@ -659,6 +659,19 @@ async fn runs_and_sweeps_take_the_policy_tables_parameters() {
     let id = run["id"].as_u64().unwrap();
     let done = wait_for_status(&mut c, id, &["done"]).await;
     assert_eq!(done["run"]["params"]["window"], 2.0);
+    // Oracle mode told only the change rates (the gains learned as online).
+    let (status, told) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "user-centric", "budget": 3, "mode": "oracle",
+                    "params": {"knows": "rates"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{told}");
+    let done = wait_for_status(&mut c, told["id"].as_u64().unwrap(), &["done"]).await;
+    assert_eq!(done["run"]["params"]["knows"], "rates", "{done}");
     // A sweep over a parameter other than θ: user-centric's window, each budget twice.
     let (status, sweep) = c
         .send_json(
