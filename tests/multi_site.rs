@@ -234,6 +234,26 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// `refresher simulate` of user-centric at B = 8 in `mode`, with `extra` arguments, as JSON.
+fn simulate_user_centric(corpus: &str, log: &str, mode: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "simulate",
+        "--corpus",
+        corpus,
+        "--log",
+        log,
+        "--policy",
+        "user-centric",
+        "--mode",
+        mode,
+        "--budget",
+        "8",
+        "--json",
+    ];
+    args.extend(extra);
+    refresher_json(&args)
+}
+
 /// Online user-centric learns change rates per directory (`rates=mixture`, the default): on a
 /// site of several directories whose pages change together its schedule departs from one
 /// distribution for the whole site (`rates=site-mixture`); on a one-directory wiki the two are
@@ -242,22 +262,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn online_user_centric_learns_rates_per_directory() {
     let dir = tempfile::tempdir().unwrap();
     let run = |corpus: &str, log: &str, extra: &[&str]| {
-        let mut args = vec![
-            "simulate",
-            "--corpus",
-            corpus,
-            "--log",
-            log,
-            "--policy",
-            "user-centric",
-            "--mode",
-            "online",
-            "--budget",
-            "8",
-            "--json",
-        ];
-        args.extend(extra);
-        refresher_json(&args)
+        simulate_user_centric(corpus, log, "online", extra)
     };
     let refreshed = |v: &Value| -> Vec<(f64, u64)> {
         v["per_unit"]
@@ -312,25 +317,9 @@ fn oracle_user_centric_told_one_estimate_is_its_own_run() {
     let dir = tempfile::tempdir().unwrap();
     let (_, corpus, log) = generate(&dir.path().join("site"), 200, 8, 5, &[]);
     let run = |mode: &str, knows: Option<&str>| {
-        let mut args = vec![
-            "simulate",
-            "--corpus",
-            &corpus,
-            "--log",
-            &log,
-            "--policy",
-            "user-centric",
-            "--mode",
-            mode,
-            "--budget",
-            "8",
-            "--json",
-        ];
         let param = knows.map(|k| format!("knows={k}"));
-        if let Some(p) = &param {
-            args.extend(["--param", p]);
-        }
-        refresher_json(&args)
+        let extra: Vec<&str> = param.iter().flat_map(|p| ["--param", p.as_str()]).collect();
+        simulate_user_centric(&corpus, &log, mode, &extra)
     };
     let schedule = |v: &Value| -> Vec<f64> {
         v["per_unit"]

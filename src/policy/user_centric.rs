@@ -375,8 +375,8 @@ pub struct UserCentric {
     changes: Vec<ChangeRecord>,
     /// Oracle mode: each page's true change rate (changes per unit over the history).
     oracle_change_rate: Option<Vec<f64>>,
-    /// Oracle mode, [`OracleKnowledge::Gains`]: each page's gain given a change from the
-    /// history (the other estimators' samples learn online).
+    /// Oracle mode, [`OracleKnowledge::Gains`]: each page's gain given a change, fixed from
+    /// the history (what [`UserCentric::gains_given_change`] returns).
     oracle_gains: Option<Vec<f64>>,
     /// What oracle mode is told of the history.
     pub knowledge: OracleKnowledge,
@@ -409,6 +409,30 @@ impl ChangeRecord {
     fn change_count(&self) -> usize {
         self.changed_intervals.len()
     }
+}
+
+/// Each of the first `pages` pages' change rate over the whole history (0 for a page the history
+/// does not list).
+fn history_change_rates(history: &super::ChangeHistory, pages: usize) -> Vec<f64> {
+    (0..pages)
+        .map(|p| {
+            history.pages.get(p).map_or(0.0, |page| {
+                oracle_rate(page.change_units.len(), history.units)
+            })
+        })
+        .collect()
+}
+
+/// Each of the first `pages` pages' changes in the history, each with the gain measured by
+/// refreshing right after it.
+fn history_gain_records(history: &super::ChangeHistory, pages: usize) -> Vec<ChangeRecord> {
+    let mut records = vec![ChangeRecord::default(); pages];
+    for (record, page) in records.iter_mut().zip(&history.pages) {
+        for &dq in &page.delta_q {
+            record.record(1.0, true, dq);
+        }
+    }
+    records
 }
 
 /// Prior of the online change rates: pseudo-observations of one interval `τ` that found a
@@ -827,36 +851,18 @@ impl RefreshPolicy for UserCentric {
         .then(|| RateMixture::new(n));
         if let (Some(history), OracleKnowledge::Rates | OracleKnowledge::Gains) = (history, told) {
             if told == OracleKnowledge::Rates {
-                self.oracle_change_rate = Some(
-                    (0..n)
-                        .map(|p| {
-                            history.pages.get(p).map_or(0.0, |page| {
-                                oracle_rate(page.change_units.len(), history.units)
-                            })
-                        })
-                        .collect(),
-                );
+                self.oracle_change_rate = Some(history_change_rates(history, n));
             } else {
-                // The gains the full oracle would read, from the same records.
-                for (p, page) in history.pages.iter().enumerate().take(n) {
-                    for &dq in &page.delta_q {
-                        self.changes[p].record(1.0, true, dq);
-                    }
-                }
+                // The gains the full oracle reads, from the same records; then the records
+                // start empty, to learn the rates from.
+                self.changes = history_gain_records(history, n);
                 self.oracle_gains = Some(self.gains_given_change());
                 self.changes = vec![ChangeRecord::default(); n];
             }
         } else if let Some(history) = history {
             self.fitted_on_history = true;
-            let mut rates = vec![0.0; n];
-            for (p, page) in history.pages.iter().enumerate().take(n) {
-                rates[p] = oracle_rate(page.change_units.len(), history.units);
-                // The gain of each change, as measured by refreshing right after it.
-                for &dq in &page.delta_q {
-                    self.changes[p].record(1.0, true, dq);
-                }
-            }
-            self.oracle_change_rate = Some(rates);
+            self.changes = history_gain_records(history, n);
+            self.oracle_change_rate = Some(history_change_rates(history, n));
             for (p, page) in history.pages.iter().enumerate().take(n) {
                 if page.change_units.is_empty() {
                     // Measured: a refresh at any time gains nothing.
