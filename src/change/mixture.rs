@@ -190,14 +190,6 @@ impl RateMixture {
             .map_or(f64::INFINITY, |g| g.strength)
     }
 
-    /// `page`'s group, or [`NO_GROUP`] (pages sharing a group and unvisited share their prior).
-    pub fn group_of(&self, page: usize) -> u32 {
-        self.groups
-            .as_ref()
-            .and_then(|g| g.of.get(page).copied())
-            .unwrap_or(NO_GROUP)
-    }
-
     /// Records a visit of `page` that ended an interval of `interval` units since the previous
     /// one, and whether it found a change.
     pub fn observe(&mut self, page: usize, interval: f64, changed: bool) {
@@ -441,6 +433,18 @@ impl RateMixture {
             .zip(&self.rates)
             .filter(|(w, _)| **w > 0.0)
             .map(|(w, &rate)| w * f(rate))
+            .sum()
+    }
+
+    /// [`expectation`](Self::expectation) of a function given by its `values` at the grid's
+    /// rates, the same sum bit for bit: callers evaluating one function for many pages compute
+    /// its values once.
+    pub fn expectation_of(&self, posterior: &[f64], values: &[f64]) -> f64 {
+        posterior
+            .iter()
+            .zip(values)
+            .filter(|(w, _)| **w > 0.0)
+            .map(|(w, v)| w * v)
             .sum()
     }
 

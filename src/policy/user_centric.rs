@@ -642,18 +642,15 @@ impl UserCentric {
                 .map(|p| f(rates[p], self.elapsed(unit, p)))
                 .collect();
         };
-        // Unvisited pages of a group share its prior: one expectation per group and wait.
-        let mut prior_at: std::collections::HashMap<(u32, u64), f64> = Default::default();
+        // Waits are whole units, so `f` is needed at few (rate, wait) pairs: computed once per
+        // wait for the whole grid, then each page's expectation is a weighted sum.
+        let mut at_wait: Vec<Option<Vec<f64>>> = vec![None; unit as usize + 1];
         (0..rates.len())
             .map(|p| {
                 let k = self.elapsed(unit, p);
-                if m.visited(p) {
-                    m.expectation(m.posterior(p), |r| f(r, k))
-                } else {
-                    *prior_at
-                        .entry((m.group_of(p), k.to_bits()))
-                        .or_insert_with(|| m.expectation(m.posterior(p), |r| f(r, k)))
-                }
+                let values = at_wait[k as usize]
+                    .get_or_insert_with(|| m.rates().iter().map(|&r| f(r, k)).collect());
+                m.expectation_of(m.posterior(p), values)
             })
             .collect()
     }
