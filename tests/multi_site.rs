@@ -349,5 +349,16 @@ fn oracle_user_centric_told_one_estimate_is_its_own_run() {
         );
         assert_ne!(schedule(&told), schedule(&oracle), "knows={knows}");
         assert_ne!(schedule(&told), schedule(&online), "knows={knows}");
+        // Online mode is told nothing of the history: the run is the online one, and its
+        // label does not claim otherwise.
+        let param = format!("knows={knows}");
+        let online_told = simulate_user_centric(&corpus, &log, "online", &["--param", &param]);
+        assert_eq!(schedule(&online_told), schedule(&online));
+        assert_eq!(online_told["label"], online["label"]);
+        assert!(
+            online_told["params"].get("knows").is_none(),
+            "{}",
+            online_told["params"]
+        );
     }
 }

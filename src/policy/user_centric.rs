@@ -246,7 +246,7 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
         },
         ParamSpec {
             key: "knows",
-            description: "Oracle mode, change-gain and whittle: what the policy is told of the history — every page's change rate and gain given a change (both), or only the rates (rates) or only the gains (gains), the other learned from its own refreshes as online: which of the two estimates online user-centric loses its budget to",
+            description: "Oracle mode, change-gain and whittle: what the policy is told of the history — every page's change rate and gain given a change (both), or only the rates (rates) or only the gains (gains), the other learned from its own refreshes as online: which of the two estimates online user-centric loses its budget to (online mode is told nothing, and its runs do not show the parameter)",
             kind: ParamKind::Choice(&["both", "rates", "gains"]),
             default: "both",
             sweep: &[],
@@ -380,6 +380,9 @@ pub struct UserCentric {
     oracle_gains: Option<Vec<f64>>,
     /// What oracle mode is told of the history.
     pub knowledge: OracleKnowledge,
+    /// What this run was told (set by `prepare`): `knowledge` in oracle mode with the
+    /// change-gain or whittle estimator, `Both` otherwise (nothing partial applies).
+    told: Option<OracleKnowledge>,
     /// How online change rates are estimated.
     pub rate_model: RateModel,
     /// Online, [`RateModel::Mixture`]: the site's distribution of rates and each page's
@@ -736,6 +739,12 @@ impl UserCentric {
     pub fn active_estimator(&self) -> Option<Estimator> {
         self.active
     }
+
+    /// What the run is told of the history: after `prepare`, only what applied (online mode,
+    /// or an estimator other than change-gain and whittle, is told nothing partial).
+    pub fn knowledge_in_use(&self) -> OracleKnowledge {
+        self.told.unwrap_or(self.knowledge)
+    }
 }
 
 /// Fits `y/w ≈ α + β·x(p)` over pages given as `(y, w)` sums (`y` the summed response, `w`
@@ -787,8 +796,8 @@ impl RefreshPolicy for UserCentric {
         } else {
             format!(", rates {}", self.rate_model.as_str())
         };
-        if self.knowledge != OracleKnowledge::default() {
-            rates += &format!(", knows {}", self.knowledge.as_str());
+        if self.knowledge_in_use() != OracleKnowledge::default() {
+            rates += &format!(", knows {}", self.knowledge_in_use().as_str());
         }
         match self.window {
             Some(w) => format!("user-centric (ΔQ̄ {estimator}, W = {w}{rates})"),
@@ -807,8 +816,8 @@ impl RefreshPolicy for UserCentric {
         if self.rate_model != RateModel::default() {
             m.insert("rates".into(), self.rate_model.as_str().into());
         }
-        if self.knowledge != OracleKnowledge::default() {
-            m.insert("knows".into(), self.knowledge.as_str().into());
+        if self.knowledge_in_use() != OracleKnowledge::default() {
+            m.insert("knows".into(), self.knowledge_in_use().as_str().into());
         }
         m
     }
@@ -838,6 +847,11 @@ impl RefreshPolicy for UserCentric {
             Some(Estimator::ChangeGain | Estimator::Whittle) => self.knowledge,
             _ => OracleKnowledge::Both,
         };
+        self.told = Some(if history.is_some() {
+            told
+        } else {
+            OracleKnowledge::Both
+        });
         let learns_rates = history.is_none() || told == OracleKnowledge::Gains;
         self.mixture = (learns_rates
             && matches!(self.rate_model, RateModel::Mixture | RateModel::SiteMixture)
@@ -1023,6 +1037,14 @@ mod tests {
         };
         assert!(refit[0] > refit[2], "{refit:?}");
         assert_eq!(gains.gains_given_change(), both.gains_given_change());
+        // Told in online mode: nothing partial applies, and the label says nothing of it.
+        let online = context(FitMode::Online, &pages, &views, None, 8, 1);
+        let mut uc = UserCentric::new(None).with_oracle_knowledge(OracleKnowledge::Rates);
+        assert_eq!(uc.label(), "user-centric (ΔQ̄ default, knows rates)");
+        uc.prepare(&online);
+        assert_eq!(uc.knowledge_in_use(), OracleKnowledge::Both);
+        assert_eq!(uc.label(), "user-centric (ΔQ̄ whittle)");
+        assert!(uc.settings().get("knows").is_none());
     }
 
     #[test]
