@@ -428,24 +428,14 @@ impl RateMixture {
 
     /// `E[f(λ)]` under the weights `posterior` (from [`RateMixture::posterior`]).
     pub fn expectation(&self, posterior: &[f64], f: impl Fn(f64) -> f64) -> f64 {
-        posterior
-            .iter()
-            .zip(&self.rates)
-            .filter(|(w, _)| **w > 0.0)
-            .map(|(w, &rate)| w * f(rate))
-            .sum()
+        weighted_sum(posterior, self.rates.iter().map(|&rate| f(rate)))
     }
 
     /// [`expectation`](Self::expectation) of a function given by its `values` at the grid's
     /// rates, the same sum bit for bit: callers evaluating one function for many pages compute
     /// its values once.
     pub fn expectation_of(&self, posterior: &[f64], values: &[f64]) -> f64 {
-        posterior
-            .iter()
-            .zip(values)
-            .filter(|(w, _)| **w > 0.0)
-            .map(|(w, v)| w * v)
-            .sum()
+        weighted_sum(posterior, values.iter().copied())
     }
 
     /// The posterior mean rate of every page.
@@ -477,6 +467,16 @@ pub fn visit_log_likelihood(rate: f64, interval: f64, changed: bool) -> f64 {
     } else {
         -rate * interval
     }
+}
+
+/// `Σ_j w_j · v_j` over the grid points of positive weight, in grid order.
+fn weighted_sum(weights: &[f64], values: impl Iterator<Item = f64>) -> f64 {
+    weights
+        .iter()
+        .zip(values)
+        .filter(|(w, _)| **w > 0.0)
+        .map(|(w, v)| w * v)
+        .sum()
 }
 
 /// `π_j · L(λ_j)`, normalised, into `out`, from the prior `π` and log-likelihoods (the prior

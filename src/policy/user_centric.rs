@@ -779,6 +779,31 @@ fn weighted_line_fit(sums: &[(f64, f64)], x: impl Fn(usize) -> f64) -> (f64, f64
     }
 }
 
+impl UserCentric {
+    /// Oracle mode told everything: the history's rates and gains, and the ratio estimators'
+    /// samples.
+    fn fit_on_history(&mut self, history: &super::ChangeHistory, n: usize) {
+        self.fitted_on_history = true;
+        self.changes = history_gain_records(history, n);
+        self.oracle_change_rate = Some(history_change_rates(history, n));
+        for (p, page) in history.pages.iter().enumerate().take(n) {
+            if page.change_units.is_empty() {
+                // Measured: a refresh at any time gains nothing.
+                self.measured[p] = true;
+                if self.active == Some(Estimator::Pooled) {
+                    self.push_sample(p, 0.0, f64::from(history.units.max(1)));
+                }
+            } else if page.delta_q.len() == page.change_units.len() {
+                let mut prev = 0;
+                for (&c, &dq) in page.change_units.iter().zip(&page.delta_q) {
+                    self.push_sample(p, dq, f64::from(c.saturating_sub(prev)));
+                    prev = c;
+                }
+            }
+        }
+    }
+}
+
 impl RefreshPolicy for UserCentric {
     fn name(&self) -> String {
         "user-centric".to_string()
@@ -791,17 +816,17 @@ impl RefreshPolicy for UserCentric {
             .map_or("default", Estimator::as_str);
         // A non-default rate model is named, so that two runs differing only in it are told
         // apart in tables and chart legends.
-        let mut rates = if self.rate_model == RateModel::default() {
+        let mut named = if self.rate_model == RateModel::default() {
             String::new()
         } else {
             format!(", rates {}", self.rate_model.as_str())
         };
         if self.knowledge_in_use() != OracleKnowledge::default() {
-            rates += &format!(", knows {}", self.knowledge_in_use().as_str());
+            named += &format!(", knows {}", self.knowledge_in_use().as_str());
         }
         match self.window {
-            Some(w) => format!("user-centric (ΔQ̄ {estimator}, W = {w}{rates})"),
-            None => format!("user-centric (ΔQ̄ {estimator}{rates})"),
+            Some(w) => format!("user-centric (ΔQ̄ {estimator}, W = {w}{named})"),
+            None => format!("user-centric (ΔQ̄ {estimator}{named})"),
         }
     }
 
@@ -843,15 +868,11 @@ impl RefreshPolicy for UserCentric {
             _ => None,
         };
         // Told one estimate of the history, the policy learns the other as online does.
-        let told = match self.active {
-            Some(Estimator::ChangeGain | Estimator::Whittle) => self.knowledge,
+        let told = match (history, self.active) {
+            (Some(_), Some(Estimator::ChangeGain | Estimator::Whittle)) => self.knowledge,
             _ => OracleKnowledge::Both,
         };
-        self.told = Some(if history.is_some() {
-            told
-        } else {
-            OracleKnowledge::Both
-        });
+        self.told = Some(told);
         let learns_rates = history.is_none() || told == OracleKnowledge::Gains;
         self.mixture = (learns_rates
             && matches!(self.rate_model, RateModel::Mixture | RateModel::SiteMixture)
@@ -860,35 +881,21 @@ impl RefreshPolicy for UserCentric {
                 Some(Estimator::ChangeGain | Estimator::Whittle)
             ))
         .then(|| RateMixture::new(n));
-        if let (Some(history), OracleKnowledge::Rates | OracleKnowledge::Gains) = (history, told) {
-            if told == OracleKnowledge::Rates {
+        let Some(history) = history else {
+            return;
+        };
+        match told {
+            OracleKnowledge::Rates => {
                 self.oracle_change_rate = Some(history_change_rates(history, n));
-            } else {
+            }
+            OracleKnowledge::Gains => {
                 // The gains the full oracle reads, from the same records; then the records
                 // start empty, to learn the rates from.
                 self.changes = history_gain_records(history, n);
                 self.oracle_gains = Some(self.gains_given_change());
                 self.changes = vec![ChangeRecord::default(); n];
             }
-        } else if let Some(history) = history {
-            self.fitted_on_history = true;
-            self.changes = history_gain_records(history, n);
-            self.oracle_change_rate = Some(history_change_rates(history, n));
-            for (p, page) in history.pages.iter().enumerate().take(n) {
-                if page.change_units.is_empty() {
-                    // Measured: a refresh at any time gains nothing.
-                    self.measured[p] = true;
-                    if self.active == Some(Estimator::Pooled) {
-                        self.push_sample(p, 0.0, f64::from(history.units.max(1)));
-                    }
-                } else if page.delta_q.len() == page.change_units.len() {
-                    let mut prev = 0;
-                    for (&c, &dq) in page.change_units.iter().zip(&page.delta_q) {
-                        self.push_sample(p, dq, f64::from(c.saturating_sub(prev)));
-                        prev = c;
-                    }
-                }
-            }
+            OracleKnowledge::Both => self.fit_on_history(history, n),
         }
     }
 
