@@ -7,16 +7,18 @@
 //! the live side advances unit by unit. Both paths compute repository quality (paper 003
 //! Eq. 5), top-10 freshness and MAP@10 for every unit.
 //!
-//! `cargo bench --bench exact_eval [-- CORPUS LOG]`; defaults to the shared EmacsWiki corpus
+//! `cargo bench --bench exact_eval [-- CORPUS LOG] [--fast-only]`; `--fast-only` skips the
+//! naive path (for profiling the fast one; `EXACT_EVAL_REPEATS` sets its run count). Defaults to the shared EmacsWiki corpus
 //! and AOL log (`$REFRESHER_SHARED_DATA` or `../shared/data`).
 
 use refresher::crawl::SnapshotFetcher;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
-use refresher::corpus::{Corpus, LiveWeb, PageId};
+use refresher::corpus::{is_fresh, Corpus, LiveWeb, PageId};
 use refresher::index::schema::url_hash;
 use refresher::index::{rank_order, LiveScores, NullSink, Repository, ScoringKind};
 use refresher::quality::exact::{evaluate_with, LiveTruth, MetricQuery, RankMemory, TOP_K};
@@ -67,15 +69,15 @@ fn fast_path(
     corpus: &Corpus,
     queries: &[MetricQuery],
     likelihood: &ViewingLikelihood,
-    fresh_at: &(dyn Fn(PageId, u32) -> bool + Sync),
+    held: &[Option<u32>],
 ) -> FastRun {
     let units = corpus.units();
     let started = Instant::now();
-    // Side by side, as the simulation environment builds its live side and initial repository.
-    let (repo, mut live) = rayon::join(
-        || Repository::forward_only_at(corpus, 0, ScoringKind::Bm25),
-        || LiveScores::at(corpus, 0, ScoringKind::Bm25),
-    );
+    // Built once for both sides, as the simulation environment builds its live side and
+    // initial repository.
+    let (mut live, initial) = LiveScores::at_with_copy(corpus, 0, ScoringKind::Bm25);
+    let repo =
+        Repository::forward_only_from(initial, Arc::clone(&corpus.vocabulary), ScoringKind::Bm25);
     let mut fast = Vec::new();
     // As a simulation run does: each side re-ranks its lists from their previous order.
     let (mut live_memory, mut repo_memory) = (RankMemory::default(), RankMemory::default());
@@ -99,7 +101,8 @@ fn fast_path(
             queries,
             &truth,
             likelihood,
-            &|p| fresh_at(p, unit),
+            // As the simulator judges freshness: the live truth knows every live version.
+            &|p| truth.is_fresh(p, held[p as usize]),
         );
         evaluations += step.elapsed();
         fast.push((m.search.quality, m.search.fresh_at_10, m.search.map_at_10));
@@ -115,6 +118,7 @@ fn fast_path(
 }
 
 fn main() {
+    let fast_only = std::env::args().any(|a| a == "--fast-only");
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
@@ -148,18 +152,22 @@ fn main() {
         units,
         queries.len()
     );
-    // The stale repository's copies are those of unit 0.
-    let fresh_at = |page: PageId, unit: u32| {
-        let held = corpus.page_at(page, 0).present().map(|v| v.unit);
-        let now = corpus.page_at(page, unit).present().map(|v| v.unit);
-        held == now
-    };
+    // The stale repository's copies are those of unit 0; as the simulator does, the versions
+    // it holds are kept per page.
+    let held: Vec<Option<u32>> = (0..corpus.page_count() as PageId)
+        .map(|p| corpus.page_at(p, 0).present().map(|v| v.unit))
+        .collect();
+    let fresh_at = |page: PageId, unit: u32| is_fresh(&corpus, page, held[page as usize], unit);
 
     // Fast path: forward indexes, run FAST_REPEATS times (its second-scale time moves with
     // this machine's memory and scheduling more than the naive path's minute does); the
     // speed-up is against the median run, and every run's figures are printed.
-    let runs: Vec<FastRun> = (0..FAST_REPEATS)
-        .map(|_| fast_path(&corpus, queries, &likelihood, &fresh_at))
+    let repeats = std::env::var("EXACT_EVAL_REPEATS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(FAST_REPEATS);
+    let runs: Vec<FastRun> = (0..repeats)
+        .map(|_| fast_path(&corpus, queries, &likelihood, &held))
         .collect();
     for (i, r) in runs.iter().enumerate() {
         println!(
@@ -180,6 +188,10 @@ fn main() {
     times.sort();
     let fast_time = times[times.len() / 2];
     let fast = &runs[0].metrics;
+    if fast_only {
+        println!("fast path: {fast_time:.2?} (median of {repeats} runs); naive path skipped");
+        return;
+    }
 
     // Naive path: two tantivy indexes, full lists from tantivy searches.
     let started = Instant::now();
@@ -259,7 +271,7 @@ fn main() {
         })
         .fold(0.0, f64::max);
     let mean_q = fast.iter().map(|m| m.0).sum::<f64>() / fast.len() as f64;
-    println!("exact evaluation of {units} units: forward indexes {fast_time:.2?} (median of {FAST_REPEATS} runs), naive tantivy {naive_time:.2?}");
+    println!("exact evaluation of {units} units: forward indexes {fast_time:.2?} (median of {repeats} runs), naive tantivy {naive_time:.2?}");
     println!(
         "speed-up: {:.1}×",
         naive_time.as_secs_f64() / fast_time.as_secs_f64()

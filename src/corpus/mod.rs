@@ -178,6 +178,14 @@ pub trait LiveWeb: Sync {
     fn url(&self, page: PageId) -> &str;
     /// The page's state at `unit`, in O(log versions).
     fn page_at(&self, page: PageId, unit: Unit) -> PageState<'_>;
+
+    /// The first unit after `unit` at which the page's state differs from its state at `unit`
+    /// (a new version, or the page gone), or `None` when it never does. The default asks
+    /// [`page_at`](Self::page_at) unit by unit; a web that knows its timelines answers at once.
+    fn next_change_after(&self, page: PageId, unit: Unit) -> Option<Unit> {
+        let now = self.page_at(page, unit).present().map(|v| v.unit);
+        (unit + 1..self.units()).find(|&u| self.page_at(page, u).present().map(|v| v.unit) != now)
+    }
 }
 
 /// Every version of one URL, in capture order.
@@ -291,6 +299,17 @@ impl LiveWeb for Corpus {
 
     fn page_at(&self, page: PageId, unit: Unit) -> PageState<'_> {
         self.pages[page as usize].at(unit)
+    }
+
+    fn next_change_after(&self, page: PageId, unit: Unit) -> Option<Unit> {
+        let versions = &self.pages[page as usize].versions;
+        let after = versions.partition_point(|v| v.unit <= unit);
+        let now = after.checked_sub(1).map(|i| &versions[i]);
+        // Versions are one per unit; a "gone" record after a gone page changes nothing.
+        versions[after..]
+            .iter()
+            .find(|v| v.is_present() || now.is_some_and(|n| n.is_present()))
+            .map(|v| v.unit)
     }
 }
 

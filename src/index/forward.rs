@@ -20,6 +20,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::corpus::{PageId, PageVersion};
 use crate::text::{TermCounts, TermId};
 
@@ -753,17 +755,32 @@ impl ForwardIndex {
             }
         }
         edits.sort_unstable_by_key(|&(t, p, _)| (u64::from(t) << 32) | u64::from(p));
-        let mut changes: Vec<(PageId, u32)> = Vec::new();
+        // Each term's list with its edits; the lists are disjoint, so a batch (a unit's
+        // changes touch thousands of lists) edits them side by side.
+        let mut lists: Vec<(&mut PostingList, &[PostingEdit])> = Vec::new();
+        let mut rest: &mut [PostingList] = &mut self.postings;
+        let mut first_of_rest = 0;
         for group in edits.chunk_by(|a, b| a.0 == b.0) {
             let t = group[0].0 as usize;
-            if t >= self.postings.len() {
-                // Removals from a list never created: nothing to drop.
-                continue;
+            if t >= first_of_rest + rest.len() {
+                // Removals from a list never created: nothing to drop (terms ascend).
+                break;
             }
-            changes.clear();
-            changes.extend(group.iter().map(|&(_, p, tf)| (p, tf)));
-            self.postings[t].edit(|pages, tfs| edit_postings(pages, tfs, &changes));
+            let (list, tail) = std::mem::take(&mut rest)[t - first_of_rest..]
+                .split_first_mut()
+                .expect("t is within the rest");
+            lists.push((list, group));
+            rest = tail;
+            first_of_rest = t + 1;
         }
+        lists.into_par_iter().with_min_len(64).for_each_init(
+            Vec::new,
+            |changes: &mut Vec<(PageId, u32)>, (list, group)| {
+                changes.clear();
+                changes.extend(group.iter().map(|&(_, p, tf)| (p, tf)));
+                list.edit(|pages, tfs| edit_postings(pages, tfs, changes));
+            },
+        );
         edits.clear();
     }
 
@@ -810,6 +827,9 @@ impl ForwardIndex {
             + self.url_hashes.capacity() * size_of::<u64>()
     }
 }
+
+/// `(term, page, tf)`: add or re-weigh the posting (tf ≥ 1), or drop it (tf = 0).
+type PostingEdit = (TermId, PageId, u32);
 
 /// Applies `changes` (ascending by page, each page once) to the posting list `pages` with its
 /// frequencies `tfs`: `(page, tf ≥ 1)` adds the posting or sets its frequency, `(page, 0)`

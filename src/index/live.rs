@@ -18,18 +18,47 @@ pub struct LiveScores {
     forward: ForwardIndex,
     /// Per page, the unit of the version held (identifies the version: one per unit).
     held: Vec<Option<Unit>>,
+    /// Per page, the first unit after `unit` at which its state changes (`None`: never), so
+    /// that moving forward visits only the pages that change instead of every timeline.
+    next_change: Vec<Option<Unit>>,
     scorer: Box<dyn Scorer>,
 }
 
 impl LiveScores {
     /// The live Web at `unit`.
     pub fn at<W: LiveWeb + ?Sized>(web: &W, unit: Unit, scoring: ScoringKind) -> Self {
+        Self::of_index(web, unit, super::repository::forward_at(web, unit), scoring)
+    }
+
+    /// [`at`](Self::at), and a copy of its index: the forward index of a repository holding
+    /// the live Web of `unit` (a simulation's initial crawl), built once for both. The copy
+    /// shares the posting lists until either side edits them.
+    pub fn at_with_copy<W: LiveWeb + ?Sized>(
+        web: &W,
+        unit: Unit,
+        scoring: ScoringKind,
+    ) -> (Self, ForwardIndex) {
+        let forward = super::repository::forward_at(web, unit);
+        let copy = forward.clone();
+        (Self::of_index(web, unit, forward, scoring), copy)
+    }
+
+    /// The live Web at `unit`, whose index `forward` is (`forward_at(web, unit)`).
+    fn of_index<W: LiveWeb + ?Sized>(
+        web: &W,
+        unit: Unit,
+        forward: ForwardIndex,
+        scoring: ScoringKind,
+    ) -> Self {
+        let pages = 0..web.page_count() as PageId;
         LiveScores {
             unit,
-            forward: super::repository::forward_at(web, unit),
-            held: (0..web.page_count() as PageId)
+            forward,
+            held: pages
+                .clone()
                 .map(|p| web.page_at(p, unit).present().map(|v| v.unit))
                 .collect(),
+            next_change: pages.map(|p| web.next_change_after(p, unit)).collect(),
             scorer: scoring.scorer(),
         }
     }
@@ -40,9 +69,16 @@ impl LiveScores {
     }
 
     fn sync<W: LiveWeb + ?Sized>(&mut self, web: &W, unit: Unit) {
+        let forward = unit >= self.unit;
         self.unit = unit;
         let mut updates = Vec::new();
         for page in 0..web.page_count() as PageId {
+            let next = &mut self.next_change[page as usize];
+            if forward && next.is_none_or(|u| u > unit) {
+                // Its state at `unit` is the one held.
+                continue;
+            }
+            *next = web.next_change_after(page, unit);
             let version = web.page_at(page, unit).present();
             let now = version.map(|v| v.unit);
             if self.held[page as usize] == now {
@@ -60,6 +96,11 @@ impl LiveScores {
 
     pub fn unit(&self) -> Unit {
         self.unit
+    }
+
+    /// Per page, the unit of the live version at this unit (`None`: no live copy).
+    pub fn held_versions(&self) -> &[Option<Unit>] {
+        &self.held
     }
 
     pub fn forward(&self) -> &ForwardIndex {

@@ -211,6 +211,61 @@ fn live_scores_equal_a_repository_built_from_the_live_pages() {
     }
 }
 
+/// A live Web that answers `next_change_after` with the trait's default (unit by unit).
+struct UnitByUnit<'a>(&'a Corpus);
+
+impl LiveWeb for UnitByUnit<'_> {
+    fn units(&self) -> Unit {
+        self.0.units()
+    }
+    fn page_count(&self) -> usize {
+        self.0.page_count()
+    }
+    fn url(&self, page: PageId) -> &str {
+        self.0.url(page)
+    }
+    fn page_at(&self, page: PageId, unit: Unit) -> crate::corpus::PageState<'_> {
+        self.0.page_at(page, unit)
+    }
+}
+
+#[test]
+fn a_corpus_finds_each_pages_next_change_as_the_unit_by_unit_default() {
+    // Pages appear late, go and come back: every kind of state change.
+    let corpus = random_corpus(300, 12, 17);
+    let by_units = UnitByUnit(&corpus);
+    let mut changes = 0;
+    for p in 0..corpus.page_count() as PageId {
+        for u in 0..corpus.units() {
+            let next = corpus.next_change_after(p, u);
+            assert_eq!(next, by_units.next_change_after(p, u), "page {p} unit {u}");
+            changes += usize::from(next.is_some());
+        }
+    }
+    assert!(changes > 300, "{changes}");
+}
+
+#[test]
+fn live_scores_moved_forward_and_back_equal_the_live_web_built_there() {
+    let corpus = random_corpus(200, 10, 23);
+    let mut live = LiveScores::at(&corpus, 0, ScoringKind::Bm25);
+    for u in [1, 2, 5, 5, 9, 3, 4, 0, 7] {
+        live.advance_to(&corpus, u);
+        let built = LiveScores::at(&corpus, u, ScoringKind::Bm25);
+        assert_eq!(live.held_versions(), built.held_versions(), "unit {u}");
+        let (a, b) = (live.forward(), built.forward());
+        assert_eq!(a.num_docs(), b.num_docs(), "unit {u}");
+        assert_eq!(a.total_tokens(), b.total_tokens(), "unit {u}");
+        for p in 0..corpus.page_count() as PageId {
+            assert_eq!(a.doc(p), b.doc(p), "unit {u} page {p}");
+        }
+        for t in 0..corpus.vocabulary.len() as TermId {
+            assert_eq!(a.pages_with(t), b.pages_with(t), "unit {u} term {t}");
+            assert_eq!(live.ranked(&[t]), built.ranked(&[t]), "unit {u} term {t}");
+        }
+    }
+}
+
 #[test]
 fn repository_reopened_from_disk_has_the_same_forward_index() {
     let corpus = random_corpus(60, 4, 13);

@@ -36,7 +36,8 @@ use rayon::prelude::*;
 
 use crate::corpus::{PageId, Unit};
 use crate::index::{
-    rank_key, score_of_rank_key, CollectionStats, ForwardIndex, LiveScores, Score, Scorer,
+    rank_key, score_of_rank_key, CollectionStats, EditMark, ForwardIndex, LiveScores, Score,
+    Scorer, ScoringKind,
 };
 use crate::text::TermId;
 
@@ -86,6 +87,9 @@ pub struct LiveTruth {
     lists: Vec<LiveList>,
     /// Denominator of Eq. 5: the quality an engine synchronised with the live Web would give.
     pub ideal: f64,
+    /// Per page, the unit of its live version (`None`: no live copy): freshness in one lookup
+    /// instead of a search of the page's timeline.
+    versions: Vec<Option<Unit>>,
 }
 
 impl LiveTruth {
@@ -126,7 +130,8 @@ impl LiveTruth {
         let forward = live.forward();
         let table = likelihood_table(likelihood, forward.num_docs() as usize);
         let terms: Vec<&[TermId]> = queries.iter().map(|q| q.terms.as_slice()).collect();
-        let edits = memory.prepare(forward, &terms);
+        let prepared = memory.prepare(forward, live.scorer(), &terms);
+        let edits = &prepared.edits;
         type Ranked = Option<(usize, Vec<Score>)>;
         let lists: Vec<(LiveList, f64, Ranked)> = queries
             .par_iter()
@@ -136,13 +141,17 @@ impl LiveTruth {
             .map(|(qi, ((q, order), matches))| {
                 SCRATCH.with(|cell| {
                     let scratch = &mut *cell.borrow_mut();
-                    let mut by_page: Vec<(PageId, Score)> = Vec::new();
                     scratch.rank(order, |list| {
-                        matches.for_each_scored(forward, live.scorer(), qi, &edits, |p, s, h| {
-                            by_page.push((p, s));
+                        matches.for_each_scored(forward, live.scorer(), qi, edits, |p, s, h| {
                             list.push(p, rank_key(s, h, p), s);
                         })
                     });
+                    // Scored in page order; collected once its length is known.
+                    let by_page: Vec<(PageId, Score)> = scratch
+                        .matched
+                        .iter()
+                        .map(|&p| (p, scratch.value_of(p)))
+                        .collect();
                     let ideal: f64 = order
                         .iter()
                         .enumerate()
@@ -155,6 +164,7 @@ impl LiveTruth {
                 })
             })
             .collect();
+        memory.ranked_all(&prepared, live.scorer());
         let ideal = lists.iter().map(|(_, i, _)| i).sum();
         let at_ranks = ranks.map(|_| {
             lists
@@ -166,6 +176,7 @@ impl LiveTruth {
             unit: live.unit(),
             lists: lists.into_iter().map(|(l, _, _)| l).collect(),
             ideal,
+            versions: live.held_versions().to_vec(),
         };
         (truth, at_ranks)
     }
@@ -180,12 +191,20 @@ impl LiveTruth {
         self.lists[query].score(page)
     }
 
+    /// Whether a repository copy of `page` captured at unit `held` (`None`: no copy) is the
+    /// live version at this unit: [`crate::corpus::is_fresh`], by one lookup.
+    pub fn is_fresh(&self, page: PageId, held: Option<Unit>) -> bool {
+        held == self.versions.get(page as usize).copied().flatten()
+    }
+
     /// Approximate heap bytes held (for sizing comparison caches).
     pub fn memory_bytes(&self) -> usize {
-        self.lists
+        let lists: usize = self
+            .lists
             .iter()
             .map(|l| l.by_page.len() * 8 + l.top.len() * 4 + std::mem::size_of::<LiveList>())
-            .sum()
+            .sum();
+        lists + self.versions.len() * std::mem::size_of::<Option<Unit>>()
     }
 }
 
@@ -210,16 +229,49 @@ pub struct RankMemory {
     /// Per query (by position): the pages of its last ranked list, best first.
     orders: Vec<Vec<PageId>>,
     matches: MatchLists,
+    /// The index state and scoring under which every list of `orders` was last ranked in
+    /// full (`None`: not known to be any state's ranking).
+    ranked: Option<(EditMark, ScoringKind)>,
+}
+
+/// What [`RankMemory::prepare`] found.
+struct Prepared {
+    edits: Edits,
+    /// Every kept order is already the ranking of its list on this index under this scoring:
+    /// the index was not edited since the memory's last full ranking (the queries, the index
+    /// state and the scoring are the same), so neither a score nor an order can differ.
+    still_ranked: bool,
 }
 
 impl RankMemory {
     /// One (possibly empty) order and match list per query of `queries`, and what `forward`
     /// edited since the last evaluation.
-    fn prepare(&mut self, forward: &ForwardIndex, queries: &[&[TermId]]) -> Edits {
+    ///
+    /// Protocol: after `prepare`, the caller ranks every list and then calls
+    /// [`ranked_all`](Self::ranked_all), or — when `still_ranked` — may leave every order as
+    /// it is and call it all the same. Until then the memory claims no ranking.
+    fn prepare(
+        &mut self,
+        forward: &ForwardIndex,
+        scorer: &dyn Scorer,
+        queries: &[&[TermId]],
+    ) -> Prepared {
         if self.orders.len() != queries.len() {
             self.orders = vec![Vec::new(); queries.len()];
         }
-        self.matches.prepare(forward, queries)
+        let edits = self.matches.prepare(forward, queries);
+        let still_ranked =
+            edits.nothing_since_last() && self.ranked == Some((edits.to, scorer.kind()));
+        self.ranked = None;
+        Prepared {
+            edits,
+            still_ranked,
+        }
+    }
+
+    /// Every list was ranked (or left still ranked) on the index state of `prepared`.
+    fn ranked_all(&mut self, prepared: &Prepared, scorer: &dyn Scorer) {
+        self.ranked = Some((prepared.edits.to, scorer.kind()));
     }
 
     /// For each list of `lists` (query terms; list `i` ranked from this memory's order `i`),
@@ -267,8 +319,10 @@ impl RankMemory {
         lists: &[&[TermId]],
         then: impl Fn(&Scratch, &[PageId]) -> R + Sync,
     ) -> Vec<R> {
-        let edits = self.prepare(forward, lists);
-        self.orders
+        let prepared = self.prepare(forward, scorer, lists);
+        let edits = &prepared.edits;
+        let results = self
+            .orders
             .par_iter_mut()
             .zip(self.matches.lists.par_iter_mut())
             .enumerate()
@@ -276,14 +330,16 @@ impl RankMemory {
                 SCRATCH.with(|cell| {
                     let scratch = &mut *cell.borrow_mut();
                     scratch.rank(order, |list| {
-                        matches.for_each_scored(forward, scorer, qi, &edits, |p, s, h| {
+                        matches.for_each_scored(forward, scorer, qi, edits, |p, s, h| {
                             list.push(p, rank_key(s, h, p), s)
                         })
                     });
                     then(scratch, order)
                 })
             })
-            .collect()
+            .collect();
+        self.ranked_all(&prepared, scorer);
+        results
     }
 
     /// Approximate heap bytes held.
@@ -347,12 +403,7 @@ impl Scratch {
     /// lays the keys out in `order` (the list's previous ranking; pages no longer matching
     /// dropped, new ones appended), sorts them, and writes the ranking back into `order`.
     fn rank(&mut self, order: &mut Vec<PageId>, score_all: impl FnOnce(&mut Collect<'_>)) {
-        if self.epoch >= u32::MAX - 2 {
-            self.stamp.fill(0);
-            self.epoch = 0;
-        }
-        self.epoch += 2;
-        let epoch = self.epoch;
+        let epoch = self.next_epoch();
         self.matched.clear();
         score_all(&mut Collect {
             key: &mut self.key,
@@ -382,6 +433,38 @@ impl Scratch {
         order.extend(self.keys.iter().map(|&k| k as PageId));
     }
 
+    /// A stamp no entry holds yet (nor its successor): entries written before read as absent.
+    fn next_epoch(&mut self) -> u32 {
+        if self.epoch >= u32::MAX - 2 {
+            self.stamp.fill(0);
+            self.epoch = 0;
+        }
+        self.epoch += 2;
+        self.epoch
+    }
+
+    /// `page` carries `value` under `epoch` (see [`carried`](Self::carried)).
+    #[inline]
+    fn carry(&mut self, page: PageId, epoch: u32, value: Score) {
+        let i = page as usize;
+        if self.value.len() <= i {
+            self.key.resize(i + 1, 0);
+            self.value.resize(i + 1, 0.0);
+            self.stamp.resize(i + 1, 0);
+        }
+        self.value[i] = value;
+        self.stamp[i] = epoch;
+    }
+
+    /// The value `page` carries under `epoch`; 0 when it carries none.
+    #[inline]
+    fn carried(&self, page: PageId, epoch: u32) -> Score {
+        match self.stamp.get(page as usize) {
+            Some(&s) if s == epoch => self.value[page as usize],
+            _ => 0.0,
+        }
+    }
+
     /// The value carried by `page` in the list last ranked.
     fn value_of(&self, page: PageId) -> Score {
         self.value[page as usize]
@@ -405,7 +488,7 @@ thread_local! {
 /// `I(r)` for the ranks of any list of a collection of `len` documents, computed once per call
 /// rather than once per result (the same `ViewingLikelihood::at` values).
 struct LikelihoodTable<'a> {
-    values: Vec<f64>,
+    values: std::sync::Arc<[f64]>,
     likelihood: &'a ViewingLikelihood,
 }
 
@@ -419,11 +502,29 @@ impl LikelihoodTable<'_> {
     }
 }
 
+thread_local! {
+    /// The last table built on this thread: evaluations unit after unit share the likelihood
+    /// and nearly the collection size.
+    static LIKELIHOODS: std::cell::RefCell<Option<(ViewingLikelihood, std::sync::Arc<[f64]>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A table of `I(r)` for ranks `1..=len` at least (this thread's last one when it is of the
+/// same likelihood and long enough: the values are the same either way).
 fn likelihood_table(likelihood: &ViewingLikelihood, len: usize) -> LikelihoodTable<'_> {
-    LikelihoodTable {
-        values: (1..=len as u64).map(|r| likelihood.at(r)).collect(),
-        likelihood,
-    }
+    let values = LIKELIHOODS.with(|cell| {
+        let mut last = cell.borrow_mut();
+        match &*last {
+            Some((l, values)) if l == likelihood && values.len() >= len => values.clone(),
+            _ => {
+                let values: std::sync::Arc<[f64]> =
+                    (1..=len as u64).map(|r| likelihood.at(r)).collect();
+                *last = Some((*likelihood, values.clone()));
+                values
+            }
+        }
+    });
+    LikelihoodTable { values, likelihood }
 }
 
 /// The metrics of one repository state against the live Web at one unit.
@@ -611,7 +712,12 @@ pub fn evaluate_and_rank(
     }
     let table = likelihood_table(likelihood, repository.num_docs() as usize);
     let terms: Vec<&[TermId]> = queries.iter().map(|q| q.terms.as_slice()).collect();
-    let edits = memory.prepare(repository, &terms);
+    let prepared = memory.prepare(repository, scorer, &terms);
+    // A repository not edited since this memory's last evaluation (never refreshed, or a run
+    // whose budget is spent) keeps every ranking: only the live credits are new. The
+    // score-to-rank fit reads repository scores, so it takes the full path.
+    let keep_rankings = prepared.still_ranked && ranks.is_none();
+    let edits = &prepared.edits;
     let per_query: Vec<PerQuery> = queries
         .par_iter()
         .zip(memory.orders.par_iter_mut())
@@ -619,13 +725,17 @@ pub fn evaluate_and_rank(
         .enumerate()
         .map(|(qi, ((q, order), matches))| {
             let live = &truth.lists[qi];
-            let ranking = ListRanking {
-                repository,
-                scorer,
-                query: (qi, q),
-                kept: Some((matches, &edits)),
+            let (absolute, at_ranks) = if keep_rankings {
+                (live_credit_of_ranking(live, &table, order), None)
+            } else {
+                let ranking = ListRanking {
+                    repository,
+                    scorer,
+                    query: (qi, q),
+                    kept: Some((matches, edits)),
+                };
+                ranked_with_live_credit(ranking, live, &table, order, ranks)
             };
-            let (absolute, at_ranks) = ranked_with_live_credit(ranking, live, &table, order, ranks);
             let top = &order[..order.len().min(TOP_K)];
             let fresh_top: Vec<bool> = top.iter().map(|&p| is_fresh(p)).collect();
             let fresh = (!top.is_empty())
@@ -652,6 +762,7 @@ pub fn evaluate_and_rank(
             }
         })
         .collect();
+    memory.ranked_all(&prepared, scorer);
     let absolute_quality: f64 = per_query.iter().map(|p| p.absolute).sum();
     let mean = |values: Vec<f64>| {
         if values.is_empty() {
@@ -761,6 +872,25 @@ fn ranked_with_live_credit(
             .sum();
         let at_ranks = ranks.map(|ranks| scratch.scores_at_ranks(order, ranks));
         (credit, at_ranks)
+    })
+}
+
+/// `Σ_r I(r)·S(W_t[p_r], q)` of a list already ranked (`order`): what
+/// [`ranked_with_live_credit`] returns for it, bit for bit (the same terms summed in the same
+/// order), without scoring or ranking it again. The live scores wait in the per-thread
+/// scratch, page-indexed, for the pass in rank order.
+fn live_credit_of_ranking(live: &LiveList, table: &LikelihoodTable<'_>, order: &[PageId]) -> f64 {
+    SCRATCH.with(|cell| {
+        let scratch = &mut *cell.borrow_mut();
+        let epoch = scratch.next_epoch();
+        for &(page, score) in &live.by_page {
+            scratch.carry(page, epoch, score);
+        }
+        order
+            .iter()
+            .enumerate()
+            .map(|(r, &p)| table.at(r) * f64::from(scratch.carried(p, epoch)))
+            .sum()
     })
 }
 
@@ -1245,6 +1375,17 @@ mod tests {
                 let fresh = |p: PageId| {
                     held[p as usize] == corpus.page_at(p, unit).present().map(|v| v.unit)
                 };
+                for p in 0..pages {
+                    let held = held.get(p as usize).copied().flatten();
+                    assert_eq!(
+                        truth.is_fresh(p, held),
+                        crate::corpus::is_fresh(&corpus, p, held, unit),
+                        "page {p} unit {unit}"
+                    );
+                    assert!(!truth.is_fresh(p, Some(unit + 1)));
+                }
+                // A page the live Web never had: only "no copy" is fresh.
+                assert!(truth.is_fresh(pages + 1, None) && !truth.is_fresh(pages + 1, Some(0)));
                 let before: Vec<Vec<PageId>> = repo_memory.orders.clone();
                 let got = evaluate_with(
                     &mut repo_memory,
@@ -1332,6 +1473,92 @@ mod tests {
             assert!(
                 refreshed > 20 && reordered > 20,
                 "{kind}: {refreshed} refreshed, {reordered} reordered"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unedited_repository_keeps_its_rankings_and_the_metrics_are_the_same() {
+        let corpus = random_corpus(160, 9, 29);
+        let n = corpus.vocabulary.len() as TermId;
+        let mut queries: Vec<MetricQuery> = (0..n)
+            .map(|t| MetricQuery {
+                terms: vec![t],
+                frequency: 1.0 + f64::from(t % 3),
+            })
+            .collect();
+        queries.extend((0..n.min(40)).map(|t| MetricQuery {
+            terms: vec![t, (t + 7) % n],
+            frequency: 2.0,
+        }));
+        let terms: Vec<&[TermId]> = queries.iter().map(|q| q.terms.as_slice()).collect();
+        let i = ViewingLikelihood::default();
+        for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
+            let scorer = kind.scorer();
+            // The repository holds unit 0 throughout; the live Web moves on.
+            let mut repo = LiveScores::at(&corpus, 0, kind).forward().clone();
+            let mut live = LiveScores::at(&corpus, 0, kind);
+            let mut memory = RankMemory::default();
+            let mut kept = 0;
+            for unit in 0..corpus.units() {
+                live.advance_to(&corpus, unit);
+                let truth = LiveTruth::compute(&live, &queries, &i);
+                let fresh = |p: PageId| !p.is_multiple_of(3);
+                kept += usize::from(memory.ranked == Some((repo.edit_mark(), kind)));
+                let got = evaluate_with(
+                    &mut memory,
+                    &repo,
+                    scorer.as_ref(),
+                    &queries,
+                    &truth,
+                    &i,
+                    &fresh,
+                );
+                let want = evaluate(&repo, scorer.as_ref(), &queries, &truth, &i, &fresh);
+                assert_eq!(got, want, "{kind} unit {unit}");
+                assert_eq!(
+                    got.absolute_quality.to_bits(),
+                    want.absolute_quality.to_bits(),
+                    "{kind} unit {unit}"
+                );
+            }
+            // Every evaluation after the first found the rankings kept.
+            assert_eq!(kept, corpus.units() as usize - 1, "{kind}");
+            let truth = LiveTruth::compute(&live, &queries, &i);
+            let rank_all =
+                |memory: &mut RankMemory, scorer: &dyn Scorer, queries: &[MetricQuery]| {
+                    evaluate_with(memory, &repo, scorer, queries, &truth, &i, &|_| true);
+                };
+            assert!(memory.prepare(&repo, scorer.as_ref(), &terms).still_ranked);
+            // Until every list is ranked again the memory claims no ranking.
+            assert!(!memory.prepare(&repo, scorer.as_ref(), &terms).still_ranked);
+            rank_all(&mut memory, scorer.as_ref(), &queries);
+            // Another scoring, other queries, or an edit: the kept orders are no ranking.
+            let other = if kind == ScoringKind::Bm25 {
+                ScoringKind::TfIdf
+            } else {
+                ScoringKind::Bm25
+            };
+            assert!(
+                !memory
+                    .prepare(&repo, other.scorer().as_ref(), &terms)
+                    .still_ranked
+            );
+            rank_all(&mut memory, scorer.as_ref(), &queries);
+            assert!(
+                !memory
+                    .prepare(&repo, scorer.as_ref(), &terms[1..])
+                    .still_ranked
+            );
+            rank_all(&mut memory, scorer.as_ref(), &queries);
+            assert!(memory.prepare(&repo, scorer.as_ref(), &terms).still_ranked);
+            rank_all(&mut memory, scorer.as_ref(), &queries);
+            let page = repo.pages().next().expect("a page");
+            let copy = repo.doc(page).cloned();
+            repo.set_copy(page, copy);
+            assert!(
+                !memory.prepare(&repo, scorer.as_ref(), &terms).still_ranked,
+                "{kind}"
             );
         }
     }

@@ -40,7 +40,9 @@ pub(crate) struct Edits {
     /// The state the edits lead from (`None`: unknown, every list is rebuilt).
     from: Option<EditMark>,
     /// The index's current state.
-    to: EditMark,
+    pub(crate) to: EditMark,
+    /// Whether the lists are of the same queries as at the last `prepare`.
+    same_queries: bool,
     /// Indexed by page: edited since `from` (pages past the end were not).
     edited: Vec<bool>,
     /// Per query, offsets into `candidates`.
@@ -50,6 +52,12 @@ pub(crate) struct Edits {
 }
 
 impl Edits {
+    /// Whether the index is in the state it was at the last `prepare` and the queries are
+    /// the same: nothing a list holds can have changed since.
+    pub(crate) fn nothing_since_last(&self) -> bool {
+        self.same_queries && self.from == Some(self.to)
+    }
+
     fn candidates(&self, query: usize) -> &[PageId] {
         match (self.offsets.get(query), self.offsets.get(query + 1)) {
             (Some(&a), Some(&b)) => &self.candidates[a as usize..b as usize],
@@ -84,6 +92,7 @@ impl MatchLists {
         let mut edits = Edits {
             from: edited_pages.as_ref().and(from),
             to,
+            same_queries,
             edited: Vec::new(),
             offsets: Vec::new(),
             candidates: Vec::new(),

@@ -4,7 +4,7 @@ use std::ops::ControlFlow;
 
 use std::sync::Arc;
 
-use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
+use crate::corpus::{LiveWeb, PageId, Unit};
 use crate::crawl::{CrawlState, NewPages, SnapshotFetcher};
 use crate::index::{IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
@@ -406,12 +406,13 @@ pub fn run_with(
             continue;
         }
         // Judged before the refreshes: which held copies are stale now.
+        let truth = &env.truths[unit as usize];
         let stale: Vec<bool> = {
             let crawl = refresher.crawl();
             (0..pages as PageId)
                 .map(|p| {
                     let held = crawl.held_unit(p);
-                    held.is_some() && !is_fresh(corpus, p, held, unit)
+                    held.is_some() && !truth.is_fresh(p, held)
                 })
                 .collect()
         };
@@ -446,7 +447,7 @@ pub fn run_with(
         let repo = refresher.repository();
         let revision = repo.revision();
         let crawl = refresher.crawl();
-        let fresh = |p: PageId| is_fresh(corpus, p, crawl.held_unit(p), unit);
+        let fresh = |p: PageId| truth.is_fresh(p, crawl.held_unit(p));
         let state = SharedEvaluations::key(unit, (0..pages as PageId).map(|p| crawl.held_unit(p)));
         let mut evaluated_here = false;
         let metrics: UnitMetrics = env.evaluations.get_or_evaluate(state, || {
