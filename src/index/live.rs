@@ -43,7 +43,7 @@ impl LiveScores {
         (Self::of_index(web, unit, forward, scoring), copy)
     }
 
-    /// The live Web at `unit`, whose index `forward` is (`forward_at(web, unit)`).
+    /// The live Web at `unit` with its index `forward`, which must be `forward_at(web, unit)`.
     fn of_index<W: LiveWeb + ?Sized>(
         web: &W,
         unit: Unit,

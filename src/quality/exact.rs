@@ -386,15 +386,21 @@ impl Collect<'_> {
     #[inline]
     fn push(&mut self, page: PageId, key: u128, value: Score) {
         let i = page as usize;
-        if self.key.len() <= i {
-            self.key.resize(i + 1, 0);
-            self.value.resize(i + 1, 0.0);
-            self.stamp.resize(i + 1, 0);
-        }
+        make_room(self.key, self.value, self.stamp, i);
         self.key[i] = key;
         self.value[i] = value;
         self.stamp[i] = self.epoch;
         self.matched.push(page);
+    }
+}
+
+/// Grows the scratch's page-indexed arrays to hold page index `i` (new entries unstamped).
+#[inline]
+fn make_room(key: &mut Vec<u128>, value: &mut Vec<Score>, stamp: &mut Vec<u32>, i: usize) {
+    if stamp.len() <= i {
+        key.resize(i + 1, 0);
+        value.resize(i + 1, 0.0);
+        stamp.resize(i + 1, 0);
     }
 }
 
@@ -447,11 +453,7 @@ impl Scratch {
     #[inline]
     fn carry(&mut self, page: PageId, epoch: u32, value: Score) {
         let i = page as usize;
-        if self.value.len() <= i {
-            self.key.resize(i + 1, 0);
-            self.value.resize(i + 1, 0.0);
-            self.stamp.resize(i + 1, 0);
-        }
+        make_room(&mut self.key, &mut self.value, &mut self.stamp, i);
         self.value[i] = value;
         self.stamp[i] = epoch;
     }
