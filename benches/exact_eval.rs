@@ -7,9 +7,9 @@
 //! the live side advances unit by unit. Both paths compute repository quality (paper 003
 //! Eq. 5), top-10 freshness and MAP@10 for every unit.
 //!
-//! `cargo bench --bench exact_eval [-- CORPUS LOG] [--fast-only]`; `--fast-only` skips the
-//! naive path (for profiling the fast one; `EXACT_EVAL_REPEATS` sets its run count). Defaults to the shared EmacsWiki corpus
-//! and AOL log (`$REFRESHER_SHARED_DATA` or `../shared/data`).
+//! `cargo bench --bench exact_eval [-- CORPUS LOG] [--fast-only]`; defaults to the shared
+//! EmacsWiki corpus and AOL log (`$REFRESHER_SHARED_DATA` or `../shared/data`). `--fast-only`
+//! skips the naive path (for profiling the fast one; `EXACT_EVAL_REPEATS` sets its run count).
 
 use refresher::crawl::SnapshotFetcher;
 use std::collections::HashMap;

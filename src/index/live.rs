@@ -69,12 +69,12 @@ impl LiveScores {
     }
 
     fn sync<W: LiveWeb + ?Sized>(&mut self, web: &W, unit: Unit) {
-        let forward = unit >= self.unit;
+        let moving_forward = unit >= self.unit;
         self.unit = unit;
         let mut updates = Vec::new();
         for page in 0..web.page_count() as PageId {
             let next = &mut self.next_change[page as usize];
-            if forward && next.is_none_or(|u| u > unit) {
+            if moving_forward && next.is_none_or(|u| u > unit) {
                 // Its state at `unit` is the one held.
                 continue;
             }

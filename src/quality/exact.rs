@@ -1322,6 +1322,40 @@ mod tests {
     /// after unit with one [`RankMemory`] (and the live truths computed with another) — gives
     /// exactly the metrics of evaluating each unit from scratch; so does a memory left by an
     /// unrelated repository.
+    /// One repository state to evaluate against one unit's live truth.
+    struct Evaluation<'a> {
+        repo: &'a ForwardIndex,
+        scorer: &'a dyn Scorer,
+        queries: &'a [MetricQuery],
+        truth: &'a LiveTruth,
+        likelihood: &'a ViewingLikelihood,
+        fresh: &'a (dyn Fn(PageId) -> bool + Sync),
+    }
+
+    impl Evaluation<'_> {
+        /// Evaluates with `memory` and checks the metrics equal a fresh evaluation's, bit for
+        /// bit (`label` names the case); returns them.
+        fn with_memory_as_fresh(&self, memory: &mut RankMemory, label: &str) -> UnitMetrics {
+            let Evaluation {
+                repo,
+                scorer,
+                queries,
+                truth,
+                likelihood,
+                fresh,
+            } = *self;
+            let got = evaluate_with(memory, repo, scorer, queries, truth, likelihood, fresh);
+            let want = evaluate(repo, scorer, queries, truth, likelihood, fresh);
+            assert_eq!(got, want, "{label}");
+            assert_eq!(
+                got.absolute_quality.to_bits(),
+                want.absolute_quality.to_bits(),
+                "{label}"
+            );
+            want
+        }
+    }
+
     #[test]
     fn incremental_evaluation_equals_full_re_evaluation() {
         use rand::{Rng, SeedableRng};
@@ -1389,26 +1423,21 @@ mod tests {
                 // A page the live Web never had: only "no copy" is fresh.
                 assert!(truth.is_fresh(pages + 1, None) && !truth.is_fresh(pages + 1, Some(0)));
                 let before: Vec<Vec<PageId>> = repo_memory.orders.clone();
-                let got = evaluate_with(
-                    &mut repo_memory,
-                    &repo,
-                    scorer.as_ref(),
-                    &queries,
-                    &truth,
-                    &i,
-                    &fresh,
-                );
+                let stream = Evaluation {
+                    repo: &repo,
+                    scorer: scorer.as_ref(),
+                    queries: &queries,
+                    truth: &truth,
+                    likelihood: &i,
+                    fresh: &fresh,
+                };
+                let want =
+                    stream.with_memory_as_fresh(&mut repo_memory, &format!("{kind} unit {unit}"));
                 reordered += before
                     .iter()
                     .zip(&repo_memory.orders)
                     .filter(|(a, b)| !a.is_empty() && a != b)
                     .count();
-                let want = evaluate(&repo, scorer.as_ref(), &queries, &truth, &i, &fresh);
-                assert_eq!(got, want, "{kind} unit {unit}");
-                assert_eq!(
-                    got.absolute_quality.to_bits(),
-                    want.absolute_quality.to_bits()
-                );
                 // A memory left by another stream: the live Web's lists of this unit.
                 let from_foreign = evaluate_with(
                     &mut live_memory.clone(),
@@ -1507,22 +1536,15 @@ mod tests {
                 let truth = LiveTruth::compute(&live, &queries, &i);
                 let fresh = |p: PageId| !p.is_multiple_of(3);
                 kept += usize::from(memory.ranked == Some((repo.edit_mark(), kind)));
-                let got = evaluate_with(
-                    &mut memory,
-                    &repo,
-                    scorer.as_ref(),
-                    &queries,
-                    &truth,
-                    &i,
-                    &fresh,
-                );
-                let want = evaluate(&repo, scorer.as_ref(), &queries, &truth, &i, &fresh);
-                assert_eq!(got, want, "{kind} unit {unit}");
-                assert_eq!(
-                    got.absolute_quality.to_bits(),
-                    want.absolute_quality.to_bits(),
-                    "{kind} unit {unit}"
-                );
+                let stream = Evaluation {
+                    repo: &repo,
+                    scorer: scorer.as_ref(),
+                    queries: &queries,
+                    truth: &truth,
+                    likelihood: &i,
+                    fresh: &fresh,
+                };
+                stream.with_memory_as_fresh(&mut memory, &format!("{kind} unit {unit}"));
             }
             // Every evaluation after the first found the rankings kept.
             assert_eq!(kept, corpus.units() as usize - 1, "{kind}");
