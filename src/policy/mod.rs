@@ -12,7 +12,9 @@
 //!    pages; the simulator fetches them from the live Web at `t`, applies them to the index
 //!    (the measurement hook fires) and then calls [`RefreshPolicy::observe`] with one
 //!    [`RefreshOutcome`] per refreshed page, plus one with `discovered` set per page that first
-//!    appeared at `t` and was crawled outside the budget.
+//!    appeared at `t` and was crawled outside the budget. An outcome's `delta_q` is the
+//!    measured ΔQ_A only for a policy whose [`RefreshPolicy::reads_delta_q`] says so; others
+//!    may be handed 0 (a comparison sweep does not measure for them).
 //! 3. If [`RefreshPolicy::wants_views`] says so for `t + 1`, the simulator then sends the
 //!    repository's current view weights through [`RefreshPolicy::observe_views`].
 //!
@@ -262,6 +264,13 @@ pub trait RefreshPolicy: Send {
     }
     /// What the refreshes of `unit` revealed (called after the batch is indexed).
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
+    /// Whether the policy reads [`RefreshOutcome::delta_q`]. A policy that does not may be
+    /// handed 0 there: a comparison sweep, which reports no ΔQ_A, then skips measuring it
+    /// (the hook stays off). A family that starts reading it must say so here: a test of
+    /// `sim::run` runs every registered family both ways and requires the same runs.
+    fn reads_delta_q(&self) -> bool {
+        false
+    }
     /// Whether the policy spends each unit's budget in rounds (see the module docs): then the
     /// refresher calls [`choose_round`](Self::choose_round) and
     /// [`observe_round`](Self::observe_round) instead of `choose`/`choose_with_frontier`.

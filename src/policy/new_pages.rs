@@ -280,6 +280,9 @@ impl RefreshPolicy for UserCentricWithNewPages {
     fn label(&self) -> String {
         self.inner.label()
     }
+    fn reads_delta_q(&self) -> bool {
+        true
+    }
     fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = self.inner.settings();
         if self.estimator.measured() > 0 {

@@ -809,6 +809,11 @@ impl RefreshPolicy for UserCentric {
         "user-centric".to_string()
     }
 
+    /// The measured ΔQ_A of each refresh is what it learns its gains from.
+    fn reads_delta_q(&self) -> bool {
+        true
+    }
+
     fn label(&self) -> String {
         let estimator = self
             .active

@@ -161,8 +161,8 @@ impl ExactDeltaQMeasure {
 }
 
 impl MeasureDeltaQ for ExactDeltaQMeasure {
-    fn method(&self) -> DeltaQMethod {
-        DeltaQMethod::Exact
+    fn method(&self) -> Option<DeltaQMethod> {
+        Some(DeltaQMethod::Exact)
     }
 
     fn watched_terms(&self) -> Option<WorkloadTerms> {

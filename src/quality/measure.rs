@@ -89,8 +89,8 @@ impl DeltaQMethod {
 /// `before_apply` is the state the batch applies to; an implementation must not keep
 /// references to it. Pages absent from `delta_q_by_page` have ΔQ_A = 0.
 pub trait MeasureDeltaQ: ShiftSink + Send {
-    /// The method implemented.
-    fn method(&self) -> DeltaQMethod;
+    /// The method implemented (`None`: nothing is measured, [`NoMeasure`]).
+    fn method(&self) -> Option<DeltaQMethod>;
 
     /// The terms the repository's hook must watch (`None`: the hook stays off).
     fn watched_terms(&self) -> Option<WorkloadTerms>;
@@ -189,8 +189,8 @@ impl DeltaQMeasure {
 }
 
 impl MeasureDeltaQ for DeltaQMeasure {
-    fn method(&self) -> DeltaQMethod {
-        DeltaQMethod::EstimateSingleTerm
+    fn method(&self) -> Option<DeltaQMethod> {
+        Some(DeltaQMethod::EstimateSingleTerm)
     }
 
     fn watched_terms(&self) -> Option<WorkloadTerms> {
@@ -215,6 +215,45 @@ impl ShiftSink for DeltaQMeasure {
         self.shifts.clear();
         self.shifts.extend_from_slice(shifts);
     }
+}
+
+/// No measurement: the hook stays off and every refresh measures ΔQ_A = 0. For a run whose
+/// policy does not read ΔQ_A ([`crate::policy::RefreshPolicy::reads_delta_q`]) and whose
+/// report does not show it (a comparison sweep reports means of the exact metrics only), so
+/// that it does not pay for the hook, the refits and the estimate.
+pub struct NoMeasure {
+    workload: Arc<TermWorkload>,
+}
+
+impl NoMeasure {
+    /// Measures nothing; `workload` is only what [`MeasureDeltaQ::workload`] answers.
+    pub fn new(workload: Arc<TermWorkload>) -> Self {
+        NoMeasure { workload }
+    }
+}
+
+impl MeasureDeltaQ for NoMeasure {
+    fn method(&self) -> Option<DeltaQMethod> {
+        None
+    }
+
+    fn watched_terms(&self) -> Option<WorkloadTerms> {
+        None
+    }
+
+    fn workload(&self) -> &Arc<TermWorkload> {
+        &self.workload
+    }
+
+    fn before_unit(&mut self, _repo: &Repository, _unit: Unit) {}
+
+    fn delta_q_by_page(&self) -> Vec<(PageId, f64)> {
+        Vec::new()
+    }
+}
+
+impl ShiftSink for NoMeasure {
+    fn shifts(&mut self, _unit: Unit, _shifts: &[ScoreShift]) {}
 }
 
 /// Whether score-to-rank functions fitted before unit 1 are refitted before unit `unit`:

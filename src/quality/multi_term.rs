@@ -188,8 +188,8 @@ impl MultiTermDeltaQMeasure {
 }
 
 impl MeasureDeltaQ for MultiTermDeltaQMeasure {
-    fn method(&self) -> DeltaQMethod {
-        DeltaQMethod::Estimate
+    fn method(&self) -> Option<DeltaQMethod> {
+        Some(DeltaQMethod::Estimate)
     }
 
     fn watched_terms(&self) -> Option<WorkloadTerms> {

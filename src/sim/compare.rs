@@ -309,6 +309,20 @@ pub struct Comparison {
     pub seconds: f64,
 }
 
+impl SweepConfig {
+    /// The settings of the sweep's run at `budget`. A sweep reports means of the exact metrics
+    /// only, so a policy that does not read ΔQ_A runs without measuring it.
+    fn run_config(&self, budget: usize) -> RunConfig {
+        let mut rc = RunConfig::new(budget, self.mode);
+        rc.seed = self.seed;
+        rc.new_pages = self.new_pages;
+        rc.warmup_units = self.warmup_units;
+        rc.oracle_history = self.oracle_history;
+        rc.measure_unread_delta_q = false;
+        rc
+    }
+}
+
 /// Why a sweep failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
@@ -344,12 +358,7 @@ pub fn sweep(
         .par_iter()
         .map(|job| {
             let p = (job.policy.build)(&job.params)?;
-            let mut rc = RunConfig::new(job.budget, config.mode);
-            rc.seed = config.seed;
-            rc.new_pages = config.new_pages;
-            rc.warmup_units = config.warmup_units;
-            rc.oracle_history = config.oracle_history;
-            let r = run(env, p, &rc)?;
+            let r = run(env, p, &config.run_config(job.budget))?;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
             Ok(SweepPoint {
                 policy: job.policy.name.to_string(),
@@ -371,11 +380,7 @@ pub fn sweep(
         Some(p) => p.mean.quality,
         None => {
             let nothing = family("round-robin")?.make([])?;
-            let mut rc = RunConfig::new(0, config.mode);
-            rc.new_pages = config.new_pages;
-            rc.warmup_units = config.warmup_units;
-            rc.oracle_history = config.oracle_history;
-            run(env, nothing, &rc)?.mean.quality
+            run(env, nothing, &config.run_config(0))?.mean.quality
         }
     };
     let targets = if config.targets.is_empty() {

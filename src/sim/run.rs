@@ -11,7 +11,7 @@ use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
 use crate::quality::exact::{
     evaluate_and_rank, EvaluatedLists, Paper000Measures, RankMemory, RanksWanted, UnitMetrics,
 };
-use crate::quality::measure::DeltaQMethod;
+use crate::quality::measure::{DeltaQMethod, NoMeasure};
 use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
 use crate::quality::SearchQuality;
@@ -45,6 +45,11 @@ pub struct RunConfig {
     pub warmup_units: Unit,
     /// What an oracle-mode policy is told of the history.
     pub oracle_history: OracleHistory,
+    /// Measure ΔQ_A (the per-unit `estimated_delta_q`) even when the policy does not read it
+    /// ([`RefreshPolicy::reads_delta_q`]). A sweep, which reports means of the exact metrics
+    /// only, turns it off: the hook, the refits and the estimate are then skipped for such
+    /// policies, and their runs are otherwise the same.
+    pub measure_unread_delta_q: bool,
 }
 
 /// What an oracle-mode policy is told of the true history of changes.
@@ -144,6 +149,7 @@ impl RunConfig {
             trec_unit: None,
             warmup_units: 0,
             oracle_history: OracleHistory::All,
+            measure_unread_delta_q: true,
         }
     }
 }
@@ -654,13 +660,17 @@ pub fn refresher_for<'e>(
         seed: config.seed,
         crawl: None,
     };
-    let measure = measurement(
-        &repo,
-        &env.workload,
-        Some(&env.truths),
-        &env.config,
-        config.refit_every,
-    );
+    let measure = if config.measure_unread_delta_q || policy.reads_delta_q() {
+        measurement(
+            &repo,
+            &env.workload,
+            Some(&env.truths),
+            &env.config,
+            config.refit_every,
+        )
+    } else {
+        Box::new(NoMeasure::new(Arc::clone(&env.workload)))
+    };
     Refresher::new(
         repo,
         crawl,
@@ -952,6 +962,54 @@ mod online_tests {
                 let result = run(&env, Box::new(guard), &RunConfig::new(5, mode)).unwrap();
                 let refreshed: usize = result.per_unit.iter().map(|r| r.refreshed).sum();
                 assert!(refreshed > 0, "{} refreshed nothing", family.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_family_that_does_not_read_delta_q_runs_the_same_without_its_measurement() {
+        let corpus = random_corpus(50, 7, 21);
+        let mut workload = TermWorkload::default();
+        for t in ["emac", "lisp", "buffer"] {
+            let id = corpus.vocabulary.get(t).unwrap();
+            workload.term_frequency.insert(id, 3.0);
+            workload.queries.push(MetricQuery {
+                terms: vec![id],
+                frequency: 3.0,
+            });
+        }
+        let env = Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap();
+        let without_estimates = |r: &RunResult| -> Vec<UnitRecord> {
+            let mut units = r.per_unit.clone();
+            units.iter_mut().for_each(|u| u.estimated_delta_q = 0.0);
+            units
+        };
+        for family in FAMILIES {
+            let reads = family.make([]).unwrap().reads_delta_q();
+            for mode in [FitMode::Online, FitMode::Oracle] {
+                let measured = RunConfig::new(5, mode);
+                let unmeasured = RunConfig {
+                    measure_unread_delta_q: false,
+                    ..measured.clone()
+                };
+                let a = run(&env, family.make([]).unwrap(), &measured).unwrap();
+                let b = run(&env, family.make([]).unwrap(), &unmeasured).unwrap();
+                let name = family.name;
+                assert!(
+                    a.per_unit.iter().any(|u| u.estimated_delta_q != 0.0),
+                    "{name}: the measured run estimated nothing, so the check would be empty"
+                );
+                assert_eq!(a.refreshed_pages, b.refreshed_pages, "{name} {mode:?}");
+                if reads {
+                    assert_eq!(a.per_unit, b.per_unit, "{name} {mode:?}");
+                } else {
+                    assert!(b.per_unit.iter().all(|u| u.estimated_delta_q == 0.0));
+                    assert_eq!(
+                        without_estimates(&a),
+                        without_estimates(&b),
+                        "{name} {mode:?}"
+                    );
+                }
             }
         }
     }
