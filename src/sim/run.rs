@@ -937,9 +937,8 @@ mod online_tests {
         }
     }
 
-    #[test]
-    fn online_policies_learn_only_from_what_they_fetched() {
-        let corpus = random_corpus(50, 7, 21);
+    /// An environment over `corpus` with three single-term queries of equal frequency.
+    fn three_term_environment(corpus: &crate::corpus::Corpus) -> Environment<'_> {
         let mut workload = TermWorkload::default();
         for t in ["emac", "lisp", "buffer"] {
             let id = corpus.vocabulary.get(t).unwrap();
@@ -949,7 +948,13 @@ mod online_tests {
                 frequency: 3.0,
             });
         }
-        let env = Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap();
+        Environment::new(corpus, workload, EnvironmentConfig::default()).unwrap()
+    }
+
+    #[test]
+    fn online_policies_learn_only_from_what_they_fetched() {
+        let corpus = random_corpus(50, 7, 21);
+        let env = three_term_environment(&corpus);
         for family in FAMILIES {
             for mode in [FitMode::Online, FitMode::Oracle] {
                 let guard = Guard {
@@ -969,16 +974,7 @@ mod online_tests {
     #[test]
     fn a_family_that_does_not_read_delta_q_runs_the_same_without_its_measurement() {
         let corpus = random_corpus(50, 7, 21);
-        let mut workload = TermWorkload::default();
-        for t in ["emac", "lisp", "buffer"] {
-            let id = corpus.vocabulary.get(t).unwrap();
-            workload.term_frequency.insert(id, 3.0);
-            workload.queries.push(MetricQuery {
-                terms: vec![id],
-                frequency: 3.0,
-            });
-        }
-        let env = Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap();
+        let env = three_term_environment(&corpus);
         let without_estimates = |r: &RunResult| -> Vec<UnitRecord> {
             let mut units = r.per_unit.clone();
             units.iter_mut().for_each(|u| u.estimated_delta_q = 0.0);
