@@ -26,7 +26,7 @@ use crate::corpus::{PageId, PageVersion};
 use crate::text::{TermCounts, TermId};
 
 use super::posting_list::PostingList;
-use super::scorer::{DocLength, Score, Scorer};
+use super::scorer::{DocLength, Score, Scorer, Weight};
 use super::stats::CollectionStats;
 
 /// A page in a ranked result list.
@@ -478,6 +478,11 @@ impl ForwardIndex {
         mut f: impl FnMut(PageId, Score, u64),
     ) {
         let weight = scorer.weight(self, terms);
+        if let [term] = terms {
+            let (pages, tfs) = self.postings(*term);
+            self.for_each_scored_list(&*weight, pages, tfs, 1, f);
+            return;
+        }
         self.for_each_match(terms, |p, tfs| {
             let i = p as usize;
             f(
@@ -486,6 +491,28 @@ impl ForwardIndex {
                 self.url_hashes[i],
             );
         });
+    }
+
+    /// `f(page, score, url hash)` for each page of a list, scored in one
+    /// [`Weight::score_list`] call.
+    fn for_each_scored_list(
+        &self,
+        weight: &dyn Weight,
+        pages: &[PageId],
+        tfs: &[u32],
+        width: usize,
+        mut f: impl FnMut(PageId, Score, u64),
+    ) {
+        thread_local! {
+            static SCORES: std::cell::Cell<Vec<Score>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        // Taken out while in use, so that `f` may score another list.
+        let mut scores = SCORES.take();
+        weight.score_list(pages, tfs, width, &self.lengths, &mut scores);
+        for (&p, &score) in pages.iter().zip(&scores) {
+            f(p, score, self.url_hashes[p as usize]);
+        }
+        SCORES.set(scores);
     }
 
     /// [`for_each_scored`](Self::for_each_scored) over the result list of `terms` as
@@ -498,19 +525,10 @@ impl ForwardIndex {
         terms: &[TermId],
         pages: &[PageId],
         tfs: &[u32],
-        mut f: impl FnMut(PageId, Score, u64),
+        f: impl FnMut(PageId, Score, u64),
     ) {
         let weight = scorer.weight(self, terms);
-        let width = terms.len();
-        debug_assert_eq!(tfs.len(), pages.len() * width);
-        for (&p, page_tfs) in pages.iter().zip(tfs.chunks_exact(width.max(1))) {
-            let i = p as usize;
-            f(
-                p,
-                weight.score_tfs(p, page_tfs, self.lengths[i]),
-                self.url_hashes[i],
-            );
-        }
+        self.for_each_scored_list(&*weight, pages, tfs, terms.len(), f);
     }
 
     /// Scores of the result list of `terms` at the given 1-based `ranks` (ascending, each

@@ -45,6 +45,8 @@ pub(crate) struct Edits {
     same_queries: bool,
     /// Indexed by page: edited since `from` (pages past the end were not).
     edited: Vec<bool>,
+    /// The pages edited since `from`, ascending.
+    edited_pages: Vec<PageId>,
     /// Per query, offsets into `candidates`.
     offsets: Vec<u32>,
     /// The edited pages whose current copy holds every term of the query, ascending per query.
@@ -67,6 +69,23 @@ impl Edits {
 
     fn is_edited(&self, page: PageId) -> bool {
         self.edited.get(page as usize).copied().unwrap_or(false)
+    }
+
+    /// The position of the first page of `list` (ascending) edited since `from`;
+    /// `list.len()` when none was. A few edits against a long list are looked up one by one
+    /// (a unit's refreshes touch few of most lists), otherwise the list is scanned.
+    fn first_edited_in(&self, list: &[PageId]) -> usize {
+        if self.edited_pages.len().saturating_mul(16) < list.len() {
+            // Both ascending: the first edited page found is the earliest in the list.
+            self.edited_pages
+                .iter()
+                .find_map(|p| list.binary_search(p).ok())
+                .unwrap_or(list.len())
+        } else {
+            list.iter()
+                .position(|&p| self.is_edited(p))
+                .unwrap_or(list.len())
+        }
     }
 }
 
@@ -94,6 +113,7 @@ impl MatchLists {
             to,
             same_queries,
             edited: Vec::new(),
+            edited_pages: Vec::new(),
             offsets: Vec::new(),
             candidates: Vec::new(),
         };
@@ -147,6 +167,7 @@ impl MatchLists {
             edits.offsets.push(next as u32);
         }
         edits.candidates = pairs.into_iter().map(|(_, p)| p).collect();
+        edits.edited_pages = pages;
         edits
     }
 
@@ -247,9 +268,10 @@ impl QueryMatches {
     /// lose or gain nothing, and a copy of each list per evaluation was most of the cost.
     fn patch(&mut self, forward: &ForwardIndex, edits: &Edits, query: usize) {
         let width = self.terms.len();
-        // Pass 1, front to back: drop the edited pages.
-        let mut write = 0;
-        for read in 0..self.pages.len() {
+        // Pass 1, front to back from the first edited page listed: drop the edited pages.
+        let first = edits.first_edited_in(&self.pages);
+        let mut write = first;
+        for read in first..self.pages.len() {
             let p = self.pages[read];
             if edits.is_edited(p) {
                 continue;
@@ -447,6 +469,46 @@ mod tests {
             }
         }
         assert!(patched > 100, "the patch path ran {patched} times");
+    }
+
+    #[test]
+    fn the_first_edited_page_listed_is_found_by_lookup_as_by_scan() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let (mut looked_up, mut scanned) = (0, 0);
+        for _ in 0..400 {
+            let mut list: Vec<PageId> = (0..rng.gen_range(0..400))
+                .map(|_| rng.gen_range(0..1000))
+                .collect();
+            list.sort_unstable();
+            list.dedup();
+            let mut edited_pages: Vec<PageId> = (0..rng.gen_range(0..40))
+                .map(|_| rng.gen_range(0..1000))
+                .collect();
+            edited_pages.sort_unstable();
+            edited_pages.dedup();
+            let mut edited = vec![false; 1000];
+            edited_pages.iter().for_each(|&p| edited[p as usize] = true);
+            if edited_pages.len() * 16 < list.len() {
+                looked_up += 1;
+            } else {
+                scanned += 1;
+            }
+            let expected = list
+                .iter()
+                .position(|p| edited_pages.contains(p))
+                .unwrap_or(list.len());
+            let edits = Edits {
+                from: None,
+                to: ForwardIndex::from_docs(Vec::new()).edit_mark(),
+                same_queries: true,
+                edited,
+                edited_pages,
+                offsets: Vec::new(),
+                candidates: Vec::new(),
+            };
+            assert_eq!(edits.first_edited_in(&list), expected);
+        }
+        assert!(looked_up > 50 && scanned > 50, "{looked_up} {scanned}");
     }
 
     #[test]

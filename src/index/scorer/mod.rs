@@ -61,6 +61,28 @@ pub trait Weight {
     /// the forward index uses it to score whole result lists without searching each page's
     /// [`TermCounts`] for every term (tested in `forward::tests`).
     fn score_tfs(&self, page: PageId, tfs: &[u32], length: DocLength) -> Score;
+
+    /// [`score_tfs`](Self::score_tfs) of a whole result list, into `scores` (cleared first):
+    /// `pages[i]` has the frequencies `tfs[i·width..(i + 1)·width]` and the length
+    /// `lengths[pages[i]]`. The same scores bit for bit, in one virtual call per list rather
+    /// than one per page (this default is compiled per scorer, so its calls are direct).
+    fn score_list(
+        &self,
+        pages: &[PageId],
+        tfs: &[u32],
+        width: usize,
+        lengths: &[DocLength],
+        scores: &mut Vec<Score>,
+    ) {
+        debug_assert_eq!(tfs.len(), pages.len() * width);
+        scores.clear();
+        scores.extend(
+            pages
+                .iter()
+                .zip(tfs.chunks_exact(width.max(1)))
+                .map(|(&p, page_tfs)| self.score_tfs(p, page_tfs, lengths[p as usize])),
+        );
+    }
 }
 
 /// A copy's length as the scorers read it: the exact token count (TF-IDF) and tantivy's
