@@ -450,11 +450,8 @@ impl ForwardIndex {
     /// The scores of [`ranked`](Self::ranked), in descending order, without the ranking
     /// (ties between equal scores need not be broken to know the score at each rank).
     pub fn ranked_scores(&self, scorer: &dyn Scorer, terms: &[TermId]) -> Vec<Score> {
-        let weight = scorer.weight(self, terms);
         let mut scores = Vec::with_capacity(self.match_bound(terms));
-        self.for_each_match(terms, |p, tfs| {
-            scores.push(weight.score_tfs(p, tfs, self.lengths[p as usize]));
-        });
+        self.for_each_scored(scorer, terms, |_, score, _| scores.push(score));
         scores.sort_unstable_by(|a, b| b.total_cmp(a));
         scores
     }
