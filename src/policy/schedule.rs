@@ -122,7 +122,6 @@ pub fn assign(instances: &[Instance], first: Unit, len: u32, capacity: usize) ->
         });
         kept.truncate(slots);
     }
-    let unit_of = |i: usize| first as f64 + i as f64;
     if kept.len() == slots {
         kept.sort_by(|a, b| a.ideal.total_cmp(&b.ideal).then(a.page.cmp(&b.page)));
         for (k, inst) in kept.into_iter().enumerate() {
@@ -136,19 +135,17 @@ pub fn assign(instances: &[Instance], first: Unit, len: u32, capacity: usize) ->
                 .then(a.ideal.total_cmp(&b.ideal))
                 .then(a.page.cmp(&b.page))
         });
-        // Pages per unit, so membership tests cost O(1) even with thousands per unit.
-        let mut members: Vec<std::collections::HashSet<PageId>> = vec![Default::default(); len_us];
+        // Which pages each unit holds, one bit per (unit, page): O(1) membership tests.
+        let pages = kept.iter().map(|x| x.page as usize + 1).max().unwrap_or(0);
+        let words = pages.div_ceil(64);
+        let mut members = vec![0u64; len_us * words];
         for inst in kept {
-            let best = (0..len_us)
-                .filter(|&i| units[i].len() < capacity && !members[i].contains(&inst.page))
-                .min_by(|&a, &b| {
-                    (unit_of(a) - inst.ideal)
-                        .abs()
-                        .total_cmp(&(unit_of(b) - inst.ideal).abs())
-                        .then(a.cmp(&b))
-                });
-            if let Some(i) = best {
-                members[i].insert(inst.page);
+            let p = inst.page as usize;
+            let open = |i: usize| {
+                units[i].len() < capacity && members[i * words + p / 64] & (1 << (p % 64)) == 0
+            };
+            if let Some(i) = nearest_open_unit(first, len_us, inst.ideal, open) {
+                members[i * words + p / 64] |= 1 << (p % 64);
                 units[i].push(inst);
             }
         }
@@ -159,10 +156,56 @@ pub fn assign(instances: &[Instance], first: Unit, len: u32, capacity: usize) ->
         .collect()
 }
 
+/// The unit index `i < len` nearest to `ideal` (distance `|first + i − ideal|`, earlier on
+/// ties) for which `open(i)` holds, or `None`. Walks outwards from `ideal`, so it usually
+/// looks at a few units instead of all of them; the distances grow monotonically on either
+/// side, so the first open unit met is the minimum a full scan would find.
+fn nearest_open_unit(
+    first: Unit,
+    len: usize,
+    ideal: f64,
+    open: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let offset = |i: usize| first as f64 + i as f64 - ideal;
+    if !ideal.is_finite() {
+        // Every distance is equal (infinite or NaN): the earliest open unit.
+        return (0..len).find(|&i| open(i));
+    }
+    // `right` is the first unit at or after `ideal`; units before it lie on the left.
+    let mut right = (ideal - first as f64).ceil().clamp(0.0, len as f64) as usize;
+    while right > 0 && offset(right - 1) >= 0.0 {
+        right -= 1;
+    }
+    while right < len && offset(right) < 0.0 {
+        right += 1;
+    }
+    let mut left = right; // the next left candidate is `left - 1`
+    loop {
+        let take_left = match (left > 0, right < len) {
+            (false, false) => return None,
+            (true, false) => true,
+            (false, true) => false,
+            // Ties go to the earlier unit, which is the left one.
+            (true, true) => offset(left - 1).abs() <= offset(right).abs(),
+        };
+        if take_left {
+            left -= 1;
+            if open(left) {
+                return Some(left);
+            }
+        } else {
+            if open(right) {
+                return Some(right);
+            }
+            right += 1;
+        }
+    }
+}
+
 /// Removes same-page duplicates within a unit by swapping with a neighbouring unit
 /// (see [`assign`]).
 fn repair_duplicates(units: &mut [Vec<Instance>], first: Unit) {
-    use std::collections::{HashMap, HashSet};
+    use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
     let len = units.len();
     let cost = |inst: &Instance, i: usize| (first as f64 + i as f64 - inst.ideal).abs();
     // How many instances of each page every unit holds: O(1) membership tests, so units of
@@ -170,7 +213,7 @@ fn repair_duplicates(units: &mut [Vec<Instance>], first: Unit) {
     let mut counts: Vec<HashMap<PageId, u32>> = units
         .iter()
         .map(|u| {
-            let mut c = HashMap::new();
+            let mut c = HashMap::default();
             for x in u {
                 *c.entry(x.page).or_insert(0) += 1;
             }
@@ -186,7 +229,7 @@ fn repair_duplicates(units: &mut [Vec<Instance>], first: Unit) {
         }
     };
     for i in 0..len {
-        let mut seen: HashSet<PageId> = HashSet::new();
+        let mut seen: HashSet<PageId> = HashSet::default();
         let mut k = 0;
         while k < units[i].len() {
             let page = units[i][k].page;
@@ -327,6 +370,85 @@ mod tests {
             let got = assignment_cost(&instances, 1, &assigned);
             let best = brute_force(&instances, len, capacity);
             assert!((got - best).abs() < 1e-9, "got {got}, optimum {best}");
+        }
+    }
+
+    /// The greedy of [`assign`] as first written: every unit scanned for each instance.
+    fn greedy_by_scan(
+        instances: &[Instance],
+        first: Unit,
+        len: u32,
+        capacity: usize,
+    ) -> Vec<Vec<PageId>> {
+        let unit_of = |i: usize| first as f64 + i as f64;
+        let mut kept = instances.to_vec();
+        kept.sort_by(|a, b| {
+            b.value
+                .total_cmp(&a.value)
+                .then(a.ideal.total_cmp(&b.ideal))
+                .then(a.page.cmp(&b.page))
+        });
+        let mut units: Vec<Vec<PageId>> = vec![Vec::new(); len as usize];
+        for inst in kept {
+            let best = (0..len as usize)
+                .filter(|&i| units[i].len() < capacity && !units[i].contains(&inst.page))
+                .min_by(|&a, &b| {
+                    (unit_of(a) - inst.ideal)
+                        .abs()
+                        .total_cmp(&(unit_of(b) - inst.ideal).abs())
+                        .then(a.cmp(&b))
+                });
+            if let Some(i) = best {
+                units[i].push(inst.page);
+            }
+        }
+        units
+    }
+
+    #[test]
+    fn the_outward_search_assigns_as_a_scan_of_every_unit() {
+        let mut rng = ChaCha8Rng::seed_from_u64(23);
+        let mut seen_full_units = false;
+        for case in 0..2000 {
+            let first = rng.gen_range(0..5u32);
+            let len = rng.gen_range(1..=12u32);
+            let capacity = rng.gen_range(1..=4usize);
+            let slots = len as usize * capacity;
+            let n = rng.gen_range(0..slots); // fewer instances than slots: the greedy branch
+            let half_units = case % 2 == 0; // whole and half-unit ideals make ties
+            let instances: Vec<Instance> = (0..n)
+                .map(|_| Instance {
+                    page: rng.gen_range(0..6),
+                    ideal: if half_units {
+                        first as f64 + rng.gen_range(-4..2 * len as i32 + 4) as f64 / 2.0
+                    } else {
+                        first as f64 + rng.gen_range(-3.0..len as f64 + 3.0)
+                    },
+                    value: rng.gen_range(0..3) as f64,
+                })
+                .collect();
+            let got = assign(&instances, first, len, capacity);
+            seen_full_units |= got.iter().any(|u| u.len() == capacity);
+            assert_eq!(
+                got,
+                greedy_by_scan(&instances, first, len, capacity),
+                "{instances:?}"
+            );
+        }
+        assert!(
+            seen_full_units,
+            "no case filled a unit, so the search never skipped one"
+        );
+        // Ideals off the finite line take the earliest open unit, as the scan does.
+        for ideal in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+            let inst: Vec<Instance> = (0..3)
+                .map(|p| Instance {
+                    page: p,
+                    ideal,
+                    value: 1.0,
+                })
+                .collect();
+            assert_eq!(assign(&inst, 1, 4, 1), greedy_by_scan(&inst, 1, 4, 1));
         }
     }
 
