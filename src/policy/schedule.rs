@@ -114,12 +114,7 @@ pub fn assign(instances: &[Instance], first: Unit, len: u32, capacity: usize) ->
     }
     let mut kept: Vec<Instance> = instances.to_vec();
     if kept.len() > slots {
-        kept.sort_by(|a, b| {
-            b.value
-                .total_cmp(&a.value)
-                .then(a.ideal.total_cmp(&b.ideal))
-                .then(a.page.cmp(&b.page))
-        });
+        kept.sort_by(highest_value_first);
         kept.truncate(slots);
     }
     if kept.len() == slots {
@@ -129,23 +124,16 @@ pub fn assign(instances: &[Instance], first: Unit, len: u32, capacity: usize) ->
         }
         repair_duplicates(&mut units, first);
     } else {
-        kept.sort_by(|a, b| {
-            b.value
-                .total_cmp(&a.value)
-                .then(a.ideal.total_cmp(&b.ideal))
-                .then(a.page.cmp(&b.page))
-        });
+        kept.sort_by(highest_value_first);
         // Which pages each unit holds, one bit per (unit, page): O(1) membership tests.
         let pages = kept.iter().map(|x| x.page as usize + 1).max().unwrap_or(0);
         let words = pages.div_ceil(64);
         let mut members = vec![0u64; len_us * words];
         for inst in kept {
-            let p = inst.page as usize;
-            let open = |i: usize| {
-                units[i].len() < capacity && members[i * words + p / 64] & (1 << (p % 64)) == 0
-            };
+            let (word, bit) = (inst.page as usize / 64, 1u64 << (inst.page % 64));
+            let open = |i: usize| units[i].len() < capacity && members[i * words + word] & bit == 0;
             if let Some(i) = nearest_open_unit(first, len_us, inst.ideal, open) {
-                members[i * words + p / 64] |= 1 << (p % 64);
+                members[i * words + word] |= bit;
                 units[i].push(inst);
             }
         }
@@ -154,6 +142,15 @@ pub fn assign(instances: &[Instance], first: Unit, len: u32, capacity: usize) ->
         .into_iter()
         .map(|u| u.into_iter().map(|x| x.page).collect())
         .collect()
+}
+
+/// The order in which instances claim slots: highest value first, then earlier ideal time,
+/// then lower page id (the lowest-value instances are the ones dropped or left unplaced).
+fn highest_value_first(a: &Instance, b: &Instance) -> std::cmp::Ordering {
+    b.value
+        .total_cmp(&a.value)
+        .then(a.ideal.total_cmp(&b.ideal))
+        .then(a.page.cmp(&b.page))
 }
 
 /// The unit index `i < len` nearest to `ideal` (distance `|first + i − ideal|`, earlier on
@@ -382,12 +379,7 @@ mod tests {
     ) -> Vec<Vec<PageId>> {
         let unit_of = |i: usize| first as f64 + i as f64;
         let mut kept = instances.to_vec();
-        kept.sort_by(|a, b| {
-            b.value
-                .total_cmp(&a.value)
-                .then(a.ideal.total_cmp(&b.ideal))
-                .then(a.page.cmp(&b.page))
-        });
+        kept.sort_by(highest_value_first);
         let mut units: Vec<Vec<PageId>> = vec![Vec::new(); len as usize];
         for inst in kept {
             let best = (0..len as usize)
