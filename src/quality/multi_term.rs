@@ -93,6 +93,12 @@ fn fitted_queries(queries: &[MetricQuery]) -> Vec<usize> {
 
 /// ΔQ_A per page of a batch over the workload queries as issued, from the hook's per-term
 /// shifts (grouped by page; see the module docs). `table` is keyed by query position.
+///
+/// Pages are estimated side by side: each page's sum runs over its own queries in position
+/// order, so the values do not depend on the threads, and the output keeps the pages' order.
+/// (A unit of a 10^5-page site shifts tens of thousands of pages, and the estimate's
+/// logarithms and powers were the longest single-threaded stretch of building its
+/// environment.)
 pub fn multi_term_delta_q_by_page(
     shifts: &[ScoreShift],
     table: &ScoreRankTable,
@@ -101,10 +107,49 @@ pub fn multi_term_delta_q_by_page(
     scorer: &dyn Scorer,
     estimator: &DeltaQEstimator,
 ) -> Vec<(PageId, f64)> {
-    let mut out = Vec::new();
-    let mut before: Vec<f32> = Vec::new();
-    let mut after: Vec<f32> = Vec::new();
-    for group in shifts.chunk_by(|a, b| a.page == b.page) {
+    use rayon::prelude::*;
+    let inputs = PageEstimate {
+        table,
+        queries,
+        affected,
+        scorer,
+        estimator,
+    };
+    let pages: Vec<&[ScoreShift]> = shifts.chunk_by(|a, b| a.page == b.page).collect();
+    pages
+        .par_iter()
+        .with_min_len(PAGES_PER_TASK)
+        .map_init(
+            || (Vec::new(), Vec::new()),
+            |(before, after), group| (group[0].page, inputs.delta_q(group, before, after)),
+        )
+        .collect()
+}
+
+/// Pages a task of [`multi_term_delta_q_by_page`] estimates at least: a page costs a few
+/// microseconds to tens of microseconds, so smaller tasks would cost more to schedule.
+const PAGES_PER_TASK: usize = 32;
+
+/// What [`multi_term_delta_q_by_page`] reads for every page.
+struct PageEstimate<'a> {
+    table: &'a ScoreRankTable,
+    queries: &'a [MetricQuery],
+    affected: &'a AffectedQueries,
+    scorer: &'a dyn Scorer,
+    estimator: &'a DeltaQEstimator,
+}
+
+impl PageEstimate<'_> {
+    /// One page's ΔQ_A (its `group` of shifts) over the workload queries holding only terms it
+    /// has shifts for (`before`/`after`: scratch for a query's per-term scores).
+    fn delta_q(&self, group: &[ScoreShift], before: &mut Vec<f32>, after: &mut Vec<f32>) -> f64 {
+        let PageEstimate {
+            table,
+            queries,
+            affected,
+            scorer,
+            estimator,
+        } = *self;
         let by_term: HashMap<TermId, (f32, f32)> =
             group.iter().map(|s| (s.term, (s.s1, s.s2))).collect();
         let mut terms: Vec<TermId> = by_term.keys().copied().collect();
@@ -126,15 +171,14 @@ pub fn multi_term_delta_q_by_page(
             if !complete || q.frequency == 0.0 {
                 continue;
             }
-            let (s1, s2) = (scorer.combine(&before), scorer.combine(&after));
+            let (s1, s2) = (scorer.combine(before), scorer.combine(after));
             if s1 != s2 {
                 delta += q.frequency
                     * estimator.query_component(table.get(qi as u32), f64::from(s1), f64::from(s2));
             }
         }
-        out.push((group[0].page, delta));
+        delta
     }
-    out
 }
 
 /// The refresh loop's [`MeasureDeltaQ`] with the multi-term estimate
