@@ -3,7 +3,7 @@
 //! The work runs as a two-stage pipeline: one thread reads and decompresses the WARC files in
 //! name order (gzip inflation and record framing are sequential by nature) and sends batches
 //! of response records; the calling thread extracts HTML and tokenizes each batch in parallel
-//! with rayon (one [`Analyzer`] per task, as analyzers are not `Sync`). Term ids and page ids
+//! with rayon (one [`CaptureAnalyzer`] per task, as analyzers are not `Sync`). Term ids and page ids
 //! must not depend on thread timing, so the parallel stage gives terms only provisional ids
 //! ([`ProvisionalTerms`], in whatever order threads meet them): each capture keeps its distinct
 //! terms in first-occurrence order as provisional ids, and the final, sequential pass interns
@@ -123,13 +123,13 @@ pub(crate) struct ProvisionalTerms {
 
 impl ProvisionalTerms {
     /// `term`'s provisional id (a new one if it is new).
-    pub(crate) fn id(&self, term: String) -> u32 {
-        if let Some(id) = self.ids.get(term.as_str()) {
+    pub(crate) fn id(&self, term: &str) -> u32 {
+        if let Some(id) = self.ids.get(term) {
             return *id;
         }
         *self
             .ids
-            .entry(term.into_boxed_str())
+            .entry(term.into())
             .or_insert_with(|| self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     }
 
@@ -140,6 +140,54 @@ impl ProvisionalTerms {
             terms[id as usize] = term;
         }
         terms
+    }
+}
+
+/// One extraction task's analyzer, numbering terms with [`ProvisionalTerms`] ids.
+///
+/// It remembers the id of every lower-cased word it met ([`Analyzer::for_each_term_id`]): a
+/// word met again costs one hash lookup instead of a stem lookup, a term lookup and a lookup
+/// in the shared, locked term map.
+pub(crate) struct CaptureAnalyzer<'t> {
+    analyzer: Analyzer,
+    provisional: &'t ProvisionalTerms,
+    words: FxHashMap<Box<str>, u32>,
+    /// Per provisional id met in the text being analyzed: its place in the capture's terms.
+    slots: FxHashMap<u32, u32>,
+}
+
+impl<'t> CaptureAnalyzer<'t> {
+    pub(crate) fn new(provisional: &'t ProvisionalTerms) -> Self {
+        CaptureAnalyzer {
+            analyzer: Analyzer::new(),
+            provisional,
+            words: FxHashMap::default(),
+            slots: FxHashMap::default(),
+        }
+    }
+
+    /// The distinct terms of `text` as provisional ids, in first-occurrence order, with their
+    /// counts, and the token count.
+    fn distinct_term_ids(&mut self, text: &str) -> (Vec<(u32, u32)>, u32) {
+        let mut terms: Vec<(u32, u32)> = Vec::new();
+        let mut length = 0u32;
+        let provisional = self.provisional;
+        let slots = &mut self.slots;
+        slots.clear();
+        self.analyzer.for_each_term_id(
+            text,
+            &mut self.words,
+            |term| provisional.id(term),
+            |id| {
+                length += 1;
+                let slot = *slots.entry(id).or_insert_with(|| {
+                    terms.push((id, 0));
+                    terms.len() as u32 - 1
+                });
+                terms[slot as usize].1 += 1;
+            },
+        );
+        (terms, length)
     }
 }
 
@@ -477,13 +525,16 @@ fn read_collection(
             .into_iter()
             .flatten()
             .par_bridge()
-            .map_init(Analyzer::new, |analyzer, p| {
-                let record = p.response.record;
-                let (mut capture, was_lossy) =
-                    extract_capture(analyzer, terms, seq_base + p.seq, p.response);
-                capture.collection = collection;
-                (capture, was_lossy.then_some((p.path_index, record)))
-            })
+            .map_init(
+                || CaptureAnalyzer::new(terms),
+                |analyzer, p| {
+                    let record = p.response.record;
+                    let (mut capture, was_lossy) =
+                        extract_capture(analyzer, seq_base + p.seq, p.response);
+                    capture.collection = collection;
+                    (capture, was_lossy.then_some((p.path_index, record)))
+                },
+            )
             .collect();
         for (capture, lossy_at) in done {
             captures.push(capture);
@@ -711,8 +762,7 @@ fn is_gone_status(status: u16) -> bool {
 ///
 /// Gone captures keep only their hash: their tiny error page is not the page's content.
 pub(crate) fn extract_capture(
-    analyzer: &mut Analyzer,
-    provisional: &ProvisionalTerms,
+    analyzer: &mut CaptureAnalyzer<'_>,
     seq: u64,
     response: ResponseRecord,
 ) -> (Capture, bool) {
@@ -746,12 +796,7 @@ pub(crate) fn extract_capture(
         response.content_type.as_deref(),
     );
     let indexed = indexed_text(&capture.page.title, &capture.page.text);
-    let (terms, length) = distinct_terms(analyzer, &indexed);
-    capture.terms = terms
-        .into_iter()
-        .map(|(term, count)| (provisional.id(term), count))
-        .collect();
-    capture.length = length;
+    (capture.terms, capture.length) = analyzer.distinct_term_ids(&indexed);
     (capture, lossy)
 }
 
@@ -1022,11 +1067,9 @@ mod tests {
     }
 
     fn capture(seq: u64, url: &str, time: i64, status: u16, body: &str) -> Capture {
-        let mut analyzer = Analyzer::new();
         TERMS.with_borrow(|terms| {
             extract_capture(
-                &mut analyzer,
-                terms,
+                &mut CaptureAnalyzer::new(terms),
                 seq,
                 ResponseRecord {
                     record: seq + 1,
@@ -1183,9 +1226,9 @@ mod tests {
     fn provisional_ids_are_one_per_term_across_threads() {
         let terms = ProvisionalTerms::default();
         let words: Vec<String> = (0..2000).map(|i| format!("w{}", i % 500)).collect();
-        let ids: Vec<u32> = words.par_iter().map(|w| terms.id(w.clone())).collect();
+        let ids: Vec<u32> = words.par_iter().map(|w| terms.id(w)).collect();
         for (w, &id) in words.iter().zip(&ids) {
-            assert_eq!(terms.id(w.clone()), id);
+            assert_eq!(terms.id(w), id);
         }
         let by_id = terms.into_terms();
         assert_eq!(by_id.len(), 500);

@@ -98,6 +98,39 @@ impl Analyzer {
         });
     }
 
+    /// [`for_each_term`](Self::for_each_term) for a caller that numbers terms: `sink` gets
+    /// `id(term)` for each term of `text`, in order. `words` remembers the id of each
+    /// lower-cased word (up to [`STEM_CACHE_WORDS`] of them), so a word met again costs one
+    /// lookup instead of a stem lookup and a call of `id`. A word's stem does not depend on
+    /// its context, so the ids are those of `id` applied to [`for_each_term`]'s terms.
+    pub fn for_each_term_id(
+        &mut self,
+        text: &str,
+        words: &mut FxHashMap<Box<str>, u32>,
+        mut id: impl FnMut(&str) -> u32,
+        mut sink: impl FnMut(u32),
+    ) {
+        let stemmer = &mut self.stemmer;
+        let mut stream = self.lower.token_stream(text);
+        while stream.advance() {
+            let word = stream.token().text.as_str();
+            if let Some(&known) = words.get(word) {
+                sink(known);
+                continue;
+            }
+            let mut stemmed = stemmer.token_stream(word);
+            // The raw tokenizer yields the whole (non-empty) word as one token.
+            if !stemmed.advance() {
+                continue;
+            }
+            let term = id(stemmed.token().text.as_str());
+            sink(term);
+            if words.len() < STEM_CACHE_WORDS {
+                words.insert(word.into(), term);
+            }
+        }
+    }
+
     /// The terms of `text`, in order, with repetitions.
     pub fn terms(&mut self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
@@ -151,6 +184,31 @@ mod tests {
         assert_eq!(a.terms(text), expected);
         assert_eq!(a.terms(text), expected);
         assert!(expected.len() > 30, "{expected:?}");
+    }
+
+    #[test]
+    fn numbered_terms_are_the_terms_numbered() {
+        let text = "Running runs RAN; Emacs EMACS-Lisp buffers (buffer) café Über straße 東京 \
+            ﬁle x1y2 a_b 42 3.14 generously generalization dying lying running Emacs";
+        let mut a = Analyzer::new();
+        let expected = a.terms(text);
+        let mut ids: Vec<String> = Vec::new();
+        let mut number = |t: &str| match ids.iter().position(|s| s == t) {
+            Some(i) => i as u32,
+            None => {
+                ids.push(t.to_string());
+                ids.len() as u32 - 1
+            }
+        };
+        let mut words = FxHashMap::default();
+        // Twice: the second pass is served from `words`.
+        for _ in 0..2 {
+            let mut got: Vec<u32> = Vec::new();
+            a.for_each_term_id(text, &mut words, &mut number, |id| got.push(id));
+            let expected_ids: Vec<u32> = expected.iter().map(|t| number(t)).collect();
+            assert_eq!(got, expected_ids);
+        }
+        assert!(words.contains_key("running") && words.contains_key("emacs"));
     }
 
     #[test]
