@@ -3,14 +3,15 @@
 //! The work runs as a two-stage pipeline: one thread reads and decompresses the WARC files in
 //! name order (gzip inflation and record framing are sequential by nature) and sends batches
 //! of response records; the calling thread extracts HTML and tokenizes each batch in parallel
-//! with rayon (one [`CaptureAnalyzer`] per task, as analyzers are not `Sync`). Term ids and page ids
-//! must not depend on thread timing, so the parallel stage gives terms only provisional ids
-//! ([`ProvisionalTerms`], in whatever order threads meet them): each capture keeps its distinct
-//! terms in first-occurrence order as provisional ids, and the final, sequential pass interns
-//! them in (page id, version) order, which gives exactly the ids [`TermCounts::from_terms`]
-//! would give over the full token streams. A capture waiting for that pass holds 8 bytes per
-//! distinct term instead of the term's text (about 64 bytes with its allocation): on a
-//! generated site of 10^6 pages, the captures' terms alone took most of 18 GB.
+//! with rayon (one [`CaptureAnalyzer`] per task, as analyzers are not `Sync`). Term ids and
+//! page ids must not depend on thread timing, so the parallel stage gives terms only
+//! provisional ids ([`ProvisionalTerms`], in whatever order threads meet them): each capture
+//! keeps its distinct terms in first-occurrence order as provisional ids, and the final,
+//! sequential pass interns them in (page id, version) order, which gives exactly the ids
+//! [`TermCounts::from_terms`] would give over the full token streams. A capture waiting for
+//! that pass holds 8 bytes per distinct term instead of the term's text (about 64 bytes with
+//! its allocation): on a generated site of 10^6 pages, the captures' terms alone took most of
+//! 18 GB.
 //!
 //! Timeline rules: versions are sorted by unit; when a URL has several captures in one unit the
 //! latest capture (by `WARC-Date`, then by reading order) is kept and the others are counted in
