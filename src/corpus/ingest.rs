@@ -3,7 +3,7 @@
 //! The work runs as a two-stage pipeline: one thread reads and decompresses the WARC files in
 //! name order (gzip inflation and record framing are sequential by nature) and sends batches
 //! of response records; the calling thread extracts HTML and tokenizes each batch in parallel
-//! with rayon (one [`CaptureAnalyzer`] per task, as analyzers are not `Sync`). Term ids and
+//! with rayon (one `CaptureAnalyzer` per task, as analyzers are not `Sync`). Term ids and
 //! page ids must not depend on thread timing, so the parallel stage gives terms only
 //! provisional ids ([`ProvisionalTerms`], in whatever order threads meet them): each capture
 //! keeps its distinct terms in first-occurrence order as provisional ids, and the final,

@@ -100,9 +100,10 @@ impl Analyzer {
 
     /// [`for_each_term`](Self::for_each_term) for a caller that numbers terms: `sink` gets
     /// `id(term)` for each term of `text`, in order. `words` remembers the id of each
-    /// lower-cased word (up to [`STEM_CACHE_WORDS`] of them), so a word met again costs one
+    /// lower-cased word (up to `STEM_CACHE_WORDS` of them), so a word met again costs one
     /// lookup instead of a stem lookup and a call of `id`. A word's stem does not depend on
-    /// its context, so the ids are those of `id` applied to [`for_each_term`]'s terms.
+    /// its context, so the ids are those of `id` applied to the terms of
+    /// [`for_each_term`](Self::for_each_term).
     pub fn for_each_term_id(
         &mut self,
         text: &str,
