@@ -75,26 +75,13 @@ impl Analyzer {
 
     /// Calls `sink` with each term of `text`, in order, exactly as tantivy indexes them.
     pub fn for_each_term(&mut self, text: &str, mut sink: impl FnMut(&str)) {
-        let stemmer = &mut self.stemmer;
         STEMS.with_borrow_mut(|cache| {
-            let mut stream = self.lower.token_stream(text);
-            while stream.advance() {
-                let word = stream.token().text.as_str();
-                if let Some(stem) = cache.get(word) {
-                    sink(stem);
-                    continue;
-                }
-                let mut stemmed = stemmer.token_stream(word);
-                // The raw tokenizer yields the whole (non-empty) word as one token.
-                if !stemmed.advance() {
-                    continue;
-                }
-                let stem = stemmed.token().text.as_str();
-                sink(stem);
-                if cache.len() < STEM_CACHE_WORDS {
-                    cache.insert(word.into(), stem.into());
-                }
-            }
+            self.for_each_memoised(
+                text,
+                cache,
+                |stem| Box::<str>::from(stem),
+                |stem| sink(stem),
+            )
         });
     }
 
@@ -108,14 +95,27 @@ impl Analyzer {
         &mut self,
         text: &str,
         words: &mut FxHashMap<Box<str>, u32>,
-        mut id: impl FnMut(&str) -> u32,
+        id: impl FnMut(&str) -> u32,
         mut sink: impl FnMut(u32),
+    ) {
+        self.for_each_memoised(text, words, id, |&term| sink(term));
+    }
+
+    /// Calls `sink` with `of_stem(stem)` for each lower-cased word of `text`, in order, where
+    /// `memo` remembers each word's value (up to `STEM_CACHE_WORDS` words; beyond the cap a
+    /// word is stemmed each time instead of growing memory).
+    fn for_each_memoised<V>(
+        &mut self,
+        text: &str,
+        memo: &mut FxHashMap<Box<str>, V>,
+        mut of_stem: impl FnMut(&str) -> V,
+        mut sink: impl FnMut(&V),
     ) {
         let stemmer = &mut self.stemmer;
         let mut stream = self.lower.token_stream(text);
         while stream.advance() {
             let word = stream.token().text.as_str();
-            if let Some(&known) = words.get(word) {
+            if let Some(known) = memo.get(word) {
                 sink(known);
                 continue;
             }
@@ -124,10 +124,10 @@ impl Analyzer {
             if !stemmed.advance() {
                 continue;
             }
-            let term = id(stemmed.token().text.as_str());
-            sink(term);
-            if words.len() < STEM_CACHE_WORDS {
-                words.insert(word.into(), term);
+            let value = of_stem(stemmed.token().text.as_str());
+            sink(&value);
+            if memo.len() < STEM_CACHE_WORDS {
+                memo.insert(word.into(), value);
             }
         }
     }
