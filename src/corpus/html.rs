@@ -116,9 +116,25 @@ fn is_block(name: &str) -> bool {
     )
 }
 
+/// The words of `s` as `s.split_whitespace()` yields them, split bytewise when `s` is ASCII
+/// (most text): `split_ascii_whitespace` then splits at the same characters, except the
+/// vertical tab, which `char::is_whitespace` counts and `u8::is_ascii_whitespace` does not.
+pub fn whitespace_words(s: &str) -> impl Iterator<Item = &str> {
+    let bytewise = s.is_ascii() && !s.as_bytes().contains(&0x0B);
+    let (ascii, unicode) = if bytewise {
+        (Some(s.split_ascii_whitespace()), None)
+    } else {
+        (None, Some(s.split_whitespace()))
+    };
+    ascii
+        .into_iter()
+        .flatten()
+        .chain(unicode.into_iter().flatten())
+}
+
 /// Appends `s` to `out` with runs of whitespace collapsed to one space.
 fn push_normalised(out: &mut String, s: &str) {
-    for (i, word) in s.split_whitespace().enumerate() {
+    for (i, word) in whitespace_words(s).enumerate() {
         if i > 0 || (s.starts_with(char::is_whitespace) && !out.is_empty()) {
             push_space(out);
         }
@@ -257,6 +273,23 @@ pub fn normalise_url(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whitespace_words_split_as_split_whitespace() {
+        for s in [
+            "",
+            " ",
+            "a",
+            "  two\twords \n",
+            "vertical\x0Btab\x0Cfeed\rreturn",
+            "no-break\u{a0}space and\u{2003}em space",
+            "\u{85}next line, é accents",
+            "trailing  ",
+        ] {
+            let expected: Vec<&str> = s.split_whitespace().collect();
+            assert_eq!(whitespace_words(s).collect::<Vec<_>>(), expected, "{s:?}");
+        }
+    }
 
     fn base() -> Url {
         Url::parse("https://www.emacswiki.org/emacs/Page").unwrap()

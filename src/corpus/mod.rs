@@ -77,7 +77,7 @@ impl PageCounts {
         PageCounts {
             html_bytes: clamp(body.len()),
             text_bytes: clamp(page.text.len()),
-            words: clamp(page.text.split_whitespace().count()),
+            words: clamp(html::whitespace_words(&page.text).count()),
             images: page.images,
             tables: page.tables,
             emails: page.emails,

@@ -22,7 +22,7 @@
 use std::collections::HashMap;
 
 use super::score_rank::ScoreRankFn;
-use super::viewing::ViewingLikelihood;
+use super::viewing::{likelihood_table, ViewingLikelihood};
 use crate::text::TermId;
 
 /// The first ranks of a span use exact per-rank gaps; the rest the closed form.
@@ -179,9 +179,12 @@ impl DeltaQEstimator {
         if b < a {
             return 0.0;
         }
+        debug_assert!(a >= 1, "ranks start at 1");
         let i = &self.likelihood;
         let inv = |r: u64| f.score(r as f64);
         let head_end = b.min(a + EXACT_SPAN - 1);
+        // I(r) read from a table of the list's ranks (`a ≥ 1`), not raised to a power per rank.
+        let table = likelihood_table(i, f.len() as usize + 2);
         // Each gap's lower score is the next gap's upper one: one `F⁻¹` per rank, not two.
         let mut upper = inv(a - shift);
         let mut total: f64 = (a..=head_end)
@@ -189,7 +192,7 @@ impl DeltaQEstimator {
                 let lower = inv(r - shift + 1);
                 let gap = upper - lower;
                 upper = lower;
-                i.at(r) * gap
+                table.at(r as usize - 1) * gap
             })
             .sum();
         let mut start = head_end + 1;

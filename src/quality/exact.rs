@@ -42,7 +42,7 @@ use crate::index::{
 use crate::text::TermId;
 
 use super::match_lists::{Edits, MatchLists, QueryMatches};
-use super::viewing::ViewingLikelihood;
+use super::viewing::{likelihood_table, LikelihoodTable, ViewingLikelihood};
 use super::SearchQuality;
 
 /// Depth of the top-k metrics (top-10 freshness, MAP@10).
@@ -485,48 +485,6 @@ impl Scratch {
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
-}
-
-/// `I(r)` for the ranks of any list of a collection of `len` documents, computed once per call
-/// rather than once per result (the same `ViewingLikelihood::at` values).
-struct LikelihoodTable<'a> {
-    values: std::sync::Arc<[f64]>,
-    likelihood: &'a ViewingLikelihood,
-}
-
-impl LikelihoodTable<'_> {
-    /// `I(index + 1)`.
-    fn at(&self, index: usize) -> f64 {
-        match self.values.get(index) {
-            Some(&v) => v,
-            None => self.likelihood.at(index as u64 + 1),
-        }
-    }
-}
-
-thread_local! {
-    /// The last table built on this thread: evaluations unit after unit share the likelihood
-    /// and nearly the collection size.
-    static LIKELIHOODS: std::cell::RefCell<Option<(ViewingLikelihood, std::sync::Arc<[f64]>)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// A table of `I(r)` for ranks `1..=len` at least (this thread's last one when it is of the
-/// same likelihood and long enough: the values are the same either way).
-fn likelihood_table(likelihood: &ViewingLikelihood, len: usize) -> LikelihoodTable<'_> {
-    let values = LIKELIHOODS.with(|cell| {
-        let mut last = cell.borrow_mut();
-        match &*last {
-            Some((l, values)) if l == likelihood && values.len() >= len => values.clone(),
-            _ => {
-                let values: std::sync::Arc<[f64]> =
-                    (1..=len as u64).map(|r| likelihood.at(r)).collect();
-                *last = Some((*likelihood, values.clone()));
-                values
-            }
-        }
-    });
-    LikelihoodTable { values, likelihood }
 }
 
 /// The metrics of one repository state against the live Web at one unit.

@@ -18,6 +18,8 @@ pub struct ScoreRankFn {
     len: u32,
     /// `ln(score)` at breakpoint k, whose rank is `len^(k/pieces)`; non-increasing in k.
     log_scores: Vec<f32>,
+    /// `ln(len)`, kept because every evaluation reads it (derived, not payload).
+    ln_len: f64,
 }
 
 impl ScoreRankFn {
@@ -91,6 +93,7 @@ impl ScoreRankFn {
         Some(ScoreRankFn {
             len: len as u32,
             log_scores,
+            ln_len: (len as f64).ln(),
         })
     }
 
@@ -113,7 +116,7 @@ impl ScoreRankFn {
     }
 
     fn ln_rank_at(&self, k: usize) -> f64 {
-        (self.len as f64).ln() * k as f64 / self.pieces() as f64
+        self.ln_len * k as f64 / self.pieces() as f64
     }
 
     /// `F_q(s)`: the estimated (fractional) rank of a page scoring `s`, in `[1, len + 1]`.
@@ -156,7 +159,7 @@ impl ScoreRankFn {
             return (self.log_scores[0] as f64).exp();
         }
         let lr = rank.ln();
-        let step = (self.len as f64).ln() / self.pieces() as f64;
+        let step = self.ln_len / self.pieces() as f64;
         let k = ((lr / step).floor() as usize).min(self.pieces() - 1);
         let (a, b) = (self.log_scores[k] as f64, self.log_scores[k + 1] as f64);
         let t = (lr - self.ln_rank_at(k)) / step;
@@ -203,7 +206,7 @@ impl ScoreRankFn {
         if self.len <= 1 {
             return 0;
         }
-        let step = (self.len as f64).ln() / self.pieces() as f64;
+        let step = self.ln_len / self.pieces() as f64;
         (((rank.max(1) as f64).ln() / step).floor() as usize).min(self.pieces() - 1)
     }
 }

@@ -79,6 +79,56 @@ impl ViewingLikelihood {
     }
 }
 
+/// `I(r)` for the ranks of any list of a collection of `len` documents, computed once per call
+/// rather than once per result (the same [`ViewingLikelihood::at`] values).
+pub(crate) struct LikelihoodTable<'a> {
+    values: std::sync::Arc<[f64]>,
+    likelihood: &'a ViewingLikelihood,
+}
+
+impl LikelihoodTable<'_> {
+    /// `I(index + 1)`.
+    pub(crate) fn at(&self, index: usize) -> f64 {
+        match self.values.get(index) {
+            Some(&v) => v,
+            None => self.likelihood.at(index as u64 + 1),
+        }
+    }
+}
+
+thread_local! {
+    /// The last table built on this thread: evaluations unit after unit share the likelihood
+    /// and nearly the collection size.
+    static LIKELIHOODS: std::cell::RefCell<Option<(ViewingLikelihood, std::sync::Arc<[f64]>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A table of `I(r)` for ranks `1..=len` at least (this thread's last one when it is of the
+/// same likelihood and long enough: the values are the same either way). A longer one of the
+/// same likelihood replaces it with up to twice the old length, so callers asking for lists of
+/// growing lengths rebuild it a few times, not once per length.
+pub(crate) fn likelihood_table(likelihood: &ViewingLikelihood, len: usize) -> LikelihoodTable<'_> {
+    let values = LIKELIHOODS.with(|cell| {
+        let mut last = cell.borrow_mut();
+        match &*last {
+            Some((l, values)) if l == likelihood && values.len() >= len => values.clone(),
+            _ => {
+                let len = match &*last {
+                    Some((l, values)) if l == likelihood => {
+                        len.max(values.len().saturating_mul(2).min(len.saturating_mul(2)))
+                    }
+                    _ => len,
+                };
+                let values: std::sync::Arc<[f64]> =
+                    (1..=len as u64).map(|r| likelihood.at(r)).collect();
+                *last = Some((*likelihood, values.clone()));
+                values
+            }
+        }
+    });
+    LikelihoodTable { values, likelihood }
+}
+
 /// `Σ_q f_q · I(rank of p in q's results)` for every page, as `forward` ranks them: EBR's
 /// weight, of the live Web at unit 0 or of the repository during a run.
 pub fn view_weights_of(
@@ -114,10 +164,12 @@ pub fn view_weights_with(
     // Summed in query order, so that the floating-point sums do not depend on how the lists
     // were ranked in parallel.
     let mut weight = vec![0.0; pages];
+    let longest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
+    let table = likelihood_table(likelihood, longest);
     for (q, list) in queries.iter().zip(lists) {
         for (r, &page) in list.iter().enumerate() {
             if let Some(w) = weight.get_mut(page as usize) {
-                *w += q.frequency * likelihood.at(r as u64 + 1);
+                *w += q.frequency * table.at(r);
             }
         }
     }

@@ -69,7 +69,7 @@ impl<'c> Environment<'c> {
         config: EnvironmentConfig,
     ) -> Result<Self, IndexError> {
         let workload = Arc::new(workload);
-        // Three independent parts, run side by side: each has sequential stretches (advancing
+        // Two independent parts, run side by side: each has sequential stretches (advancing
         // the live index, applying the weekly batches) that would leave a core idle alone.
         // The exact ΔQ_A reads the live truths, so it waits for them.
         //
@@ -77,27 +77,28 @@ impl<'c> Environment<'c> {
         // so the live truths' rankings are the lists its estimate refits on: the truths hand
         // them over ([`measure_from`]) and the measurement waits for them.
         let exact = config.delta_q == DeltaQMethod::Exact;
-        let ((truths, view_weight, initial, measured), mut history) = rayon::join(
+        let ((live, measured), mut history) = rayon::join(
             || {
                 let refit_pieces =
                     (config.delta_q == DeltaQMethod::Estimate).then_some(config.pieces);
-                let ((truths, view_weight, ranked), initial) = rayon::join(
-                    || live_truths(corpus, &workload, &config, refit_pieces),
-                    || forward_at(corpus, 0),
-                );
+                let live = live_truths(corpus, &workload, &config, refit_pieces);
                 let measured = (!exact).then(|| {
-                    measure_from(corpus, initial.clone(), &config, &ranked, |repo| {
-                        measurement(repo, &workload, None, &config, 1)
-                    })
+                    measure_from(
+                        corpus,
+                        live.initial.clone(),
+                        &config,
+                        &live.ranked,
+                        |repo| measurement(repo, &workload, None, &config, 1),
+                    )
                 });
-                (truths, view_weight, initial, measured)
+                (live, measured)
             },
             || shingle_history(corpus),
         );
-        let truths = Arc::new(truths);
+        let truths = Arc::new(live.truths);
         let measured = match measured {
             Some(m) => m?,
-            None => measure_from(corpus, initial.clone(), &config, &[], |repo| {
+            None => measure_from(corpus, live.initial.clone(), &config, &[], |repo| {
                 measurement(repo, &workload, Some(&truths), &config, 1)
             })?,
         };
@@ -113,15 +114,19 @@ impl<'c> Environment<'c> {
                 })
                 .collect();
         }
+        let evaluations = SharedEvaluations::default();
+        if let Some(views) = live.last_view_weight {
+            evaluations.live_view_weights(corpus.units() - 1, || views);
+        }
         Ok(Environment {
             corpus,
             workload,
             config,
             truths,
-            view_weight,
-            initial,
+            view_weight: live.view_weight,
+            initial: live.initial,
             history,
-            evaluations: SharedEvaluations::default(),
+            evaluations,
         })
     }
 
@@ -137,17 +142,32 @@ impl<'c> Environment<'c> {
     }
 }
 
-/// The live side of the exact metrics at every unit, EBR's view weights at unit 0 and, with
-/// `refit_pieces`, every unit's live lists' scores at the ranks a fit of that many pieces reads
-/// (what [`measure_from`] refits on).
+/// What an environment reads off the live Web, unit after unit ([`live_truths`]).
+struct LiveSide {
+    /// The live side of the exact metrics at every unit.
+    truths: Vec<LiveTruth>,
+    /// EBR's view weights at unit 0.
+    view_weight: Vec<f64>,
+    /// When pages appear after unit 0: the view weights at the last unit, which weigh every
+    /// run's discovery delays ([`SharedEvaluations::live_view_weights`]). The live index is
+    /// there already, where a run would build it from scratch.
+    last_view_weight: Option<Vec<f64>>,
+    /// With refit pieces: every unit's live lists' scores at the ranks a fit of that many
+    /// pieces reads (what [`measure_from`] refits on).
+    ranked: Vec<Arc<ScoresAtRanks>>,
+    /// The forward index of unit 0, the live index's starting point (built once for both).
+    initial: ForwardIndex,
+}
+
+/// The [`LiveSide`] of `corpus`, with the lists a fit of `refit_pieces` pieces reads.
 fn live_truths(
     corpus: &Corpus,
     workload: &TermWorkload,
     config: &EnvironmentConfig,
     refit_pieces: Option<usize>,
-) -> (Vec<LiveTruth>, Vec<f64>, Vec<Arc<ScoresAtRanks>>) {
+) -> LiveSide {
     let units = corpus.units();
-    let mut live = LiveScores::at(corpus, 0, config.scoring);
+    let (mut live, initial) = LiveScores::at_with_copy(corpus, 0, config.scoring);
     let mut truths = Vec::with_capacity(units as usize);
     let mut ranked = Vec::new();
     let mut memory = RankMemory::default();
@@ -166,15 +186,27 @@ fn live_truths(
             ranked.push(Arc::new(lists));
         }
     }
+    let views_now = |live: &LiveScores| {
+        view_weights_of(
+            live.forward(),
+            live.scorer(),
+            corpus.page_count(),
+            &workload.queries,
+            &config.likelihood,
+        )
+    };
+    let pages_appear =
+        (0..corpus.page_count() as PageId).any(|p| corpus.page_at(p, 0).present().is_none());
+    let last_view_weight = pages_appear.then(|| views_now(&live));
     live.advance_to(corpus, 0);
-    let view_weight = view_weights_of(
-        live.forward(),
-        live.scorer(),
-        corpus.page_count(),
-        &workload.queries,
-        &config.likelihood,
-    );
-    (truths, view_weight, ranked)
+    let view_weight = views_now(&live);
+    LiveSide {
+        truths,
+        view_weight,
+        last_view_weight,
+        ranked,
+        initial,
+    }
 }
 
 /// Change units and shingle changes of every page (a new version after the first, or gone).
@@ -459,7 +491,7 @@ mod tests {
                 ..EnvironmentConfig::default()
             };
             assert_eq!(config.delta_q, DeltaQMethod::Estimate);
-            let (_, _, ranked) = live_truths(&corpus, &workload, &config, Some(config.pieces));
+            let ranked = live_truths(&corpus, &workload, &config, Some(config.pieces)).ranked;
             assert_eq!(ranked.len(), corpus.units() as usize);
             let make = |repo: &Repository| measurement(repo, &workload, None, &config, 1);
             let handed = measure_from(&corpus, forward_at(&corpus, 0), &config, &ranked, make);
