@@ -116,25 +116,59 @@ fn is_block(name: &str) -> bool {
     )
 }
 
-/// The words of `s` as `s.split_whitespace()` yields them, split bytewise when `s` is ASCII
-/// (most text): `split_ascii_whitespace` then splits at the same characters, except the
-/// vertical tab, which `char::is_whitespace` counts and `u8::is_ascii_whitespace` does not.
-pub fn whitespace_words(s: &str) -> impl Iterator<Item = &str> {
-    let bytewise = s.is_ascii() && !s.as_bytes().contains(&0x0B);
-    let (ascii, unicode) = if bytewise {
-        (Some(s.split_ascii_whitespace()), None)
-    } else {
-        (None, Some(s.split_whitespace()))
-    };
-    ascii
-        .into_iter()
-        .flatten()
-        .chain(unicode.into_iter().flatten())
+/// `char::is_whitespace` of an ASCII byte (the vertical tab included).
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
+/// `s.split_whitespace().count()`: on ASCII, the bytes that start a word, counted in one pass.
+pub fn whitespace_word_count(s: &str) -> usize {
+    if !s.is_ascii() {
+        return s.split_whitespace().count();
+    }
+    let bytes = s.as_bytes();
+    let first = usize::from(bytes.first().is_some_and(|&b| !is_ascii_space(b)));
+    first
+        + bytes
+            .iter()
+            .zip(bytes.iter().skip(1))
+            .filter(|&(&before, &at)| is_ascii_space(before) && !is_ascii_space(at))
+            .count()
 }
 
 /// Appends `s` to `out` with runs of whitespace collapsed to one space.
+///
+/// Each run of whitespace becomes a [`push_space`], each word is copied. On ASCII text, the
+/// stretches that are already words joined by single spaces are copied in one piece (a single
+/// space between two words is what `push_space` would put there).
 fn push_normalised(out: &mut String, s: &str) {
-    for (i, word) in whitespace_words(s).enumerate() {
+    if !s.is_ascii() {
+        return push_normalised_unicode(out, s);
+    }
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if is_ascii_space(bytes[i]) {
+            while i < bytes.len() && is_ascii_space(bytes[i]) {
+                i += 1;
+            }
+            push_space(out);
+            continue;
+        }
+        let start = i;
+        while i < bytes.len()
+            && (!is_ascii_space(bytes[i])
+                || (bytes[i] == b' ' && bytes.get(i + 1).is_some_and(|&b| !is_ascii_space(b))))
+        {
+            i += 1;
+        }
+        out.push_str(&s[start..i]);
+    }
+}
+
+/// [`push_normalised`] word by word, for text with non-ASCII characters.
+fn push_normalised_unicode(out: &mut String, s: &str) {
+    for (i, word) in s.split_whitespace().enumerate() {
         if i > 0 || (s.starts_with(char::is_whitespace) && !out.is_empty()) {
             push_space(out);
         }
@@ -275,7 +309,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn whitespace_words_split_as_split_whitespace() {
+    fn word_count_is_split_whitespace_count() {
         for s in [
             "",
             " ",
@@ -286,8 +320,47 @@ mod tests {
             "\u{85}next line, é accents",
             "trailing  ",
         ] {
-            let expected: Vec<&str> = s.split_whitespace().collect();
-            assert_eq!(whitespace_words(s).collect::<Vec<_>>(), expected, "{s:?}");
+            assert_eq!(
+                whitespace_word_count(s),
+                s.split_whitespace().count(),
+                "{s:?}"
+            );
+        }
+    }
+
+    /// The bytewise ASCII normalisation appends what the word-by-word one does, after any
+    /// earlier text (empty, ending in a word, ending in a space).
+    #[test]
+    fn ascii_normalisation_equals_word_by_word() {
+        let pieces = [
+            "",
+            " ",
+            "\t\n",
+            "a",
+            "one two",
+            " lead",
+            "trail ",
+            "  two  spaces  ",
+            "tab\tand\x0Bvt\x0Cff\r\ncrlf",
+            "x y z ",
+            "a  b",
+            " a b c d ",
+        ];
+        for before in ["", "word", "space "] {
+            for s in pieces {
+                let mut fast = before.to_string();
+                let mut slow = before.to_string();
+                push_normalised(&mut fast, s);
+                push_normalised_unicode(&mut slow, s);
+                assert_eq!(fast, slow, "{before:?} + {s:?}");
+                // And chained: a second piece after the first.
+                for t in pieces {
+                    let (mut f2, mut s2) = (fast.clone(), slow.clone());
+                    push_normalised(&mut f2, t);
+                    push_normalised_unicode(&mut s2, t);
+                    assert_eq!(f2, s2, "{before:?} + {s:?} + {t:?}");
+                }
+            }
         }
     }
 

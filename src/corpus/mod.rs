@@ -77,7 +77,7 @@ impl PageCounts {
         PageCounts {
             html_bytes: clamp(body.len()),
             text_bytes: clamp(page.text.len()),
-            words: clamp(html::whitespace_words(&page.text).count()),
+            words: clamp(html::whitespace_word_count(&page.text)),
             images: page.images,
             tables: page.tables,
             emails: page.emails,

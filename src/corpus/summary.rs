@@ -182,7 +182,7 @@ impl CorpusSummary {
                     }
                     present_units += end - v.unit;
                     s.versions_ok += 1;
-                    version_words += super::html::whitespace_words(&v.text).count() as u64;
+                    version_words += super::html::whitespace_word_count(&v.text) as u64;
                     s.structure.add(&v.counts);
                 } else {
                     s.versions_gone += 1;
@@ -206,7 +206,7 @@ impl CorpusSummary {
                 .any(|w| !w[0].is_present() && w[1].is_present());
             s.pages_absent_then_back += back as usize;
             if let Some(v) = first_present {
-                first_words += super::html::whitespace_words(&v.text).count() as u64;
+                first_words += super::html::whitespace_word_count(&v.text) as u64;
                 first_pages += 1;
             }
             let n = changed_units(page);

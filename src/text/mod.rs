@@ -112,22 +112,28 @@ impl Analyzer {
         mut sink: impl FnMut(&V),
     ) {
         let stemmer = &mut self.stemmer;
-        let mut stream = self.lower.token_stream(text);
-        while stream.advance() {
-            let word = stream.token().text.as_str();
+        let mut word_value = |word: &str| {
             if let Some(known) = memo.get(word) {
                 sink(known);
-                continue;
+                return;
             }
             let mut stemmed = stemmer.token_stream(word);
             // The raw tokenizer yields the whole (non-empty) word as one token.
             if !stemmed.advance() {
-                continue;
+                return;
             }
             let value = of_stem(stemmed.token().text.as_str());
             sink(&value);
             if memo.len() < STEM_CACHE_WORDS {
                 memo.insert(word.into(), value);
+            }
+        };
+        if text.is_ascii() {
+            for_each_ascii_word(text, |word| word_value(word));
+        } else {
+            let mut stream = self.lower.token_stream(text);
+            while stream.advance() {
+                word_value(stream.token().text.as_str());
             }
         }
     }
@@ -148,6 +154,37 @@ impl Analyzer {
             }
         });
         out
+    }
+}
+
+/// The lower-cased words `lower` yields for an ASCII `text`, read bytewise. On ASCII the
+/// pipeline's stages reduce to byte tests: `SimpleTokenizer` cuts at every byte that is not
+/// `char::is_alphanumeric` (for ASCII, `[0-9A-Za-z]`), `RemoveLongFilter` drops words of
+/// `MAX_TOKEN_BYTES` bytes or more, and `LowerCaser` lower-cases ASCII words with
+/// `make_ascii_lowercase`. Tested against the pipeline below.
+fn for_each_ascii_word(text: &str, mut sink: impl FnMut(&str)) {
+    debug_assert!(text.is_ascii());
+    let bytes = text.as_bytes();
+    let mut word = [0u8; MAX_TOKEN_BYTES];
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let len = i - start;
+        if len >= MAX_TOKEN_BYTES {
+            continue;
+        }
+        for (to, &from) in word.iter_mut().zip(&bytes[start..i]) {
+            *to = from.to_ascii_lowercase();
+        }
+        // ASCII bytes: always valid UTF-8.
+        sink(std::str::from_utf8(&word[..len]).expect("ASCII is UTF-8"));
     }
 }
 
@@ -210,6 +247,32 @@ mod tests {
             assert_eq!(got, expected_ids);
         }
         assert!(words.contains_key("running") && words.contains_key("emacs"));
+    }
+
+    /// The bytewise ASCII path cuts, drops and lower-cases exactly as the tantivy pipeline.
+    #[test]
+    fn ascii_words_equal_the_pipeline() {
+        let long = |n: usize| "Ab1".repeat(n / 3 + 1)[..n].to_string();
+        let text = format!(
+            "Running runs RAN; Emacs' EMACS-Lisp buffers (buffer) x1y2 a_b hello_world 42 3.14 \
+             aGVsbG8gd29ybGQ+/= {} {} {} {} tail-end.\t\nMiXeD\x0bCase\x00nul~tilde",
+            long(38),
+            long(39),
+            long(40),
+            long(41)
+        );
+        assert!(text.is_ascii());
+        let mut lower = Analyzer::new().lower;
+        let mut stream = lower.token_stream(&text);
+        let mut expected = Vec::new();
+        while stream.advance() {
+            expected.push(stream.token().text.clone());
+        }
+        let mut got = Vec::new();
+        for_each_ascii_word(&text, |w| got.push(w.to_string()));
+        assert_eq!(got, expected);
+        assert!(got.contains(&long(39).to_ascii_lowercase()));
+        assert!(!got.contains(&long(40).to_ascii_lowercase()));
     }
 
     #[test]
