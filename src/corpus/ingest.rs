@@ -925,50 +925,58 @@ pub(crate) fn build_corpus(
 
     let mut vocabulary = Vocabulary::new();
     let mut provisional = provisional.into_terms();
-    // Final id of each provisional id, given on first use in (page id, version) order.
+    // Final id of each provisional id, given on first use in (page id, version) order: that
+    // order makes the numbering, so it is one sequential pass. What depends only on a capture
+    // (its links, its sorted counts) is then built in parallel.
     let mut final_id: Vec<u32> = vec![u32::MAX; provisional.len()];
     let mut pages: Vec<PageTimeline> = Vec::with_capacity(urls.len());
-    for c in kept {
-        if pages.last().is_none_or(|p: &PageTimeline| p.url != c.url) {
-            pages.push(PageTimeline {
-                url: c.url.clone(),
-                versions: Vec::new(),
-            });
-        }
-        let own_id = (pages.len() - 1) as PageId;
-        let mut links: Vec<PageId> = c
-            .page
-            .links
-            .iter()
-            .filter_map(|l| by_url.get(l).copied())
-            .filter(|&id| id != own_id)
-            .collect();
-        links.sort_unstable();
-        links.dedup();
-        let unit = unit_of(&c) as Unit;
-        let terms = intern(
-            &mut vocabulary,
-            &mut provisional,
-            &mut final_id,
-            c.terms,
-            c.length,
-        );
-        let version = PageVersion {
-            unit,
-            capture_time: c.capture_time,
-            status: c.status,
-            content_hash: c.content_hash,
-            title: c.page.title,
-            text: c.page.text,
-            links,
-            terms: Arc::new(terms),
-            counts: c.counts,
-        };
-        pages
-            .last_mut()
-            .expect("a timeline was pushed above")
-            .versions
-            .push(Arc::new(version));
+    let numbered: Vec<_> = kept
+        .into_iter()
+        .map(|mut c| {
+            if pages.last().is_none_or(|p: &PageTimeline| p.url != c.url) {
+                pages.push(PageTimeline {
+                    url: c.url.clone(),
+                    versions: Vec::new(),
+                });
+            }
+            let own_id = (pages.len() - 1) as PageId;
+            let terms = intern(
+                &mut vocabulary,
+                &mut provisional,
+                &mut final_id,
+                std::mem::take(&mut c.terms),
+            );
+            (own_id, c, terms)
+        })
+        .collect();
+    let versions: Vec<(PageId, PageVersion)> = numbered
+        .into_par_iter()
+        .map(|(own_id, c, terms)| {
+            let mut links: Vec<PageId> = c
+                .page
+                .links
+                .iter()
+                .filter_map(|l| by_url.get(l).copied())
+                .filter(|&id| id != own_id)
+                .collect();
+            links.sort_unstable();
+            links.dedup();
+            let version = PageVersion {
+                unit: unit_of(&c) as Unit,
+                capture_time: c.capture_time,
+                status: c.status,
+                content_hash: c.content_hash,
+                title: c.page.title,
+                text: c.page.text,
+                links,
+                terms: Arc::new(sorted_counts(terms, c.length)),
+                counts: c.counts,
+            };
+            (own_id, version)
+        })
+        .collect();
+    for (page, version) in versions {
+        pages[page as usize].versions.push(Arc::new(version));
     }
     Corpus::from_parts(clock, pages, vocabulary)
 }
@@ -1025,17 +1033,16 @@ pub fn page_version_from_html(
 }
 
 /// Interns one capture's distinct terms (provisional ids in first-occurrence order, their
-/// text in `provisional`) into a [`TermCounts`]; `final_id` remembers the final id of each
-/// provisional id already interned. A term's text moves into the vocabulary when it is
-/// interned (it is read once, so `provisional` is left empty there).
+/// text in `provisional`): their `(final id, count)` pairs, unsorted. `final_id` remembers the
+/// final id of each provisional id already interned. A term's text moves into the vocabulary
+/// when it is interned (it is read once, so `provisional` is left empty there).
 fn intern(
     vocabulary: &mut Vocabulary,
     provisional: &mut [Box<str>],
     final_id: &mut [u32],
     terms: Vec<(u32, u32)>,
-    length: u32,
-) -> TermCounts {
-    let counts = terms
+) -> Vec<(u32, u32)> {
+    terms
         .into_iter()
         .map(|(t, n)| {
             let id = &mut final_id[t as usize];
@@ -1045,8 +1052,7 @@ fn intern(
             }
             (*id, n)
         })
-        .collect();
-    sorted_counts(counts, length)
+        .collect()
 }
 
 /// A [`TermCounts`] of `(term id, count)` pairs in any order.

@@ -341,11 +341,25 @@ pub struct InvertedIndex {
 impl InvertedIndex {
     /// Indexes each page's first present version (see the module doc for why).
     pub fn first_versions(corpus: &Corpus) -> Self {
-        let mut postings: Vec<Vec<(PageId, u32)>> = vec![Vec::new(); corpus.vocabulary.len()];
+        let first = |timeline: &crate::corpus::PageTimeline| {
+            timeline.versions.iter().find(|v| v.is_present()).cloned()
+        };
+        // Each list allocated once at its final length: growing half a million lists by
+        // doubling costs more than counting them first.
+        let mut df = vec![0usize; corpus.vocabulary.len()];
+        for v in corpus.pages.iter().filter_map(first) {
+            for &(t, _) in &v.terms.counts {
+                if let Some(n) = df.get_mut(t as usize) {
+                    *n += 1;
+                }
+            }
+        }
+        let mut postings: Vec<Vec<(PageId, u32)>> =
+            df.into_iter().map(Vec::with_capacity).collect();
         let mut lengths = vec![0u32; corpus.pages.len()];
         let mut pages = 0;
         for (p, timeline) in corpus.pages.iter().enumerate() {
-            let Some(v) = timeline.versions.iter().find(|v| v.is_present()) else {
+            let Some(v) = first(timeline) else {
                 continue;
             };
             pages += 1;
