@@ -116,9 +116,10 @@ fn is_block(name: &str) -> bool {
     )
 }
 
-/// `char::is_whitespace` of an ASCII byte (the vertical tab included).
+/// `char::is_whitespace` of an ASCII byte: the space or `\t \n \x0B \x0C \r` (9 to 13),
+/// written without branches so that loops over bytes vectorise.
 fn is_ascii_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+    (b == b' ') | (b.wrapping_sub(b'\t') < 5)
 }
 
 /// `s.split_whitespace().count()`: on ASCII, the bytes that start a word, counted in one pass.
@@ -127,13 +128,15 @@ pub fn whitespace_word_count(s: &str) -> usize {
         return s.split_whitespace().count();
     }
     let bytes = s.as_bytes();
-    let first = usize::from(bytes.first().is_some_and(|&b| !is_ascii_space(b)));
-    first
-        + bytes
-            .iter()
-            .zip(bytes.iter().skip(1))
-            .filter(|&(&before, &at)| is_ascii_space(before) && !is_ascii_space(at))
-            .count()
+    let Some((&first, rest)) = bytes.split_first() else {
+        return 0;
+    };
+    let starts: usize = bytes
+        .iter()
+        .zip(rest)
+        .map(|(&before, &at)| usize::from(is_ascii_space(before) & !is_ascii_space(at)))
+        .sum();
+    usize::from(!is_ascii_space(first)) + starts
 }
 
 /// Appends `s` to `out` with runs of whitespace collapsed to one space.
@@ -307,6 +310,13 @@ pub fn normalise_url(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_space_is_char_whitespace() {
+        for b in 0..=127u8 {
+            assert_eq!(is_ascii_space(b), (b as char).is_whitespace(), "{b}");
+        }
+    }
 
     #[test]
     fn word_count_is_split_whitespace_count() {
