@@ -41,13 +41,7 @@ pub fn shingles(text: &str, w: usize) -> Vec<u64> {
     // Start offset of every word in `buf`, then the end of the buffer.
     let mut starts: Vec<usize> = Vec::new();
     if text.is_ascii() {
-        // The same words by byte tests: on ASCII, `char::is_alphanumeric` is
-        // `u8::is_ascii_alphanumeric`.
-        for word in text
-            .as_bytes()
-            .split(|b| !b.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-        {
+        for word in crate::text::ascii_alphanumeric_runs(text) {
             starts.push(buf.len());
             buf.extend(word.iter().map(|b| b.to_ascii_lowercase()));
             buf.push(0);

@@ -207,6 +207,11 @@ impl PageTimeline {
         }
     }
 
+    /// The first version that shows the page (not a gone capture), if any.
+    pub fn first_present(&self) -> Option<&PageVersion> {
+        self.versions.iter().find(|v| v.is_present()).map(|v| &**v)
+    }
+
     /// The version the live Web shows at `unit`, shared: what a fetch at `unit` returns.
     pub fn shared_at(&self, unit: Unit) -> Option<&Arc<PageVersion>> {
         let after = self.versions.partition_point(|v| v.unit <= unit);

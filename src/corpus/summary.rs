@@ -194,7 +194,7 @@ impl CorpusSummary {
             if present_units == units {
                 s.pages_in_all_units += 1;
             }
-            let first_present = page.versions.iter().find(|v| v.is_present());
+            let first_present = page.first_present();
             let created = first_present.is_some_and(|v| v.unit > 0);
             let deleted = matches!(page.at(last), PageState::Gone);
             s.pages_created += created as usize;

@@ -113,10 +113,9 @@ pub(crate) fn likelihood_table(likelihood: &ViewingLikelihood, len: usize) -> Li
         match &*last {
             Some((l, values)) if l == likelihood && values.len() >= len => values.clone(),
             _ => {
+                // Here the old table is shorter than `len`, so this is at most `2·len`.
                 let len = match &*last {
-                    Some((l, values)) if l == likelihood => {
-                        len.max(values.len().saturating_mul(2).min(len.saturating_mul(2)))
-                    }
+                    Some((l, values)) if l == likelihood => len.max(values.len() * 2),
                     _ => len,
                 };
                 let values: std::sync::Arc<[f64]> =

@@ -341,13 +341,10 @@ pub struct InvertedIndex {
 impl InvertedIndex {
     /// Indexes each page's first present version (see the module doc for why).
     pub fn first_versions(corpus: &Corpus) -> Self {
-        let first = |timeline: &crate::corpus::PageTimeline| {
-            timeline.versions.iter().find(|v| v.is_present()).cloned()
-        };
         // Each list allocated once at its final length: growing half a million lists by
         // doubling costs more than counting them first.
         let mut df = vec![0usize; corpus.vocabulary.len()];
-        for v in corpus.pages.iter().filter_map(first) {
+        for v in corpus.pages.iter().filter_map(|t| t.first_present()) {
             for &(t, _) in &v.terms.counts {
                 if let Some(n) = df.get_mut(t as usize) {
                     *n += 1;
@@ -359,7 +356,7 @@ impl InvertedIndex {
         let mut lengths = vec![0u32; corpus.pages.len()];
         let mut pages = 0;
         for (p, timeline) in corpus.pages.iter().enumerate() {
-            let Some(v) = first(timeline) else {
+            let Some(v) = timeline.first_present() else {
                 continue;
             };
             pages += 1;

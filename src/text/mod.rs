@@ -163,29 +163,24 @@ impl Analyzer {
 /// `MAX_TOKEN_BYTES` bytes or more, and `LowerCaser` lower-cases ASCII words with
 /// `make_ascii_lowercase`. Tested against the pipeline below.
 fn for_each_ascii_word(text: &str, mut sink: impl FnMut(&str)) {
-    debug_assert!(text.is_ascii());
-    let bytes = text.as_bytes();
-    let mut word = [0u8; MAX_TOKEN_BYTES];
-    let mut i = 0;
-    while i < bytes.len() {
-        if !bytes[i].is_ascii_alphanumeric() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
-            i += 1;
-        }
-        let len = i - start;
-        if len >= MAX_TOKEN_BYTES {
-            continue;
-        }
-        for (to, &from) in word.iter_mut().zip(&bytes[start..i]) {
+    let mut lower = [0u8; MAX_TOKEN_BYTES];
+    for word in ascii_alphanumeric_runs(text).filter(|w| w.len() < MAX_TOKEN_BYTES) {
+        let lower = &mut lower[..word.len()];
+        for (to, &from) in lower.iter_mut().zip(word) {
             *to = from.to_ascii_lowercase();
         }
         // ASCII bytes: always valid UTF-8.
-        sink(std::str::from_utf8(&word[..len]).expect("ASCII is UTF-8"));
+        sink(std::str::from_utf8(lower).expect("ASCII is UTF-8"));
     }
+}
+
+/// The maximal runs of `char::is_alphanumeric` characters of an ASCII `text` (for ASCII,
+/// `[0-9A-Za-z]`), as bytes: the words of both the analyzer and the shingles on ASCII text.
+pub fn ascii_alphanumeric_runs(text: &str) -> impl Iterator<Item = &[u8]> {
+    debug_assert!(text.is_ascii());
+    text.as_bytes()
+        .split(|b| !b.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
 }
 
 #[cfg(test)]
