@@ -257,8 +257,10 @@ pub fn optimal_frequencies(lambdas: &[f64], weights: &[f64], budget: f64) -> Fre
         .map(|&i| weights[i] / lambdas[i])
         .fold(0.0f64, f64::max);
     let mu = price_spending(budget, highest, &mut total);
-    for &i in &useful {
-        frequencies[i] = frequency_at(lambdas[i], weights[i], mu);
+    // Once per distinct pair again: what `frequency_at` gives each of its pages.
+    let at_price: Vec<f64> = terms.iter().map(|t| t.frequency_at(mu)).collect();
+    for (&i, &k) in useful.iter().zip(&pair_of) {
+        frequencies[i] = at_price[k as usize];
     }
     FrequencyPlan { frequencies, mu }
 }
