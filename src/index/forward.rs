@@ -210,6 +210,21 @@ fn gallop(list: &[PageId], from: usize, target: PageId) -> usize {
     lo + list[lo..hi].partition_point(|&p| p < target)
 }
 
+/// The first index `i ≤ end` with every value of `list[i..end]` (ascending) `>= target`
+/// (galloping back from `end`, then binary search): `list[..end].partition_point(< target)`.
+fn gallop_back(list: &[PageId], end: usize, target: PageId) -> usize {
+    let (mut hi, mut step) = (end, 1);
+    while hi > 0 {
+        let lo = hi.saturating_sub(step);
+        if list[lo] < target {
+            return lo + 1 + list[lo + 1..hi].partition_point(|&p| p < target);
+        }
+        hi = lo;
+        step *= 2;
+    }
+    0
+}
+
 impl ForwardIndex {
     pub fn new() -> Self {
         Self::default()
@@ -858,7 +873,8 @@ fn edit_postings(pages: &mut Vec<PageId>, tfs: &mut Vec<u32>, changes: &[(PageId
     let mut additions: Vec<(PageId, u32)> = Vec::new();
     let (mut read, mut write) = (0, 0);
     for &(page, tf) in changes {
-        let at = read + pages[read..].partition_point(|&p| p < page);
+        // Changes ascend and a busy list takes many, close together: gallop from the last.
+        let at = gallop(pages, read, page);
         if write != read {
             pages.copy_within(read..at, write);
             tfs.copy_within(read..at, write);
@@ -895,7 +911,7 @@ fn edit_postings(pages: &mut Vec<PageId>, tfs: &mut Vec<u32>, changes: &[(PageId
     tfs.resize(old_len + additions.len(), 0);
     let mut end = old_len;
     for (j, &(page, tf)) in additions.iter().enumerate().rev() {
-        let at = pages[..end].partition_point(|&p| p < page);
+        let at = gallop_back(pages, end, page);
         pages.copy_within(at..end, at + j + 1);
         tfs.copy_within(at..end, at + j + 1);
         pages[at + j] = page;
@@ -1105,6 +1121,23 @@ mod tests {
             assert_eq!(batched, sequential, "round {round}");
         }
         assert!(sequential.pages_with(0).len() > 100);
+    }
+
+    #[test]
+    fn galloping_finds_the_partition_point_from_either_end() {
+        let list: Vec<PageId> = vec![1, 3, 3, 5, 8, 13, 21, 34, 55, 89, 144];
+        for target in 0..150 {
+            for bound in 0..=list.len() {
+                let expected = list[..bound].partition_point(|&p| p < target);
+                assert_eq!(
+                    gallop_back(&list, bound, target),
+                    expected,
+                    "{target} {bound}"
+                );
+                let from_here = bound + list[bound..].partition_point(|&p| p < target);
+                assert_eq!(gallop(&list, bound, target), from_here, "{target} {bound}");
+            }
+        }
     }
 
     #[test]
