@@ -685,8 +685,8 @@ impl ForwardIndex {
     /// longest lists (common terms, boilerplate) are touched by a share of every unit's
     /// changes: a unit would cost pages × list length. Here the additions and removals are
     /// gathered and applied list by list in one pass each ([`edit_postings`]), so a unit costs
-    /// the lists it touches once. Frequencies of terms both copies share are updated in place
-    /// as in [`put`](Self::put).
+    /// the lists it touches once; a term both copies hold with a new frequency is re-weighed
+    /// the same way.
     pub fn set_copies(&mut self, updates: impl IntoIterator<Item = (PageId, Option<ForwardDoc>)>) {
         // `(term, page, tf)`: add or re-weigh the posting (tf ≥ 1), or drop it (tf = 0).
         let mut edits: Vec<(TermId, PageId, u32)> = Vec::new();
@@ -736,9 +736,11 @@ impl ForwardIndex {
                 let new_term = new_counts.get(b).map(|&(t, _)| t);
                 match (old_term, new_term) {
                     (Some(o), Some(n)) if o == n => {
-                        // Most terms of a changed page keep their count: skip the search.
+                        // Most terms of a changed page keep their count: no edit. A new
+                        // count is an edit like the others, applied with its list's batch
+                        // (in parallel, and a shared list copied once, not once per page).
                         if old_counts[a].1 != new_counts[b].1 {
-                            self.insert_posting(o, page, new_counts[b].1);
+                            edits.push((o, page, new_counts[b].1));
                         }
                         a += 1;
                         b += 1;

@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use tantivy::directory::MmapDirectory;
 use tantivy::indexer::NoMergePolicy;
 use tantivy::schema::{TantivyDocument, Value};
@@ -407,52 +409,68 @@ impl Repository {
         Ok(report)
     }
 
-    /// Step 1 of `apply`: `(page, term, s1)` for every workload term of the old or new copy.
+    /// Step 1 of `apply`: `(page, term, s1)` for every workload term of the old or new copy,
+    /// page by page in batch order, terms ascending.
+    ///
+    /// Pages are scored in parallel, each thread with its own weights (a term's weight is a
+    /// function of the index statistics alone, so every thread's is the same).
     fn scores_before(&self, terms: &WorkloadTerms, batch: &[&PageUpdate]) -> Vec<ScoreShift> {
-        let mut weights: HashMap<TermId, Box<dyn Weight + '_>> = HashMap::new();
-        let mut out = Vec::new();
-        for u in batch {
-            let old = self.forward.doc(u.page);
-            let empty = TermCounts::default();
-            let old_terms = old.map(|d| &*d.terms).unwrap_or(&empty);
-            let new_terms = u.version.map(|v| &*v.terms).unwrap_or(&empty);
-            merge_ids(old_terms, new_terms, |t| {
-                if !terms.contains(t) {
-                    return;
-                }
-                let s1 = if old_terms.contains(t) {
-                    weights
-                        .entry(t)
-                        .or_insert_with(|| self.scorer.weight(&self.forward, &[t]))
-                        .score(u.page, old_terms)
-                } else {
-                    0.0
-                };
-                out.push(ScoreShift {
-                    page: u.page,
-                    term: t,
-                    s1,
-                    s2: 0.0,
+        let (forward, scorer) = (&self.forward, &*self.scorer);
+        let per_page: Vec<Vec<ScoreShift>> = batch
+            .par_iter()
+            .with_min_len(32)
+            .map_init(HashMap::new, |weights: &mut Weights<'_>, u| {
+                let mut out = Vec::new();
+                let old = forward.doc(u.page);
+                let empty = TermCounts::default();
+                let old_terms = old.map(|d| &*d.terms).unwrap_or(&empty);
+                let new_terms = u.version.map(|v| &*v.terms).unwrap_or(&empty);
+                merge_ids(old_terms, new_terms, |t| {
+                    if !terms.contains(t) {
+                        return;
+                    }
+                    let s1 = if old_terms.contains(t) {
+                        weights
+                            .entry(t)
+                            .or_insert_with(|| scorer.weight(forward, &[t]))
+                            .score(u.page, old_terms)
+                    } else {
+                        0.0
+                    };
+                    out.push(ScoreShift {
+                        page: u.page,
+                        term: t,
+                        s1,
+                        s2: 0.0,
+                    });
                 });
-            });
-        }
-        out
+                out
+            })
+            .collect();
+        per_page.concat()
     }
 
-    /// Step 4 of `apply`: `s2` of every pending shift with the statistics after the batch.
+    /// Step 4 of `apply`: `s2` of every pending shift with the statistics after the batch (in
+    /// parallel, as [`Self::scores_before`]).
     fn fill_scores_after(&self, pending: &mut [ScoreShift]) {
-        let mut weights: HashMap<TermId, Box<dyn Weight + '_>> = HashMap::new();
-        for s in pending.iter_mut() {
-            s.s2 = match self.forward.doc(s.page) {
-                Some(d) if d.terms.contains(s.term) => weights
-                    .entry(s.term)
-                    .or_insert_with(|| self.scorer.weight(&self.forward, &[s.term]))
-                    .score(s.page, &d.terms),
-                _ => 0.0,
-            };
-        }
+        let (forward, scorer) = (&self.forward, &*self.scorer);
+        pending.par_iter_mut().with_min_len(256).for_each_init(
+            HashMap::new,
+            |weights: &mut Weights<'_>, s| {
+                s.s2 = match forward.doc(s.page) {
+                    Some(d) if d.terms.contains(s.term) => weights
+                        .entry(s.term)
+                        .or_insert_with(|| scorer.weight(forward, &[s.term]))
+                        .score(s.page, &d.terms),
+                    _ => 0.0,
+                };
+            },
+        );
     }
 }
+
+/// One thread's single-term weights, by term, over one state of the index.
+type Weights<'a> = HashMap<TermId, Box<dyn Weight + 'a>>;
 
 /// The tantivy document of a page copy.
 fn document(f: &RepoSchema, page: PageId, url: &str, v: &PageVersion) -> TantivyDocument {
