@@ -334,6 +334,25 @@ mod tests {
         assert!((pr.scores.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
 
+    /// Out-links of pages `0..count`: `targets(p)` sorted, without repeats or `p` itself, for
+    /// the pages `held` says have a copy.
+    fn out_links(
+        count: u32,
+        held: impl Fn(u32) -> bool,
+        targets: impl Fn(u32) -> Vec<PageId>,
+    ) -> Vec<Option<Vec<PageId>>> {
+        (0..count)
+            .map(|p| {
+                held(p).then(|| {
+                    let mut l: Vec<PageId> = targets(p).into_iter().filter(|&q| q != p).collect();
+                    l.sort_unstable();
+                    l.dedup();
+                    l
+                })
+            })
+            .collect()
+    }
+
     /// The power iteration as first written (spread, then gather, two passes per step): the
     /// fused loop must give the same vectors bit for bit.
     fn pagerank_two_passes(graph: &LinkGraph, start: Option<&[f64]>) -> Vec<f64> {
@@ -396,19 +415,15 @@ mod tests {
             } else {
                 50 + 97 * seed
             };
-            let links: Vec<Option<Vec<PageId>>> = (0..count)
-                .map(|p| {
-                    (p % (5 + seed) != 2).then(|| {
-                        let mut l: Vec<PageId> = (0..(p * 7 + seed) % 6)
-                            .map(|k| (p * 31 + k * 17 + seed * 3) % count)
-                            .filter(|&q| q != p)
-                            .collect();
-                        l.sort_unstable();
-                        l.dedup();
-                        l
-                    })
-                })
-                .collect();
+            let links = out_links(
+                count,
+                |p| p % (5 + seed) != 2,
+                |p| {
+                    (0..(p * 7 + seed) % 6)
+                        .map(|k| (p * 31 + k * 17 + seed * 3) % count)
+                        .collect()
+                },
+            );
             let g = graph(&links);
             let cold = pagerank(&g, PAGERANK_DAMPING, PAGERANK_TOLERANCE, None);
             assert_eq!(cold.scores, pagerank_two_passes(&g, None), "seed {seed}");
@@ -437,19 +452,11 @@ mod tests {
 
     #[test]
     fn a_warm_start_reaches_the_same_vector_in_fewer_steps() {
-        let links: Vec<Option<Vec<PageId>>> = (0..200u32)
-            .map(|p| {
-                (p % 7 != 3).then(|| {
-                    let mut l: Vec<PageId> = [(p * 13 + 5) % 200, (p * 31 + 1) % 200, p / 2]
-                        .into_iter()
-                        .filter(|&q| q != p)
-                        .collect();
-                    l.sort_unstable();
-                    l.dedup();
-                    l
-                })
-            })
-            .collect();
+        let links = out_links(
+            200,
+            |p| p % 7 != 3,
+            |p| vec![(p * 13 + 5) % 200, (p * 31 + 1) % 200, p / 2],
+        );
         let g = graph(&links);
         let cold = pagerank(&g, PAGERANK_DAMPING, PAGERANK_TOLERANCE, None);
         let warm = pagerank(&g, PAGERANK_DAMPING, PAGERANK_TOLERANCE, Some(&cold.scores));
