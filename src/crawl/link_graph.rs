@@ -206,15 +206,7 @@ pub fn pagerank(
         in_sources.extend(graph.in_links(v).iter().map(|&u| index[u as usize]));
         in_offsets.push(in_sources.len());
     }
-    // 1/out(u), 0 for dangling nodes.
-    let inverse_degree: Vec<f64> = graph
-        .nodes
-        .iter()
-        .map(|&p| match graph.out_links(p).len() {
-            0 => 0.0,
-            d => 1.0 / d as f64,
-        })
-        .collect();
+    let inverse_degree = inverse_out_degrees(graph);
     // Each step's pass over the nodes also spreads the vector it produces (`share`: PR(u)/out(u),
     // and the dangling mass) for the next step, so a step reads the nodes once, not twice. The
     // sums are taken in the same order as spreading first and gathering after would.
@@ -287,6 +279,18 @@ pub fn pagerank(
         scores[p as usize] = rank[i];
     }
     PageRank { scores, iterations }
+}
+
+/// `1/out(u)` of every node, in node order; 0 for a dangling node (no out-link in the graph).
+fn inverse_out_degrees(graph: &LinkGraph) -> Vec<f64> {
+    graph
+        .nodes
+        .iter()
+        .map(|&p| match graph.out_links(p).len() {
+            0 => 0.0,
+            d => 1.0 / d as f64,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -369,14 +373,7 @@ mod tests {
         let mass: f64 = rank.iter().sum();
         rank.iter_mut().for_each(|r| *r /= mass);
         let index = |p: PageId| graph.nodes.binary_search(&p).unwrap();
-        let inverse: Vec<f64> = graph
-            .nodes
-            .iter()
-            .map(|&p| match graph.out_links(p).len() {
-                0 => 0.0,
-                k => 1.0 / k as f64,
-            })
-            .collect();
+        let inverse = inverse_out_degrees(graph);
         for _ in 0..PAGERANK_MAX_ITERATIONS {
             let mut dangling = 0.0;
             let mut share = vec![0.0; n];

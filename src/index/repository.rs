@@ -430,10 +430,7 @@ impl Repository {
                         return;
                     }
                     let s1 = if old_terms.contains(t) {
-                        weights
-                            .entry(t)
-                            .or_insert_with(|| scorer.weight(forward, &[t]))
-                            .score(u.page, old_terms)
+                        single_term_score(weights, scorer, forward, t, u.page, old_terms)
                     } else {
                         0.0
                     };
@@ -458,10 +455,9 @@ impl Repository {
             HashMap::new,
             |weights: &mut Weights<'_>, s| {
                 s.s2 = match forward.doc(s.page) {
-                    Some(d) if d.terms.contains(s.term) => weights
-                        .entry(s.term)
-                        .or_insert_with(|| scorer.weight(forward, &[s.term]))
-                        .score(s.page, &d.terms),
+                    Some(d) if d.terms.contains(s.term) => {
+                        single_term_score(weights, scorer, forward, s.term, s.page, &d.terms)
+                    }
                     _ => 0.0,
                 };
             },
@@ -471,6 +467,22 @@ impl Repository {
 
 /// One thread's single-term weights, by term, over one state of the index.
 type Weights<'a> = HashMap<TermId, Box<dyn Weight + 'a>>;
+
+/// The score of `page`'s copy `counts` for the single term `term`, with the weight `weights`
+/// keeps for it (made from `forward`'s statistics on first use).
+fn single_term_score<'a>(
+    weights: &mut Weights<'a>,
+    scorer: &dyn Scorer,
+    forward: &'a ForwardIndex,
+    term: TermId,
+    page: PageId,
+    counts: &TermCounts,
+) -> Score {
+    weights
+        .entry(term)
+        .or_insert_with(|| scorer.weight(forward, &[term]))
+        .score(page, counts)
+}
 
 /// The tantivy document of a page copy.
 fn document(f: &RepoSchema, page: PageId, url: &str, v: &PageVersion) -> TantivyDocument {
