@@ -323,20 +323,22 @@ impl<M: PageModel> Planner<M> {
                     c * marginal_freshness(l, self.frequencies.get(p).copied().unwrap_or(0.0));
                 without_rounding_noise(value)
             };
-            let mut rest: Vec<usize> = (0..self.last_refresh.len())
+            // Each page's sort key computed once; only the best `wanted` are ordered (the
+            // order is total, so these are the first `wanted` of a full sort).
+            let mut rest: Vec<(f64, Unit, usize)> = (0..self.last_refresh.len())
                 .filter(|&p| !taken[p] && !self.observations[p].gone && known(p as PageId))
+                .map(|p| (marginal(p), self.last_refresh[p], p))
                 .collect();
-            rest.sort_by(|&a, &b| {
-                marginal(b)
-                    .total_cmp(&marginal(a))
-                    .then(self.last_refresh[a].cmp(&self.last_refresh[b]))
-                    .then(a.cmp(&b))
-            });
-            chosen.extend(
-                rest.into_iter()
-                    .take(budget - chosen.len())
-                    .map(|p| p as PageId),
-            );
+            let best_first = |a: &(f64, Unit, usize), b: &(f64, Unit, usize)| {
+                b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+            };
+            let wanted = budget - chosen.len();
+            if wanted < rest.len() {
+                rest.select_nth_unstable_by(wanted, best_first);
+                rest.truncate(wanted);
+            }
+            rest.sort_unstable_by(best_first);
+            chosen.extend(rest.into_iter().map(|(_, _, p)| p as PageId));
         }
         for &p in &chosen {
             self.last_refresh[p as usize] = unit;
