@@ -433,8 +433,7 @@ impl Scratch {
                 }
             }
         }
-        // Stable and run-adaptive (keys are distinct, so any correct sort gives this order).
-        self.keys.sort();
+        sort_nearly_sorted(&mut self.keys);
         order.clear();
         order.extend(self.keys.iter().map(|&k| k as PageId));
     }
@@ -480,6 +479,31 @@ impl Scratch {
             .map(|&r| score_of_rank_key(self.key[order[r - 1] as usize]))
             .collect();
         (order.len(), scores)
+    }
+}
+
+/// Sorts distinct `keys` ascending. A list laid out in its previous ranking is mostly in order
+/// (a few pages moved): each key out of place is moved into the sorted prefix by a binary
+/// search, which costs one comparison per key in order. When too many keys would move, the
+/// standard sort finishes. Keys are distinct, so every correct sort gives the same order.
+fn sort_nearly_sorted(keys: &mut [u128]) {
+    // Past this many keys moved (in units of the list's length), a general sort is cheaper.
+    const MAX_MOVED_PER_KEY: usize = 4;
+    let budget = keys.len().saturating_mul(MAX_MOVED_PER_KEY);
+    let mut moved = 0usize;
+    for i in 1..keys.len() {
+        let key = keys[i];
+        if keys[i - 1] <= key {
+            continue;
+        }
+        let at = keys[..i].partition_point(|&k| k < key);
+        moved += i - at;
+        if moved > budget {
+            keys.sort_unstable();
+            return;
+        }
+        keys.copy_within(at..i, at + 1);
+        keys[at] = key;
     }
 }
 
@@ -915,6 +939,32 @@ mod tests {
     use crate::index::testutil::{random_corpus, version};
     use crate::index::{ForwardDoc, ScoringKind};
     use crate::text::{TermId, Vocabulary};
+
+    #[test]
+    fn nearly_sorted_keys_sort_as_the_standard_sort() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for round in 0..300 {
+            let len = rng.gen_range(0..300usize);
+            let mut keys: Vec<u128> = (0..len).map(|_| rng.gen::<u128>()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            // From in order to shuffled: a few keys moved near or far, or many.
+            let moves = match round % 3 {
+                0 => rng.gen_range(0..3),
+                1 => rng.gen_range(0..=keys.len() / 4 + 1),
+                _ => keys.len() * 2,
+            };
+            for _ in 0..if keys.is_empty() { 0 } else { moves } {
+                let (a, b) = (rng.gen_range(0..keys.len()), rng.gen_range(0..keys.len()));
+                keys.swap(a, b);
+            }
+            let mut want = keys.clone();
+            want.sort_unstable();
+            sort_nearly_sorted(&mut keys);
+            assert_eq!(keys, want, "round {round}");
+        }
+    }
 
     fn queries_of(corpus: &Corpus, terms: &[&str]) -> Vec<MetricQuery> {
         terms
