@@ -453,8 +453,10 @@ pub fn run_with(
         let repo = refresher.repository();
         let revision = repo.revision();
         let crawl = refresher.crawl();
-        let fresh = |p: PageId| truth.is_fresh(p, crawl.held_unit(p));
-        let state = SharedEvaluations::key(unit, (0..pages as PageId).map(|p| crawl.held_unit(p)));
+        // The version each copy holds now, read once (each read follows a pointer to the copy).
+        let held: Vec<Option<Unit>> = (0..pages as PageId).map(|p| crawl.held_unit(p)).collect();
+        let fresh = |p: PageId| truth.is_fresh(p, held[p as usize]);
+        let state = SharedEvaluations::key(unit, held.iter().copied());
         let mut evaluated_here = false;
         let metrics: UnitMetrics = env.evaluations.get_or_evaluate(state, || {
             evaluated_here = true;
@@ -514,7 +516,7 @@ pub fn run_with(
             });
         }
         let obsolete_pages = (0..pages as PageId)
-            .filter(|&p| crawl.held_unit(p).is_some() && !fresh(p))
+            .filter(|&p| held[p as usize].is_some() && !fresh(p))
             .count();
         delays.after_unit(unit, crawl);
         let new_page_fetches = step
