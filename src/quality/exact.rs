@@ -482,14 +482,21 @@ impl Scratch {
     }
 }
 
-/// Sorts distinct `keys` ascending. A list laid out in its previous ranking is mostly in order
-/// (a few pages moved): each key out of place is moved into the sorted prefix by a binary
-/// search, which costs one comparison per key in order. When too many keys would move, the
-/// standard sort finishes. Keys are distinct, so every correct sort gives the same order.
+/// Sorts distinct `keys` ascending. A list laid out in its previous ranking is often nearly
+/// in order (a few pages moved): then each key out of place is moved into the sorted prefix by
+/// a binary search, one comparison per key in order. With more disorder (fewer than
+/// [`MIN_KEYS_PER_DESCENT`] keys per key out of place, or keys moved farther than one list
+/// length in all), the standard run-adaptive sort does it. Keys are distinct, so every correct sort gives the
+/// same order.
 fn sort_nearly_sorted(keys: &mut [u128]) {
-    // Past this many keys moved (in units of the list's length), a general sort is cheaper.
-    const MAX_MOVED_PER_KEY: usize = 4;
-    let budget = keys.len().saturating_mul(MAX_MOVED_PER_KEY);
+    let descents = keys.windows(2).filter(|w| w[0] > w[1]).count();
+    if descents == 0 {
+        return;
+    }
+    if descents.saturating_mul(MIN_KEYS_PER_DESCENT) > keys.len() {
+        keys.sort();
+        return;
+    }
     let mut moved = 0usize;
     for i in 1..keys.len() {
         let key = keys[i];
@@ -498,14 +505,18 @@ fn sort_nearly_sorted(keys: &mut [u128]) {
         }
         let at = keys[..i].partition_point(|&k| k < key);
         moved += i - at;
-        if moved > budget {
-            keys.sort_unstable();
+        if moved > keys.len() {
+            keys.sort();
             return;
         }
         keys.copy_within(at..i, at + 1);
         keys[at] = key;
     }
 }
+
+/// [`sort_nearly_sorted`] inserts keys one by one only when the list has at least this many
+/// keys per descent (a key smaller than the one before it).
+const MIN_KEYS_PER_DESCENT: usize = 16;
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
