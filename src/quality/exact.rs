@@ -486,8 +486,8 @@ impl Scratch {
 /// in order (a few pages moved): then each key out of place is moved into the sorted prefix by
 /// a binary search, one comparison per key in order. With more disorder (fewer than
 /// [`MIN_KEYS_PER_DESCENT`] keys per key out of place, or keys moved farther than one list
-/// length in all), the standard run-adaptive sort does it. Keys are distinct, so every correct sort gives the
-/// same order.
+/// length in all), the standard run-adaptive sort does it. Keys are distinct, so every
+/// correct sort gives the same order.
 fn sort_nearly_sorted(keys: &mut [u128]) {
     let descents = keys.windows(2).filter(|w| w[0] > w[1]).count();
     if descents == 0 {
