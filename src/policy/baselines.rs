@@ -38,6 +38,10 @@ impl RefreshPolicy for RoundRobin {
         "round-robin".to_string()
     }
 
+    fn reads_fit_mode(&self) -> bool {
+        false
+    }
+
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         self.cursor = 0;
         self.gone = vec![false; context.page_count];
@@ -86,6 +90,10 @@ impl RefreshPolicy for UniformRandom {
         "random".to_string()
     }
 
+    fn reads_fit_mode(&self) -> bool {
+        false
+    }
+
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         self.rng = ChaCha8Rng::seed_from_u64(context.seed);
         self.gone = vec![false; context.page_count];
@@ -120,6 +128,10 @@ pub struct OldestFirst {
 impl RefreshPolicy for OldestFirst {
     fn name(&self) -> String {
         "age".to_string()
+    }
+
+    fn reads_fit_mode(&self) -> bool {
+        false
     }
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {

@@ -271,6 +271,14 @@ pub trait RefreshPolicy: Send {
     fn reads_delta_q(&self) -> bool {
         false
     }
+    /// Whether what the policy chooses can depend on the fit mode: the context's `mode` or
+    /// `history` (oracle mode only). A policy that reads neither makes the same run in both
+    /// modes, so a comparison of several modes runs it once and reports it in each
+    /// ([`crate::sim::compare::SharedModeRuns`]). Conservatively `true`; a family that says
+    /// `false` is run both ways by a test of `sim::run`, which requires the same runs.
+    fn reads_fit_mode(&self) -> bool {
+        true
+    }
     /// Whether the policy spends each unit's budget in rounds (see the module docs): then the
     /// refresher calls [`choose_round`](Self::choose_round) and
     /// [`observe_round`](Self::observe_round) instead of `choose`/`choose_with_frontier`.

@@ -332,11 +332,76 @@ pub enum SweepError {
     Index(#[from] IndexError),
 }
 
+/// The runs of policies that do not read the fit mode
+/// ([`RefreshPolicy::reads_fit_mode`](crate::policy::RefreshPolicy::reads_fit_mode)), shared
+/// by the sweeps of several modes over one environment: such a policy makes the same run in
+/// every mode (round-robin, random and age: 45 of a default EmacsWiki sweep's 342 runs per
+/// mode), so the first mode's sweep runs it and the others report its point.
+///
+/// At `B = 0` no policy chooses anything (the refresher spends at most the budget), so every
+/// family's `B = 0` run, in every mode, is one run: it is run once and reported for each,
+/// labelled with the family and parameters of each.
+///
+/// A point is keyed by everything its run depends on apart from the mode and what the mode
+/// decides (the history an oracle is told): family, parameters (neither at `B = 0`), budget,
+/// seed, new-page setting, warm-up. Sweeps over different environments must not share one.
+#[derive(Debug, Default)]
+pub struct SharedModeRuns {
+    points: dashmap::DashMap<String, SweepPoint>,
+}
+
+impl SharedModeRuns {
+    /// The key of `job`'s point when its run is the same in every mode (`None`: it is not).
+    fn key(
+        job: &crate::policy::family::SweepRun,
+        policy: &dyn crate::policy::RefreshPolicy,
+        config: &SweepConfig,
+    ) -> Option<String> {
+        let (family, params) = if job.budget == 0 {
+            (None, None)
+        } else if !policy.reads_fit_mode() {
+            (Some(job.policy.name), Some(job.params.to_json()))
+        } else {
+            return None;
+        };
+        let key = serde_json::json!([
+            family,
+            params,
+            job.budget,
+            config.seed,
+            config.new_pages,
+            config.warmup_units,
+        ]);
+        Some(key.to_string())
+    }
+
+    /// Points kept.
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+}
+
 /// Runs every (policy, parameters, B) of `config` in parallel; `progress(done, total)` is
 /// called after each run.
 pub fn sweep(
     env: &Environment<'_>,
     config: &SweepConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Comparison, SweepError> {
+    sweep_sharing(env, config, &SharedModeRuns::default(), progress)
+}
+
+/// [`sweep`], reporting a policy that does not read the fit mode from `shared` when a sweep
+/// of another mode over `env` ran it (and leaving there the runs of such policies it makes):
+/// the same points as [`sweep`], without running them again.
+pub fn sweep_sharing(
+    env: &Environment<'_>,
+    config: &SweepConfig,
+    shared: &SharedModeRuns,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Comparison, SweepError> {
     let started = std::time::Instant::now();
@@ -358,9 +423,19 @@ pub fn sweep(
         .par_iter()
         .map(|job| {
             let p = (job.policy.build)(&job.params)?;
+            let shared_key = SharedModeRuns::key(job, &*p, config);
+            if let Some(point) = shared_key.as_ref().and_then(|k| shared.points.get(k)) {
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+                return Ok(SweepPoint {
+                    policy: job.policy.name.to_string(),
+                    theta: job.params.number("theta"),
+                    params: job.params.to_json(),
+                    ..point.clone()
+                });
+            }
             let r = run(env, p, &config.run_config(job.budget))?;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-            Ok(SweepPoint {
+            let point = SweepPoint {
                 policy: job.policy.name.to_string(),
                 theta: job.params.number("theta"),
                 params: job.params.to_json(),
@@ -371,7 +446,11 @@ pub fn sweep(
                 mean_change_rate: Some(r.mean_change_rate),
                 mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
                 paper: PaperMeasures::of_run(&r),
-            })
+            };
+            if let Some(key) = shared_key {
+                shared.points.insert(key, point.clone());
+            }
+            Ok(point)
         })
         .collect::<Result<_, SweepError>>()?;
     let curves = best_curves(&config.policies, &config.budgets, &points);
@@ -502,6 +581,49 @@ mod tests {
             mean_gp4c_ndcg: None,
             paper: PaperMeasures::default(),
         }
+    }
+
+    #[test]
+    fn sweeps_sharing_mode_free_runs_report_what_separate_sweeps_report() {
+        use crate::quality::exact::MetricQuery;
+        use crate::querylog::term_workload::TermWorkload;
+        use crate::sim::EnvironmentConfig;
+        let corpus = crate::index::testutil::random_corpus(40, 6, 5);
+        let mut workload = TermWorkload::default();
+        for t in ["emac", "lisp", "buffer"] {
+            let id = corpus.vocabulary.get(t).unwrap();
+            workload.term_frequency.insert(id, 2.0);
+            workload.queries.push(MetricQuery {
+                terms: vec![id],
+                frequency: 2.0,
+            });
+        }
+        let env = Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap();
+        let config = |mode| SweepConfig {
+            policies: ["sbr", "round-robin", "random", "age", "user-centric"]
+                .map(String::from)
+                .to_vec(),
+            budgets: vec![0, 2, 40],
+            params: Vec::new(),
+            grids: BTreeMap::from([("theta".to_string(), vec![0.1, 0.5])]),
+            mode,
+            seed: 3,
+            new_pages: NewPages::default(),
+            warmup_units: 0,
+            oracle_history: Default::default(),
+            targets: Vec::new(),
+        };
+        let shared = SharedModeRuns::default();
+        let none = |_: usize, _: usize| {};
+        for mode in [FitMode::Oracle, FitMode::Online] {
+            let alone = sweep(&env, &config(mode), &none).unwrap();
+            let sharing = sweep_sharing(&env, &config(mode), &shared, &none).unwrap();
+            assert_eq!(alone.points, sharing.points, "{mode:?}");
+            assert_eq!(alone.curves.len(), sharing.curves.len());
+        }
+        // One B = 0 run for every family and mode, and one run per mode-free family and
+        // positive budget.
+        assert_eq!(shared.len(), 1 + 3 * 2);
     }
 
     #[test]

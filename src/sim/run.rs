@@ -1012,6 +1012,64 @@ mod online_tests {
         }
     }
 
+    #[test]
+    fn a_family_that_does_not_read_the_fit_mode_runs_the_same_in_both_modes() {
+        let corpus = random_corpus(50, 7, 21);
+        let env = three_term_environment(&corpus);
+        let mut mode_free = Vec::new();
+        for family in FAMILIES {
+            if family.make([]).unwrap().reads_fit_mode() {
+                continue;
+            }
+            mode_free.push(family.name);
+            for budget in [3, 50] {
+                let oracle = RunConfig::new(budget, FitMode::Oracle);
+                let online = RunConfig::new(budget, FitMode::Online);
+                let a = run(&env, family.make([]).unwrap(), &oracle).unwrap();
+                let b = run(&env, family.make([]).unwrap(), &online).unwrap();
+                let name = family.name;
+                assert!(a.per_unit.iter().any(|u| u.refreshed > 0), "{name}");
+                assert_eq!(a.refreshed_pages, b.refreshed_pages, "{name} B = {budget}");
+                assert_eq!(a.per_unit, b.per_unit, "{name} B = {budget}");
+                assert_eq!(a.mean, b.mean, "{name} B = {budget}");
+            }
+        }
+        assert_eq!(mode_free, ["round-robin", "random", "age"]);
+    }
+
+    #[test]
+    fn with_no_budget_every_family_makes_the_same_run() {
+        let corpus = random_corpus(50, 7, 21);
+        let env = three_term_environment(&corpus);
+        let config = RunConfig {
+            measure_unread_delta_q: false,
+            ..RunConfig::new(0, FitMode::Oracle)
+        };
+        let reference = run(&env, FAMILIES[0].make([]).unwrap(), &config).unwrap();
+        assert!(reference.per_unit.iter().all(|u| u.refreshed == 0));
+        for family in FAMILIES {
+            for mode in [FitMode::Oracle, FitMode::Online] {
+                let config = RunConfig {
+                    mode,
+                    ..config.clone()
+                };
+                let r = run(&env, family.make([]).unwrap(), &config).unwrap();
+                let without_estimates = |r: &RunResult| -> Vec<UnitRecord> {
+                    let mut units = r.per_unit.clone();
+                    units.iter_mut().for_each(|u| u.estimated_delta_q = 0.0);
+                    units
+                };
+                assert_eq!(
+                    without_estimates(&r),
+                    without_estimates(&reference),
+                    "{} {mode:?}",
+                    family.name
+                );
+                assert_eq!(r.mean, reference.mean, "{} {mode:?}", family.name);
+            }
+        }
+    }
+
     /// The units of a history and each page's change units.
     type ToldHistory = Option<(Unit, Vec<Vec<Unit>>)>;
 
