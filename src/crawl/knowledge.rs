@@ -25,6 +25,11 @@
 //! PageRank starts from the previous one (warm start), which cuts its steps several-fold when
 //! few copies changed. URLs are parsed into host and directory on first use, per page.
 //!
+//! Crawl states of one corpus (the runs of a simulation sweep) may share their PageRanks
+//! ([`SharedPageRanks`], [`CrawlState::share_pageranks`]): a PageRank is a function of the
+//! held copies and of the warm start, so a run whose copies and warm start are another run's
+//! reads that run's PageRank instead of computing it again — the same vector, bit for bit.
+//!
 //! # What a policy sees during a unit
 //!
 //! The view is the repository as of the start of the unit: copies fetched in the unit's rounds
@@ -32,8 +37,8 @@
 //! [`crate::policy::ProbeOutcome`] only, and join the view when the unit's batch has been
 //! applied, so every page's held copy is the one the index holds.
 
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::corpus::{PageId, PageVersion};
 
@@ -98,6 +103,101 @@ impl Directories {
     }
 }
 
+/// PageRanks shared by the crawl states of one corpus, keyed by what determines them: the
+/// version of every held copy (the graph) and the warm start. See the module docs.
+///
+/// Keys are 128-bit hashes (XXH3-128) of those inputs; two different inputs sharing one
+/// would share a PageRank, a chance below 2⁻⁹⁰ over the states of a sweep. Copies are named
+/// by page and version unit, which name one version only within one corpus: crawl states of
+/// different corpora must not share a store.
+///
+/// At most `max_bytes` of vectors are kept; past that the oldest go first (runs of a sweep that
+/// meet the same inputs mostly run side by side).
+#[derive(Debug)]
+pub struct SharedPageRanks {
+    by_inputs: dashmap::DashMap<u128, Arc<PageRank>>,
+    /// The kept keys, oldest first, with their bytes; and the bytes kept in all.
+    kept: Mutex<(VecDeque<(u128, usize)>, usize)>,
+    max_bytes: usize,
+}
+
+/// Bytes of PageRank vectors a [`SharedPageRanks`] keeps by default: about 4,800 vectors of
+/// a 7,000-page site.
+pub const SHARED_PAGERANK_BYTES: usize = 256 << 20;
+
+impl Default for SharedPageRanks {
+    fn default() -> Self {
+        Self::with_max_bytes(SHARED_PAGERANK_BYTES)
+    }
+}
+
+impl SharedPageRanks {
+    pub fn with_max_bytes(max_bytes: usize) -> Self {
+        SharedPageRanks {
+            by_inputs: dashmap::DashMap::new(),
+            kept: Mutex::new((VecDeque::new(), 0)),
+            max_bytes,
+        }
+    }
+
+    /// The key of the PageRank of `crawl`'s held copies started from `start`.
+    fn key(crawl: &CrawlState, start: Option<&[f64]>) -> u128 {
+        let pages = crawl.len();
+        let mut bytes = Vec::with_capacity(9 + 4 * pages + 8 * start.map_or(0, <[f64]>::len));
+        bytes.extend_from_slice(&(pages as u64).to_le_bytes());
+        for p in 0..pages as PageId {
+            let unit = crawl.held_unit(p).map_or(u32::MAX, |u| u);
+            bytes.extend_from_slice(&unit.to_le_bytes());
+        }
+        match start {
+            None => bytes.push(0),
+            Some(scores) => {
+                bytes.push(1);
+                for x in scores {
+                    bytes.extend_from_slice(&x.to_bits().to_le_bytes());
+                }
+            }
+        }
+        xxhash_rust::xxh3::xxh3_128(&bytes)
+    }
+
+    /// The PageRank under `key`, computed by `compute` when no state shared it yet.
+    fn get_or_compute(&self, key: u128, compute: impl FnOnce() -> PageRank) -> Arc<PageRank> {
+        if let Some(pr) = self.by_inputs.get(&key) {
+            return Arc::clone(&pr);
+        }
+        // Computed outside any lock: two states meeting new inputs together may both compute
+        // them (the same vector) rather than one waiting on the other.
+        let pr = Arc::new(compute());
+        let bytes = std::mem::size_of::<PageRank>() + 8 * pr.scores.len();
+        if bytes > self.max_bytes {
+            return pr;
+        }
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        if self.by_inputs.insert(key, Arc::clone(&pr)).is_none() {
+            kept.0.push_back((key, bytes));
+            kept.1 += bytes;
+            while kept.1 > self.max_bytes {
+                let Some((old, old_bytes)) = kept.0.pop_front() else {
+                    break;
+                };
+                self.by_inputs.remove(&old);
+                kept.1 -= old_bytes;
+            }
+        }
+        pr
+    }
+
+    /// PageRanks kept.
+    pub fn len(&self) -> usize {
+        self.by_inputs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_inputs.is_empty()
+    }
+}
+
 /// What a change of held copies changed ([`KnowledgeCache::held_changed`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HeldChange {
@@ -116,6 +216,8 @@ pub(crate) struct KnowledgeCache {
     pagerank: OnceLock<Arc<PageRank>>,
     /// The PageRank before the last change of the held copies: the warm start of the next.
     previous_pagerank: Option<Arc<PageRank>>,
+    /// Where PageRanks computed by crawl states of the same corpus are shared, if anywhere.
+    shared_pageranks: Option<Arc<SharedPageRanks>>,
 }
 
 impl KnowledgeCache {
@@ -143,6 +245,11 @@ impl KnowledgeCache {
                 self.previous_pagerank = Some(pr);
             }
         }
+    }
+
+    /// Shares PageRanks through `shared` from now on (see [`SharedPageRanks`]).
+    pub(crate) fn share_pageranks(&mut self, shared: Arc<SharedPageRanks>) {
+        self.shared_pageranks = Some(shared);
     }
 
     fn parts(&self, page: PageId) -> Option<&UrlParts> {
@@ -302,12 +409,13 @@ impl<'a> CrawlKnowledge<'a> {
         let cache = self.cache();
         cache.pagerank.get_or_init(|| {
             let start = cache.previous_pagerank.as_deref().map(|p| &p.scores[..]);
-            Arc::new(pagerank(
-                self.graph(),
-                PAGERANK_DAMPING,
-                PAGERANK_TOLERANCE,
-                start,
-            ))
+            let compute = || pagerank(self.graph(), PAGERANK_DAMPING, PAGERANK_TOLERANCE, start);
+            match &cache.shared_pageranks {
+                Some(shared) => {
+                    shared.get_or_compute(SharedPageRanks::key(self.crawl, start), compute)
+                }
+                None => Arc::new(compute()),
+            }
         })
     }
 
@@ -402,5 +510,71 @@ mod tests {
         assert!(after[1] > after[0], "{after:?}");
         // Gone pages stay met: the crawler knows their URL.
         assert_eq!(k.url(2), Some(URLS[2]));
+    }
+
+    fn bits(scores: &[f64]) -> Vec<u64> {
+        scores.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// Page 1's new copy drops its links (unit 1); page 2 disappears (unit 2).
+    fn step(crawl: &mut CrawlState, unit: Unit) {
+        match unit {
+            1 => crawl.record_refresh(1, 1, Some(HeldCopy::new(version(1, vec![]))), true),
+            _ => crawl.record_refresh(2, 2, None, true),
+        };
+    }
+
+    #[test]
+    fn states_sharing_pageranks_read_the_vectors_they_would_compute() {
+        let shared = Arc::new(SharedPageRanks::default());
+        let sharing = || {
+            let mut crawl = state();
+            crawl.share_pageranks(Arc::clone(&shared));
+            crawl
+        };
+        let (mut alone, mut a, mut b) = (state(), sharing(), sharing());
+        for unit in 0..3 {
+            if unit > 0 {
+                for crawl in [&mut alone, &mut a, &mut b] {
+                    step(crawl, unit);
+                }
+            }
+            let expected = bits(alone.knowledge().pagerank());
+            assert_eq!(bits(a.knowledge().pagerank()), expected, "unit {unit}");
+            assert_eq!(bits(b.knowledge().pagerank()), expected, "unit {unit}");
+            // b read a's vector rather than computing its own.
+            let (pa, pb) = (a.knowledge().pagerank(), b.knowledge().pagerank());
+            assert!(std::ptr::eq(pa.as_ptr(), pb.as_ptr()), "unit {unit}");
+            assert_eq!(shared.len(), unit as usize + 1);
+        }
+        // The same copies reached without a PageRank in between: another warm start, so its
+        // own vector, the one a state alone computes on that route.
+        let (mut alone, mut c) = (state(), sharing());
+        for crawl in [&mut alone, &mut c] {
+            crawl.knowledge().pagerank();
+            step(crawl, 1);
+            step(crawl, 2);
+        }
+        assert_eq!(
+            bits(c.knowledge().pagerank()),
+            bits(alone.knowledge().pagerank())
+        );
+        assert!(!std::ptr::eq(
+            c.knowledge().pagerank().as_ptr(),
+            a.knowledge().pagerank().as_ptr()
+        ));
+        assert_eq!(shared.len(), 4);
+        // Past its bytes the store keeps the newest vectors only.
+        let one = std::mem::size_of::<PageRank>() + 8 * 5;
+        let small = Arc::new(SharedPageRanks::with_max_bytes(one));
+        let mut d = state();
+        d.share_pageranks(Arc::clone(&small));
+        for unit in 0..3 {
+            if unit > 0 {
+                step(&mut d, unit);
+            }
+            d.knowledge().pagerank();
+            assert_eq!(small.len(), 1);
+        }
     }
 }

@@ -12,7 +12,7 @@ use crate::change::shingles::{shingle_change, text_sketch};
 use crate::corpus::{PageId, PageVersion, Unit};
 
 use super::frontier::{Frontier, FrontierPage};
-use super::knowledge::{CrawlKnowledge, HeldChange, KnowledgeCache};
+use super::knowledge::{CrawlKnowledge, HeldChange, KnowledgeCache, SharedPageRanks};
 use super::Validator;
 
 /// The repository's copy of a page, with its shingle sketch computed on first use (kept with
@@ -98,6 +98,12 @@ impl CrawlState {
     /// their link graph and its PageRank (see [`CrawlKnowledge`]).
     pub fn knowledge(&self) -> CrawlKnowledge<'_> {
         CrawlKnowledge::new(self)
+    }
+
+    /// Shares the PageRanks of this state's held copies with the other crawl states of the
+    /// same corpus that share `shared` ([`SharedPageRanks`]): the same vectors, computed once.
+    pub fn share_pageranks(&mut self, shared: Arc<SharedPageRanks>) {
+        self.knowledge.share_pageranks(shared);
     }
 
     pub(crate) fn knowledge_cache(&self) -> &KnowledgeCache {

@@ -18,6 +18,7 @@ use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
 
 use super::shared_evaluations::SharedEvaluations;
+use crate::crawl::SharedPageRanks;
 
 /// Settings shared by every run over one environment.
 #[derive(Debug, Clone)]
@@ -60,6 +61,8 @@ pub struct Environment<'c> {
     pub history: ChangeHistory,
     /// Exact metrics of the repository states runs have reached, shared by every run.
     pub evaluations: SharedEvaluations,
+    /// PageRanks of held copies shared by every run (see [`SharedPageRanks`]).
+    pub pageranks: Arc<SharedPageRanks>,
 }
 
 impl<'c> Environment<'c> {
@@ -127,6 +130,7 @@ impl<'c> Environment<'c> {
             initial: live.initial,
             history,
             evaluations,
+            pageranks: Arc::default(),
         })
     }
 

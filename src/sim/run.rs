@@ -642,11 +642,13 @@ pub fn refresher_for<'e>(
         Arc::clone(&corpus.vocabulary),
         env.config.scoring,
     );
-    let crawl = CrawlState::with_initial_crawl(
+    let mut crawl = CrawlState::with_initial_crawl(
         pages,
         (0..pages as PageId)
             .filter_map(|p| corpus.timeline(p).shared_at(0).map(|v| (p, Arc::clone(v)))),
     );
+    // Runs that hold the same copies after the same history compute the same PageRanks.
+    crawl.share_pageranks(Arc::clone(&env.pageranks));
     let initial = env.initial_pages();
     let history_through_warm_up = (config.oracle_history == OracleHistory::WarmUp)
         .then(|| env.history.through(config.warmup_units));
