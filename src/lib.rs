@@ -24,6 +24,7 @@ pub mod error;
 pub mod index;
 pub mod learn;
 pub mod live;
+pub mod memo;
 pub mod optimise;
 pub mod policy;
 pub mod progress;

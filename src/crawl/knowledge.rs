@@ -37,10 +37,11 @@
 //! [`crate::policy::ProbeOutcome`] only, and join the view when the unit's batch has been
 //! applied, so every page's held copy is the one the index holds.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use crate::corpus::{PageId, PageVersion};
+use crate::memo::{key_of, SharedMemo};
 
 use super::link_graph::{pagerank, LinkGraph, PageRank, PAGERANK_DAMPING, PAGERANK_TOLERANCE};
 use super::state::CrawlState;
@@ -104,22 +105,13 @@ impl Directories {
 }
 
 /// PageRanks shared by the crawl states of one corpus, keyed by what determines them: the
-/// version of every held copy (the graph) and the warm start. See the module docs.
+/// version of every held copy (the graph) and the warm start. See the module docs and
+/// [`SharedMemo`].
 ///
-/// Keys are 128-bit hashes (XXH3-128) of those inputs; two different inputs sharing one
-/// would share a PageRank, a chance below 2⁻⁹⁰ over the states of a sweep. Copies are named
-/// by page and version unit, which name one version only within one corpus: crawl states of
-/// different corpora must not share a store.
-///
-/// At most `max_bytes` of vectors are kept; past that the oldest go first (runs of a sweep that
-/// meet the same inputs mostly run side by side).
+/// Copies are named by page and version unit, which name one version only within one corpus:
+/// crawl states of different corpora must not share a store.
 #[derive(Debug)]
-pub struct SharedPageRanks {
-    by_inputs: dashmap::DashMap<u128, Arc<PageRank>>,
-    /// The kept keys, oldest first, with their bytes; and the bytes kept in all.
-    kept: Mutex<(VecDeque<(u128, usize)>, usize)>,
-    max_bytes: usize,
-}
+pub struct SharedPageRanks(SharedMemo<PageRank>);
 
 /// Bytes of PageRank vectors a [`SharedPageRanks`] keeps by default: about 4,800 vectors of
 /// a 7,000-page site.
@@ -133,68 +125,45 @@ impl Default for SharedPageRanks {
 
 impl SharedPageRanks {
     pub fn with_max_bytes(max_bytes: usize) -> Self {
-        SharedPageRanks {
-            by_inputs: dashmap::DashMap::new(),
-            kept: Mutex::new((VecDeque::new(), 0)),
-            max_bytes,
-        }
+        SharedPageRanks(SharedMemo::with_max_bytes(max_bytes))
     }
 
     /// The key of the PageRank of `crawl`'s held copies started from `start`.
     fn key(crawl: &CrawlState, start: Option<&[f64]>) -> u128 {
         let pages = crawl.len();
-        let mut bytes = Vec::with_capacity(9 + 4 * pages + 8 * start.map_or(0, <[f64]>::len));
-        bytes.extend_from_slice(&(pages as u64).to_le_bytes());
-        for p in 0..pages as PageId {
-            let unit = crawl.held_unit(p).map_or(u32::MAX, |u| u);
-            bytes.extend_from_slice(&unit.to_le_bytes());
-        }
-        match start {
-            None => bytes.push(0),
-            Some(scores) => {
-                bytes.push(1);
-                for x in scores {
-                    bytes.extend_from_slice(&x.to_bits().to_le_bytes());
+        let capacity = 9 + 4 * pages + 8 * start.map_or(0, <[f64]>::len);
+        key_of(capacity, |bytes| {
+            bytes.extend_from_slice(&(pages as u64).to_le_bytes());
+            for p in 0..pages as PageId {
+                let unit = crawl.held_unit(p).map_or(u32::MAX, |u| u);
+                bytes.extend_from_slice(&unit.to_le_bytes());
+            }
+            match start {
+                None => bytes.push(0),
+                Some(scores) => {
+                    bytes.push(1);
+                    for x in scores {
+                        bytes.extend_from_slice(&x.to_bits().to_le_bytes());
+                    }
                 }
             }
-        }
-        xxhash_rust::xxh3::xxh3_128(&bytes)
+        })
     }
 
     /// The PageRank under `key`, computed by `compute` when no state shared it yet.
     fn get_or_compute(&self, key: u128, compute: impl FnOnce() -> PageRank) -> Arc<PageRank> {
-        if let Some(pr) = self.by_inputs.get(&key) {
-            return Arc::clone(&pr);
-        }
-        // Computed outside any lock: two states meeting new inputs together may both compute
-        // them (the same vector) rather than one waiting on the other.
-        let pr = Arc::new(compute());
-        let bytes = std::mem::size_of::<PageRank>() + 8 * pr.scores.len();
-        if bytes > self.max_bytes {
-            return pr;
-        }
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        if self.by_inputs.insert(key, Arc::clone(&pr)).is_none() {
-            kept.0.push_back((key, bytes));
-            kept.1 += bytes;
-            while kept.1 > self.max_bytes {
-                let Some((old, old_bytes)) = kept.0.pop_front() else {
-                    break;
-                };
-                self.by_inputs.remove(&old);
-                kept.1 -= old_bytes;
-            }
-        }
-        pr
+        self.0.get_or_compute(key, compute, |pr| {
+            std::mem::size_of::<PageRank>() + 8 * pr.scores.len()
+        })
     }
 
     /// PageRanks kept.
     pub fn len(&self) -> usize {
-        self.by_inputs.len()
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_inputs.is_empty()
+        self.0.is_empty()
     }
 }
 

@@ -225,6 +225,9 @@ pub struct PolicyContext<'a> {
     /// held copies, link graph, PageRank). The refresher fills it in before `prepare`; `None`
     /// when a policy is prepared outside a refresher (unit tests, labels).
     pub crawl: Option<&'a CrawlState>,
+    /// Where the SBR/EBR planners of one environment share their schedules
+    /// ([`planned::SharedPlans`]); `None` outside a sweep.
+    pub shared_plans: Option<std::sync::Arc<planned::SharedPlans>>,
 }
 
 /// A refresh policy. See the module docs for the order of calls.

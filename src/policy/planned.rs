@@ -12,6 +12,8 @@ use super::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::cg_rate_per_unit;
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
+use crate::memo::{key_of, SharedMemo};
+use std::sync::Arc;
 
 /// What a policy observed of one page through its own refreshes (online mode).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -104,9 +106,46 @@ pub struct Planner<M> {
     observations: Vec<Observations>,
     last_refresh: Vec<Unit>,
     plan_start: Unit,
-    plan: Vec<Vec<PageId>>,
     plan_budget: usize,
+    /// The current plan (shared with the planners that computed the same one).
+    schedule: Arc<Schedule>,
+    /// Where the planners of one environment share their schedules, if anywhere.
+    shared: Option<Arc<SharedPlans>>,
+}
+
+/// A plan: per unit from its start, the pages to refresh; and the frequencies it realises.
+#[derive(Debug, Clone, Default)]
+struct Schedule {
+    plan: Vec<Vec<PageId>>,
     frequencies: Vec<f64>,
+}
+
+/// Schedules shared by the planners of one environment (the SBR and EBR runs of a sweep),
+/// keyed by everything a replan reads: the fit mode, every page's `(λ_p, c_p)` and last
+/// refresh, the plan's first unit and horizon, and the budget. Runs whose estimates coincide
+/// (thresholds θ that count the same changes, budgets that refresh every page) compute one
+/// schedule and read it — the same plan, bit for bit. See [`SharedMemo`].
+#[derive(Debug)]
+pub struct SharedPlans(SharedMemo<Schedule>);
+
+/// Bytes of schedules a [`SharedPlans`] keeps by default.
+pub const SHARED_PLAN_BYTES: usize = 128 << 20;
+
+impl Default for SharedPlans {
+    fn default() -> Self {
+        SharedPlans(SharedMemo::with_max_bytes(SHARED_PLAN_BYTES))
+    }
+}
+
+impl SharedPlans {
+    /// Schedules kept.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// Default replanning period in online mode (units): frequent enough to follow the estimates,
@@ -171,9 +210,9 @@ impl<M: PageModel> Planner<M> {
             observations: Vec::new(),
             last_refresh: Vec::new(),
             plan_start: 0,
-            plan: Vec::new(),
             plan_budget: 0,
-            frequencies: Vec::new(),
+            schedule: Arc::default(),
+            shared: None,
         }
     }
 
@@ -186,7 +225,8 @@ impl<M: PageModel> Planner<M> {
         self.prior_interval = (n as f64 / context.budget.max(1) as f64).max(1.0);
         self.observations = vec![Observations::default(); n];
         self.last_refresh = vec![0; n];
-        self.plan.clear();
+        self.schedule = Arc::default();
+        self.shared = context.shared_plans.clone();
         self.params = match (context.mode, context.history) {
             (FitMode::Oracle, Some(_)) => {
                 let mut p = self.model.oracle(context);
@@ -214,7 +254,7 @@ impl<M: PageModel> Planner<M> {
 
     /// The frequencies of the current plan.
     pub fn frequencies(&self) -> &[f64] {
-        &self.frequencies
+        &self.schedule.frequencies
     }
 
     fn refresh_online_params(&mut self) {
@@ -234,6 +274,42 @@ impl<M: PageModel> Planner<M> {
         }
         let end = self.horizon.max(start);
         let len = end - start + 1;
+        let compute = || self.schedule_for(start, len, budget);
+        self.schedule = match &self.shared {
+            Some(shared) => {
+                let key = self.schedule_key(start, len, budget);
+                shared.0.get_or_compute(key, compute, |s| {
+                    s.plan.iter().map(|u| 24 + 4 * u.len()).sum::<usize>() + 8 * s.frequencies.len()
+                })
+            }
+            None => Arc::new(compute()),
+        };
+        self.plan_start = start;
+        self.plan_budget = budget;
+    }
+
+    /// What [`Self::schedule_for`] reads, hashed (see [`SharedPlans`]).
+    fn schedule_key(&self, start: Unit, len: u32, budget: usize) -> u128 {
+        let n = self.params.len();
+        key_of(32 + 20 * n, |bytes| {
+            bytes.push(self.mode as u8);
+            bytes.extend_from_slice(&start.to_le_bytes());
+            bytes.extend_from_slice(&len.to_le_bytes());
+            bytes.extend_from_slice(&(budget as u64).to_le_bytes());
+            bytes.extend_from_slice(&(n as u64).to_le_bytes());
+            for &(lambda, weight) in &self.params {
+                bytes.extend_from_slice(&lambda.to_bits().to_le_bytes());
+                bytes.extend_from_slice(&weight.to_bits().to_le_bytes());
+            }
+            for &unit in &self.last_refresh {
+                bytes.extend_from_slice(&unit.to_le_bytes());
+            }
+        })
+    }
+
+    /// The optimal frequencies for `budget` and their plan over units `start .. start + len`,
+    /// from the current parameters (and, online, each page's last refresh).
+    fn schedule_for(&self, start: Unit, len: u32, budget: usize) -> Schedule {
         let lambdas: Vec<f64> = self.params.iter().map(|x| x.0).collect();
         let weights: Vec<f64> = self.params.iter().map(|x| x.1).collect();
         let plan = optimal_frequencies(&lambdas, &weights, budget as f64);
@@ -266,16 +342,16 @@ impl<M: PageModel> Planner<M> {
             })
             .collect();
         let instances = plan_instances(&plan.frequencies, &values, &phases, start, len, budget);
-        self.plan = assign(&instances, start, len, budget);
-        self.plan_start = start;
-        self.plan_budget = budget;
-        self.frequencies = plan.frequencies;
+        Schedule {
+            plan: assign(&instances, start, len, budget),
+            frequencies: plan.frequencies,
+        }
     }
 
     /// Whether `choose(unit, ·)` will compute a new online plan (the current one is due).
     pub fn replans_at(&self, unit: Unit) -> bool {
         self.mode == FitMode::Online
-            && (self.plan.is_empty() || unit >= self.plan_start + self.replan_every.max(1))
+            && (self.schedule.plan.is_empty() || unit >= self.plan_start + self.replan_every.max(1))
     }
 
     /// The pages to refresh at `unit` (at most `budget`, distinct): the planned ones, topped up
@@ -292,13 +368,14 @@ impl<M: PageModel> Planner<M> {
         if budget == 0 || self.last_refresh.is_empty() {
             return Vec::new();
         }
-        let in_plan =
-            unit >= self.plan_start && ((unit - self.plan_start) as usize) < self.plan.len();
+        let in_plan = unit >= self.plan_start
+            && ((unit - self.plan_start) as usize) < self.schedule.plan.len();
         if !in_plan || self.replans_at(unit) || budget != self.plan_budget {
             self.replan(unit, budget);
         }
         let idx = (unit - self.plan_start) as usize;
         let mut chosen: Vec<PageId> = self
+            .schedule
             .plan
             .get(idx)
             .map(|v| {
@@ -319,8 +396,10 @@ impl<M: PageModel> Planner<M> {
             // among them instead of the tie-breaks.
             let marginal = |p: usize| {
                 let (l, c) = self.params[p];
-                let value =
-                    c * marginal_freshness(l, self.frequencies.get(p).copied().unwrap_or(0.0));
+                let value = c * marginal_freshness(
+                    l,
+                    self.schedule.frequencies.get(p).copied().unwrap_or(0.0),
+                );
                 without_rounding_noise(value)
             };
             // Each page's sort key computed once; only the best `wanted` are ordered (the

@@ -86,6 +86,39 @@ mod tests {
     use crate::policy::{RefreshOutcome, RefreshPolicy};
 
     #[test]
+    fn planners_sharing_schedules_choose_what_each_chooses_alone() {
+        use crate::policy::planned::SharedPlans;
+        use crate::policy::PolicyContext;
+        use std::sync::Arc;
+        // Every change has shingle change 1: θ = 0.5 and θ = 0.2 count the same changes.
+        let changes: Vec<Vec<u32>> = (0..12u32)
+            .map(|p| (1..=10).filter(|u| u % (p % 4 + 1) == 0).collect())
+            .collect();
+        let h = history(11, &changes, &[], &[]);
+        let pages: Vec<u32> = (0..12).collect();
+        let views = [1.0; 12];
+        let shared = Arc::new(SharedPlans::default());
+        for mode in [FitMode::Oracle, FitMode::Online] {
+            let history = (mode == FitMode::Oracle).then_some(&h);
+            let alone_ctx = context(mode, &pages, &views, history, 10, 3);
+            let alone = run(&mut Sbr::at_threshold(0.5), &alone_ctx, &h);
+            let sharing = PolicyContext {
+                shared_plans: Some(Arc::clone(&shared)),
+                ..alone_ctx.clone()
+            };
+            let kept = shared.len();
+            let first = run(&mut Sbr::at_threshold(0.5), &sharing, &h);
+            let computed = shared.len() - kept;
+            let second = run(&mut Sbr::at_threshold(0.2), &sharing, &h);
+            assert_eq!(first, alone, "{mode:?}");
+            assert_eq!(second, alone, "{mode:?}");
+            assert!(computed > 0, "{mode:?}");
+            // The second planner met the same inputs at every replan: it computed nothing.
+            assert_eq!(shared.len(), kept + computed, "{mode:?}");
+        }
+    }
+
+    #[test]
     fn oracle_rates_count_changes_at_theta() {
         // 9 units → 8 observed intervals. Page 0: 4 changes of 0.5; page 1: 2 of 0.05.
         let h = history(

@@ -595,6 +595,7 @@ mod tests {
             history: None,
             seed: 3,
             crawl: None,
+            shared_plans: None,
         };
         let measure = DeltaQMeasure::new(
             &repo,

@@ -184,6 +184,7 @@ impl ServedEngine {
                 history: None,
                 seed: spec.seed,
                 crawl: None,
+                shared_plans: None,
             });
             probe.label()
         };

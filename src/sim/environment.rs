@@ -19,6 +19,7 @@ use crate::querylog::term_workload::TermWorkload;
 
 use super::shared_evaluations::SharedEvaluations;
 use crate::crawl::SharedPageRanks;
+use crate::policy::planned::SharedPlans;
 
 /// Settings shared by every run over one environment.
 #[derive(Debug, Clone)]
@@ -63,6 +64,8 @@ pub struct Environment<'c> {
     pub evaluations: SharedEvaluations,
     /// PageRanks of held copies shared by every run (see [`SharedPageRanks`]).
     pub pageranks: Arc<SharedPageRanks>,
+    /// SBR/EBR schedules shared by every run (see [`SharedPlans`]).
+    pub plans: Arc<SharedPlans>,
 }
 
 impl<'c> Environment<'c> {
@@ -131,6 +134,7 @@ impl<'c> Environment<'c> {
             history,
             evaluations,
             pageranks: Arc::default(),
+            plans: Arc::default(),
         })
     }
 

@@ -663,6 +663,7 @@ pub fn refresher_for<'e>(
             .then(|| history_through_warm_up.as_ref().unwrap_or(&env.history)),
         seed: config.seed,
         crawl: None,
+        shared_plans: Some(Arc::clone(&env.plans)),
     };
     let measure = if config.measure_unread_delta_q || policy.reads_delta_q() {
         measurement(
