@@ -585,20 +585,8 @@ mod tests {
 
     #[test]
     fn sweeps_sharing_mode_free_runs_report_what_separate_sweeps_report() {
-        use crate::quality::exact::MetricQuery;
-        use crate::querylog::term_workload::TermWorkload;
-        use crate::sim::EnvironmentConfig;
         let corpus = crate::index::testutil::random_corpus(40, 6, 5);
-        let mut workload = TermWorkload::default();
-        for t in ["emac", "lisp", "buffer"] {
-            let id = corpus.vocabulary.get(t).unwrap();
-            workload.term_frequency.insert(id, 2.0);
-            workload.queries.push(MetricQuery {
-                terms: vec![id],
-                frequency: 2.0,
-            });
-        }
-        let env = Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap();
+        let env = crate::sim::three_term_environment(&corpus, 2.0);
         let config = |mode| SweepConfig {
             policies: ["sbr", "round-robin", "random", "age", "user-centric"]
                 .map(String::from)

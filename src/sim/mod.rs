@@ -27,3 +27,22 @@ pub use run::{run, run_with, RunConfig, RunResult, TrecExport, UnitRecord};
 mod frontier_tests;
 #[cfg(test)]
 mod rounds_tests;
+
+/// An environment over `corpus` with the single-term queries `emac`, `lisp` and `buffer`, each
+/// of frequency `frequency` (the simulation's unit tests).
+#[cfg(test)]
+pub(crate) fn three_term_environment(
+    corpus: &crate::corpus::Corpus,
+    frequency: f64,
+) -> Environment<'_> {
+    let mut workload = crate::querylog::term_workload::TermWorkload::default();
+    for t in ["emac", "lisp", "buffer"] {
+        let id = corpus.vocabulary.get(t).unwrap();
+        workload.term_frequency.insert(id, frequency);
+        workload.queries.push(crate::quality::exact::MetricQuery {
+            terms: vec![id],
+            frequency,
+        });
+    }
+    Environment::new(corpus, workload, EnvironmentConfig::default()).unwrap()
+}

@@ -942,24 +942,10 @@ mod online_tests {
         }
     }
 
-    /// An environment over `corpus` with three single-term queries of equal frequency.
-    fn three_term_environment(corpus: &crate::corpus::Corpus) -> Environment<'_> {
-        let mut workload = TermWorkload::default();
-        for t in ["emac", "lisp", "buffer"] {
-            let id = corpus.vocabulary.get(t).unwrap();
-            workload.term_frequency.insert(id, 3.0);
-            workload.queries.push(MetricQuery {
-                terms: vec![id],
-                frequency: 3.0,
-            });
-        }
-        Environment::new(corpus, workload, EnvironmentConfig::default()).unwrap()
-    }
-
     #[test]
     fn online_policies_learn_only_from_what_they_fetched() {
         let corpus = random_corpus(50, 7, 21);
-        let env = three_term_environment(&corpus);
+        let env = crate::sim::three_term_environment(&corpus, 3.0);
         for family in FAMILIES {
             for mode in [FitMode::Online, FitMode::Oracle] {
                 let guard = Guard {
@@ -979,7 +965,7 @@ mod online_tests {
     #[test]
     fn a_family_that_does_not_read_delta_q_runs_the_same_without_its_measurement() {
         let corpus = random_corpus(50, 7, 21);
-        let env = three_term_environment(&corpus);
+        let env = crate::sim::three_term_environment(&corpus, 3.0);
         let without_estimates = |r: &RunResult| -> Vec<UnitRecord> {
             let mut units = r.per_unit.clone();
             units.iter_mut().for_each(|u| u.estimated_delta_q = 0.0);
@@ -1018,7 +1004,7 @@ mod online_tests {
     #[test]
     fn a_family_that_does_not_read_the_fit_mode_runs_the_same_in_both_modes() {
         let corpus = random_corpus(50, 7, 21);
-        let env = three_term_environment(&corpus);
+        let env = crate::sim::three_term_environment(&corpus, 3.0);
         let mut mode_free = Vec::new();
         for family in FAMILIES {
             if family.make([]).unwrap().reads_fit_mode() {
@@ -1043,7 +1029,7 @@ mod online_tests {
     #[test]
     fn with_no_budget_every_family_makes_the_same_run() {
         let corpus = random_corpus(50, 7, 21);
-        let env = three_term_environment(&corpus);
+        let env = crate::sim::three_term_environment(&corpus, 3.0);
         let config = RunConfig {
             measure_unread_delta_q: false,
             ..RunConfig::new(0, FitMode::Oracle)
