@@ -50,10 +50,10 @@ impl SharedEvaluations {
     /// The key of the repository holding version `held[p]` of each page `p` (`None`: no copy)
     /// at `unit`.
     pub fn key(unit: Unit, held: impl Iterator<Item = Option<Unit>>) -> (Unit, u128) {
-        let bytes: Vec<u8> = held
-            .flat_map(|h| h.map_or(u32::MAX, |u| u).to_le_bytes())
-            .collect();
-        (unit, xxhash_rust::xxh3::xxh3_128(&bytes))
+        let key = crate::memo::key_of(4 * held.size_hint().0, |bytes| {
+            bytes.extend(held.flat_map(|h| h.map_or(u32::MAX, |u| u).to_le_bytes()));
+        });
+        (unit, key)
     }
 
     /// The metrics of the state `key`, computed by `evaluate` the first time it is asked for.
