@@ -6,7 +6,11 @@
 //! repository quality ratio (paper 003 Eq. 5) and does not change the order of priorities; it
 //! only scales absolute ΔQ values.
 
+use std::sync::Arc;
+
+use crate::corpus::Unit;
 use crate::index::{ForwardIndex, Scorer};
+use crate::memo::{key_of, SharedMemo};
 use crate::text::TermId;
 
 use super::exact::{MetricQuery, RankMemory};
@@ -173,6 +177,59 @@ pub fn view_weights_with(
         }
     }
     weight
+}
+
+/// Repository view weights ([`view_weights_with`]) shared by the refreshers of one environment
+/// (a sweep's runs): the weights are a function of the repository's copies, so runs that hold
+/// the same copies — the same version of every page — read one vector, computed once, the
+/// same bit for bit. At most [`SHARED_VIEW_WEIGHT_BYTES`] are kept, oldest dropped first
+/// ([`SharedMemo`]).
+///
+/// Copies are named by page and version unit, which name one version only within one corpus;
+/// and the weights depend on the workload queries, the viewing likelihood and the scoring: the
+/// refreshers sharing a store must share all four.
+#[derive(Debug)]
+pub struct SharedViewWeights(SharedMemo<Vec<f64>>);
+
+/// Bytes of view-weight vectors a [`SharedViewWeights`] keeps by default: about 1,200 vectors
+/// of a 7,000-page site.
+pub const SHARED_VIEW_WEIGHT_BYTES: usize = 64 << 20;
+
+impl Default for SharedViewWeights {
+    fn default() -> Self {
+        Self::with_max_bytes(SHARED_VIEW_WEIGHT_BYTES)
+    }
+}
+
+impl SharedViewWeights {
+    pub fn with_max_bytes(max_bytes: usize) -> Self {
+        SharedViewWeights(SharedMemo::with_max_bytes(max_bytes))
+    }
+
+    /// The key of the weights over `pages` page ids of a repository holding version `held[p]`
+    /// of each page `p` (`None`: no copy).
+    pub fn key(pages: usize, held: impl Iterator<Item = Option<Unit>>) -> u128 {
+        key_of(8 + 4 * pages, |bytes| {
+            bytes.extend_from_slice(&(pages as u64).to_le_bytes());
+            bytes.extend(held.flat_map(|h| h.map_or(u32::MAX, |u| u).to_le_bytes()));
+        })
+    }
+
+    /// The weights under `key`, computed by `compute` when no refresher shared them yet.
+    pub fn get_or_compute(&self, key: u128, compute: impl FnOnce() -> Vec<f64>) -> Arc<Vec<f64>> {
+        self.0.get_or_compute(key, compute, |w| {
+            std::mem::size_of::<Vec<f64>>() + 8 * w.len()
+        })
+    }
+
+    /// Vectors kept.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// Riemann zeta for `s > 1`: the first terms summed, the tail by Euler–Maclaurin.

@@ -40,7 +40,7 @@ use crate::index::{ApplyReport, IndexError, PageUpdate, Repository};
 use crate::policy::{PolicyContext, ProbeOutcome, RefreshOutcome, RefreshPolicy};
 use crate::quality::exact::RankMemory;
 use crate::quality::measure::MeasureDeltaQ;
-use crate::quality::viewing::{view_weights_with, ViewingLikelihood};
+use crate::quality::viewing::{view_weights_with, SharedViewWeights, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
 
 mod frontier;
@@ -111,6 +111,9 @@ pub struct Refresher<'f> {
     /// The repository's lists as ranked for the last view weights the policy asked for:
     /// each re-read re-ranks from them.
     view_memory: RankMemory,
+    /// Where refreshers over the same corpus, workload, likelihood and scoring share view
+    /// weights, if anywhere ([`Self::share_view_weights`]).
+    shared_views: Option<Arc<SharedViewWeights>>,
 }
 
 impl<'f> Refresher<'f> {
@@ -145,7 +148,17 @@ impl<'f> Refresher<'f> {
             workload,
             config,
             view_memory: RankMemory::default(),
+            shared_views: None,
         }
+    }
+
+    /// Reads and keeps the view weights the policy asks for in `shared` from now on: refreshers
+    /// whose repositories hold the same copies compute them once. Every refresher sharing
+    /// `shared` must rank the same corpus under the same workload queries, viewing likelihood
+    /// and scoring (a sweep's runs of one environment do); [`Self::set_workload`] stops the
+    /// sharing.
+    pub fn share_view_weights(&mut self, shared: Arc<SharedViewWeights>) {
+        self.shared_views = Some(shared);
     }
 
     pub fn repository(&self) -> &Repository {
@@ -187,6 +200,8 @@ impl<'f> Refresher<'f> {
         self.repo.set_hook(measure.watched_terms());
         self.workload = Arc::clone(measure.workload());
         self.measure = measure;
+        // Weights shared under the old workload are not this workload's.
+        self.shared_views = None;
     }
 
     /// Pages the fetcher has allocated ids for.
@@ -492,14 +507,27 @@ impl<'f> Refresher<'f> {
         self.policy.observe(&outcomes);
         let next_is_run = self.config.last_unit.is_none_or(|last| unit < last);
         if next_is_run && self.policy.wants_views(unit + 1) {
-            self.policy.observe_views(&view_weights_with(
-                &mut self.view_memory,
-                self.repo.forward(),
-                self.repo.scorer(),
-                self.fetcher.page_count(),
-                &self.workload.queries,
-                &self.config.likelihood,
-            ));
+            let pages = self.fetcher.page_count();
+            let mut compute = || {
+                view_weights_with(
+                    &mut self.view_memory,
+                    self.repo.forward(),
+                    self.repo.scorer(),
+                    pages,
+                    &self.workload.queries,
+                    &self.config.likelihood,
+                )
+            };
+            match &self.shared_views {
+                Some(shared) => {
+                    // The repository holds the crawl state's copies.
+                    let held = (0..pages as PageId).map(|p| self.crawl.held_unit(p));
+                    let key = SharedViewWeights::key(pages, held);
+                    self.policy
+                        .observe_views(&shared.get_or_compute(key, compute));
+                }
+                None => self.policy.observe_views(&compute()),
+            }
         }
         timings.policy += clock.elapsed().as_secs_f64();
         Ok(StepReport {
@@ -555,6 +583,14 @@ mod tests {
     }
 
     fn refresher<'c>(corpus: &'c Corpus, policy: &str, budget: usize) -> Refresher<'c> {
+        refresher_with(corpus, family(policy).unwrap().make([]).unwrap(), budget)
+    }
+
+    fn refresher_with<'c>(
+        corpus: &'c Corpus,
+        policy: Box<dyn RefreshPolicy>,
+        budget: usize,
+    ) -> Refresher<'c> {
         let known = corpus.page_count() / 2;
         let mut workload = TermWorkload::default();
         for t in ["emac", "lisp", "buffer", "window"] {
@@ -607,7 +643,7 @@ mod tests {
         Refresher::new(
             repo,
             crawl,
-            family(policy).unwrap().make([]).unwrap(),
+            policy,
             &context,
             Box::new(Growing {
                 inner: fetcher,
@@ -660,6 +696,76 @@ mod tests {
                 "{policy} never refreshed a page met after prepare"
             );
         }
+    }
+
+    /// Refreshes the `budget` pages after the last one it refreshed (in page order) and keeps
+    /// the view weights it is sent, every unit.
+    struct WatchingViews {
+        next: usize,
+        seen: Arc<std::sync::Mutex<Vec<Vec<f64>>>>,
+    }
+
+    impl RefreshPolicy for WatchingViews {
+        fn name(&self) -> String {
+            "watching-views".into()
+        }
+        fn prepare(&mut self, _context: &PolicyContext<'_>) {}
+        fn choose(&mut self, _unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+            let pages = crawl.len();
+            let chosen = (0..budget.min(pages))
+                .map(|i| ((self.next + i) % pages) as PageId)
+                .collect();
+            self.next = (self.next + budget) % pages.max(1);
+            chosen
+        }
+        fn observe(&mut self, _outcomes: &[RefreshOutcome]) {}
+        fn wants_views(&self, _unit: Unit) -> bool {
+            true
+        }
+        fn observe_views(&mut self, view_weight: &[f64]) {
+            self.seen.lock().unwrap().push(view_weight.to_vec());
+        }
+    }
+
+    #[test]
+    fn refreshers_sharing_view_weights_are_sent_what_each_ranks_alone() {
+        let corpus = random_corpus(40, 10, 23);
+        let shared = Arc::new(SharedViewWeights::default());
+        let watch = |share: bool| {
+            let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let policy = WatchingViews {
+                next: 0,
+                seen: Arc::clone(&seen),
+            };
+            let mut r = refresher_with(&corpus, Box::new(policy), 5);
+            if share {
+                r.share_view_weights(Arc::clone(&shared));
+            }
+            for unit in 1..corpus.units() {
+                r.step(unit).unwrap();
+            }
+            let seen = seen.lock().unwrap().clone();
+            seen
+        };
+        let alone = watch(false);
+        assert!(shared.is_empty());
+        let first = watch(true);
+        let kept = shared.len();
+        assert!(kept > 0);
+        // The second refresher meets the first one's states: it reads, computes nothing new.
+        let second = watch(true);
+        assert_eq!(shared.len(), kept);
+        assert_eq!(alone.len(), corpus.units() as usize - 1);
+        let bits = |runs: &[Vec<f64>]| -> Vec<Vec<u64>> {
+            runs.iter()
+                .map(|w| w.iter().map(|x| x.to_bits()).collect())
+                .collect()
+        };
+        assert_eq!(bits(&first), bits(&alone));
+        assert_eq!(bits(&second), bits(&alone));
+        // Discovery grows the page count: vectors of both lengths were sent.
+        assert!(alone.first().unwrap().len() < alone.last().unwrap().len());
+        assert!(alone.iter().any(|w| w.iter().any(|&x| x > 0.0)));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::quality::exact_delta::ExactDeltaQMeasure;
 use crate::quality::measure::{DeltaQMeasure, DeltaQMethod, MeasureDeltaQ};
 use crate::quality::multi_term::MultiTermDeltaQMeasure;
 use crate::quality::score_rank::{ScoreRankFn, DEFAULT_PIECES};
-use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
+use crate::quality::viewing::{view_weights_of, SharedViewWeights, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
 
 use super::shared_evaluations::SharedEvaluations;
@@ -66,6 +66,9 @@ pub struct Environment<'c> {
     pub pageranks: Arc<SharedPageRanks>,
     /// SBR/EBR schedules shared by every run (see [`SharedPlans`]).
     pub plans: Arc<SharedPlans>,
+    /// Repository view weights (EBR, online user-centric) shared by every run (see
+    /// [`SharedViewWeights`]).
+    pub views: Arc<SharedViewWeights>,
 }
 
 impl<'c> Environment<'c> {
@@ -135,6 +138,7 @@ impl<'c> Environment<'c> {
             evaluations,
             pageranks: Arc::default(),
             plans: Arc::default(),
+            views: Arc::default(),
         })
     }
 

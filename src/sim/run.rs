@@ -676,7 +676,7 @@ pub fn refresher_for<'e>(
     } else {
         Box::new(NoMeasure::new(Arc::clone(&env.workload)))
     };
-    Refresher::new(
+    let mut refresher = Refresher::new(
         repo,
         crawl,
         policy,
@@ -691,7 +691,10 @@ pub fn refresher_for<'e>(
             likelihood: env.config.likelihood,
             warmup_units: config.warmup_units,
         },
-    )
+    );
+    // Every run ranks the environment's corpus under its workload, likelihood and scoring.
+    refresher.share_view_weights(Arc::clone(&env.views));
+    refresher
 }
 
 /// NDCG@k of a schedule (paper 001 Eq. 2–3) with binary relevance `stale[p]`.
