@@ -129,22 +129,30 @@ impl SharedPageRanks {
     }
 
     /// The key of the PageRank of `crawl`'s held copies started from `start`.
-    fn key(crawl: &CrawlState, start: Option<&[f64]>) -> u128 {
+    fn key(crawl: &CrawlState, start: &WarmStart<'_>) -> u128 {
         let pages = crawl.len();
-        let capacity = 9 + 4 * pages + 8 * start.map_or(0, <[f64]>::len);
-        key_of(capacity, |bytes| {
+        let start_bytes = match start {
+            WarmStart::Uniform => 1,
+            WarmStart::Keyed(_) => 17,
+            WarmStart::Vector(scores) => 1 + 8 * scores.len(),
+        };
+        key_of(8 + 4 * pages + start_bytes, |bytes| {
             bytes.extend_from_slice(&(pages as u64).to_le_bytes());
             for p in 0..pages as PageId {
                 let unit = crawl.held_unit(p).map_or(u32::MAX, |u| u);
                 bytes.extend_from_slice(&unit.to_le_bytes());
             }
             match start {
-                None => bytes.push(0),
-                Some(scores) => {
+                WarmStart::Uniform => bytes.push(0),
+                WarmStart::Vector(scores) => {
                     bytes.push(1);
-                    for x in scores {
+                    for x in *scores {
                         bytes.extend_from_slice(&x.to_bits().to_le_bytes());
                     }
+                }
+                WarmStart::Keyed(key) => {
+                    bytes.push(2);
+                    bytes.extend_from_slice(&key.to_le_bytes());
                 }
             }
         })
@@ -167,6 +175,25 @@ impl SharedPageRanks {
     }
 }
 
+/// How a [`SharedPageRanks`] key names a PageRank's warm start.
+enum WarmStart<'s> {
+    /// None: the uniform vector.
+    Uniform,
+    /// The PageRank kept under this key. A key determines its vector (a PageRank is a function
+    /// of what its key hashes), so naming the start by its key names its bits, without hashing
+    /// a vector as long as the site at every recomputation.
+    Keyed(u128),
+    /// A vector computed without a key (before the state shared its PageRanks).
+    Vector(&'s [f64]),
+}
+
+/// A PageRank, with its [`SharedPageRanks`] key when it was shared.
+#[derive(Debug, Clone)]
+struct KeyedPageRank {
+    vector: Arc<PageRank>,
+    key: Option<u128>,
+}
+
 /// What a change of held copies changed ([`KnowledgeCache::held_changed`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HeldChange {
@@ -182,9 +209,9 @@ pub(crate) struct KnowledgeCache {
     urls: Vec<PageUrl>,
     graph: OnceLock<Arc<LinkGraph>>,
     directories: OnceLock<Arc<Directories>>,
-    pagerank: OnceLock<Arc<PageRank>>,
+    pagerank: OnceLock<KeyedPageRank>,
     /// The PageRank before the last change of the held copies: the warm start of the next.
-    previous_pagerank: Option<Arc<PageRank>>,
+    previous_pagerank: Option<KeyedPageRank>,
     /// Where PageRanks computed by crawl states of the same corpus are shared, if anywhere.
     shared_pageranks: Option<Arc<SharedPageRanks>>,
 }
@@ -376,16 +403,30 @@ impl<'a> CrawlKnowledge<'a> {
     /// [`pagerank`](Self::pagerank) with the number of power-iteration steps it took.
     pub fn pagerank_result(&self) -> &'a PageRank {
         let cache = self.cache();
-        cache.pagerank.get_or_init(|| {
-            let start = cache.previous_pagerank.as_deref().map(|p| &p.scores[..]);
+        let keyed = cache.pagerank.get_or_init(|| {
+            let previous = cache.previous_pagerank.as_ref();
+            let start = previous.map(|p| &p.vector.scores[..]);
             let compute = || pagerank(self.graph(), PAGERANK_DAMPING, PAGERANK_TOLERANCE, start);
             match &cache.shared_pageranks {
                 Some(shared) => {
-                    shared.get_or_compute(SharedPageRanks::key(self.crawl, start), compute)
+                    let start = match previous {
+                        None => WarmStart::Uniform,
+                        Some(KeyedPageRank { key: Some(key), .. }) => WarmStart::Keyed(*key),
+                        Some(p) => WarmStart::Vector(&p.vector.scores),
+                    };
+                    let key = SharedPageRanks::key(self.crawl, &start);
+                    KeyedPageRank {
+                        vector: shared.get_or_compute(key, compute),
+                        key: Some(key),
+                    }
                 }
-                None => Arc::new(compute()),
+                None => KeyedPageRank {
+                    vector: Arc::new(compute()),
+                    key: None,
+                },
             }
-        })
+        });
+        &keyed.vector
     }
 
     /// Pages with a held copy, ascending.
@@ -533,6 +574,19 @@ mod tests {
             a.knowledge().pagerank().as_ptr()
         ));
         assert_eq!(shared.len(), 4);
+        // A state that computed its warm start before it shared: the start is named by its
+        // bits, and the vector is again the one a state alone computes.
+        let (mut alone, mut e) = (state(), state());
+        for crawl in [&mut alone, &mut e] {
+            crawl.knowledge().pagerank();
+            step(crawl, 1);
+        }
+        e.share_pageranks(Arc::clone(&shared));
+        assert_eq!(
+            bits(e.knowledge().pagerank()),
+            bits(alone.knowledge().pagerank())
+        );
+        assert_eq!(shared.len(), 5);
         // Past its bytes the store keeps the newest vectors only.
         let one = std::mem::size_of::<PageRank>() + 8 * 5;
         let small = Arc::new(SharedPageRanks::with_max_bytes(one));
