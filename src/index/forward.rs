@@ -110,6 +110,32 @@ pub struct ForwardIndex {
     inlinks: Vec<u32>,
     /// The pages whose copy changed, in order (see [`EditMark`]).
     journal: EditJournal,
+    /// When set, the only terms whose postings are kept ([`Self::keep_postings_of`]).
+    kept: Option<Arc<KeptTerms>>,
+}
+
+/// The terms an index keeps postings of: a bit per term id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct KeptTerms(Vec<u64>);
+
+impl KeptTerms {
+    fn of(terms: impl IntoIterator<Item = TermId>) -> Self {
+        let mut bits = Vec::new();
+        for t in terms {
+            let (word, bit) = (t as usize / 64, t % 64);
+            if bits.len() <= word {
+                bits.resize(word + 1, 0u64);
+            }
+            bits[word] |= 1 << bit;
+        }
+        KeptTerms(bits)
+    }
+
+    fn contains(&self, term: TermId) -> bool {
+        self.0
+            .get(term as usize / 64)
+            .is_some_and(|w| w & (1 << (term % 64)) != 0)
+    }
 }
 
 /// Where an index stands in its history of edits ([`ForwardIndex::edit_mark`]): a reader
@@ -340,8 +366,49 @@ impl ForwardIndex {
             .map(|(i, _)| i as PageId)
     }
 
+    /// From now on keeps the postings of `terms` only: the others are dropped and no edit
+    /// touches them again. The copies, lengths, token totals and in-link counts stay whole.
+    ///
+    /// For an index whose readers are known to ask for these terms only — a simulated run's
+    /// repository, read by the workload's metrics, its ΔQ hook and BM25 statistics of the
+    /// query terms — so that its clone and each refresh cost the workload's lists, not every
+    /// term of the site's. Reading the postings or the document frequency of another term
+    /// panics (its lists are gone: an answer would be wrong, not approximate).
+    pub fn keep_postings_of(&mut self, terms: impl IntoIterator<Item = TermId>) {
+        let kept = KeptTerms::of(terms);
+        for (t, list) in self.postings.iter_mut().enumerate() {
+            if !kept.contains(t as TermId) {
+                *list = PostingList::Empty;
+            }
+        }
+        let last = self
+            .postings
+            .iter()
+            .rposition(|l| !l.is_empty())
+            .map_or(0, |i| i + 1);
+        self.postings.truncate(last);
+        self.postings.shrink_to_fit();
+        self.kept = Some(Arc::new(kept));
+    }
+
+    /// Whether this index keeps the postings of `term` (every term unless
+    /// [`keep_postings_of`](Self::keep_postings_of) narrowed them).
+    pub fn keeps_postings_of(&self, term: TermId) -> bool {
+        self.kept.as_ref().is_none_or(|k| k.contains(term))
+    }
+
+    /// Panics when the postings of `term` were dropped (see [`Self::keep_postings_of`]).
+    #[inline]
+    fn assert_kept(&self, term: TermId) {
+        assert!(
+            self.keeps_postings_of(term),
+            "the postings of term {term} were not kept in this index (keep_postings_of)"
+        );
+    }
+
     /// Pages whose copy contains `term`, ascending.
     pub fn pages_with(&self, term: TermId) -> &[PageId] {
+        self.assert_kept(term);
         self.postings
             .get(term as usize)
             .map_or(&[], PostingList::pages)
@@ -349,6 +416,7 @@ impl ForwardIndex {
 
     /// [`pages_with`](Self::pages_with) and, parallel to it, each page's frequency of `term`.
     pub fn postings(&self, term: TermId) -> (&[PageId], &[u32]) {
+        self.assert_kept(term);
         self.postings
             .get(term as usize)
             .map_or((&[], &[]), PostingList::as_slices)
@@ -656,6 +724,9 @@ impl ForwardIndex {
 
     /// Adds `page`'s posting of `term`, or sets its frequency if present.
     fn insert_posting(&mut self, term: TermId, page: PageId, tf: u32) {
+        if !self.keeps_postings_of(term) {
+            return;
+        }
         let t = term as usize;
         if self.postings.len() <= t {
             self.postings.resize(t + 1, PostingList::Empty);
@@ -664,6 +735,9 @@ impl ForwardIndex {
     }
 
     fn remove_posting(&mut self, term: TermId, page: PageId) {
+        if !self.keeps_postings_of(term) {
+            return;
+        }
         self.postings[term as usize].remove(page);
     }
 
@@ -776,6 +850,9 @@ impl ForwardIndex {
     /// Applies and clears the gathered posting edits of [`set_copies`](Self::set_copies)
     /// (each `(term, page)` at most once).
     fn apply_edits(&mut self, edits: &mut Vec<(TermId, PageId, u32)>) {
+        if let Some(kept) = &self.kept {
+            edits.retain(|&(t, _, _)| kept.contains(t));
+        }
         if let Some(top) = edits
             .iter()
             .filter(|e| e.2 > 0)
@@ -1031,6 +1108,64 @@ mod tests {
             assert_eq!(bulk.inlinks, one_by_one.inlinks);
         }
         assert_eq!(ForwardIndex::from_docs(Vec::new()), ForwardIndex::new());
+    }
+
+    /// An index keeping some terms' postings, edited unit after unit by both update paths
+    /// (one copy at a time and in batches), answers those terms, the statistics and the copies
+    /// as the full index does, and refuses the other terms.
+    #[test]
+    fn an_index_keeping_some_postings_answers_them_as_the_full_index() {
+        use crate::corpus::LiveWeb;
+        use crate::index::testutil::random_corpus;
+        let corpus = random_corpus(120, 8, 9);
+        let copy_at = |p: PageId, unit| {
+            corpus
+                .page_at(p, unit)
+                .present()
+                .map(|v| ForwardDoc::from_version(corpus.url(p), v))
+        };
+        let pages = corpus.page_count() as PageId;
+        let mut full = ForwardIndex::from_docs(
+            (0..pages)
+                .filter_map(|p| copy_at(p, 0).map(|d| (p, d)))
+                .collect(),
+        );
+        let terms = full.postings.len() as TermId;
+        let kept_terms: Vec<TermId> = (0..terms).filter(|t| t % 3 == 1).collect();
+        let mut kept = full.clone();
+        kept.keep_postings_of(kept_terms.iter().copied());
+        assert!(kept.memory_bytes() < full.memory_bytes());
+        for unit in 0..corpus.units() {
+            if unit > 0 {
+                // Odd units one copy at a time, even ones in a batch.
+                let updates: Vec<(PageId, Option<ForwardDoc>)> =
+                    (0..pages).map(|p| (p, copy_at(p, unit))).collect();
+                for index in [&mut full, &mut kept] {
+                    if unit % 2 == 1 {
+                        for (p, copy) in updates.clone() {
+                            index.set_copy(p, copy);
+                        }
+                    } else {
+                        index.set_copies(updates.clone());
+                    }
+                }
+            }
+            assert_eq!(
+                (kept.num_docs, kept.total_tokens),
+                (full.num_docs, full.total_tokens)
+            );
+            assert_eq!(kept.docs, full.docs, "unit {unit}");
+            assert_eq!(kept.lengths, full.lengths);
+            assert_eq!(kept.inlinks, full.inlinks);
+            for &t in &kept_terms {
+                assert_eq!(kept.postings(t), full.postings(t), "unit {unit} term {t}");
+                assert_eq!(kept.doc_freq(t), full.doc_freq(t));
+            }
+        }
+        assert!(kept.keeps_postings_of(1) && !kept.keeps_postings_of(2));
+        assert!(full.keeps_postings_of(2));
+        let refused = std::panic::catch_unwind(|| kept.pages_with(2).len());
+        assert!(refused.is_err(), "a dropped term's postings were read");
     }
 
     #[test]

@@ -89,4 +89,13 @@ impl TermWorkload {
         ids.sort_unstable();
         ids
     }
+
+    /// Every term the workload reads: its single terms and its queries' terms, ascending.
+    pub fn all_term_ids(&self) -> Vec<TermId> {
+        let mut ids = self.term_ids();
+        ids.extend(self.queries.iter().flat_map(|q| q.terms.iter().copied()));
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
 }

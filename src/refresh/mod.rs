@@ -197,6 +197,18 @@ impl<'f> Refresher<'f> {
     /// refresher's repository): a live engine's workload grows with the queries it serves.
     /// The hook follows the measure's terms.
     pub fn set_workload(&mut self, measure: Box<dyn MeasureDeltaQ>) {
+        let forward = self.repo.forward();
+        if let Some(t) = measure
+            .workload()
+            .all_term_ids()
+            .into_iter()
+            .find(|&t| !forward.keeps_postings_of(t))
+        {
+            panic!(
+                "set_workload: the repository does not keep the postings of term {t} of the \
+                 new workload (start such a refresher from the full index)"
+            );
+        }
         self.repo.set_hook(measure.watched_terms());
         self.workload = Arc::clone(measure.workload());
         self.measure = measure;

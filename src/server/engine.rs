@@ -22,7 +22,7 @@ use crate::policy::registry::family;
 use crate::policy::FitMode;
 use crate::quality::exact::evaluate;
 use crate::quality::SearchQuality;
-use crate::sim::run::refresher_for;
+use crate::sim::run::refresher_for_changing_workload;
 use crate::sim::{Environment, RunConfig};
 
 use super::live_workload::{merge_counts, LiveWorkload};
@@ -241,7 +241,7 @@ impl ServedEngine {
         period: Duration,
     ) -> Result<(), String> {
         let corpus = env.corpus;
-        let mut refresher = refresher_for(env, policy, config);
+        let mut refresher = refresher_for_changing_workload(env, policy, config);
         let mut served = Vec::new();
         for unit in 1..env.units() {
             std::thread::sleep(period);

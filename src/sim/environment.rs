@@ -57,6 +57,10 @@ pub struct Environment<'c> {
     /// The repository's forward index at unit 0 (every page present then): where every run
     /// starts, built once and cloned per run.
     pub initial: ForwardIndex,
+    /// [`Self::initial`] keeping the postings of the workload's terms only
+    /// ([`ForwardIndex::keep_postings_of`]): where runs of this workload start (each clones
+    /// it, and each refresh edits the workload's lists only).
+    pub run_initial: ForwardIndex,
     /// The true history (oracle mode): change units, shingle changes, and ΔQ_A measured when
     /// every change is refreshed at once (paper 003 §6's forecasting experiment).
     pub history: ChangeHistory,
@@ -127,6 +131,9 @@ impl<'c> Environment<'c> {
         if let Some(views) = live.last_view_weight {
             evaluations.live_view_weights(corpus.units() - 1, || views);
         }
+        // Runs read the postings of the workload's terms only: their repositories keep those.
+        let mut run_initial = live.initial.clone();
+        run_initial.keep_postings_of(workload.all_term_ids());
         Ok(Environment {
             corpus,
             workload,
@@ -134,6 +141,7 @@ impl<'c> Environment<'c> {
             truths,
             view_weight: live.view_weight,
             initial: live.initial,
+            run_initial,
             history,
             evaluations,
             pageranks: Arc::default(),

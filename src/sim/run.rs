@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::corpus::{LiveWeb, PageId, Unit};
 use crate::crawl::{CrawlState, NewPages, SnapshotFetcher};
-use crate::index::{IndexError, LiveScores, Repository};
+use crate::index::{ForwardIndex, IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
 use crate::quality::exact::{
     evaluate_and_rank, EvaluatedLists, Paper000Measures, RankMemory, RanksWanted, UnitMetrics,
@@ -629,19 +629,39 @@ pub fn run_with(
 /// The refresher of one run: the repository of the initial crawl (cloned from the
 /// environment), the crawl state of its copies, the policy prepared with the environment's
 /// context (the history in oracle mode only), a snapshot fetcher and a ΔQ measurement.
+///
+/// The repository keeps the postings of the environment's workload terms only
+/// ([`Environment::run_initial`]): a refresher whose workload will change
+/// ([`Refresher::set_workload`]) starts from [`refresher_for_changing_workload`].
 pub fn refresher_for<'e>(
     env: &Environment<'e>,
+    policy: Box<dyn RefreshPolicy>,
+    config: &RunConfig,
+) -> Refresher<'e> {
+    refresher_over(env, env.run_initial.clone(), policy, config)
+}
+
+/// [`refresher_for`] over the full initial index: the refresher of a served engine, whose
+/// workload grows with the queries users send.
+pub fn refresher_for_changing_workload<'e>(
+    env: &Environment<'e>,
+    policy: Box<dyn RefreshPolicy>,
+    config: &RunConfig,
+) -> Refresher<'e> {
+    refresher_over(env, env.initial.clone(), policy, config)
+}
+
+fn refresher_over<'e>(
+    env: &Environment<'e>,
+    initial: ForwardIndex,
     policy: Box<dyn RefreshPolicy>,
     config: &RunConfig,
 ) -> Refresher<'e> {
     let corpus = env.corpus;
     let units = env.units();
     let pages = corpus.page_count();
-    let repo = Repository::forward_only_from(
-        env.initial.clone(),
-        Arc::clone(&corpus.vocabulary),
-        env.config.scoring,
-    );
+    let repo =
+        Repository::forward_only_from(initial, Arc::clone(&corpus.vocabulary), env.config.scoring);
     let mut crawl = CrawlState::with_initial_crawl(
         pages,
         (0..pages as PageId)
@@ -1027,6 +1047,73 @@ mod online_tests {
             }
         }
         assert_eq!(mode_free, ["round-robin", "random", "age"]);
+    }
+
+    /// Runs start from an index keeping the workload's postings only; they must run exactly
+    /// as over the full index, every family, both modes, single- and two-term queries.
+    #[test]
+    fn runs_keeping_the_workload_postings_only_run_as_over_the_full_index() {
+        let corpus = random_corpus(50, 7, 21);
+        let environment = || {
+            let mut workload = TermWorkload::default();
+            let id = |t: &str| corpus.vocabulary.get(t).unwrap();
+            for (terms, f) in [(vec!["emac"], 3.0), (vec!["lisp", "buffer"], 2.0)] {
+                let terms: Vec<TermId> = terms.iter().map(|&t| id(t)).collect();
+                for &t in &terms {
+                    *workload.term_frequency.entry(t).or_insert(0.0) += f;
+                }
+                workload.queries.push(MetricQuery {
+                    terms,
+                    frequency: f,
+                });
+            }
+            Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap()
+        };
+        let kept = environment();
+        let mut full = environment();
+        full.run_initial = full.initial.clone();
+        assert!(kept.run_initial.memory_bytes() < full.run_initial.memory_bytes());
+        for family in FAMILIES {
+            for mode in [FitMode::Oracle, FitMode::Online] {
+                for budget in [3, 50] {
+                    let config = RunConfig::new(budget, mode);
+                    let a = run(&kept, family.make([]).unwrap(), &config).unwrap();
+                    let b = run(&full, family.make([]).unwrap(), &config).unwrap();
+                    let name = family.name;
+                    assert_eq!(
+                        a.refreshed_pages, b.refreshed_pages,
+                        "{name} {mode:?} {budget}"
+                    );
+                    assert_eq!(a.per_unit, b.per_unit, "{name} {mode:?} B = {budget}");
+                    assert_eq!(a.mean, b.mean, "{name} {mode:?} B = {budget}");
+                }
+            }
+        }
+    }
+
+    /// A refresher over the kept postings refuses a workload reading other terms (a served
+    /// engine starts from the full index instead).
+    #[test]
+    fn a_refresher_keeping_the_workload_postings_refuses_another_workload() {
+        let corpus = random_corpus(30, 4, 8);
+        let env = crate::sim::three_term_environment(&corpus, 3.0);
+        let config = RunConfig::new(3, FitMode::Online);
+        let other = corpus.vocabulary.get("window").unwrap();
+        let mut workload = (*env.workload).clone();
+        workload.term_frequency.insert(other, 1.0);
+        let workload = Arc::new(workload);
+        let measure = || Box::new(NoMeasure::new(Arc::clone(&workload)));
+        let family = FAMILIES[0];
+        let mut served = refresher_for_changing_workload(&env, family.make([]).unwrap(), &config);
+        served.set_workload(measure());
+        served.step(1).unwrap();
+        let mut kept = refresher_for(&env, family.make([]).unwrap(), &config);
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            kept.set_workload(measure())
+        }));
+        let message = refused.expect_err("the new term's postings were dropped");
+        let message = message.downcast_ref::<String>().unwrap();
+        assert!(message.contains(&format!("term {other}")), "{message}");
     }
 
     #[test]
