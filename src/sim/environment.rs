@@ -54,8 +54,10 @@ pub struct Environment<'c> {
     pub truths: Arc<Vec<LiveTruth>>,
     /// EBR's weight per page: `Σ_q f_q · I(rank in A(q, W_0))` (how often users are shown p).
     pub view_weight: Vec<f64>,
-    /// The repository's forward index at unit 0 (every page present then): where every run
-    /// starts, built once and cloned per run.
+    /// The repository's forward index at unit 0 (every page present then), every term's
+    /// postings kept: where a refresher whose workload changes starts (the served engine,
+    /// [`super::run::refresher_for_changing_workload`]); runs start from
+    /// [`Self::run_initial`].
     pub initial: ForwardIndex,
     /// [`Self::initial`] keeping the postings of the workload's terms only
     /// ([`ForwardIndex::keep_postings_of`]): where runs of this workload start (each clones
