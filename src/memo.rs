@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
 
+use crate::corpus::Unit;
+
 /// See the module docs. At most `max_bytes` of results are kept (as each result's `bytes`
 /// counts them); past that the oldest go first: runs of a sweep that meet the same inputs
 /// mostly run side by side.
@@ -75,6 +77,12 @@ impl<V> SharedMemo<V> {
     pub fn is_empty(&self) -> bool {
         self.by_key.is_empty()
     }
+}
+
+/// Appends the copies a repository holds as every shared store's key names them: per page id in
+/// order, the unit of the held version (`u32::MAX`: no copy), 4 little-endian bytes each.
+pub fn write_held_units(bytes: &mut Vec<u8>, held: impl Iterator<Item = Option<Unit>>) {
+    bytes.extend(held.flat_map(|h| h.map_or(u32::MAX, |u| u).to_le_bytes()));
 }
 
 /// XXH3-128 of bytes written by `write` (the key of a [`SharedMemo`]).

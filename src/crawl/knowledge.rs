@@ -41,7 +41,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::corpus::{PageId, PageVersion};
-use crate::memo::{key_of, SharedMemo};
+use crate::memo::{key_of, write_held_units, SharedMemo};
 
 use super::link_graph::{pagerank, LinkGraph, PageRank, PAGERANK_DAMPING, PAGERANK_TOLERANCE};
 use super::state::CrawlState;
@@ -138,10 +138,7 @@ impl SharedPageRanks {
         };
         key_of(8 + 4 * pages + start_bytes, |bytes| {
             bytes.extend_from_slice(&(pages as u64).to_le_bytes());
-            for p in 0..pages as PageId {
-                let unit = crawl.held_unit(p).map_or(u32::MAX, |u| u);
-                bytes.extend_from_slice(&unit.to_le_bytes());
-            }
+            write_held_units(bytes, crawl.held_units(pages));
             match start {
                 WarmStart::Uniform => bytes.push(0),
                 WarmStart::Vector(scores) => {

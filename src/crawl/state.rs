@@ -148,6 +148,11 @@ impl CrawlState {
         self.held(page).map(|h| h.version.unit)
     }
 
+    /// [`held_unit`](Self::held_unit) of page ids `0..pages`, in order.
+    pub fn held_units(&self, pages: usize) -> impl ExactSizeIterator<Item = Option<Unit>> + '_ {
+        (0..pages as PageId).map(|p| self.held_unit(p))
+    }
+
     /// Records a refresh of `page` at `unit` that brought `fetched` (`None`: gone; the held
     /// copy when not modified) and returns the shingle change from the held copy to it:
     /// 0 when nothing changed, 1 when either side has no copy.

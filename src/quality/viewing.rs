@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::corpus::Unit;
 use crate::index::{ForwardIndex, Scorer};
-use crate::memo::{key_of, SharedMemo};
+use crate::memo::{key_of, write_held_units, SharedMemo};
 use crate::text::TermId;
 
 use super::exact::{MetricQuery, RankMemory};
@@ -211,7 +211,7 @@ impl SharedViewWeights {
     pub fn key(pages: usize, held: impl Iterator<Item = Option<Unit>>) -> u128 {
         key_of(8 + 4 * pages, |bytes| {
             bytes.extend_from_slice(&(pages as u64).to_le_bytes());
-            bytes.extend(held.flat_map(|h| h.map_or(u32::MAX, |u| u).to_le_bytes()));
+            write_held_units(bytes, held);
         })
     }
 

@@ -533,8 +533,7 @@ impl<'f> Refresher<'f> {
             match &self.shared_views {
                 Some(shared) => {
                     // The repository holds the crawl state's copies.
-                    let held = (0..pages as PageId).map(|p| self.crawl.held_unit(p));
-                    let key = SharedViewWeights::key(pages, held);
+                    let key = SharedViewWeights::key(pages, self.crawl.held_units(pages));
                     self.policy
                         .observe_views(&shared.get_or_compute(key, compute));
                 }

@@ -454,7 +454,7 @@ pub fn run_with(
         let revision = repo.revision();
         let crawl = refresher.crawl();
         // The version each copy holds now, read once (each read follows a pointer to the copy).
-        let held: Vec<Option<Unit>> = (0..pages as PageId).map(|p| crawl.held_unit(p)).collect();
+        let held: Vec<Option<Unit>> = crawl.held_units(pages).collect();
         let fresh = |p: PageId| truth.is_fresh(p, held[p as usize]);
         let state = SharedEvaluations::key(unit, held.iter().copied());
         let mut evaluated_here = false;

@@ -51,7 +51,7 @@ impl SharedEvaluations {
     /// at `unit`.
     pub fn key(unit: Unit, held: impl Iterator<Item = Option<Unit>>) -> (Unit, u128) {
         let key = crate::memo::key_of(4 * held.size_hint().0, |bytes| {
-            bytes.extend(held.flat_map(|h| h.map_or(u32::MAX, |u| u).to_le_bytes()));
+            crate::memo::write_held_units(bytes, held)
         });
         (unit, key)
     }
