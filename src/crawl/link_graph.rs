@@ -263,6 +263,29 @@ struct InFlowRows {
     slot_of_node: Vec<u32>,
 }
 
+/// Node indices `0..n` by descending `degree`, ties by ascending index: the order of sorting by
+/// the key `(Reverse(degree(v)), v)`, by a counting sort (linear; one [`pagerank`] call builds
+/// its rows from it, and a sweep makes thousands of calls).
+fn nodes_by_descending_degree(n: usize, degree: impl Fn(usize) -> usize) -> Vec<u32> {
+    let degrees: Vec<usize> = (0..n).map(degree).collect();
+    let max = degrees.iter().copied().max().unwrap_or(0);
+    // `start[max - d]`: where the nodes of degree `d` begin, highest degree first.
+    let mut start = vec![0usize; max + 2];
+    for &d in &degrees {
+        start[max - d + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut order = vec![0u32; n];
+    for (v, &d) in degrees.iter().enumerate() {
+        let at = &mut start[max - d];
+        order[*at] = v as u32;
+        *at += 1;
+    }
+    order
+}
+
 impl InFlowRows {
     fn of(graph: &LinkGraph) -> Self {
         let n = graph.nodes.len();
@@ -271,8 +294,7 @@ impl InFlowRows {
             index[p as usize] = i as u32;
         }
         let in_list = |v: usize| graph.in_links(graph.nodes[v]);
-        let mut by_degree: Vec<u32> = (0..n as u32).collect();
-        by_degree.sort_unstable_by_key(|&v| (std::cmp::Reverse(in_list(v as usize).len()), v));
+        let by_degree = nodes_by_descending_degree(n, |v| in_list(v).len());
         let mut rows = Vec::with_capacity(n.div_ceil(LANES));
         let mut sources = Vec::with_capacity(graph.edge_count() + LANES * n.div_ceil(LANES));
         let mut slot_of_node = vec![0u32; n];
@@ -352,6 +374,22 @@ mod tests {
 
     fn graph(links: &[Option<Vec<PageId>>]) -> LinkGraph {
         LinkGraph::build(links.len(), |p| links[p as usize].as_deref())
+    }
+
+    /// The counting sort orders nodes as sorting by `(Reverse(degree), index)` does, over
+    /// random degree spreads (many ties, one hub, all equal) and the empty graph.
+    #[test]
+    fn nodes_by_descending_degree_sorts_as_the_comparison_sort() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(31);
+        for case in 0..300 {
+            let n = rng.gen_range(0..200);
+            let spread = [1, 3, 50, 10_000][case % 4];
+            let degrees: Vec<usize> = (0..n).map(|_| rng.gen_range(0..spread)).collect();
+            let mut expected: Vec<u32> = (0..n as u32).collect();
+            expected.sort_unstable_by_key(|&v| (std::cmp::Reverse(degrees[v as usize]), v));
+            assert_eq!(nodes_by_descending_degree(n, |v| degrees[v]), expected);
+        }
     }
 
     #[test]

@@ -424,9 +424,16 @@ pub fn run_with(
         };
         // Paper 002's weights: PageRank of the copies held when the policy chose, mean 1.
         let pagerank_weight: Vec<f64> = {
-            let knowledge = refresher.crawl().knowledge();
-            let held = knowledge.graph().nodes().len() as f64;
-            knowledge.pagerank().iter().map(|r| r * held).collect()
+            let crawl = refresher.crawl();
+            // The graph's nodes are the held pages: counted without building the graph, which
+            // a PageRank shared by another run does not need.
+            let held = crawl.held_pages().count() as f64;
+            crawl
+                .knowledge()
+                .pagerank()
+                .iter()
+                .map(|r| r * held)
+                .collect()
         };
         let step = refresher.step(unit)?;
         let (mut changed_count, mut estimated) = (0usize, 0.0);
