@@ -21,7 +21,7 @@ use super::family::PolicyFamily;
 use super::planned::{
     online_rate, planner_from_params, Observations, PageModel, Planner, PLANNER_PARAMS,
 };
-use super::PolicyContext;
+use super::{ChangeHistory, PolicyContext};
 use crate::change::oracle_rate;
 use crate::corpus::PageId;
 
@@ -45,6 +45,8 @@ pub fn online_irrelevance_probability(changes: usize, changes_at_theta: usize) -
 pub struct EbrModel {
     pub theta: f64,
     view_weight: Vec<f64>,
+    /// Oracle mode: each page's `(λ_p, d_p)` over the history.
+    oracle_rate_and_d: Vec<(f64, f64)>,
 }
 
 impl EbrModel {
@@ -54,17 +56,24 @@ impl EbrModel {
 }
 
 impl PageModel for EbrModel {
-    fn oracle(&self, context: &PolicyContext<'_>) -> Vec<(f64, f64)> {
-        let history = context.history.expect("oracle mode carries the history");
-        history
+    fn fit_oracle(&mut self, history: &ChangeHistory) {
+        self.oracle_rate_and_d = history
             .pages
             .iter()
-            .enumerate()
-            .map(|(p, page)| {
+            .map(|page| {
                 let lambda = oracle_rate(page.change_units.len(), history.units);
                 let d = irrelevance_probability(&page.shingle_changes, self.theta);
-                (lambda, self.weight(p) * d)
+                (lambda, d)
             })
+            .collect();
+    }
+
+    /// The history's rates and `d_p`, weighed by the views of now (as online EBR replans).
+    fn oracle(&self) -> Vec<(f64, f64)> {
+        self.oracle_rate_and_d
+            .iter()
+            .enumerate()
+            .map(|(p, &(lambda, d))| (lambda, self.weight(p) * d))
             .collect()
     }
 
@@ -86,8 +95,8 @@ impl PageModel for EbrModel {
         self.view_weight = context.view_weight.to_vec();
     }
 
-    /// Online, pages created after unit 0, or that became prominent since, get their weight
-    /// at each replan (with unit-0 weights they would never be planned).
+    /// Pages created after unit 0, or that became prominent since, get their weight at each
+    /// replan (with unit-0 weights they would never be planned), in both modes.
     fn uses_views(&self) -> bool {
         true
     }
@@ -106,6 +115,7 @@ impl Ebr {
         Planner::new(EbrModel {
             theta,
             view_weight: Vec::new(),
+            oracle_rate_and_d: Vec::new(),
         })
     }
 }
@@ -138,14 +148,14 @@ mod tests {
     #[test]
     fn weights_are_view_weight_times_d() {
         let h = ChangeHistoryFixture::new();
-        let pages = [0, 1, 2];
         let views = [2.0, 5.0, 0.0];
-        let ctx = context(FitMode::Oracle, &pages, &views, Some(&h.0), 8, 1);
-        let model = EbrModel {
+        let mut model = EbrModel {
             theta: 0.4,
             view_weight: views.to_vec(),
+            oracle_rate_and_d: Vec::new(),
         };
-        let p = model.oracle(&ctx);
+        model.fit_oracle(&h.0);
+        let p = model.oracle();
         // Page 0: 4 changes in 8 intervals, 2 of them ≥ 0.4 → λ 0.5, c = 2 · 0.5.
         assert_eq!(p[0], (0.5, 1.0));
         // Page 1: 2 changes, both small → d = 0, nothing to gain.
@@ -199,12 +209,44 @@ mod tests {
             chosen_2_after >= 3,
             "page 2 refreshed {chosen_2_after} times after unit 5"
         );
-        // Oracle EBR plans once on unit-0 weights and asks for nothing.
-        let h = history(13, &[vec![], vec![], vec![]], &[1.0; 3], &[]);
+        // Oracle EBR replans on the views of now as well (an oracle knows at least what its
+        // online form knows): page 2 changes as often as the others and is refreshed once it
+        // is shown.
+        let h = history(
+            13,
+            &[(1..=12).collect(), (1..=12).collect(), (1..=12).collect()],
+            &[1.0; 3],
+            &[],
+        );
         let oracle = context(FitMode::Oracle, &pages, &[1.0, 1.0, 0.0], Some(&h), 12, 1);
         let mut ebr = Ebr::at_threshold(0.1);
         ebr.prepare(&oracle);
-        assert!((1..=12).all(|t| !ebr.wants_views(t)));
+        let (mut asked, mut chosen_2_before, mut chosen_2_after) = (Vec::new(), 0, 0);
+        for t in 1..=12 {
+            if ebr.wants_views(t) {
+                asked.push(t);
+                if t >= 5 {
+                    ebr.observe_views(&[1.0, 1.0, 50.0]);
+                }
+            }
+            let chosen = ebr.choose(t, 1, &crate::policy::testkit::no_crawl());
+            let twos = chosen.iter().filter(|&&p| p == 2).count();
+            if t >= 5 {
+                chosen_2_after += twos;
+            } else {
+                chosen_2_before += twos;
+            }
+            ebr.observe(&[]);
+        }
+        assert!(asked.len() >= 3 && asked[0] == 1, "{asked:?}");
+        assert_eq!(
+            chosen_2_before, 0,
+            "page 2 is shown to nobody before unit 5"
+        );
+        assert!(
+            chosen_2_after >= 3,
+            "page 2 refreshed {chosen_2_after} times after unit 5"
+        );
     }
 
     #[test]

@@ -178,12 +178,13 @@ pub struct ChangeHistory {
 
 impl ChangeHistory {
     /// The history as it stood at unit `last`: the changes of units `1..=last` and their
-    /// measurements, over `last` units — what a crawler that watched every page until `last`
-    /// could know, with nothing of what came after (`--oracle-history warm-up`).
+    /// measurements, over units `0..=last` (`units = last + 1`, as a whole history of units
+    /// `0..units` counts them) — what a crawler that watched every page until `last` could
+    /// know, with nothing of what came after.
     pub fn through(&self, last: Unit) -> ChangeHistory {
-        let last = last.min(self.units);
+        let last = last.min(self.units.saturating_sub(1));
         ChangeHistory {
-            units: last,
+            units: last + 1,
             pages: self
                 .pages
                 .iter()
@@ -343,6 +344,7 @@ pub mod sampling;
 pub mod sbr;
 pub mod schedule;
 pub mod user_centric;
+pub mod user_centric_planned;
 pub mod webfountain;
 
 pub use family::{ParamValue, Params, PolicyError, PolicyFamily};
@@ -373,7 +375,9 @@ mod tests {
             ],
         };
         let cut = history.through(5);
-        assert_eq!(cut.units, 5);
+        // Units 0..=5: five observed intervals, as `oracle_rate` divides by `units − 1`.
+        assert_eq!(cut.units, 6);
+        assert_eq!(crate::change::oracle_rate(2, cut.units), 2.0 / 5.0);
         assert_eq!(cut.pages[0].change_units, vec![2, 5]);
         assert_eq!(cut.pages[0].shingle_changes, vec![0.1, 0.2]);
         assert_eq!(cut.pages[0].delta_q, vec![1.0, 2.0]);

@@ -8,7 +8,7 @@ use super::family::{ParamKind, ParamSpec, Params};
 use super::freshness::{marginal_freshness, optimal_frequencies};
 use super::registry::DEFAULT_THETA;
 use super::schedule::{assign, plan_instances};
-use super::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
+use super::{ChangeHistory, FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::cg_rate_per_unit;
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
@@ -28,6 +28,27 @@ pub struct Observations {
     pub changed_at_theta: usize,
     /// Whether the last refresh found the page gone.
     pub gone: bool,
+    /// The ΔQ_A measured by the refreshes that found the content changed (the page still
+    /// present): what user-centric planning learns its weights from.
+    pub gains: GainRecord,
+}
+
+/// The measured gains `g_i` (ΔQ_A) of a page's refreshes that found a change, as the sums a
+/// shrinkage estimate and its leave-one-out check read: count, `Σ g_i`, `Σ g_i²`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GainRecord {
+    pub count: usize,
+    pub sum: f64,
+    pub sum_of_squares: f64,
+}
+
+impl GainRecord {
+    /// Adds one measured gain.
+    pub fn add(&mut self, gain: f64) {
+        self.count += 1;
+        self.sum += gain;
+        self.sum_of_squares += gain * gain;
+    }
 }
 
 impl Observations {
@@ -46,6 +67,9 @@ impl Observations {
             self.changed += 1;
             if shingle >= theta {
                 self.changed_at_theta += 1;
+            }
+            if !outcome.gone {
+                self.gains.add(outcome.delta_q);
             }
         }
         self.gone = outcome.gone;
@@ -71,11 +95,28 @@ pub fn online_rate(obs: &Observations, changes: usize, prior_interval: f64) -> f
 }
 
 /// Turns what is known of a page into `(λ_p, c_p)`.
+///
+/// Protocol: [`prepare`](Self::prepare) once, then in oracle mode
+/// [`fit_oracle`](Self::fit_oracle) with the true history. At every plan, oracle mode calls
+/// [`oracle`](Self::oracle) (the first plan, and each replan of a model that
+/// [`uses_views`](Self::uses_views), after [`observe_views`](Self::observe_views)), online mode
+/// calls [`fit_online`](Self::fit_online) with every page's observations, then
+/// [`online`](Self::online) for each page not observed gone.
 pub trait PageModel: Send {
-    /// Oracle parameters of every page from the context's history.
-    fn oracle(&self, context: &PolicyContext<'_>) -> Vec<(f64, f64)>;
+    /// Oracle mode, once: keeps what the model reads of the true history.
+    fn fit_oracle(&mut self, history: &ChangeHistory);
+    /// Oracle parameters of every page known to the history, from what
+    /// [`fit_oracle`](Self::fit_oracle) kept (and the views last observed).
+    fn oracle(&self) -> Vec<(f64, f64)>;
+    /// Online, before the pages' parameters are read: a fit over every page's observations
+    /// (a site-wide prior, say). Nothing by default.
+    fn fit_online(&mut self, _observations: &[Observations], _prior_interval: f64) {}
     /// Online parameters of page `p` from its observations.
     fn online(&self, page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64);
+    /// Whether the model reads [`RefreshOutcome::delta_q`] (through [`Observations::gains`]).
+    fn reads_delta_q(&self) -> bool {
+        false
+    }
     /// The θ an outcome is compared to when recorded.
     fn theta(&self) -> f64;
     /// The policy's name in outputs.
@@ -83,7 +124,8 @@ pub trait PageModel: Send {
     /// Reads what the model needs from the context (called first by [`Planner`]'s `prepare`).
     fn prepare(&mut self, _context: &PolicyContext<'_>) {}
     /// Whether the model weighs pages by the repository's view weights, refreshed at each
-    /// online replan.
+    /// replan; such a model replans in oracle mode too (an oracle uses at least what its
+    /// online form uses: the weights of pages created or risen since unit 0).
     fn uses_views(&self) -> bool {
         false
     }
@@ -95,8 +137,8 @@ pub trait PageModel: Send {
 #[derive(Debug, Clone)]
 pub struct Planner<M> {
     pub model: M,
-    /// Online mode replans every `replan_every` units (oracle parameters never move, so the
-    /// oracle plan covers the whole run).
+    /// Online mode replans every `replan_every` units, and so does oracle mode for a model
+    /// that uses views (otherwise oracle parameters never move, and one plan covers the run).
     pub replan_every: u32,
     mode: FitMode,
     horizon: Unit,
@@ -227,14 +269,24 @@ impl<M: PageModel> Planner<M> {
         self.last_refresh = vec![0; n];
         self.schedule = Arc::default();
         self.shared = context.shared_plans.clone();
-        self.params = match (context.mode, context.history) {
-            (FitMode::Oracle, Some(_)) => {
-                let mut p = self.model.oracle(context);
-                p.resize(n, (0.0, 0.0));
-                p
-            }
-            _ => vec![(0.0, 0.0); n],
-        };
+        self.params = vec![(0.0, 0.0); n];
+        if let (FitMode::Oracle, Some(history)) = (context.mode, context.history) {
+            self.model.fit_oracle(history);
+            self.refresh_oracle_params();
+        }
+    }
+
+    /// Oracle mode: every page's parameters from the model's history (and current views).
+    fn refresh_oracle_params(&mut self) {
+        let n = self.params.len();
+        self.params = self.model.oracle();
+        self.params.resize(n, (0.0, 0.0));
+    }
+
+    /// Whether plans are recomputed as the run goes: online (the estimates move), and in
+    /// oracle mode for a model that weighs pages by the repository's current views.
+    fn replans(&self) -> bool {
+        self.mode == FitMode::Online || self.model.uses_views()
     }
 
     /// Makes room for page ids `0..count` met after `prepare`: no observation, no parameters
@@ -258,6 +310,8 @@ impl<M: PageModel> Planner<M> {
     }
 
     fn refresh_online_params(&mut self) {
+        self.model
+            .fit_online(&self.observations, self.prior_interval);
         for p in 0..self.observations.len() {
             let obs = &self.observations[p];
             self.params[p] = if obs.gone {
@@ -269,8 +323,11 @@ impl<M: PageModel> Planner<M> {
     }
 
     fn replan(&mut self, start: Unit, budget: usize) {
-        if self.mode == FitMode::Online {
-            self.refresh_online_params();
+        match self.mode {
+            FitMode::Online => self.refresh_online_params(),
+            // The history's parameters with the views of now (pages created since unit 0).
+            FitMode::Oracle if self.model.uses_views() => self.refresh_oracle_params(),
+            FitMode::Oracle => {}
         }
         let end = self.horizon.max(start);
         let len = end - start + 1;
@@ -324,11 +381,13 @@ impl<M: PageModel> Planner<M> {
                 }
             })
             .collect();
+        let replans = self.replans();
         let phases: Vec<f64> = (0..lambdas.len())
-            .map(|p| match self.mode {
-                FitMode::Oracle => golden_phase(p),
+            .map(|p| match replans {
+                // One plan for the whole run: pages staggered.
+                false => golden_phase(p),
                 // Continue from the last refresh: the first instance one interval after it.
-                FitMode::Online => {
+                true => {
                     let f = plan.frequencies[p];
                     if f > 0.0 {
                         let spacing = 1.0 / f;
@@ -348,9 +407,10 @@ impl<M: PageModel> Planner<M> {
         }
     }
 
-    /// Whether `choose(unit, ·)` will compute a new online plan (the current one is due).
+    /// Whether `choose(unit, ·)` will compute a new plan (the current one is due): online, or
+    /// in oracle mode for a model that uses views ([`PageModel::uses_views`]).
     pub fn replans_at(&self, unit: Unit) -> bool {
-        self.mode == FitMode::Online
+        self.replans()
             && (self.schedule.plan.is_empty() || unit >= self.plan_start + self.replan_every.max(1))
     }
 
@@ -451,6 +511,10 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
         self.model.name().to_string()
     }
 
+    fn reads_delta_q(&self) -> bool {
+        self.model.reads_delta_q()
+    }
+
     fn label(&self) -> String {
         format!("{} (θ = {})", self.model.name(), self.model.theta())
     }
@@ -476,8 +540,8 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
         self.record(outcomes);
     }
 
-    /// Online, each replan can weigh pages by how often users are shown them in the
-    /// repository now (models that use views: EBR). The oracle plan is fitted once.
+    /// Each replan can weigh pages by how often users are shown them in the repository now
+    /// (models that use views: EBR, in both modes).
     fn wants_views(&self, unit: Unit) -> bool {
         self.model.uses_views() && self.replans_at(unit)
     }

@@ -18,20 +18,21 @@ use super::family::PolicyFamily;
 use super::planned::{
     online_rate, planner_from_params, Observations, PageModel, Planner, PLANNER_PARAMS,
 };
-use super::PolicyContext;
+use super::ChangeHistory;
 use crate::change::oracle_rate;
 use crate::corpus::PageId;
 
 /// SBR's page model: weight 1, rate of θ-changes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SbrModel {
     pub theta: f64,
+    /// Oracle mode: each page's rate of θ-changes over the history.
+    oracle_rates: Vec<f64>,
 }
 
 impl PageModel for SbrModel {
-    fn oracle(&self, context: &PolicyContext<'_>) -> Vec<(f64, f64)> {
-        let history = context.history.expect("oracle mode carries the history");
-        history
+    fn fit_oracle(&mut self, history: &ChangeHistory) {
+        self.oracle_rates = history
             .pages
             .iter()
             .map(|page| {
@@ -40,9 +41,13 @@ impl PageModel for SbrModel {
                     .iter()
                     .filter(|&&s| s >= self.theta)
                     .count();
-                (oracle_rate(x, history.units), 1.0)
+                oracle_rate(x, history.units)
             })
-            .collect()
+            .collect();
+    }
+
+    fn oracle(&self) -> Vec<(f64, f64)> {
+        self.oracle_rates.iter().map(|&rate| (rate, 1.0)).collect()
     }
 
     fn online(&self, _page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64) {
@@ -64,7 +69,10 @@ pub type Sbr = Planner<SbrModel>;
 impl Sbr {
     /// SBR at threshold `theta ∈ [0, 1]` (0 counts every content change: the "simplest SBR").
     pub fn at_threshold(theta: f64) -> Self {
-        Planner::new(SbrModel { theta })
+        Planner::new(SbrModel {
+            theta,
+            oracle_rates: Vec::new(),
+        })
     }
 }
 
@@ -127,12 +135,13 @@ mod tests {
             &[0.5, 0.05, 0.0],
             &[],
         );
-        let pages = [0, 1, 2];
-        let ctx = context(FitMode::Oracle, &pages, &[0.0; 3], Some(&h), 8, 1);
-        let p = SbrModel { theta: 0.1 }.oracle(&ctx);
-        assert_eq!(p, vec![(0.5, 1.0), (0.0, 1.0), (0.0, 1.0)]);
-        let p = SbrModel { theta: 0.0 }.oracle(&ctx);
-        assert_eq!(p[1], (0.25, 1.0));
+        let fitted = |theta| {
+            let mut model = Sbr::at_threshold(theta).model;
+            model.fit_oracle(&h);
+            model.oracle()
+        };
+        assert_eq!(fitted(0.1), vec![(0.5, 1.0), (0.0, 1.0), (0.0, 1.0)]);
+        assert_eq!(fitted(0.0)[1], (0.25, 1.0));
     }
 
     #[test]

@@ -187,6 +187,9 @@ pub enum Estimator {
     /// time-averaged problem ([`refresh_index`]): the gain a refresh now buys over the coming
     /// units, not only at the next evaluation.
     Whittle,
+    /// Frequencies planned as EBR plans them, with each page's expected ΔQ_A per change as its
+    /// weight, shrunk towards EBR's ([`super::user_centric_planned`]).
+    Planned,
 }
 
 impl Estimator {
@@ -198,6 +201,7 @@ impl Estimator {
             Estimator::Viewed => "viewed",
             Estimator::ChangeGain => "change-gain",
             Estimator::Whittle => "whittle",
+            Estimator::Planned => "planned",
         }
     }
 
@@ -209,6 +213,7 @@ impl Estimator {
             Estimator::Viewed,
             Estimator::ChangeGain,
             Estimator::Whittle,
+            Estimator::Planned,
         ]
         .into_iter()
         .find(|e| e.as_str() == name)
@@ -232,8 +237,8 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
     params: &[
         ParamSpec {
             key: "estimator",
-            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, change probability × gain given a change, or the refresh index of change rate and gain given a change",
-            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain", "whittle"]),
+            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, change probability × gain given a change, the refresh index of change rate and gain given a change, or frequencies planned as EBR plans them with each page's expected ΔQ_A per change (shrunk towards EBR's weight) as its weight",
+            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain", "whittle", "planned"]),
             default: "whittle (the refresh index) in both modes",
             sweep: &[],
         },
@@ -264,8 +269,9 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
         let window = params.number("window").map(|w| w as usize);
         let rates = params.choice("rates").and_then(RateModel::parse);
         let knows = params.choice("knows").and_then(OracleKnowledge::parse);
-        // Frontier mode: with the new-page ΔQ estimate (issue 16, `policy::new_pages`).
-        Ok(Box::new(super::new_pages::UserCentricWithNewPages::new(
+        // The index estimators with the new-page ΔQ estimate in frontier mode
+        // (`policy::new_pages`), or the planner (`policy::user_centric_planned`).
+        Ok(Box::new(super::user_centric_planned::UserCentricPolicy::new(
             UserCentric::new(window)
                 .with_estimator(estimator)
                 .with_rate_model(rates.unwrap_or_default())
@@ -503,8 +509,9 @@ impl UserCentric {
             Estimator::MeanOfRatios => self.mean_of_ratios(),
             Estimator::Pooled => self.pooled(),
             Estimator::Viewed => self.viewed(),
-            // Expected gain per unit of staleness for a short wait: λ·G.
-            Estimator::ChangeGain | Estimator::Whittle => self
+            // Expected gain per unit of staleness for a short wait: λ·G. (The planner runs
+            // apart, `user_centric_planned`; read here, its estimates are change-gain's.)
+            Estimator::ChangeGain | Estimator::Whittle | Estimator::Planned => self
                 .change_rates()
                 .iter()
                 .zip(self.gains_given_change())

@@ -484,7 +484,9 @@ pub fn sweep_sharing(
         scoring: env.config.scoring.name().to_string(),
         units: env.units(),
         workload_queries: env.workload.queries.len(),
-        uc_estimator: estimator.unwrap_or_else(|| Estimator::default_for(config.mode)),
+        uc_estimator: estimator.unwrap_or_else(|| {
+            Estimator::default_for(config.oracle_history.policy_mode(config.mode))
+        }),
         delta_q: env.config.delta_q,
         unrefreshed_quality: Some(unrefreshed),
         rows,

@@ -76,7 +76,11 @@ pub enum OracleHistory {
     /// Every unit's changes and their gains.
     #[default]
     All,
-    /// The changes of the warm-up units `1..=W` only.
+    /// The changes of the warm-up units `1..=W` only: what the warm-up's own refreshes show
+    /// (every held page at every unit `1..=W`). The policy is prepared as an online one and
+    /// learns them from those refreshes, then goes on learning from its own (so the run equals
+    /// online mode with the same warm-up, tested): a history told at the start and never
+    /// updated would stop learning at `W` and write off every page that did not change by then.
     WarmUp,
 }
 
@@ -85,6 +89,15 @@ impl OracleHistory {
         match self {
             OracleHistory::All => "all",
             OracleHistory::WarmUp => "warm-up",
+        }
+    }
+
+    /// The fit mode a policy is prepared in: oracle mode told only the warm-up learns as online
+    /// mode does (see [`OracleHistory::WarmUp`]).
+    pub fn policy_mode(self, mode: FitMode) -> FitMode {
+        match (mode, self) {
+            (FitMode::Oracle, OracleHistory::WarmUp) => FitMode::Online,
+            (mode, _) => mode,
         }
     }
 
@@ -677,17 +690,15 @@ fn refresher_over<'e>(
     // Runs that hold the same copies after the same history compute the same PageRanks.
     crawl.share_pageranks(Arc::clone(&env.pageranks));
     let initial = env.initial_pages();
-    let history_through_warm_up = (config.oracle_history == OracleHistory::WarmUp)
-        .then(|| env.history.through(config.warmup_units));
+    let mode = config.oracle_history.policy_mode(config.mode);
     let context = PolicyContext {
-        mode: config.mode,
+        mode,
         page_count: pages,
         units: units.saturating_sub(1),
         budget: config.budget,
         initial_pages: &initial,
         view_weight: &env.view_weight,
-        history: (config.mode == FitMode::Oracle)
-            .then(|| history_through_warm_up.as_ref().unwrap_or(&env.history)),
+        history: (mode == FitMode::Oracle).then_some(&env.history),
         seed: config.seed,
         crawl: None,
         shared_plans: Some(Arc::clone(&env.plans)),
@@ -1182,10 +1193,45 @@ mod online_tests {
         fn observe(&mut self, outcomes: &[RefreshOutcome]) {
             self.inner.observe(outcomes);
         }
+        fn choose_with_frontier(
+            &mut self,
+            unit: Unit,
+            budget: usize,
+            crawl: &CrawlState,
+        ) -> Vec<PageId> {
+            self.inner.choose_with_frontier(unit, budget, crawl)
+        }
+        fn reads_delta_q(&self) -> bool {
+            self.inner.reads_delta_q()
+        }
+        fn reads_fit_mode(&self) -> bool {
+            self.inner.reads_fit_mode()
+        }
+        fn uses_rounds(&self) -> bool {
+            self.inner.uses_rounds()
+        }
+        fn choose_round(
+            &mut self,
+            unit: Unit,
+            round: u32,
+            remaining: usize,
+            crawl: &CrawlState,
+        ) -> Vec<PageId> {
+            self.inner.choose_round(unit, round, remaining, crawl)
+        }
+        fn observe_round(&mut self, probes: &[crate::policy::ProbeOutcome]) {
+            self.inner.observe_round(probes);
+        }
+        fn wants_views(&self, unit: Unit) -> bool {
+            self.inner.wants_views(unit)
+        }
+        fn observe_views(&mut self, view_weight: &[f64]) {
+            self.inner.observe_views(view_weight);
+        }
     }
 
     #[test]
-    fn an_oracle_told_the_warm_up_knows_nothing_after_it() {
+    fn an_oracle_told_the_warm_up_learns_as_online_mode_with_that_warm_up() {
         let corpus = random_corpus(50, 7, 21);
         let mut workload = TermWorkload::default();
         let id = corpus.vocabulary.get("emac").unwrap();
@@ -1195,47 +1241,65 @@ mod online_tests {
         });
         let env = Environment::new(&corpus, workload, EnvironmentConfig::default()).unwrap();
         let warmup = 3;
-        let later = |units: &[Unit]| units.iter().filter(|&&u| u > warmup).count();
-        let all_changes: Vec<Vec<Unit>> = env
+        let later: usize = env
             .history
             .pages
             .iter()
-            .map(|p| p.change_units.clone())
-            .collect();
-        assert!(
-            all_changes.iter().map(|u| later(u)).sum::<usize>() > 0,
-            "the corpus changes after the warm-up, so the cut is seen"
-        );
-        for (history, want_units) in [
-            (OracleHistory::All, env.history.units),
-            (OracleHistory::WarmUp, warmup),
-        ] {
+            .map(|p| p.change_units.iter().filter(|&&u| u > warmup).count())
+            .sum();
+        assert!(later > 0, "the corpus changes after the warm-up");
+        let told_run = |family: &str, mode, history| {
             let told = std::sync::Arc::new(std::sync::Mutex::new(None));
             let policy = Told {
-                inner: crate::policy::registry::family("user-centric")
+                inner: crate::policy::registry::family(family)
                     .unwrap()
                     .make([])
                     .unwrap(),
                 told: std::sync::Arc::clone(&told),
             };
-            let mut config = RunConfig::new(4, FitMode::Oracle);
+            let mut config = RunConfig::new(4, mode);
             config.warmup_units = warmup;
             config.oracle_history = history;
             let result = run(&env, Box::new(policy), &config).unwrap();
-            assert_eq!(result.oracle_history, history);
-            let (units, changes) = told.lock().unwrap().take().expect("oracle told a history");
-            assert_eq!(units, want_units, "{history:?}");
-            for (got, all) in changes.iter().zip(&all_changes) {
-                match history {
-                    OracleHistory::All => assert_eq!(got, all),
-                    OracleHistory::WarmUp => {
-                        let kept: Vec<Unit> =
-                            all.iter().copied().filter(|&u| u <= warmup).collect();
-                        assert_eq!(got, &kept);
-                    }
-                }
-            }
+            let told = told.lock().unwrap().take();
+            (result, told)
+        };
+        let mut families_learning_after_the_warm_up = 0;
+        for family in crate::policy::registry::FAMILIES {
+            let (cut, told) = told_run(family.name, FitMode::Oracle, OracleHistory::WarmUp);
+            assert_eq!(cut.oracle_history, OracleHistory::WarmUp);
+            assert!(
+                told.is_none(),
+                "{}: the warm-up itself shows the cut",
+                family.name
+            );
+            let (online, _) = told_run(family.name, FitMode::Online, OracleHistory::All);
+            assert_eq!(
+                cut.refreshed_pages, online.refreshed_pages,
+                "{}",
+                family.name
+            );
+            assert_eq!(cut.mean, online.mean, "{}", family.name);
+            // Told the whole history, it is the oracle.
+            let (all, told) = told_run(family.name, FitMode::Oracle, OracleHistory::All);
+            let (units, changes) = told.expect("the oracle is told the history");
+            assert_eq!(units, env.history.units);
+            assert!(changes
+                .iter()
+                .zip(&env.history.pages)
+                .all(|(c, p)| c == &p.change_units));
+            let mut plain = RunConfig::new(4, FitMode::Oracle);
+            plain.warmup_units = warmup;
+            let oracle = run(&env, family.make([]).unwrap(), &plain).unwrap();
+            assert_eq!(
+                all.refreshed_pages, oracle.refreshed_pages,
+                "{}",
+                family.name
+            );
+            families_learning_after_the_warm_up +=
+                usize::from(cut.refreshed_pages.iter().any(|u| !u.is_empty()));
         }
+        assert!(families_learning_after_the_warm_up > 10);
         // The CLI and the server refuse the cut where it means nothing.
         let names = ("--oracle-history", "--warmup-units");
         assert!(check_oracle_history(names, OracleHistory::WarmUp, FitMode::Online, 3).is_err());

@@ -1,0 +1,576 @@
+//! User-centric refresh planned as SBR and EBR plan (`user-centric` with `estimator=planned`):
+//! the Lagrangian optimum of expected freshness under the budget
+//! ([`super::freshness::optimal_frequencies`]) turned into a schedule ([`super::planned`]),
+//! with each page's **expected ΔQ_A per change** as its weight.
+//!
+//! Paper 003's argument is that user-centric refresh differs from EBR in what it weights, not in
+//! how it spends: EBR weighs a page by how often users are shown it times the chance a change
+//! embarrasses (`c_p = w_p·d_p`); user-centric by what a change costs users, which the index
+//! hook measures as ΔQ_A each time a refresh finds one. So this planner is EBR's planner (its
+//! change rates, `online_rate`; its replanning on the repository's current view weights) with
+//! the weight
+//!
+//! `c_p = (Σ_i g_i + s·κ·w_p·d_p) / (n_p + s)`,
+//!
+//! the posterior mean of the gain per change under a prior centred on EBR's weight
+//! ([`posterior_gain`]): `g_1 … g_{n_p}` the ΔQ_A measured by the page's refreshes that found a
+//! change, `κ` the site's gain per unit of EBR weight (a ratio estimator over every measured
+//! change, [`GainFit::learn`]), and `s` the prior's strength in pseudo-changes, chosen by
+//! leave-one-out cross-validation of each measured gain against the rest of its page's
+//! ([`loo_squared_error`], relative to the prior: the plan reads ratios of weights) over a
+//! fixed grid of strengths, [`STRENGTHS`], ending with ∞ (the prior alone). No constant is
+//! chosen on a site: `κ` and `s` are learned from the run's own measurements.
+//!
+//! Measured (online, BM25, AOL workload; budgets by log-B interpolation for 50/75/90/95 % of
+//! the staleness gap): on EmacsWiki the cross-validation mostly keeps `s = ∞` — a page's past
+//! gains predict its next one no better than EBR's weight does — and the planner ties EBR
+//! (48/179/576/1018 against 50/170/604/1028); a fixed `s = 1` (trusting measured gains more)
+//! needs 47/184/602/1006, `s = 0.1` 46/208/706/1213. A fitted intercept (`m_p = α + κ·x_p`,
+//! least squares) flattened the prior and needed 127/416/949/1583: views predict the gains of
+//! the pages not yet measured far better than the measured pages' spread suggests.
+//!
+//! Guarantees: before any gain is measured (or when no measured change gained anything), the
+//! weights are EBR's (`κ = 1`, `s = ∞`), so the planner plans exactly as EBR at θ = 0 does, bit
+//! for bit (tested). As measurements arrive, a page's weight moves from EBR's towards what its
+//! changes gained, as far as the site's own measurements say its gains are predictable.
+//!
+//! Oracle mode: the history's change rates and the gains measured right after each change
+//! (paper 003 §6), under the same shrinkage (fitted on the history), weighed by the views of
+//! now at every replan (as oracle EBR).
+
+use super::ebr::{irrelevance_probability, online_irrelevance_probability};
+use super::new_pages::UserCentricWithNewPages;
+use super::planned::{online_rate, GainRecord, Observations, PageModel, Planner};
+use super::user_centric::{Estimator, UserCentric};
+use super::{ChangeHistory, PolicyContext, RefreshOutcome, RefreshPolicy};
+use crate::change::oracle_rate;
+use crate::corpus::{PageId, Unit};
+use crate::crawl::CrawlState;
+
+/// The prior strengths (pseudo-changes) cross-validation chooses from: powers of two from 1/64
+/// to 64, then ∞ (the prior alone). A fixed, site-independent grid, wide enough that the
+/// choice, not the grid, decides.
+pub const STRENGTHS: [f64; 14] = [
+    1.0 / 64.0,
+    1.0 / 32.0,
+    1.0 / 16.0,
+    0.125,
+    0.25,
+    0.5,
+    1.0,
+    2.0,
+    4.0,
+    8.0,
+    16.0,
+    32.0,
+    64.0,
+    f64::INFINITY,
+];
+
+/// Posterior mean gain per change of a page with measured gains `gains`, under a prior of mean
+/// `prior` and strength `strength` pseudo-changes: `(Σ g_i + s·prior)/(n + s)`, the prior
+/// alone when nothing was measured or `s = ∞`. Not below 0 (a planner weight).
+///
+/// The conjugate normal mean's shrinkage (e.g. Gelman et al., *Bayesian Data Analysis*, §2.5):
+/// the prior counts as `s` observations.
+pub fn posterior_gain(gains: &GainRecord, prior: f64, strength: f64) -> f64 {
+    if gains.count == 0 || strength.is_infinite() {
+        return prior.max(0.0);
+    }
+    ((gains.sum + strength * prior) / (gains.count as f64 + strength)).max(0.0)
+}
+
+/// Leave-one-out squared error of [`posterior_gain`] on one page: each measured gain `g_i`
+/// predicted from the page's other gains and the prior, `Σ_i (g_i − ĝ_{−i})²`, in closed form
+/// from the record's sums (with `a = n − 1 + s`:
+/// `[(a+1)²·Σg² − 2(a+1)(G + s·m)·G + n·(G + s·m)²]/a²`; for `s = ∞`, `Σ (g_i − m)²`).
+/// 0 for a page with fewer than two gains (nothing left to predict from but the prior, the
+/// same for every strength).
+pub fn loo_squared_error(gains: &GainRecord, prior: f64, strength: f64) -> f64 {
+    if gains.count < 2 {
+        return 0.0;
+    }
+    let (n, g, q) = (gains.count as f64, gains.sum, gains.sum_of_squares);
+    if strength.is_infinite() {
+        return (q - 2.0 * prior * g + n * prior * prior).max(0.0);
+    }
+    let a = n - 1.0 + strength;
+    let total = g + strength * prior;
+    (((a + 1.0) * (a + 1.0) * q - 2.0 * (a + 1.0) * total * g + n * total * total) / (a * a))
+        .max(0.0)
+}
+
+/// The site-wide fit of the gain prior `m_p = κ·x_p` (`x_p` EBR's weight of the page) and the
+/// prior's strength `s` (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GainFit {
+    /// `κ`: the gain per unit of EBR weight.
+    pub gain_per_weight: f64,
+    /// `s`, in pseudo-changes (∞: the prior alone).
+    pub strength: f64,
+}
+
+impl Default for GainFit {
+    /// EBR's weights as they are.
+    fn default() -> Self {
+        GainFit {
+            gain_per_weight: 1.0,
+            strength: f64::INFINITY,
+        }
+    }
+}
+
+impl GainFit {
+    /// Learns the prior and its strength from pages given as (measured gains, EBR weight):
+    /// `κ = Σ G / Σ n·x` over every measured change (a ratio estimator: the gain per unit of
+    /// EBR weight); `s` the [`STRENGTHS`] value of least summed leave-one-out error
+    /// relative to the prior (`Σ_i (g_i − ĝ_{−i})² / m_p²`: the plan depends on the ratios of
+    /// the weights, so each page counts alike whatever its scale), ties to the stronger prior.
+    /// EBR's weights as they are ([`GainFit::default`]) while nothing measured gained
+    /// anything.
+    pub fn learn<'a>(pages: impl Iterator<Item = (&'a GainRecord, f64)> + Clone) -> GainFit {
+        let measured: Vec<(&GainRecord, f64)> =
+            pages.filter(|(record, _)| record.count > 0).collect();
+        let (gained, exposure) = measured.iter().fold((0.0, 0.0), |(g, e), (record, x)| {
+            (g + record.sum, e + record.count as f64 * x)
+        });
+        if !(gained > 0.0 && exposure > 0.0) {
+            return GainFit::default();
+        }
+        let mut fit = GainFit {
+            gain_per_weight: gained / exposure,
+            strength: f64::INFINITY,
+        };
+        let mut best = f64::INFINITY;
+        for &strength in STRENGTHS.iter().rev() {
+            let error: f64 = measured
+                .iter()
+                .filter(|&&(_, x)| x > 0.0)
+                .map(|&(record, x)| {
+                    let prior = fit.prior(x);
+                    loo_squared_error(record, prior, strength) / (prior * prior)
+                })
+                .sum();
+            if error < best {
+                best = error;
+                fit.strength = strength;
+            }
+        }
+        fit
+    }
+
+    /// The prior mean gain of a page of EBR weight `x`: `κ·x`.
+    pub fn prior(&self, x: f64) -> f64 {
+        self.gain_per_weight * x
+    }
+
+    /// A page's weight: [`posterior_gain`] around its prior.
+    pub fn weight(&self, gains: &GainRecord, x: f64) -> f64 {
+        posterior_gain(gains, self.prior(x), self.strength)
+    }
+}
+
+/// The planner's page model (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct UserCentricPlanModel {
+    view_weight: Vec<f64>,
+    /// Online: the fit of the last replan.
+    fit: GainFit,
+    /// Oracle mode: each page's change rate, `d_p` and gains over the history.
+    oracle_pages: Vec<(f64, f64, GainRecord)>,
+}
+
+impl UserCentricPlanModel {
+    fn view(&self, page: usize) -> f64 {
+        self.view_weight.get(page).copied().unwrap_or(0.0).max(0.0)
+    }
+
+    /// EBR's online weight at θ = 0: `w_p·(X + 1)/(X + 2)`.
+    fn online_prior(&self, page: usize, obs: &Observations) -> f64 {
+        self.view(page) * online_irrelevance_probability(obs.changed, obs.changed)
+    }
+
+    /// The fit in force (online: of the last replan).
+    pub fn fit(&self) -> GainFit {
+        self.fit
+    }
+}
+
+impl PageModel for UserCentricPlanModel {
+    fn fit_oracle(&mut self, history: &ChangeHistory) {
+        self.oracle_pages = history
+            .pages
+            .iter()
+            .map(|page| {
+                let mut gains = GainRecord::default();
+                if page.delta_q.len() == page.change_units.len() {
+                    page.delta_q.iter().for_each(|&g| gains.add(g));
+                }
+                let lambda = oracle_rate(page.change_units.len(), history.units);
+                (
+                    lambda,
+                    irrelevance_probability(&page.shingle_changes, 0.0),
+                    gains,
+                )
+            })
+            .collect();
+    }
+
+    fn oracle(&self) -> Vec<(f64, f64)> {
+        let priors: Vec<f64> = (0..self.oracle_pages.len())
+            .map(|p| self.view(p) * self.oracle_pages[p].1)
+            .collect();
+        let fit = GainFit::learn(
+            self.oracle_pages
+                .iter()
+                .zip(&priors)
+                .map(|((_, _, gains), &prior)| (gains, prior)),
+        );
+        self.oracle_pages
+            .iter()
+            .zip(&priors)
+            .map(|(&(lambda, _, ref gains), &prior)| (lambda, fit.weight(gains, prior)))
+            .collect()
+    }
+
+    fn fit_online(&mut self, observations: &[Observations], _prior_interval: f64) {
+        let priors: Vec<f64> = observations
+            .iter()
+            .enumerate()
+            .map(|(p, obs)| self.online_prior(p, obs))
+            .collect();
+        self.fit = GainFit::learn(
+            observations
+                .iter()
+                .zip(&priors)
+                .filter(|(obs, _)| !obs.gone)
+                .map(|(obs, &prior)| (&obs.gains, prior)),
+        );
+    }
+
+    fn online(&self, page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64) {
+        let lambda = online_rate(obs, obs.changed, prior_interval);
+        let prior = self.online_prior(page as usize, obs);
+        (lambda, self.fit.weight(&obs.gains, prior))
+    }
+
+    fn reads_delta_q(&self) -> bool {
+        true
+    }
+
+    /// Every change counts (EBR's default θ): the prior is EBR's weight at θ = 0.
+    fn theta(&self) -> f64 {
+        0.0
+    }
+
+    fn name(&self) -> &'static str {
+        "user-centric"
+    }
+
+    fn prepare(&mut self, context: &PolicyContext<'_>) {
+        self.view_weight = context.view_weight.to_vec();
+        self.fit = GainFit::default();
+    }
+
+    fn uses_views(&self) -> bool {
+        true
+    }
+
+    fn observe_views(&mut self, view_weight: &[f64]) {
+        self.view_weight = view_weight.to_vec();
+    }
+}
+
+/// The user-centric planner (see the module docs).
+pub type UserCentricPlanner = Planner<UserCentricPlanModel>;
+
+/// The `user-centric` family's policy: the refresh-index estimators of [`UserCentric`] (with
+/// new pages, [`UserCentricWithNewPages`]) or the [`UserCentricPlanner`], whichever the
+/// estimator names — decided at `prepare`, since the default estimator depends on the fit mode
+/// ([`Estimator::default_for`]).
+pub struct UserCentricPolicy {
+    by_index: UserCentricWithNewPages,
+    planner: UserCentricPlanner,
+    /// Whether the planner runs (set by `prepare`).
+    planned: bool,
+}
+
+impl UserCentricPolicy {
+    pub fn new(by_index: UserCentric) -> Self {
+        UserCentricPolicy {
+            by_index: UserCentricWithNewPages::new(by_index),
+            planner: Planner::new(UserCentricPlanModel::default()),
+            planned: false,
+        }
+    }
+
+    /// The planner's replanning period (online, and oracle on new views).
+    pub fn with_replan_every(mut self, units: u32) -> Self {
+        self.planner.replan_every = units;
+        self
+    }
+
+    fn active(&mut self) -> &mut dyn RefreshPolicy {
+        if self.planned {
+            &mut self.planner
+        } else {
+            &mut self.by_index
+        }
+    }
+
+    fn active_ref(&self) -> &dyn RefreshPolicy {
+        if self.planned {
+            &self.planner
+        } else {
+            &self.by_index
+        }
+    }
+}
+
+impl RefreshPolicy for UserCentricPolicy {
+    fn name(&self) -> String {
+        "user-centric".to_string()
+    }
+
+    fn label(&self) -> String {
+        if self.planned {
+            "user-centric (ΔQ̄ planned)".to_string()
+        } else {
+            self.by_index.label()
+        }
+    }
+
+    fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
+        if self.planned {
+            let mut m = serde_json::Map::new();
+            m.insert("estimator".into(), Estimator::Planned.as_str().into());
+            m
+        } else {
+            self.by_index.settings()
+        }
+    }
+
+    fn prepare(&mut self, context: &PolicyContext<'_>) {
+        let estimator = self
+            .by_index
+            .inner
+            .estimator
+            .unwrap_or_else(|| Estimator::default_for(context.mode));
+        self.planned = estimator == Estimator::Planned;
+        if self.planned {
+            self.planner.prepare(context);
+        } else {
+            self.by_index.prepare(context);
+        }
+    }
+
+    fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+        self.active().choose(unit, budget, crawl)
+    }
+
+    fn choose_with_frontier(
+        &mut self,
+        unit: Unit,
+        budget: usize,
+        crawl: &CrawlState,
+    ) -> Vec<PageId> {
+        self.active().choose_with_frontier(unit, budget, crawl)
+    }
+
+    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+        self.active().observe(outcomes);
+    }
+
+    fn reads_delta_q(&self) -> bool {
+        true
+    }
+
+    fn wants_views(&self, unit: Unit) -> bool {
+        self.active_ref().wants_views(unit)
+    }
+
+    fn observe_views(&mut self, view_weight: &[f64]) {
+        self.active().observe_views(view_weight);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::ebr::Ebr;
+    use crate::policy::testkit::{context, history, run};
+    use crate::policy::FitMode;
+
+    fn record(gains: &[f64]) -> GainRecord {
+        let mut r = GainRecord::default();
+        gains.iter().for_each(|&g| r.add(g));
+        r
+    }
+
+    #[test]
+    fn the_posterior_counts_the_prior_as_s_changes() {
+        let r = record(&[2.0, 4.0]);
+        assert_eq!(posterior_gain(&r, 0.0, 2.0), 6.0 / 4.0);
+        assert_eq!(posterior_gain(&r, 3.0, f64::INFINITY), 3.0);
+        assert_eq!(posterior_gain(&GainRecord::default(), 3.0, 0.5), 3.0);
+        // A weight is never negative.
+        assert_eq!(posterior_gain(&record(&[-5.0]), 1.0, 1.0), 0.0);
+    }
+
+    #[test]
+    fn the_closed_form_leave_one_out_error_is_the_sum_over_left_out_gains() {
+        let gains = [0.3, 2.5, 0.0, 1.25, -0.4];
+        let r = record(&gains);
+        for prior in [0.0, 0.7, 3.0] {
+            for strength in STRENGTHS {
+                let brute: f64 = (0..gains.len())
+                    .map(|i| {
+                        let rest: Vec<f64> = (0..gains.len())
+                            .filter(|&j| j != i)
+                            .map(|j| gains[j])
+                            .collect();
+                        let predicted = if strength.is_infinite() {
+                            prior
+                        } else {
+                            (rest.iter().sum::<f64>() + strength * prior)
+                                / (rest.len() as f64 + strength)
+                        };
+                        (gains[i] - predicted).powi(2)
+                    })
+                    .sum();
+                let closed = loo_squared_error(&r, prior, strength);
+                assert!(
+                    (closed - brute).abs() < 1e-9 * brute.max(1.0),
+                    "prior {prior} s {strength}: {closed} vs {brute}"
+                );
+            }
+        }
+        assert_eq!(loo_squared_error(&record(&[4.0]), 1.0, 1.0), 0.0);
+    }
+
+    #[test]
+    fn the_strength_follows_how_well_a_pages_past_gains_predict_its_next() {
+        // Nothing gained: EBR's weights as they are.
+        let none = [record(&[0.0, 0.0]), record(&[])];
+        let fit = GainFit::learn(none.iter().zip([1.0, 2.0]));
+        assert_eq!(fit, GainFit::default());
+        // Every page's gains are steady but unrelated to its EBR weight: trust them.
+        let steady = [record(&[5.0, 5.0, 5.0]), record(&[0.1, 0.1, 0.1])];
+        let fit = GainFit::learn(steady.iter().zip([1.0, 10.0]));
+        assert_eq!(fit.strength, STRENGTHS[0]);
+        assert!(fit.weight(&steady[0], 1.0) > fit.weight(&steady[1], 10.0));
+        // Gains that scatter around what the weights predict: the prior alone.
+        let noisy = [
+            record(&[0.0, 2.0, 0.0, 2.0]),
+            record(&[0.0, 20.0, 0.0, 20.0]),
+        ];
+        let fit = GainFit::learn(noisy.iter().zip([1.0, 10.0]));
+        assert_eq!(fit.strength, f64::INFINITY);
+        assert!((fit.gain_per_weight - 1.0).abs() < 1e-12);
+    }
+
+    /// Views and changes for the planner tests: pages 0–5 change every other unit, 6–11 every
+    /// fourth; views favour the even pages.
+    fn site() -> (Vec<Vec<Unit>>, Vec<f64>) {
+        let changes = (0..12u32)
+            .map(|p| {
+                let every = if p < 6 { 2 } else { 4 };
+                (1..=24).filter(|t| t % every == p % every).collect()
+            })
+            .collect();
+        let views = (0..12)
+            .map(|p| if p % 2 == 0 { 3.0 } else { 1.0 })
+            .collect();
+        (changes, views)
+    }
+
+    #[test]
+    fn with_no_gain_measured_it_plans_exactly_as_ebr() {
+        let (changes, views) = site();
+        let pages: Vec<PageId> = (0..12).collect();
+        // Changes that gain nothing: nothing learned, EBR's weights throughout.
+        let h = history(25, &changes, &[1.0; 12], &[0.0; 12]);
+        for budget in [1, 3, 6] {
+            let ctx = context(FitMode::Online, &pages, &views, None, 24, budget);
+            let planned = run(&mut Planner::new(UserCentricPlanModel::default()), &ctx, &h);
+            assert_eq!(
+                planned,
+                run(&mut Ebr::at_threshold(0.0), &ctx, &h),
+                "B = {budget}"
+            );
+        }
+    }
+
+    #[test]
+    fn measured_gains_move_the_plan_off_ebrs() {
+        // The most viewed pages' changes gain nothing; the others' do. EBR keeps refreshing
+        // the viewed ones; the planner learns where the gains are.
+        let (changes, views) = site();
+        let pages: Vec<PageId> = (0..12).collect();
+        let dq: Vec<f64> = (0..12)
+            .map(|p| if p % 2 == 0 { 0.0 } else { 1.0 })
+            .collect();
+        let h = history(25, &changes, &[1.0; 12], &dq);
+        let ctx = context(FitMode::Online, &pages, &views, None, 24, 2);
+        let odd_share = |choices: &[Vec<PageId>]| {
+            let late: Vec<PageId> = choices[12..].iter().flatten().copied().collect();
+            late.iter().filter(|&&p| p % 2 == 1).count() as f64 / late.len() as f64
+        };
+        let mut planner = Planner::new(UserCentricPlanModel::default());
+        let planned = run(&mut planner, &ctx, &h);
+        let ebr = run(&mut Ebr::at_threshold(0.0), &ctx, &h);
+        assert!(
+            odd_share(&planned) > odd_share(&ebr) + 0.2,
+            "{} vs {}",
+            odd_share(&planned),
+            odd_share(&ebr)
+        );
+        assert!(planner.model.fit().strength.is_finite());
+        // Oracle mode reads the same gains from the history.
+        let oracle = context(FitMode::Oracle, &pages, &views, Some(&h), 24, 2);
+        let planned = run(
+            &mut Planner::new(UserCentricPlanModel::default()),
+            &oracle,
+            &h,
+        );
+        assert!(odd_share(&planned) > 0.9, "{}", odd_share(&planned));
+    }
+
+    #[test]
+    fn the_family_runs_the_planner_when_the_estimator_names_it_or_by_default_online() {
+        let family = crate::policy::registry::family("user-centric").unwrap();
+        let (changes, views) = site();
+        let pages: Vec<PageId> = (0..12).collect();
+        let h = history(25, &changes, &[1.0; 12], &[1.0; 12]);
+        let named = [(
+            "estimator",
+            crate::policy::ParamValue::Text("planned".into()),
+        )];
+        for mode in [FitMode::Oracle, FitMode::Online] {
+            let ctx = context(
+                mode,
+                &pages,
+                &views,
+                (mode == FitMode::Oracle).then_some(&h),
+                24,
+                2,
+            );
+            let mut policy = family.make(named.clone()).unwrap();
+            let by_family = run(policy.as_mut(), &ctx, &h);
+            assert_eq!(policy.label(), "user-centric (ΔQ̄ planned)");
+            assert_eq!(policy.settings()["estimator"], "planned");
+            assert!(policy.reads_delta_q());
+            let direct = run(&mut Planner::new(UserCentricPlanModel::default()), &ctx, &h);
+            assert_eq!(by_family, direct, "{mode:?}");
+            let mut default = family.make([]).unwrap();
+            default.prepare(&ctx);
+            let planned_by_default = Estimator::default_for(mode) == Estimator::Planned;
+            assert_eq!(
+                default.label() == "user-centric (ΔQ̄ planned)",
+                planned_by_default,
+                "{mode:?}: {}",
+                default.label()
+            );
+        }
+    }
+}
