@@ -179,6 +179,20 @@ fn simulate_compare_and_estimate_check_end_to_end() {
         // Refreshing every page reaches every target.
         assert!(!r["budget_needed"].is_null(), "{r}");
     }
+    // Beside the θ envelope, the table at parameters fixed before the run, both read between
+    // grid points too.
+    let fixed = cmp["fixed_rows"].as_array().unwrap();
+    assert_eq!(fixed.len(), rows.len());
+    for r in rows.iter().chain(fixed) {
+        let grid = r["budget_needed"].as_f64().unwrap();
+        let between = r["budget_interpolated"].as_f64().unwrap();
+        assert!(between <= grid + 1e-9, "{r}");
+    }
+    let fixed_sbr = |r: &&serde_json::Value| r["policy"] == "sbr";
+    assert!(fixed.iter().filter(fixed_sbr).count() > 0);
+    let csv = std::fs::read_to_string(out.join("fig4_table_fixed.csv")).unwrap();
+    assert_eq!(csv.lines().count(), fixed.len() + 1);
+    assert!(csv.lines().next().unwrap().ends_with("budget_interpolated"));
     let curves = cmp["curves"].as_array().unwrap();
     assert_eq!(curves.len(), 6 * 3 * 2);
     for c in curves {

@@ -518,7 +518,18 @@ async fn a_sweep_fills_the_fig4_table_and_replayed_queries_feed_the_live_workloa
             .map(|p| p["budget"].as_u64().unwrap())
             .min();
         assert_eq!(row["budget_needed"].as_u64(), expect, "{row}");
+        // Read between grid points, it is at most the grid budget (and above the one before).
+        match (
+            row["budget_needed"].as_u64(),
+            row["budget_interpolated"].as_f64(),
+        ) {
+            (Some(grid), Some(between)) => assert!(between <= grid as f64 + 1e-9, "{row}"),
+            (None, None) => {}
+            other => panic!("{other:?}: {row}"),
+        }
     }
+    // No parameter swept: every run is at parameters fixed before the run.
+    assert_eq!(comparison["fixed_rows"], comparison["rows"]);
     // Refreshing every page every unit keeps the repository in sync.
     for p in curves.iter().filter(|p| p["budget"] == all) {
         assert!(
@@ -593,6 +604,9 @@ async fn a_sweep_over_thresholds_keeps_the_best_theta_per_budget() {
     let runs = runs.as_array().unwrap().clone();
     let curves = comparison["curves"].as_array().unwrap();
     assert_eq!(curves.len(), 4, "{comparison}");
+    // No sbr run at its default θ (0): only round-robin has a fixed-parameter row.
+    let fixed = comparison["fixed_rows"].as_array().unwrap();
+    assert!(!fixed.is_empty() && fixed.iter().all(|r| r["policy"] == "round-robin"));
     for budget in [2u64, 8] {
         let sbr_runs: Vec<&Value> = runs
             .iter()

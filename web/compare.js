@@ -20,13 +20,19 @@ function render(c) {
   // recover 90 % of the gap between the unrefreshed repository and a perfect one).
   const key = r => r.gap_share != null ? "gap:" + r.gap_share : "q:" + r.target_quality;
   const targets = [...new Map(c.rows.map(r => [key(r), r])).values()];
-  $("fig4-table").tHead.replaceChildren(el("tr", {}, el("th", { text: "policy" }), ...targets.map(t => el("th", {
-    class: "num",
-    text: t.gap_share != null ? `${Math.round(t.gap_share * 100)} % of gap` : "Q ≥ " + t.target_quality,
-    title: t.gap_share != null ? `${meaning("gap_share")}: ${Math.round(t.gap_share * 100)} %, i.e. Q ≥ ${fmt(t.target_quality)}` : `${meaning("target_quality")}: Q ≥ ${t.target_quality}`,
-  }))));
-  $("fig4-table").tBodies[0].replaceChildren(...[...groups.keys()].map(p => el("tr", {}, el("td", { text: p, title: meaning("policy") }),
-    ...targets.map(t => { const r = c.rows.find(r => r.policy === p && key(r) === key(t)); return numberCell(r && r.budget_needed != null ? r.budget_needed : "—", "budget_needed"); }))));
+  // A cell: the budget read between grid points, then the grid budget it falls under.
+  const needed = r => !r || r.budget_needed == null ? "—"
+    : `${r.budget_interpolated >= 100 ? Math.round(r.budget_interpolated) : +r.budget_interpolated.toFixed(2)} (${r.budget_needed})`;
+  for (const [id, rows] of [["fig4-table", c.rows], ["fixed-table", c.fixed_rows || []]]) {
+    $(id).tHead.replaceChildren(el("tr", {}, el("th", { text: "policy" }), ...targets.map(t => el("th", {
+      class: "num",
+      text: t.gap_share != null ? `${Math.round(t.gap_share * 100)} % of gap` : "Q ≥ " + t.target_quality,
+      title: t.gap_share != null ? `${meaning("gap_share")}: ${Math.round(t.gap_share * 100)} %, i.e. Q ≥ ${fmt(t.target_quality)}` : `${meaning("target_quality")}: Q ≥ ${t.target_quality}`,
+    }))));
+    const policies = [...new Set(rows.map(r => r.policy))];
+    $(id).tBodies[0].replaceChildren(...policies.map(p => el("tr", {}, el("td", { text: p, title: meaning("policy") }),
+      ...targets.map(t => numberCell(needed(rows.find(r => r.policy === p && key(r) === key(t))), "budget_interpolated")))));
+  }
   $("curves").tBodies[0].replaceChildren(...c.curves.map(p => el("tr", {}, el("td", { text: p.policy, title: meaning("policy") }), numberCell(p.budget, "budget"),
     numberCell(p.theta != null ? p.theta : "", "theta"), numberCell(fmt(p.mean_quality), "mean_quality"), numberCell(fmt(p.mean_fresh_at_10), "mean_fresh_at_10"), numberCell(fmt(p.mean_map_at_10), "mean_map_at_10"))));
   const pending = c.runs_total - c.runs_finished;

@@ -10,6 +10,7 @@ const MEANINGS = {
   runs_finished: "Runs of this view finished / runs in it",
   units_done: "Time units simulated so far / time units in the run",
   theta: "The SBR/EBR shingle threshold θ that gave the best mean quality at this budget (paper 003: the best of the thresholds tried is plotted)",
+  budget_interpolated: "The budget B at which the policy's curve first reaches this target, read between grid points: log-linear in B between the last grid budget below the target and the first reaching it (linear from B = 0); the smallest grid budget reaching it in brackets (— : none did)",
   budget_needed: "The smallest budget B in the sweep's grid whose mean repository quality reaches this target (— : no budget in the grid reached it)",
   target_quality: "Target mean repository quality",
   gap_share: "Target as a share of the quality lost to staleness: the unrefreshed repository's quality plus this share of the gap to a perfect (1.0) repository",

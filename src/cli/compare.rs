@@ -14,7 +14,7 @@ use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
 use refresher::report::svg::{Chart, Scale, Series};
 use refresher::sim::compare::{
-    default_budgets, sweep_sharing, Comparison, SharedModeRuns, SweepConfig, Target,
+    default_budgets, sweep_sharing, Comparison, SharedModeRuns, SweepConfig, Target, TargetRow,
 };
 
 use super::experiment::{budget_from_share, csv_file, ExperimentArgs, WarmupArgs};
@@ -61,8 +61,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     pub scoring: ScoringKind,
     /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios, the pooled rate, the pooled
-    /// rate with a view-weight prior, change probability × gain given a change, or the refresh index
-    /// (default: whittle, the refresh index of change rate and gain given a change, in both modes).
+    /// rate with a view-weight prior, change probability × gain given a change, the refresh index,
+    /// or EBR's plan with measured gains as weights (default: planned online, whittle oracle).
     #[arg(long, value_enum)]
     pub uc_estimator: Option<Estimator>,
     /// Seed of randomised policies.
@@ -210,12 +210,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// and `curves` (each entry labelled with its mode), plus each sweep.
 fn to_json(comparisons: &[Comparison]) -> serde_json::Value {
     let mut rows = Vec::new();
+    let mut fixed_rows = Vec::new();
     let mut curves = Vec::new();
     for c in comparisons {
-        for r in &c.rows {
-            let mut v = serde_json::to_value(r).expect("serialisable");
-            v["mode"] = serde_json::json!(c.mode);
-            rows.push(v);
+        for (from, to) in [(&c.rows, &mut rows), (&c.fixed_rows, &mut fixed_rows)] {
+            for r in from {
+                let mut v = serde_json::to_value(r).expect("serialisable");
+                v["mode"] = serde_json::json!(c.mode);
+                to.push(v);
+            }
         }
         for p in &c.curves {
             let mut v = serde_json::to_value(p).expect("serialisable");
@@ -228,9 +231,51 @@ fn to_json(comparisons: &[Comparison]) -> serde_json::Value {
         "modes": comparisons.iter().map(|c| c.mode).collect::<Vec<_>>(),
         "new_pages": comparisons.first().map(|c| c.new_pages),
         "rows": rows,
+        "fixed_rows": fixed_rows,
         "curves": curves,
         "sweeps": comparisons,
     })
+}
+
+/// A budget read between grid points, as tables print it (`–`: never reached).
+fn interpolated(row: &TargetRow) -> String {
+    match row.budget_interpolated {
+        Some(b) if b >= 100.0 => format!("{b:.0}"),
+        Some(b) => format!("{b:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string(),
+        None => "–".into(),
+    }
+}
+
+/// A Fig. 4 table: a line per policy, a column per target, `cell` of each row.
+fn print_target_table(rows: &[TargetRow], cell: impl Fn(&TargetRow) -> String) {
+    let mut policies: Vec<&String> = rows.iter().map(|r| &r.policy).collect();
+    policies.dedup();
+    let width = policies
+        .iter()
+        .map(|p| p.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6)
+        + 2;
+    let first = policies.first().copied();
+    print!("{:<width$}", "policy");
+    for r in rows.iter().filter(|r| Some(&r.policy) == first) {
+        match r.gap_share {
+            Some(s) => print!("{:>9}", format!("{}% gap", s * 100.0)),
+            None => print!("{:>9}", r.target_quality),
+        }
+    }
+    println!();
+    for p in policies {
+        print!("{:<width$}", p);
+        for r in rows.iter().filter(|r| &r.policy == p) {
+            print!("{:>9}", cell(r));
+        }
+        println!();
+    }
 }
 
 fn print_summary(c: &Comparison) {
@@ -256,40 +301,14 @@ fn print_summary(c: &Comparison) {
             1.0 - q0
         );
     }
-    let mut policies: Vec<&String> = c.rows.iter().map(|r| &r.policy).collect();
-    policies.dedup();
-    let width = policies
-        .iter()
-        .map(|p| p.chars().count())
-        .max()
-        .unwrap_or(6)
-        .max(6)
-        + 2;
-    let first = policies.first().copied();
-    let columns: Vec<String> = c
-        .rows
-        .iter()
-        .filter(|r| Some(&r.policy) == first)
-        .map(|r| match r.gap_share {
-            Some(s) => format!("{}% gap", s * 100.0),
-            None => format!("{}", r.target_quality),
-        })
-        .collect();
-    print!("{:<width$}", "policy");
-    for t in &columns {
-        print!("{:>9}", t);
-    }
-    println!();
-    for p in policies {
-        print!("{:<width$}", p);
-        for r in c.rows.iter().filter(|r| &r.policy == p) {
-            match r.budget_needed {
-                Some(b) => print!("{:>9}", b),
-                None => print!("{:>9}", "–"),
-            }
-        }
-        println!();
-    }
+    print_target_table(&c.rows, |r| match r.budget_needed {
+        Some(b) => b.to_string(),
+        None => "–".into(),
+    });
+    println!("The same read between grid points (log-B interpolation; linear from B = 0). Families with swept parameters (θ): the best of the grid and the default per budget by judged quality, a hindsight envelope no deployed crawler has:");
+    print_target_table(&c.rows, interpolated);
+    println!("Parameters fixed before the run (each family's defaults, θ = {}; what a deployed crawler runs), log-B interpolated:", refresher::policy::registry::DEFAULT_THETA);
+    print_target_table(&c.fixed_rows, interpolated);
     // Outside the budget every new page is crawled as it appears: the split is all refreshes
     // and the delay 0, so those rows are shown in frontier mode only.
     let frontier = c.new_pages == refresher::crawl::NewPages::Frontier;
@@ -431,14 +450,19 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         dir.join("compare.json"),
         serde_json::to_string_pretty(&to_json(comparisons))?,
     )?;
-    let mut table = csv_file(&dir.join("fig4_table.csv"))?;
-    table.write_record([
+    let header = [
         "mode",
         "policy",
         "target_quality",
         "budget_needed",
         "gap_share",
-    ])?;
+        "budget_interpolated",
+    ];
+    let mut table = csv_file(&dir.join("fig4_table.csv"))?;
+    table.write_record(header)?;
+    // The same table at parameters fixed before the run (no envelope over θ).
+    let mut fixed_table = csv_file(&dir.join("fig4_table_fixed.csv"))?;
+    fixed_table.write_record(header)?;
     let mut curves = csv_file(&dir.join("curves.csv"))?;
     curves.write_record(
         [
@@ -469,16 +493,23 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
     )?;
     for c in comparisons {
         let mode = c.mode.as_str();
-        for r in &c.rows {
-            let need = r.budget_needed.map(|b| b.to_string()).unwrap_or_default();
-            let share = r.gap_share.map(|s| s.to_string()).unwrap_or_default();
-            table.write_record([
-                mode.to_string(),
-                r.policy.to_string(),
-                r.target_quality.to_string(),
-                need,
-                share,
-            ])?;
+        for (rows, csv) in [(&c.rows, &mut table), (&c.fixed_rows, &mut fixed_table)] {
+            for r in rows {
+                let need = r.budget_needed.map(|b| b.to_string()).unwrap_or_default();
+                let share = r.gap_share.map(|s| s.to_string()).unwrap_or_default();
+                let between = r
+                    .budget_interpolated
+                    .map(|b| b.to_string())
+                    .unwrap_or_default();
+                csv.write_record([
+                    mode.to_string(),
+                    r.policy.to_string(),
+                    r.target_quality.to_string(),
+                    need,
+                    share,
+                    between,
+                ])?;
+            }
         }
         for p in &c.curves {
             let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();

@@ -36,8 +36,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     pub scoring: ScoringKind,
     /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios, the pooled rate, the pooled
-    /// rate with a view-weight prior, change probability × gain given a change, or the refresh index
-    /// (default: whittle, the refresh index of change rate and gain given a change, in both modes).
+    /// rate with a view-weight prior, change probability × gain given a change, the refresh index,
+    /// or EBR's plan with measured gains as weights (default: planned online, whittle oracle).
     #[arg(long, value_enum)]
     pub uc_estimator: Option<Estimator>,
     /// User-centric: average over the last W refreshes of each page only.

@@ -411,7 +411,8 @@ impl<M: PageModel> Planner<M> {
     /// in oracle mode for a model that uses views ([`PageModel::uses_views`]).
     pub fn replans_at(&self, unit: Unit) -> bool {
         self.replans()
-            && (self.schedule.plan.is_empty() || unit >= self.plan_start + self.replan_every.max(1))
+            && (self.schedule.plan.is_empty()
+                || unit >= self.plan_start.saturating_add(self.replan_every.max(1)))
     }
 
     /// The pages to refresh at `unit` (at most `budget`, distinct): the planned ones, topped up

@@ -66,8 +66,15 @@ pub struct Comparison {
     pub sweep: Option<u64>,
     pub runs_total: usize,
     pub runs_finished: usize,
+    /// The table of `curves`: for families with swept parameters (θ), the best run per budget
+    /// by judged quality, a hindsight envelope.
     pub rows: Vec<TableRow>,
     pub curves: Vec<CurvePoint>,
+    /// The table of the runs at parameters fixed before the run (every swept parameter at
+    /// its family's default: a sweep's `thetas` should include 0 for SBR/EBR to have a row), as
+    /// `refresher compare`'s `fixed_rows`.
+    #[serde(default)]
+    pub fixed_rows: Vec<TableRow>,
 }
 
 /// Validates a sweep and queues its runs (policy-major, budgets ascending), all or none.
@@ -227,6 +234,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
     // Latest finished run per (series, budget, θ); then, as `refresher compare`, the best θ
     // per (series, budget).
     let mut points: BTreeMap<(String, usize, String), SweepPoint> = BTreeMap::new();
+    let mut fixed_points: BTreeMap<(String, usize), SweepPoint> = BTreeMap::new();
     let mut finished = 0;
     for info in infos.iter().cloned() {
         let name = series(&info);
@@ -236,31 +244,36 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
         if info.status != RunStatus::Done {
             continue;
         }
+        let point = SweepPoint {
+            policy: name.clone(),
+            theta: info.theta,
+            params: info
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+                .collect(),
+            budget: info.budget,
+            mean: info.mean.unwrap_or_default(),
+            mean_obsolete_pages: info.mean_obsolete_pages,
+            new_pages: info.new_page_report.summary.unwrap_or_default(),
+            mean_change_rate: None,
+            mean_gp4c_ndcg: None,
+            paper: info.paper_measures,
+        };
+        if at_fixed_parameters(&info) {
+            fixed_points.insert((name.clone(), info.budget), point.clone());
+        }
         points.insert(
             (
-                name.clone(),
+                name,
                 info.budget,
                 serde_json::to_string(&info.params).unwrap_or_default(),
             ),
-            SweepPoint {
-                policy: name,
-                theta: info.theta,
-                params: info
-                    .params
-                    .iter()
-                    .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
-                    .collect(),
-                budget: info.budget,
-                mean: info.mean.unwrap_or_default(),
-                mean_obsolete_pages: info.mean_obsolete_pages,
-                new_pages: info.new_page_report.summary.unwrap_or_default(),
-                mean_change_rate: None,
-                mean_gp4c_ndcg: None,
-                paper: info.paper_measures,
-            },
+            point,
         );
     }
     let points: Vec<SweepPoint> = points.into_values().collect();
+    let fixed_points: Vec<SweepPoint> = fixed_points.into_values().collect();
     let mut policies: Vec<String> = Vec::new();
     let mut budgets: Vec<usize> = Vec::new();
     for p in &points {
@@ -272,13 +285,30 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
     budgets.sort_unstable();
     budgets.dedup();
     let curves = best_curves(&policies, &budgets, &points);
+    let fixed_curves = best_curves(&policies, &budgets, &fixed_points);
     Comparison {
         sweep,
         runs_total: chosen.len(),
         runs_finished: finished,
         rows: table(&curves),
         curves,
+        fixed_rows: table(&fixed_curves),
     }
+}
+
+/// Whether a run is at parameters fixed before the run: every parameter its family sweeps
+/// (SBR/EBR's θ) at its default, given or not.
+fn at_fixed_parameters(info: &RunInfo) -> bool {
+    family(&info.policy).map_or(true, |f| {
+        f.params
+            .iter()
+            .filter(|p| !p.sweep.is_empty())
+            .all(|p| match info.params.get(p.key) {
+                None => true,
+                Some(ParamValue::Number(x)) => p.default.parse::<f64>().ok() == Some(*x),
+                Some(ParamValue::Text(t)) => t == p.default,
+            })
+    })
 }
 
 /// For each policy (in order of first appearance) and target, the smallest budget whose mean

@@ -282,6 +282,11 @@ pub struct TargetRow {
     /// The smallest budget of the grid whose mean quality reaches the target; 0 when the
     /// repository reaches it with no refresh; `None` when no budget of the grid does.
     pub budget_needed: Option<usize>,
+    /// The budget needed read between grid points ([`interpolated_budget`]): log-linear in
+    /// `B` between the last grid point below the target and the first reaching it, linear
+    /// from `B = 0`; `None` when no budget of the grid reaches the target.
+    #[serde(default)]
+    pub budget_interpolated: Option<f64>,
 }
 
 /// The result of a sweep.
@@ -303,9 +308,18 @@ pub struct Comparison {
     pub delta_q: DeltaQMethod,
     /// Mean quality with no refresh (B = 0): where the staleness gap starts.
     pub unrefreshed_quality: Option<f64>,
+    /// The table of [`curves`](Self::curves): for families with swept parameters (SBR/EBR's
+    /// θ), the hindsight envelope, the best parameters per budget by judged quality (over the
+    /// grid and the defaults: a default outside the grid, θ = 0, is one more point).
     pub rows: Vec<TargetRow>,
     pub curves: Vec<CurvePoint>,
     pub points: Vec<SweepPoint>,
+    /// The table of [`fixed_curves`](Self::fixed_curves): what a deployed crawler can run.
+    pub fixed_rows: Vec<TargetRow>,
+    /// Every family at parameters fixed before the run (its defaults and the sweep's given
+    /// parameters, no grid): one run per budget, none chosen by judged quality. For a family
+    /// without swept parameters these are its curve's points.
+    pub fixed_curves: Vec<CurvePoint>,
     pub seconds: f64,
 }
 
@@ -417,6 +431,24 @@ pub fn sweep_sharing(
         &config.grids,
         GridDefault::FamilyGrids,
     )?;
+    // The runs at parameters fixed before the run that the grid does not already make.
+    let fixed_jobs = expand_sweep(
+        &families,
+        &config.budgets,
+        &config.params,
+        &BTreeMap::new(),
+        GridDefault::OnlyGiven,
+    )?;
+    let job_key =
+        |job: &crate::policy::family::SweepRun| (job.policy.name, job.params.to_json(), job.budget);
+    let grid_keys: std::collections::HashSet<_> = jobs.iter().map(job_key).collect();
+    let mut jobs = jobs;
+    jobs.extend(
+        fixed_jobs
+            .iter()
+            .filter(|job| !grid_keys.contains(&job_key(job)))
+            .cloned(),
+    );
     let done = AtomicUsize::new(0);
     let total = jobs.len();
     let points: Vec<SweepPoint> = jobs
@@ -453,7 +485,21 @@ pub fn sweep_sharing(
             Ok(point)
         })
         .collect::<Result<_, SweepError>>()?;
+    let fixed_points: Vec<SweepPoint> = fixed_jobs
+        .iter()
+        .map(|job| {
+            let key = job_key(job);
+            let found = |(j, p): (&crate::policy::family::SweepRun, &SweepPoint)| {
+                (job_key(j) == key).then(|| p.clone())
+            };
+            jobs.iter()
+                .zip(&points)
+                .find_map(found)
+                .expect("every fixed job was run")
+        })
+        .collect();
     let curves = best_curves(&config.policies, &config.budgets, &points);
+    let fixed_curves = best_curves(&config.policies, &config.budgets, &fixed_points);
     // Q₀: every policy's B = 0 run is the same repository; without one in the grid, one run.
     let unrefreshed = match points.iter().find(|p| p.budget == 0) {
         Some(p) => p.mean.quality,
@@ -468,6 +514,7 @@ pub fn sweep_sharing(
         config.targets.clone()
     };
     let rows = target_rows(&config.policies, &curves, &targets, Some(unrefreshed));
+    let fixed_rows = target_rows(&config.policies, &fixed_curves, &targets, Some(unrefreshed));
     let estimator = config
         .params
         .iter()
@@ -492,6 +539,8 @@ pub fn sweep_sharing(
         rows,
         curves,
         points,
+        fixed_rows,
+        fixed_curves,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -533,6 +582,39 @@ pub fn best_curves(
     curves
 }
 
+/// The budget at which a curve first reaches `target`, read between grid points: between the
+/// last point below the target and the first reaching it, `ln B` is linear in quality (budgets
+/// of a grid are powers of two, so log-B is the axis they are spaced on); from `B = 0`, where
+/// `ln B` is undefined, `B` itself is. `points` are `(B, mean quality)` in ascending `B`; a
+/// curve without a `B = 0` point starts from `(0, unrefreshed)` when that is known. A curve
+/// that dips below the target again keeps its first crossing. `None`: never reached.
+pub fn interpolated_budget(
+    points: impl IntoIterator<Item = (usize, f64)>,
+    target: f64,
+    unrefreshed: Option<f64>,
+) -> Option<f64> {
+    let mut below: Option<(usize, f64)> = None;
+    for (i, (budget, quality)) in points.into_iter().enumerate() {
+        if i == 0 && budget > 0 {
+            below = unrefreshed.filter(|&q0| q0 < target).map(|q0| (0, q0));
+        }
+        if quality >= target - 1e-12 {
+            let Some((b0, q0)) = below else {
+                return Some(budget as f64);
+            };
+            let share = ((target - q0) / (quality - q0)).clamp(0.0, 1.0);
+            let (b0, b1) = (b0 as f64, budget as f64);
+            return Some(if b0 == 0.0 {
+                share * b1
+            } else {
+                (b0.ln() + share * (b1.ln() - b0.ln())).exp()
+            });
+        }
+        below = Some((budget, quality));
+    }
+    None
+}
+
 /// The Fig. 4 table: the smallest budget reaching each target (gap targets only when the
 /// unrefreshed quality is known).
 pub fn target_rows(
@@ -560,6 +642,11 @@ pub fn target_rows(
                     .iter()
                     .find(|c| c.mean.quality >= quality - 1e-12)
                     .map(|c| c.budget),
+                budget_interpolated: interpolated_budget(
+                    curve.iter().map(|c| (c.budget, c.mean.quality)),
+                    quality,
+                    unrefreshed,
+                ),
             });
         }
     }
@@ -610,6 +697,37 @@ mod tests {
             let sharing = sweep_sharing(&env, &config(mode), &shared, &none).unwrap();
             assert_eq!(alone.points, sharing.points, "{mode:?}");
             assert_eq!(alone.curves.len(), sharing.curves.len());
+            assert_eq!(alone.fixed_curves, sharing.fixed_curves, "{mode:?}");
+            // Fixed before the run: SBR at its default θ (outside the grid), one run per
+            // budget; a family without swept parameters is its own curve.
+            let sbr: Vec<&CurvePoint> = alone
+                .fixed_curves
+                .iter()
+                .filter(|c| c.policy == "sbr")
+                .collect();
+            assert_eq!(sbr.len(), 3);
+            assert!(sbr
+                .iter()
+                .all(|c| c.theta.is_none()
+                    || c.theta == Some(crate::policy::registry::DEFAULT_THETA)));
+            // The envelope is the best of the grid and the defaults.
+            for c in alone.curves.iter().filter(|c| c.policy == "sbr") {
+                let fixed = sbr.iter().find(|f| f.budget == c.budget).unwrap();
+                assert!(c.mean.quality >= fixed.mean.quality);
+            }
+            let age = |curves: &[CurvePoint]| -> Vec<CurvePoint> {
+                curves
+                    .iter()
+                    .filter(|c| c.policy == "age")
+                    .cloned()
+                    .collect()
+            };
+            assert_eq!(age(&alone.fixed_curves), age(&alone.curves));
+            assert_eq!(alone.fixed_rows.len(), alone.rows.len());
+            assert!(alone
+                .rows
+                .iter()
+                .all(|r| r.budget_needed.is_none() == r.budget_interpolated.is_none()));
         }
         // One B = 0 run for every family and mode, and one run per mode-free family and
         // positive budget.
@@ -665,6 +783,29 @@ mod tests {
         assert_eq!(gap[1].budget_needed, Some(8));
         assert_eq!(gap[3].budget_needed, None, "age never recovers 80 %");
         assert!(target_rows(&policies, &curves, &[Target::GapShare(0.5)], None).is_empty());
+    }
+
+    #[test]
+    fn budgets_are_interpolated_on_log_b_and_linearly_from_zero() {
+        let curve = [(0, 0.90), (1, 0.94), (4, 0.98), (16, 0.97), (64, 0.999)];
+        let at = |t| interpolated_budget(curve, t, None);
+        assert_eq!(at(0.90), Some(0.0));
+        // From B = 0, linear in B: half-way to 0.94 is B = 0.5.
+        assert!((at(0.92).unwrap() - 0.5).abs() < 1e-12);
+        // Between 1 and 4, log-linear: half-way is √(1·4) = 2.
+        assert!((at(0.96).unwrap() - 2.0).abs() < 1e-12);
+        assert_eq!(at(0.98), Some(4.0));
+        // The dip after B = 4 is not read: 0.975 is first crossed below 4.
+        assert!(at(0.975).unwrap() < 4.0);
+        // 0.99 is first reached at 64, from 16 (0.97): 10/29 of the way on log B.
+        let expected = (16f64.ln() + (0.02 / 0.029) * (64f64.ln() - 16f64.ln())).exp();
+        assert!((at(0.99).unwrap() - expected).abs() < 1e-9);
+        assert_eq!(at(0.9995), None);
+        // Without a B = 0 point, the unrefreshed quality starts the curve.
+        let later = [(2, 0.95), (8, 0.99)];
+        assert!((interpolated_budget(later, 0.94, Some(0.93)).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(interpolated_budget(later, 0.94, None), Some(2.0));
+        assert_eq!(interpolated_budget(later, 0.92, Some(0.93)), Some(2.0));
     }
 
     #[test]

@@ -934,6 +934,7 @@ mod sim_tests {
 mod online_tests {
     use super::*;
     use crate::index::testutil::random_corpus;
+    use crate::policy::family::ParamValue;
     use crate::policy::registry::FAMILIES;
     use crate::policy::RefreshOutcome;
     use crate::quality::exact::MetricQuery;
@@ -983,10 +984,69 @@ mod online_tests {
         }
     }
 
+    /// Every value a family's parameter can take that a test can name: each word of a choice;
+    /// for a number, its range's ends and its sweep grid. Free text (file paths) is left out.
+    fn parameter_values(
+        family: &crate::policy::family::PolicyFamily,
+    ) -> Vec<Vec<(&'static str, ParamValue)>> {
+        use crate::policy::family::ParamKind;
+        let mut values = vec![Vec::new()];
+        for p in family.params {
+            let of_kind: Vec<ParamValue> = match p.kind {
+                ParamKind::Choice(words) => words
+                    .iter()
+                    .map(|w| ParamValue::Text(w.to_string()))
+                    .collect(),
+                ParamKind::Number { min, max, .. } => [min, max]
+                    .into_iter()
+                    .chain(p.sweep.iter().copied())
+                    .map(ParamValue::Number)
+                    .collect(),
+                ParamKind::Text => Vec::new(),
+            };
+            values.extend(of_kind.into_iter().map(|v| vec![(p.key, v)]));
+        }
+        values
+    }
+
     #[test]
     fn online_policies_learn_only_from_what_they_fetched() {
         let corpus = random_corpus(50, 7, 21);
         let env = crate::sim::three_term_environment(&corpus, 3.0);
+        let (mut checked, mut refused) = (0, 0);
+        for family in FAMILIES {
+            for params in parameter_values(family) {
+                // Every value is in its parameter's range, so a refusal is another
+                // parameter's default ruling it out (webfountain's `eps` against `periods`):
+                // not a policy. Such pairs are few.
+                let Ok(inner) = family.make(params.clone()) else {
+                    refused += 1;
+                    continue;
+                };
+                let guard = Guard {
+                    inner,
+                    mode: None,
+                    chosen: Vec::new(),
+                    unit: 0,
+                    observed: 0,
+                };
+                let result = run(&env, Box::new(guard), &RunConfig::new(5, FitMode::Online));
+                let result = result.unwrap_or_else(|e| panic!("{} {params:?}: {e}", family.name));
+                let refreshed: usize = result.per_unit.iter().map(|r| r.refreshed).sum();
+                assert!(
+                    refreshed > 0,
+                    "{} {params:?} refreshed nothing",
+                    family.name
+                );
+                checked += 1;
+            }
+        }
+        // Every family at its defaults and at least one other value of most parameters.
+        assert!(checked > 2 * FAMILIES.len(), "{checked} policies checked");
+        assert!(
+            refused * 20 < checked,
+            "{refused} refused, {checked} checked"
+        );
         for family in FAMILIES {
             for mode in [FitMode::Online, FitMode::Oracle] {
                 let guard = Guard {
