@@ -635,7 +635,7 @@ fn policies_describe_themselves_and_params_reach_every_command() {
     assert_eq!(b["theta"], 0.3);
     assert_eq!(b["params"]["replan_every"], 4);
     // Online user-centric at B = 4, with one `--param` or none.
-    let online_uc = |param: Option<&str>| {
+    let online_uc_with = |params: &[&str]| {
         let mut args = vec![
             "--policy",
             "user-centric",
@@ -644,19 +644,27 @@ fn policies_describe_themselves_and_params_reach_every_command() {
             "--mode",
             "online",
         ];
-        if let Some(p) = param {
+        for p in params {
             args.extend(["--param", p]);
         }
         simulate(&args)
     };
+    let online_uc = |param: Option<&str>| online_uc_with(param.as_slice());
+    // Online the default is the planner, which plans with EBR's rates.
+    let planned = online_uc(None);
+    assert_eq!(planned["uc_estimator"], "planned");
+    assert_eq!(planned["label"], "user-centric (ΔQ̄ planned)");
     let uc = online_uc(Some("estimator=pooled"));
     assert_eq!(uc["uc_estimator"], "pooled");
     assert_eq!(uc["label"], "user-centric (ΔQ̄ pooled)");
-    // The online change-rate model: the site's distribution of rates by default, the pooled
-    // point estimate by name; both spend the budget and the choice is reported.
+    // The refresh index's online change-rate model: the site's distribution of rates by
+    // default, the pooled point estimate by name; both spend the budget and the choice is
+    // reported.
     let rates = |model: Option<&str>| {
         let param = model.map(|m| format!("rates={m}"));
-        online_uc(param.as_deref())
+        let mut params = vec!["estimator=whittle"];
+        params.extend(param.as_deref());
+        online_uc_with(&params)
     };
     let mixture = rates(None);
     let pooled = rates(Some("pooled"));
@@ -697,16 +705,23 @@ fn policies_describe_themselves_and_params_reach_every_command() {
         "--json",
     ]);
     let points = c["sweeps"][0]["points"].as_array().unwrap();
-    // ebr: B = 0 once and B = 8 at two θ; age once per budget.
-    assert_eq!(points.len(), 5);
+    // ebr: B = 0 once and B = 8 at two θ and at its default θ (the fixed-parameter run);
+    // age once per budget.
+    assert_eq!(points.len(), 6);
     let ebr8 = c["curves"]
         .as_array()
         .unwrap()
         .iter()
         .find(|p| p["policy"] == "ebr" && p["budget"] == 8)
         .unwrap();
-    assert!(ebr8["theta"] == 0.2 || ebr8["theta"] == 0.6);
-    assert_eq!(ebr8["params"]["theta"], ebr8["theta"]);
+    // The best of the grid and the default (θ not given: `theta` null, no `params.theta`).
+    match ebr8["theta"].as_f64() {
+        Some(theta) => {
+            assert!(theta == 0.2 || theta == 0.6, "{ebr8}");
+            assert_eq!(ebr8["params"]["theta"], ebr8["theta"]);
+        }
+        None => assert!(ebr8["params"].get("theta").is_none(), "{ebr8}"),
+    }
     let (code, _, stderr) = refresher(&[
         "compare",
         "--corpus",
