@@ -8,6 +8,7 @@ use refresher::index::ScoringKind;
 use refresher::policy::registry::family;
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
+use refresher::sim::displacement::DisplacementSummary;
 use refresher::sim::{self, RunConfig};
 
 use super::experiment::{write_run, BudgetArgs, ExperimentArgs};
@@ -63,6 +64,12 @@ pub struct Args {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also measure each refresh's true gain, its leave-one-out effect within its unit's batch
+    /// against the live Web, and report how often a chosen refresh lowered quality and whether
+    /// a negative earlier ΔQ_A predicts it (issue 47 item 6; JSON key `displacement`). Costs
+    /// one more re-ranking of the queries each refreshed page touches, per refresh.
+    #[arg(long)]
+    pub displacement: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -107,6 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     config.new_pages = args.new_pages;
     config.warmup_units = warmup_units;
     config.oracle_history = oracle_history;
+    config.displacement = args.displacement;
     if let Some(u) = args.trec_unit {
         if u <= warmup_units || u >= env.units() {
             anyhow::bail!(
@@ -200,6 +208,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         {
             println!("{line}");
         }
+        if let Some(d) = &result.displacement {
+            print_displacement(&d.summary);
+        }
         println!(
             "wall time: load {load_seconds:.2} s, environment {environment_seconds:.2} s, run {run_seconds:.2} s"
         );
@@ -223,4 +234,35 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The displacement figures of `--displacement` (see `refresher::sim::displacement`).
+fn print_displacement(d: &DisplacementSummary) {
+    println!(
+        "displacement: {} refreshes measured ({} brought a changed copy); true gain < 0: {} ({:.2} %, {:.2} % of the changed), = 0: {} ({:.2} %), > 0: {}; mean negative magnitude {:.3e}, Σ negative {:.3e}, Σ all {:.3e}",
+        d.refreshes_measured,
+        d.changed,
+        d.negative,
+        100.0 * d.negative_share,
+        100.0 * d.negative_share_of_changed,
+        d.zero,
+        100.0 * d.zero_share,
+        d.positive,
+        d.mean_negative_magnitude,
+        d.total_negative_gain,
+        d.total_true_gain
+    );
+    println!(
+        "deferral: {} refreshes with an earlier one, {:.2} % negative; {} whose previous measured ΔQ_A < 0, {} ({:.2} %) negative again (lift {:.2}); their Σ true gain {:.3e}, deferring them saves at most {:.3e}; own measured ΔQ_A < 0: {} ({:.2} % truly negative)",
+        d.with_previous,
+        100.0 * d.with_previous_negative_share,
+        d.previously_negative,
+        d.previously_negative_then_negative,
+        100.0 * d.previously_negative_then_negative_share,
+        d.previously_negative_lift,
+        d.previously_negative_total_true_gain,
+        d.previously_negative_saving_at_most,
+        d.measured_negative,
+        100.0 * d.measured_negative_then_negative_share
+    );
 }

@@ -173,6 +173,7 @@ pub fn start_sweep(
             new_pages: spec.new_pages,
             warmup_units: spec.warmup_units,
             oracle_history: spec.oracle_history,
+            displacement: false,
         })
         .collect();
     // All validated, then all queued (or none): a refused sweep leaves nothing behind and

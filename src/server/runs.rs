@@ -33,6 +33,7 @@ use crate::quality::SearchQuality;
 use crate::querylog::term_workload::TermWorkload;
 use crate::querylog::workload::Workload;
 use crate::sim::compare::{NewPageSummary, PaperMeasures};
+use crate::sim::displacement::DisplacementSummary;
 use crate::sim::run::{DiscoveryDelay, OracleHistory};
 use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, UnitRecord};
 
@@ -110,6 +111,10 @@ pub struct RunSpec {
     /// warm-up units' changes only; needs `warmup_units` ≥ 1 and oracle mode).
     #[serde(default)]
     pub oracle_history: OracleHistory,
+    /// Measure each refresh's leave-one-out true gain and report the displacement figures
+    /// when the run completes (`displacement` of the run; as `simulate --displacement`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub displacement: bool,
 }
 
 impl RunSpec {
@@ -181,6 +186,8 @@ struct RunState {
     history: Vec<UnitRecord>,
     /// The discovery delays, known when the run completed.
     discovery: Option<DiscoveryDelay>,
+    /// The displacement figures, when asked for and the run completed.
+    displacement: Option<DisplacementSummary>,
 }
 
 /// One run.
@@ -234,6 +241,10 @@ pub struct RunInfo {
     /// pages were crawled (boxed: a run event stays small).
     #[serde(flatten)]
     pub new_page_report: Box<RunNewPages>,
+    /// The displacement figures of a run that asked for them, once it completed (boxed: a
+    /// run event stays small; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub displacement: Option<Box<DisplacementSummary>>,
 }
 
 /// The new-page part of a [`RunInfo`].
@@ -310,6 +321,7 @@ impl Run {
                     }
                 }),
             }),
+            displacement: s.displacement.clone().map(Box::new),
         }
     }
 
@@ -345,6 +357,10 @@ impl Run {
 
     fn set_discovery(&self, discovery: DiscoveryDelay) {
         self.lock().discovery = Some(discovery);
+    }
+
+    fn set_displacement(&self, displacement: DisplacementSummary) {
+        self.lock().displacement = Some(displacement);
     }
 
     fn push(&self, record: &UnitRecord) {
@@ -552,6 +568,7 @@ impl RunManager {
                     units_total: self.environments.corpus.units() as usize - 1,
                     history: Vec::new(),
                     discovery: None,
+                    displacement: None,
                 }),
                 events: broadcast::channel(1024).0,
             });
@@ -661,6 +678,7 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
         config.seed = seed;
     }
     config.new_pages = run.spec.new_pages;
+    config.displacement = run.spec.displacement;
     let mut cancelled = false;
     let result = run_with(&env, policy, &config, &mut |record| {
         run.push(record);
@@ -673,6 +691,9 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
     })
     .map_err(|e| e.to_string())?;
     run.set_discovery(result.discovery);
+    if let Some(d) = result.displacement {
+        run.set_displacement(d.summary);
+    }
     Ok(cancelled)
 }
 

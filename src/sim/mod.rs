@@ -14,6 +14,7 @@
 //!   once.
 
 pub mod compare;
+pub mod displacement;
 pub mod environment;
 pub mod estimate_check;
 pub mod run;

@@ -18,6 +18,7 @@ use crate::quality::SearchQuality;
 use crate::refresh::{Refresher, RefresherConfig};
 use crate::text::TermId;
 
+use super::displacement::{Displacement, DisplacementTracker, Judge};
 use super::environment::{measurement, Environment};
 use super::schedule_metrics;
 use super::shared_evaluations::SharedEvaluations;
@@ -50,6 +51,11 @@ pub struct RunConfig {
     /// only, turns it off: the hook, the refits and the estimate are then skipped for such
     /// policies, and their runs are otherwise the same.
     pub measure_unread_delta_q: bool,
+    /// Measure each judged refresh's true gain, its leave-one-out effect within its unit's
+    /// batch ([`super::displacement`], issue 47 item 6). Off by default: it re-ranks the
+    /// queries every refreshed page touches once more per refresh. The run is otherwise the
+    /// same (tested).
+    pub displacement: bool,
 }
 
 /// What an oracle-mode policy is told of the true history of changes.
@@ -163,6 +169,7 @@ impl RunConfig {
             warmup_units: 0,
             oracle_history: OracleHistory::All,
             measure_unread_delta_q: true,
+            displacement: false,
         }
     }
 }
@@ -281,6 +288,10 @@ pub struct RunResult {
     /// The TREC files of [`RunConfig::trec_unit`], when asked for.
     #[serde(skip)]
     pub trec: Option<TrecExport>,
+    /// The displacement measurement, when [`RunConfig::displacement`] asked for it (the key is
+    /// absent otherwise, so outputs without it are unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub displacement: Option<Displacement>,
 }
 
 /// The delay between a page's appearance on the live Web and its first copy in the repository,
@@ -418,10 +429,16 @@ pub fn run_with(
     let mut delays = DelayTracker::new(corpus, units);
     // The repository's lists as ranked at the previous unit: each unit re-ranks from them.
     let mut rank_memory = RankMemory::default();
+    let mut displacement = config
+        .displacement
+        .then(|| DisplacementTracker::new(&env.workload.queries));
 
     for unit in 1..units {
         if unit <= config.warmup_units {
-            refresher.step(unit)?;
+            let step = refresher.step(unit)?;
+            if let Some(tracker) = displacement.as_mut() {
+                tracker.remember_measured(step.refresh_outcomes());
+            }
             continue;
         }
         // Judged before the refreshes: which held copies are stale now.
@@ -448,6 +465,12 @@ pub fn run_with(
                 .map(|r| r * held)
                 .collect()
         };
+        if let Some(tracker) = displacement.as_mut() {
+            let crawl = refresher.crawl();
+            tracker.before_step(
+                (0..pages as PageId).map(|p| crawl.held(p).map(|h| Arc::clone(&h.version))),
+            );
+        }
         let step = refresher.step(unit)?;
         let (mut changed_count, mut estimated) = (0usize, 0.0);
         for o in step.refresh_outcomes() {
@@ -473,6 +496,21 @@ pub fn run_with(
         let repo = refresher.repository();
         let revision = repo.revision();
         let crawl = refresher.crawl();
+        if let Some(tracker) = displacement.as_mut() {
+            let judge = Judge {
+                scorer: repo.scorer(),
+                queries: &env.workload.queries,
+                truth,
+                likelihood: &env.config.likelihood,
+            };
+            tracker.measure(
+                unit,
+                corpus,
+                repo.forward(),
+                &judge,
+                step.refresh_outcomes(),
+            );
+        }
         // The version each copy holds now, read once (each read follows a pointer to the copy).
         let held: Vec<Option<Unit>> = crawl.held_units(pages).collect();
         let fresh = |p: PageId| truth.is_fresh(p, held[p as usize]);
@@ -643,6 +681,7 @@ pub fn run_with(
         per_unit,
         refreshed_pages,
         trec,
+        displacement: displacement.map(DisplacementTracker::finish),
     })
 }
 
