@@ -620,6 +620,7 @@ mod tests {
             let ours = learned_change_rate(&record(&intervals), 0.5);
             worst = worst.max((ours - theirs).abs());
         }
+        eprintln!("largest difference from the authors' code: {worst:e}");
         assert!(
             worst < 1e-6,
             "largest difference from the authors' code: {worst:e}"
