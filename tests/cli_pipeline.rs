@@ -576,6 +576,7 @@ fn policies_describe_themselves_and_params_reach_every_command() {
             "user-centric",
             "sbr",
             "ebr",
+            "lambdacrawl",
             "round-robin",
             "random",
             "age",
