@@ -157,13 +157,13 @@ fn simulate_compare_and_estimate_check_end_to_end() {
     let rows = cmp["rows"].as_array().unwrap();
     assert_eq!(
         rows.len(),
-        6 * (6 + 5) * 2,
-        "6 policies × (6 absolute + 5 gap-share targets) × 2 modes"
+        7 * (6 + 5) * 2,
+        "7 policies × (6 absolute + 5 gap-share targets) × 2 modes"
     );
     let gap_rows = rows.iter().filter(|r| r["gap_share"].is_number()).count();
     assert_eq!(
         gap_rows,
-        6 * 5 * 2,
+        7 * 5 * 2,
         "the B = 0 point gives every policy gap targets"
     );
     for r in rows {
@@ -194,7 +194,7 @@ fn simulate_compare_and_estimate_check_end_to_end() {
     assert_eq!(csv.lines().count(), fixed.len() + 1);
     assert!(csv.lines().next().unwrap().ends_with("budget_interpolated"));
     let curves = cmp["curves"].as_array().unwrap();
-    assert_eq!(curves.len(), 6 * 3 * 2);
+    assert_eq!(curves.len(), 7 * 3 * 2);
     for c in curves {
         for key in [
             "policy",
@@ -590,6 +590,7 @@ fn policies_describe_themselves_and_params_reach_every_command() {
             "user-centric",
             "sbr",
             "ebr",
+            "lambdacrawl",
             "round-robin",
             "random",
             "age",

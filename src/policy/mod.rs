@@ -337,6 +337,7 @@ pub mod family;
 pub mod freshness;
 pub mod gp4c;
 pub mod history_score;
+pub mod lambdacrawl;
 pub mod new_pages;
 pub mod planned;
 pub mod registry;

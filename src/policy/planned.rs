@@ -2,7 +2,8 @@
 //! ([`super::freshness`]) and its schedule ([`super::schedule`]), replanned as estimates move.
 //!
 //! A [`Planner`] is driven by a [`PageModel`] that turns what is known about a page (oracle
-//! history or online observations) into a change rate `λ_p` and an objective weight `c_p`.
+//! history or online observations) into a change rate `λ_p` and an objective weight `c_p`,
+//! and (by default, the freshness optimum) those into frequencies.
 
 use super::family::{ParamKind, ParamSpec, Params};
 use super::freshness::{marginal_freshness, optimal_frequencies};
@@ -101,7 +102,9 @@ pub fn online_rate(obs: &Observations, changes: usize, prior_interval: f64) -> f
 /// [`oracle`](Self::oracle) (the first plan, and each replan of a model that
 /// [`uses_views`](Self::uses_views), after [`observe_views`](Self::observe_views)), online mode
 /// calls [`fit_online`](Self::fit_online) with every page's observations, then
-/// [`online`](Self::online) for each page not observed gone.
+/// [`online`](Self::online) for each page not observed gone; the `(λ_p, c_p)` of all pages then
+/// go to [`frequencies`](Self::frequencies) once per plan. Between plans (both modes),
+/// [`record`](Self::record) receives each observed refresh in the order of observation.
 pub trait PageModel: Send {
     /// Oracle mode, once: keeps what the model reads of the true history.
     fn fit_oracle(&mut self, history: &ChangeHistory);
@@ -131,6 +134,35 @@ pub trait PageModel: Send {
     }
     /// The repository's current view weights (see [`RefreshPolicy::observe_views`]).
     fn observe_views(&mut self, _view_weight: &[f64]) {}
+    /// Each outcome the planner records (every observed refresh, not a discovery), after its
+    /// [`Observations`] took it: for a model that keeps more than their sums. Nothing by
+    /// default.
+    fn record(&mut self, _outcome: &RefreshOutcome) {}
+    /// The refresh frequencies (per unit) of every page for `budget` refreshes per unit, from
+    /// each page's `(λ_p, c_p)`: by default the weighted freshness optimum of
+    /// [`super::freshness`] (SBR, EBR, user-centric). A model with another objective gives its
+    /// own optimum; the planner schedules whatever it returns by the same transportation step.
+    fn frequencies(&self, lambdas: &[f64], weights: &[f64], budget: usize) -> Vec<f64> {
+        optimal_frequencies(lambdas, weights, budget as f64).frequencies
+    }
+    /// What one more refresh per unit of a page `(λ, c)` planned at frequency `f` is worth:
+    /// ranks the pages that top up a unit's spare capacity. By default `c · ∂F/∂f`, the
+    /// marginal of [`frequencies`](Self::frequencies)' default objective.
+    fn marginal_value(&self, lambda: f64, weight: f64, f: f64) -> f64 {
+        weight * marginal_freshness(lambda, f)
+    }
+    /// The objective [`frequencies`](Self::frequencies) and
+    /// [`marginal_value`](Self::marginal_value) optimise: planners share a schedule
+    /// ([`SharedPlans`]) only when their objectives are the same, since equal `(λ_p, c_p)` give
+    /// different plans under different objectives. `"freshness"` by default.
+    fn objective(&self) -> &'static str {
+        "freshness"
+    }
+    /// Whether θ ([`theta`](Self::theta)) is one of the family's parameters, shown in labels
+    /// and settings.
+    fn has_theta(&self) -> bool {
+        true
+    }
 }
 
 /// Plans and replans the refresh schedule for a [`PageModel`].
@@ -163,7 +195,8 @@ struct Schedule {
 }
 
 /// Schedules shared by the planners of one environment (the SBR and EBR runs of a sweep),
-/// keyed by everything a replan reads: the fit mode, every page's `(λ_p, c_p)` and last
+/// keyed by everything a replan reads: the model's objective ([`PageModel::objective`]), the
+/// fit mode, every page's `(λ_p, c_p)` and last
 /// refresh, the plan's first unit and horizon, and the budget. Runs whose estimates coincide
 /// (thresholds θ that count the same changes, budgets that refresh every page) compute one
 /// schedule and read it — the same plan, bit for bit. See [`SharedMemo`].
@@ -217,14 +250,21 @@ pub const PLANNER_PARAMS: &[ParamSpec] = &[
         default: "0 (every content change counts)",
         sweep: &[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
     },
-    ParamSpec {
-        key: "replan_every",
-        description: "Online mode: replan every this many units",
-        kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
-        default: "4",
-        sweep: &[],
-    },
+    REPLAN_EVERY_PARAM,
 ];
+
+/// The replanning period of a planned family (with or without θ).
+pub const REPLAN_EVERY_PARAM: ParamSpec = ParamSpec {
+    key: "replan_every",
+    description: "Online mode: replan every this many units",
+    kind: ParamKind::Number {
+        min: 1.0,
+        max: u32::MAX as f64,
+        integer: true,
+    },
+    default: "4",
+    sweep: &[],
+};
 
 /// `at_threshold(θ)` with the [`PLANNER_PARAMS`] of `params` applied (θ defaults to
 /// [`DEFAULT_THETA`]): what the planned families' constructors share.
@@ -348,7 +388,10 @@ impl<M: PageModel> Planner<M> {
     /// What [`Self::schedule_for`] reads, hashed (see [`SharedPlans`]).
     fn schedule_key(&self, start: Unit, len: u32, budget: usize) -> u128 {
         let n = self.params.len();
-        key_of(32 + 20 * n, |bytes| {
+        key_of(48 + 20 * n, |bytes| {
+            let objective = self.model.objective().as_bytes();
+            bytes.extend_from_slice(&(objective.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(objective);
             bytes.push(self.mode as u8);
             bytes.extend_from_slice(&start.to_le_bytes());
             bytes.extend_from_slice(&len.to_le_bytes());
@@ -369,11 +412,11 @@ impl<M: PageModel> Planner<M> {
     fn schedule_for(&self, start: Unit, len: u32, budget: usize) -> Schedule {
         let lambdas: Vec<f64> = self.params.iter().map(|x| x.0).collect();
         let weights: Vec<f64> = self.params.iter().map(|x| x.1).collect();
-        let plan = optimal_frequencies(&lambdas, &weights, budget as f64);
+        let frequencies = self.model.frequencies(&lambdas, &weights, budget);
         // An instance is worth its weight times the chance it catches a change.
         let values: Vec<f64> = (0..lambdas.len())
             .map(|p| {
-                let f = plan.frequencies[p];
+                let f = frequencies[p];
                 if f > 0.0 {
                     weights[p] * -(-lambdas[p] / f).exp_m1()
                 } else {
@@ -388,7 +431,7 @@ impl<M: PageModel> Planner<M> {
                 false => golden_phase(p),
                 // Continue from the last refresh: the first instance one interval after it.
                 true => {
-                    let f = plan.frequencies[p];
+                    let f = frequencies[p];
                     if f > 0.0 {
                         let spacing = 1.0 / f;
                         let since =
@@ -400,10 +443,10 @@ impl<M: PageModel> Planner<M> {
                 }
             })
             .collect();
-        let instances = plan_instances(&plan.frequencies, &values, &phases, start, len, budget);
+        let instances = plan_instances(&frequencies, &values, &phases, start, len, budget);
         Schedule {
             plan: assign(&instances, start, len, budget),
-            frequencies: plan.frequencies,
+            frequencies,
         }
     }
 
@@ -457,8 +500,9 @@ impl<M: PageModel> Planner<M> {
             // among them instead of the tie-breaks.
             let marginal = |p: usize| {
                 let (l, c) = self.params[p];
-                let value = c * marginal_freshness(
+                let value = self.model.marginal_value(
                     l,
+                    c,
                     self.schedule.frequencies.get(p).copied().unwrap_or(0.0),
                 );
                 without_rounding_noise(value)
@@ -499,6 +543,7 @@ impl<M: PageModel> Planner<M> {
                     obs.gone = false;
                 } else {
                     obs.record(o, theta);
+                    self.model.record(o);
                 }
                 self.last_refresh[o.page as usize] = o.unit;
             }
@@ -517,12 +562,17 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
     }
 
     fn label(&self) -> String {
+        if !self.model.has_theta() {
+            return self.model.name().to_string();
+        }
         format!("{} (θ = {})", self.model.name(), self.model.theta())
     }
 
     fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = serde_json::Map::new();
-        m.insert("theta".into(), self.model.theta().into());
+        if self.model.has_theta() {
+            m.insert("theta".into(), self.model.theta().into());
+        }
         m.insert("replan_every".into(), self.replan_every.into());
         m
     }

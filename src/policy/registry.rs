@@ -4,7 +4,8 @@
 
 use super::family::{ParamValue, PolicyError, PolicyFamily};
 use super::{
-    baselines, ebr, gp4c, history_score, sampling, sbr, user_centric, webfountain, RefreshPolicy,
+    baselines, ebr, gp4c, history_score, lambdacrawl, sampling, sbr, user_centric, webfountain,
+    RefreshPolicy,
 };
 
 /// Every family, in the order results list them.
@@ -12,6 +13,7 @@ pub static FAMILIES: &[&PolicyFamily] = &[
     &user_centric::FAMILY,
     &sbr::FAMILY,
     &ebr::FAMILY,
+    &lambdacrawl::FAMILY,
     &baselines::ROUND_ROBIN,
     &baselines::RANDOM,
     &baselines::AGE,
@@ -35,10 +37,18 @@ pub static FAMILIES: &[&PolicyFamily] = &[
     &sampling::gsb::RNS,
 ];
 
-/// The families `compare` runs when none are named: paper 003's schemes and the baselines
-/// (paper 001's score policies are named explicitly, e.g. `--policies user-centric,gad,gp-t-x`).
-pub const DEFAULT_COMPARISON: &[&str] =
-    &["user-centric", "sbr", "ebr", "round-robin", "random", "age"];
+/// The families `compare` runs when none are named: paper 003's schemes, LambdaCrawl and the
+/// baselines (paper 001's score policies are named explicitly, e.g.
+/// `--policies user-centric,gad,gp-t-x`).
+pub const DEFAULT_COMPARISON: &[&str] = &[
+    "user-centric",
+    "sbr",
+    "ebr",
+    "lambdacrawl",
+    "round-robin",
+    "random",
+    "age",
+];
 
 /// Default shingle threshold of SBR and EBR when none is given: 0, i.e. every content change
 /// counts (paper 003's "simplest implementation of SBR"); sweeps pass 0.1 … 1.0.

@@ -677,7 +677,15 @@ mod tests {
     fn pages_met_after_prepare_are_crawled_observed_and_refreshed_later() {
         let corpus = random_corpus(40, 10, 17);
         let known = corpus.page_count() / 2;
-        for policy in ["user-centric", "sbr", "ebr", "round-robin", "random", "age"] {
+        for policy in [
+            "user-centric",
+            "sbr",
+            "ebr",
+            "lambdacrawl",
+            "round-robin",
+            "random",
+            "age",
+        ] {
             let mut r = refresher(&corpus, policy, 6);
             let mut discovered = Vec::new();
             let mut refreshed_new = false;
