@@ -284,8 +284,18 @@ fn online_user_centric_learns_rates_per_directory() {
         5,
         &["--sites", "4", "--change-correlation", "strong"],
     );
-    let by_directory = run(&corpus, &log, &[]);
-    let by_site = run(&corpus, &log, &["--param", "rates=site-mixture"]);
+    // The rate models are the refresh index's (online default: the planner, EBR's rates).
+    let by_directory = run(&corpus, &log, &["--param", "estimator=whittle"]);
+    let by_site = run(
+        &corpus,
+        &log,
+        &[
+            "--param",
+            "estimator=whittle",
+            "--param",
+            "rates=site-mixture",
+        ],
+    );
     assert!(by_directory["label"]
         .as_str()
         .unwrap()
@@ -302,8 +312,17 @@ fn online_user_centric_learns_rates_per_directory() {
     );
     let (_, flat, flat_log) = generate(&dir.path().join("flat"), 150, 8, 5, &[]);
     let (a, b) = (
-        run(&flat, &flat_log, &[]),
-        run(&flat, &flat_log, &["--param", "rates=site-mixture"]),
+        run(&flat, &flat_log, &["--param", "estimator=whittle"]),
+        run(
+            &flat,
+            &flat_log,
+            &[
+                "--param",
+                "estimator=whittle",
+                "--param",
+                "rates=site-mixture",
+            ],
+        ),
     );
     assert_eq!(refreshed(&a), refreshed(&b));
     assert_eq!(a["mean_quality"], b["mean_quality"]);

@@ -108,12 +108,14 @@ fn every_sampling_policy_simulates_within_the_budget_deterministically() {
         "--json",
     ]);
     let points = c["sweeps"][0]["points"].as_array().unwrap();
-    let ds: Vec<f64> = points
+    // The grid's two values, and the run at the family's default (no `d` given: the table
+    // at parameters fixed before the run).
+    let ds: Vec<Option<f64>> = points
         .iter()
         .filter(|p| p["policy"] == "sample-db")
-        .map(|p| p["params"]["d"].as_f64().unwrap())
+        .map(|p| p["params"]["d"].as_f64())
         .collect();
-    assert_eq!(ds, [0.0, 1.0]);
+    assert_eq!(ds, [Some(0.0), Some(1.0), None]);
     assert!(points.iter().any(|p| p["policy"] == "gsb"));
 
     // A bad value names the parameter and what it takes.
