@@ -531,9 +531,9 @@ mod tests {
     /// The authors' code, run on the inputs below, gave the literals asserted here.
     ///
     /// Peer: `LambdaCrawl_IncomplObs` and `LearnChRates_IncomplObs` of `LambdaCrawlExps.py`,
-    /// microsoft/Optimal-Freshness-Crawl-Scheduling at commit 0ed8343d42b2, unmodified; driver
-    /// `/work/peer/peer_lambdacrawl.py` (outside this repository), run as
-    /// `python3 /work/peer/peer_lambdacrawl.py` with numpy 2.4.6 and scipy 1.17.1. Their
+    /// microsoft/Optimal-Freshness-Crawl-Scheduling at commit 0ed8343d42b2, unmodified; run by
+    /// a small Python driver kept outside this repository (it imports their module, calls
+    /// the two functions on the inputs below and prints 12 digits) with numpy 2.4.6 and scipy 1.17.1. Their
     /// bisections stop at an absolute width of ε = 1e-12 (on `λ`, and on the learned rate in
     /// `[0.0005, 7]`); their smoothing term is 0.5, and learning uses the whole history
     /// (`suffix_length = ∞`, `curr_time` = the last crawl). The driver's crawl times become
