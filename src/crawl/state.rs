@@ -12,7 +12,7 @@ use crate::change::shingles::{shingle_change, text_sketch};
 use crate::corpus::{PageId, PageVersion, Unit};
 
 use super::frontier::{Frontier, FrontierPage};
-use super::knowledge::{CrawlKnowledge, HeldChange, KnowledgeCache, SharedPageRanks};
+use super::knowledge::cache::{HeldChange, KnowledgeCache, SharedPageRanks};
 use super::Validator;
 
 /// The repository's copy of a page, with its shingle sketch computed on first use (kept with
@@ -94,12 +94,6 @@ impl CrawlState {
         }
     }
 
-    /// What the crawler knows about its own copies: URLs, hosts, directories, held copies,
-    /// their link graph and its PageRank (see [`CrawlKnowledge`]).
-    pub fn knowledge(&self) -> CrawlKnowledge<'_> {
-        CrawlKnowledge::new(self)
-    }
-
     /// Shares the PageRanks of this state's held copies with the other crawl states of the
     /// same corpus that share `shared` ([`SharedPageRanks`]): the same vectors, computed once.
     pub fn share_pageranks(&mut self, shared: Arc<SharedPageRanks>) {
@@ -112,7 +106,7 @@ impl CrawlState {
 
     /// Learns the URLs of the page ids `0..count` it does not know yet (from the fetcher,
     /// which allocated them; the refresher does this before `prepare` and every unit). Makes
-    /// room for them too. [`CrawlKnowledge::url`] still answers only for pages the crawler met.
+    /// room for them too. [`super::CrawlKnowledge::url`] still answers only for pages the crawler met.
     pub fn learn_urls<'u>(&mut self, count: usize, url: impl Fn(PageId) -> &'u str) {
         self.grow(count);
         self.knowledge.learn_urls(count, url);

@@ -345,7 +345,7 @@ pub mod sampling;
 pub mod sbr;
 pub mod schedule;
 pub mod user_centric;
-pub mod user_centric_planned;
+
 pub mod webfountain;
 
 pub use family::{ParamValue, Params, PolicyError, PolicyFamily};

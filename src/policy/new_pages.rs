@@ -36,7 +36,7 @@
 
 use std::collections::HashMap;
 
-use super::user_centric::{Estimator, UserCentric};
+use super::user_centric::estimators::{Estimator, UserCentric};
 use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::change_probability;
 use crate::corpus::{PageId, Unit};
@@ -228,7 +228,7 @@ impl UserCentricWithNewPages {
     ///
     /// Under the refresh index ([`Estimator::Whittle`]) the third value scales a new page's
     /// `ΔQ̂` onto the index: a page the repository lacks has been "stale" forever, and its index
-    /// is the limit `G/(1 − q)` of [`super::user_centric::refresh_index`] (crawling it gains `ΔQ̂` at every unit until
+    /// is the limit `G/(1 − q)` of [`super::user_centric::estimators::refresh_index`] (crawling it gains `ΔQ̂` at every unit until
     /// it changes), with `q = e^{−λ̄}` at the mean change rate of held pages. Elsewhere it is 1.
     fn refresh_priorities(&self, unit: Unit, crawl: &CrawlState) -> (Vec<f64>, f64, f64) {
         let rates = self.inner.change_rates();

@@ -7,7 +7,6 @@
 
 use super::family::{ParamKind, ParamSpec, Params};
 use super::freshness::{marginal_freshness, optimal_frequencies};
-use super::registry::DEFAULT_THETA;
 use super::schedule::{assign, plan_instances};
 use super::{ChangeHistory, FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::cg_rate_per_unit;
@@ -15,6 +14,10 @@ use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
 use crate::memo::{key_of, SharedMemo};
 use std::sync::Arc;
+
+/// Default shingle threshold of SBR and EBR when none is given: 0, i.e. every content change
+/// counts (paper 003's "simplest implementation of SBR"); sweeps pass 0.1 … 1.0.
+pub const DEFAULT_THETA: f64 = 0.0;
 
 /// What a policy observed of one page through its own refreshes (online mode).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -50,9 +50,7 @@ pub const DEFAULT_COMPARISON: &[&str] = &[
     "age",
 ];
 
-/// Default shingle threshold of SBR and EBR when none is given: 0, i.e. every content change
-/// counts (paper 003's "simplest implementation of SBR"); sweeps pass 0.1 … 1.0.
-pub const DEFAULT_THETA: f64 = 0.0;
+pub use super::planned::DEFAULT_THETA;
 
 /// The family named `name`.
 pub fn family(name: &str) -> Result<&'static PolicyFamily, PolicyError> {

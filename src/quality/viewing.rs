@@ -13,7 +13,7 @@ use crate::index::{ForwardIndex, Scorer};
 use crate::memo::{key_of, write_held_units, SharedMemo};
 use crate::text::TermId;
 
-use super::exact::{MetricQuery, RankMemory};
+use super::exact::ranking::{MetricQuery, RankMemory};
 
 /// Default exponent of the viewing likelihood (paper 003 §4).
 pub const DEFAULT_EXPONENT: f64 = 1.5;

@@ -644,7 +644,7 @@ pub fn run_with(
             per_unit.iter().map(f).sum::<f64>() / per_unit.len() as f64
         }
     };
-    let paper = super::compare::PaperMeasures::of_units(&per_unit);
+    let paper = PaperMeasures::of_units(&per_unit);
     Ok(RunResult {
         policy: refresher.policy().name(),
         label: refresher.policy().label(),
@@ -803,6 +803,60 @@ pub fn ndcg(schedule: &[PageId], stale: &[bool], k: usize) -> f64 {
     }
     let ideal: f64 = (1..=relevant).map(|i| 1.0 / discount(i)).sum();
     dcg / ideal
+}
+
+/// The measures of papers 000 and 002 over a run's units (means), when it reported them:
+/// ChangeRatio, weighted by view weights and by PageRank (paper 002 Eq. 10–11), and paper 000's
+/// top-k freshness and MAP@10 variants (Eq. 8–9, see [`crate::quality::exact`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PaperMeasures {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_change_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_weighted_change_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_pagerank_weighted_change_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_fresh_at_10_fixed_k: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_map_at_10_retrieved: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_map_at_10_tau0: Option<f64>,
+}
+
+impl PaperMeasures {
+    /// A finished run's means, read from its result (`None` for a run without units).
+    pub fn of_run(run: &RunResult) -> Self {
+        if run.per_unit.is_empty() {
+            return PaperMeasures::default();
+        }
+        PaperMeasures {
+            mean_change_ratio: Some(run.mean_change_ratio),
+            mean_weighted_change_ratio: Some(run.mean_weighted_change_ratio),
+            mean_pagerank_weighted_change_ratio: Some(run.mean_pagerank_weighted_change_ratio),
+            mean_fresh_at_10_fixed_k: Some(run.mean_fresh_at_10_fixed_k),
+            mean_map_at_10_retrieved: Some(run.mean_map_at_10_retrieved),
+            mean_map_at_10_tau0: Some(run.mean_map_at_10_tau0),
+        }
+    }
+
+    /// The means over `units` (all `None` for no unit): the one computation behind
+    /// [`RunResult`]'s `mean_*` fields and the server's live runs.
+    pub fn of_units(units: &[UnitRecord]) -> Self {
+        if units.is_empty() {
+            return PaperMeasures::default();
+        }
+        let n = units.len() as f64;
+        let mean = |f: fn(&UnitRecord) -> f64| Some(units.iter().map(f).sum::<f64>() / n);
+        PaperMeasures {
+            mean_change_ratio: mean(|r| r.change_ratio),
+            mean_weighted_change_ratio: mean(|r| r.weighted_change_ratio),
+            mean_pagerank_weighted_change_ratio: mean(|r| r.pagerank_weighted_change_ratio),
+            mean_fresh_at_10_fixed_k: mean(|r| r.paper000.fresh_at_10_fixed_k),
+            mean_map_at_10_retrieved: mean(|r| r.paper000.map_at_10_retrieved),
+            mean_map_at_10_tau0: mean(|r| r.paper000.map_at_10_tau0),
+        }
+    }
 }
 
 #[cfg(test)]

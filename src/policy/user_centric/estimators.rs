@@ -105,11 +105,10 @@
 
 use std::collections::VecDeque;
 
-use super::family::{ParamKind, ParamSpec, PolicyFamily};
-use super::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::{change_probability, irregular_mle_rate, oracle_rate, RateMixture};
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
+use crate::policy::{ChangeHistory, FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 
 /// Time-normalised quality change of one refresh: `ΔQ_A(p, t) / (t − LR(p, t))` (paper 003 §6).
 /// An interval of 0 is treated as 1.
@@ -190,7 +189,7 @@ pub enum Estimator {
     /// Frequencies planned as EBR plans them (Lagrangian optimum, same schedule), with each
     /// page's expected ΔQ_A per change as its weight: EBR's view weight until gains are
     /// measured, then shrunk towards it with a strength cross-validated on the run's own gains
-    /// (see `user_centric_planned`).
+    /// (see [`super::planner`]).
     Planned,
 }
 
@@ -239,56 +238,6 @@ impl Estimator {
         }
     }
 }
-
-/// The `user-centric` family: paper 003's refresher.
-pub const FAMILY: PolicyFamily = PolicyFamily {
-    name: "user-centric",
-    description: "Paper 003: refresh the pages whose expected ΔQ_A (measured by the index hook) times time since refresh is largest",
-    params: &[
-        ParamSpec {
-            key: "estimator",
-            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, change probability × gain given a change, the refresh index of change rate and gain given a change, or frequencies planned as EBR plans them with each page's expected ΔQ_A per change (shrunk towards EBR's weight) as its weight",
-            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain", "whittle", "planned"]),
-            default: "planned online, whittle (the refresh index) oracle",
-            sweep: &[],
-        },
-        ParamSpec {
-            key: "rates",
-            description: "Online change rates of change-gain and whittle: each page's posterior under its directory's distribution of rates learned from every visit (mixture), the same with one distribution for the whole site (site-mixture), or its own maximum-likelihood rate with one pooled pseudo-visit as prior (pooled)",
-            kind: ParamKind::Choice(&["mixture", "site-mixture", "pooled"]),
-            default: "mixture",
-            sweep: &[],
-        },
-        ParamSpec {
-            key: "knows",
-            description: "Oracle mode, change-gain and whittle: what the policy is told of the history — every page's change rate and gain given a change (both), or only the rates (rates) or only the gains (gains), the other learned from its own refreshes as online: which of the two estimates online user-centric loses its budget to (online mode is told nothing, and its runs do not show the parameter)",
-            kind: ParamKind::Choice(&["both", "rates", "gains"]),
-            default: "both",
-            sweep: &[],
-        },
-        ParamSpec {
-            key: "window",
-            description: "Average over the last W refreshes of each page only",
-            kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
-            default: "every refresh",
-            sweep: &[],
-        },
-    ],
-    build: |params| {
-        let estimator = params.choice("estimator").and_then(Estimator::parse);
-        let window = params.number("window").map(|w| w as usize);
-        let rates = params.choice("rates").and_then(RateModel::parse);
-        let knows = params.choice("knows").and_then(OracleKnowledge::parse);
-        // The index estimators with the new-page ΔQ estimate in frontier mode
-        // (`policy::new_pages`), or the planner (`policy::user_centric_planned`).
-        Ok(Box::new(super::user_centric_planned::UserCentricPolicy::new(
-            UserCentric::new(window)
-                .with_estimator(estimator)
-                .with_rate_model(rates.unwrap_or_default())
-                .with_oracle_knowledge(knows.unwrap_or_default()),
-        )))
-    },
-};
 
 /// How often online [`Estimator::ChangeGain`] re-reads the repository's view weights, in units:
 /// the cadence at which EBR replans on them (`policy::planned`'s default `replan_every`).
@@ -432,7 +381,7 @@ impl ChangeRecord {
 
 /// Each of the first `pages` pages' change rate over the whole history (0 for a page the history
 /// does not list).
-fn history_change_rates(history: &super::ChangeHistory, pages: usize) -> Vec<f64> {
+fn history_change_rates(history: &ChangeHistory, pages: usize) -> Vec<f64> {
     (0..pages)
         .map(|p| {
             history.pages.get(p).map_or(0.0, |page| {
@@ -444,7 +393,7 @@ fn history_change_rates(history: &super::ChangeHistory, pages: usize) -> Vec<f64
 
 /// Each of the first `pages` pages' changes in the history, each with the gain measured by
 /// refreshing right after it.
-fn history_gain_records(history: &super::ChangeHistory, pages: usize) -> Vec<ChangeRecord> {
+fn history_gain_records(history: &ChangeHistory, pages: usize) -> Vec<ChangeRecord> {
     let mut records = vec![ChangeRecord::default(); pages];
     for (record, page) in records.iter_mut().zip(&history.pages) {
         for &dq in &page.delta_q {
@@ -520,7 +469,7 @@ impl UserCentric {
             Estimator::Pooled => self.pooled(),
             Estimator::Viewed => self.viewed(),
             // Expected gain per unit of staleness for a short wait: λ·G. (The planner runs
-            // apart, `user_centric_planned`; read here, its estimates are change-gain's.)
+            // apart, [`super::planner`]; read here, its estimates are change-gain's.)
             Estimator::ChangeGain | Estimator::Whittle | Estimator::Planned => self
                 .change_rates()
                 .iter()
@@ -799,7 +748,7 @@ fn weighted_line_fit(sums: &[(f64, f64)], x: impl Fn(usize) -> f64) -> (f64, f64
 impl UserCentric {
     /// Oracle mode told everything: the history's rates and gains, and the ratio estimators'
     /// samples.
-    fn fit_on_history(&mut self, history: &super::ChangeHistory, n: usize) {
+    fn fit_on_history(&mut self, history: &ChangeHistory, n: usize) {
         self.fitted_on_history = true;
         self.changes = history_gain_records(history, n);
         self.oracle_change_rate = Some(history_change_rates(history, n));
@@ -872,7 +821,7 @@ impl RefreshPolicy for UserCentric {
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         let n = context.page_count;
         // The planner is another policy (the family runs it when it is the default, see
-        // `user_centric_planned::UserCentricPolicy`); this one then ranks by the refresh index.
+        // [`super::UserCentricPolicy`]); this one then ranks by the refresh index.
         self.active = Some(
             self.estimator
                 .unwrap_or(match Estimator::default_for(context.mode) {

@@ -1,6 +1,6 @@
 //! User-centric refresh planned as SBR and EBR plan (`user-centric` with `estimator=planned`):
 //! the Lagrangian optimum of expected freshness under the budget
-//! ([`super::freshness::optimal_frequencies`]) turned into a schedule ([`super::planned`]),
+//! ([`crate::policy::freshness::optimal_frequencies`]) turned into a schedule ([`crate::policy::planned`]),
 //! with each page's **expected ΔQ_A per change** as its weight.
 //!
 //! Paper 003's argument is that user-centric refresh differs from EBR in what it weights, not in
@@ -38,14 +38,11 @@
 //! (paper 003 §6), under the same shrinkage (fitted on the history), weighed by the views of
 //! now at every replan (as oracle EBR).
 
-use super::ebr::{irrelevance_probability, online_irrelevance_probability};
-use super::new_pages::UserCentricWithNewPages;
-use super::planned::{online_rate, GainRecord, Observations, PageModel, Planner};
-use super::user_centric::{Estimator, UserCentric};
-use super::{ChangeHistory, PolicyContext, RefreshOutcome, RefreshPolicy};
 use crate::change::oracle_rate;
-use crate::corpus::{PageId, Unit};
-use crate::crawl::CrawlState;
+use crate::corpus::PageId;
+use crate::policy::ebr::{irrelevance_probability, online_irrelevance_probability};
+use crate::policy::planned::{online_rate, GainRecord, Observations, PageModel, Planner};
+use crate::policy::{ChangeHistory, PolicyContext};
 
 /// The prior strengths (pseudo-changes) cross-validation chooses from: powers of two from 1/64
 /// to 64, then ∞ (the prior alone). A fixed, site-independent grid, wide enough that the
@@ -284,119 +281,11 @@ impl PageModel for UserCentricPlanModel {
 /// The user-centric planner (see the module docs).
 pub type UserCentricPlanner = Planner<UserCentricPlanModel>;
 
-/// The `user-centric` family's policy: the refresh-index estimators of [`UserCentric`] (with
-/// new pages, [`UserCentricWithNewPages`]) or the [`UserCentricPlanner`], whichever the
-/// estimator names — decided at `prepare`, since the default estimator depends on the fit mode
-/// ([`Estimator::default_for`]).
-pub struct UserCentricPolicy {
-    by_index: UserCentricWithNewPages,
-    planner: UserCentricPlanner,
-    /// Whether the planner runs (set by `prepare`).
-    planned: bool,
-}
-
-impl UserCentricPolicy {
-    pub fn new(by_index: UserCentric) -> Self {
-        UserCentricPolicy {
-            by_index: UserCentricWithNewPages::new(by_index),
-            planner: Planner::new(UserCentricPlanModel::default()),
-            planned: false,
-        }
-    }
-
-    /// The planner's replanning period (online, and oracle on new views).
-    pub fn with_replan_every(mut self, units: u32) -> Self {
-        self.planner.replan_every = units;
-        self
-    }
-
-    fn active(&mut self) -> &mut dyn RefreshPolicy {
-        if self.planned {
-            &mut self.planner
-        } else {
-            &mut self.by_index
-        }
-    }
-
-    fn active_ref(&self) -> &dyn RefreshPolicy {
-        if self.planned {
-            &self.planner
-        } else {
-            &self.by_index
-        }
-    }
-}
-
-impl RefreshPolicy for UserCentricPolicy {
-    fn name(&self) -> String {
-        "user-centric".to_string()
-    }
-
-    fn label(&self) -> String {
-        if self.planned {
-            "user-centric (ΔQ̄ planned)".to_string()
-        } else {
-            self.by_index.label()
-        }
-    }
-
-    fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
-        if self.planned {
-            let mut m = serde_json::Map::new();
-            m.insert("estimator".into(), Estimator::Planned.as_str().into());
-            m
-        } else {
-            self.by_index.settings()
-        }
-    }
-
-    fn prepare(&mut self, context: &PolicyContext<'_>) {
-        let estimator = self
-            .by_index
-            .inner
-            .estimator
-            .unwrap_or_else(|| Estimator::default_for(context.mode));
-        self.planned = estimator == Estimator::Planned;
-        if self.planned {
-            self.planner.prepare(context);
-        } else {
-            self.by_index.prepare(context);
-        }
-    }
-
-    fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
-        self.active().choose(unit, budget, crawl)
-    }
-
-    fn choose_with_frontier(
-        &mut self,
-        unit: Unit,
-        budget: usize,
-        crawl: &CrawlState,
-    ) -> Vec<PageId> {
-        self.active().choose_with_frontier(unit, budget, crawl)
-    }
-
-    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
-        self.active().observe(outcomes);
-    }
-
-    fn reads_delta_q(&self) -> bool {
-        true
-    }
-
-    fn wants_views(&self, unit: Unit) -> bool {
-        self.active_ref().wants_views(unit)
-    }
-
-    fn observe_views(&mut self, view_weight: &[f64]) {
-        self.active().observe_views(view_weight);
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::Estimator;
     use super::*;
+    use crate::corpus::Unit;
     use crate::policy::ebr::Ebr;
     use crate::policy::testkit::{context, history, run};
     use crate::policy::FitMode;

@@ -1,0 +1,184 @@
+//! The `user-centric` family: paper 003's refresher (Pandey & Olston, "User-Centric Web
+//! Crawling", WWW 2005, §6), in two forms that share the index hook's ΔQ_A measurements:
+//!
+//! * [`estimators`]: rank pages by an estimate of ΔQ̄ times time since refresh (paper 003's
+//!   mean of ratios and four other estimators of the same quantity), with the new-page estimate
+//!   of [`crate::policy::new_pages`] in frontier mode;
+//! * [`planner`]: plan refresh frequencies as SBR and EBR do, each page weighted by its expected
+//!   ΔQ_A per change (the online default).
+//!
+//! [`UserCentricPolicy`] picks one at `prepare`, since the default estimator depends on the fit
+//! mode ([`Estimator::default_for`]).
+
+pub mod estimators;
+pub mod planner;
+
+pub use estimators::*;
+pub use planner::{UserCentricPlanModel, UserCentricPlanner};
+
+use crate::corpus::{PageId, Unit};
+use crate::crawl::CrawlState;
+use crate::policy::family::{ParamKind, ParamSpec, PolicyFamily};
+use crate::policy::new_pages::UserCentricWithNewPages;
+use crate::policy::planned::Planner;
+use crate::policy::{PolicyContext, RefreshOutcome, RefreshPolicy};
+
+/// The `user-centric` family: paper 003's refresher.
+pub const FAMILY: PolicyFamily = PolicyFamily {
+    name: "user-centric",
+    description: "Paper 003: refresh the pages whose expected ΔQ_A (measured by the index hook) times time since refresh is largest",
+    params: &[
+        ParamSpec {
+            key: "estimator",
+            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, change probability × gain given a change, the refresh index of change rate and gain given a change, or frequencies planned as EBR plans them with each page's expected ΔQ_A per change (shrunk towards EBR's weight) as its weight",
+            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain", "whittle", "planned"]),
+            default: "planned online, whittle (the refresh index) oracle",
+            sweep: &[],
+        },
+        ParamSpec {
+            key: "rates",
+            description: "Online change rates of change-gain and whittle: each page's posterior under its directory's distribution of rates learned from every visit (mixture), the same with one distribution for the whole site (site-mixture), or its own maximum-likelihood rate with one pooled pseudo-visit as prior (pooled)",
+            kind: ParamKind::Choice(&["mixture", "site-mixture", "pooled"]),
+            default: "mixture",
+            sweep: &[],
+        },
+        ParamSpec {
+            key: "knows",
+            description: "Oracle mode, change-gain and whittle: what the policy is told of the history — every page's change rate and gain given a change (both), or only the rates (rates) or only the gains (gains), the other learned from its own refreshes as online: which of the two estimates online user-centric loses its budget to (online mode is told nothing, and its runs do not show the parameter)",
+            kind: ParamKind::Choice(&["both", "rates", "gains"]),
+            default: "both",
+            sweep: &[],
+        },
+        ParamSpec {
+            key: "window",
+            description: "Average over the last W refreshes of each page only",
+            kind: ParamKind::Number { min: 1.0, max: u32::MAX as f64, integer: true },
+            default: "every refresh",
+            sweep: &[],
+        },
+    ],
+    build: |params| {
+        let estimator = params.choice("estimator").and_then(Estimator::parse);
+        let window = params.number("window").map(|w| w as usize);
+        let rates = params.choice("rates").and_then(RateModel::parse);
+        let knows = params.choice("knows").and_then(OracleKnowledge::parse);
+        // The index estimators with the new-page ΔQ estimate in frontier mode
+        // (`policy::new_pages`), or the planner ([`planner`]).
+        Ok(Box::new(UserCentricPolicy::new(
+            UserCentric::new(window)
+                .with_estimator(estimator)
+                .with_rate_model(rates.unwrap_or_default())
+                .with_oracle_knowledge(knows.unwrap_or_default()),
+        )))
+    },
+};
+
+/// The `user-centric` family's policy: the refresh-index estimators of [`UserCentric`] (with
+/// new pages, [`UserCentricWithNewPages`]) or the [`UserCentricPlanner`], whichever the
+/// estimator names — decided at `prepare`, since the default estimator depends on the fit mode
+/// ([`Estimator::default_for`]).
+pub struct UserCentricPolicy {
+    by_index: UserCentricWithNewPages,
+    planner: UserCentricPlanner,
+    /// Whether the planner runs (set by `prepare`).
+    planned: bool,
+}
+
+impl UserCentricPolicy {
+    pub fn new(by_index: UserCentric) -> Self {
+        UserCentricPolicy {
+            by_index: UserCentricWithNewPages::new(by_index),
+            planner: Planner::new(UserCentricPlanModel::default()),
+            planned: false,
+        }
+    }
+
+    /// The planner's replanning period (online, and oracle on new views).
+    pub fn with_replan_every(mut self, units: u32) -> Self {
+        self.planner.replan_every = units;
+        self
+    }
+
+    fn active(&mut self) -> &mut dyn RefreshPolicy {
+        if self.planned {
+            &mut self.planner
+        } else {
+            &mut self.by_index
+        }
+    }
+
+    fn active_ref(&self) -> &dyn RefreshPolicy {
+        if self.planned {
+            &self.planner
+        } else {
+            &self.by_index
+        }
+    }
+}
+
+impl RefreshPolicy for UserCentricPolicy {
+    fn name(&self) -> String {
+        "user-centric".to_string()
+    }
+
+    fn label(&self) -> String {
+        if self.planned {
+            "user-centric (ΔQ̄ planned)".to_string()
+        } else {
+            self.by_index.label()
+        }
+    }
+
+    fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
+        if self.planned {
+            let mut m = serde_json::Map::new();
+            m.insert("estimator".into(), Estimator::Planned.as_str().into());
+            m
+        } else {
+            self.by_index.settings()
+        }
+    }
+
+    fn prepare(&mut self, context: &PolicyContext<'_>) {
+        let estimator = self
+            .by_index
+            .inner
+            .estimator
+            .unwrap_or_else(|| Estimator::default_for(context.mode));
+        self.planned = estimator == Estimator::Planned;
+        if self.planned {
+            self.planner.prepare(context);
+        } else {
+            self.by_index.prepare(context);
+        }
+    }
+
+    fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+        self.active().choose(unit, budget, crawl)
+    }
+
+    fn choose_with_frontier(
+        &mut self,
+        unit: Unit,
+        budget: usize,
+        crawl: &CrawlState,
+    ) -> Vec<PageId> {
+        self.active().choose_with_frontier(unit, budget, crawl)
+    }
+
+    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+        self.active().observe(outcomes);
+    }
+
+    fn reads_delta_q(&self) -> bool {
+        true
+    }
+
+    fn wants_views(&self, unit: Unit) -> bool {
+        self.active_ref().wants_views(unit)
+    }
+
+    fn observe_views(&mut self, view_weight: &[f64]) {
+        self.active().observe_views(view_weight);
+    }
+}
