@@ -34,5 +34,6 @@ pub mod refresh;
 pub mod report;
 pub mod server;
 pub mod sim;
+pub mod terminal;
 pub mod text;
 pub mod web_replay;

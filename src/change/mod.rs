@@ -16,6 +16,7 @@ pub mod irregular;
 pub mod matrix;
 pub mod mixture;
 pub mod rate;
+pub mod schedule_metrics;
 pub mod shingles;
 pub mod weighted;
 

@@ -11,6 +11,7 @@ pub mod generate;
 pub mod html;
 pub mod ingest;
 pub mod summary;
+pub mod url;
 pub mod warc_reader;
 
 use std::collections::HashMap;

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
-use crate::index::{IndexError, PageUpdate, Repository, ScoringKind};
+use crate::index::{snapshot, IndexError, PageUpdate, Repository, ScoringKind};
 
 use super::{FetchRequest, FetchResult, Fetched, Fetcher, Validator};
 
@@ -25,52 +25,30 @@ impl<'c> SnapshotFetcher<'c> {
         self.corpus
     }
 
-    /// The repository update of fetching `page` at `unit` unconditionally: its present
-    /// version, or gone (also for a page not yet created). Borrowed from the corpus, for bulk
-    /// paths (the initial crawl, the oracle's every-change batches) that need no ownership.
+    /// The repository update of fetching `page` at `unit` unconditionally (see
+    /// [`crate::index::snapshot::update`]).
     pub fn update(&self, page: PageId, unit: Unit) -> PageUpdate<'c> {
-        PageUpdate {
-            page,
-            url: self.corpus.url(page),
-            version: self.corpus.page_at(page, unit).present(),
-        }
+        snapshot::update(self.corpus, page, unit)
     }
 
-    /// Every page present at `unit`, fetched: the initial crawl of a repository synchronised
-    /// with the live Web at `unit`.
+    /// Every page present at `unit`, fetched (see [`crate::index::snapshot::crawl_at`]).
     pub fn crawl_at(&self, unit: Unit) -> Vec<PageUpdate<'c>> {
-        (0..self.corpus.page_count() as PageId)
-            .map(|p| self.update(p, unit))
-            .filter(|u| u.version.is_some())
-            .collect()
+        snapshot::crawl_at(self.corpus, unit)
     }
 
-    /// The pages whose live state changes at `unit` (a new version, or gone), fetched at
-    /// `unit`: the full change batch of a unit. Paper 003 §6 measured every change this way;
-    /// tests and the overhead benchmark apply it.
+    /// The full change batch of `unit` (see [`crate::index::snapshot::changes_at`]).
     pub fn changes_at(&self, unit: Unit) -> Vec<PageUpdate<'c>> {
-        (0..self.corpus.page_count() as PageId)
-            .filter(|&p| {
-                self.corpus
-                    .timeline(p)
-                    .versions
-                    .iter()
-                    .any(|v| v.unit == unit)
-            })
-            .map(|p| self.update(p, unit))
-            .collect()
+        snapshot::changes_at(self.corpus, unit)
     }
 
-    /// A repository (tantivy in `dir`, or in memory with `None`) holding the crawl at `unit`.
+    /// A repository holding the crawl at `unit` (see [`crate::index::snapshot::repository_at`]).
     pub fn repository_at(
         &self,
         unit: Unit,
         scoring: ScoringKind,
         dir: Option<&Path>,
     ) -> Result<Repository, IndexError> {
-        let mut repo = Repository::open(dir, Arc::clone(&self.corpus.vocabulary), scoring)?;
-        repo.apply_unmeasured(unit, &self.crawl_at(unit))?;
-        Ok(repo)
+        snapshot::repository_at(self.corpus, unit, scoring, dir)
     }
 }
 

@@ -18,6 +18,7 @@ pub mod schema;
 pub mod scorer;
 pub mod search;
 pub mod served;
+pub mod snapshot;
 pub mod stats;
 
 #[cfg(test)]

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
-use crate::crawl::SnapshotFetcher;
 
 use super::{IndexError, Repository, ScoringKind};
 
@@ -285,7 +284,7 @@ pub fn open_or_build(
     let (parent, prefix) = temp_prefix(dir)?;
     std::fs::create_dir_all(&parent).map_err(|e| io_error(&parent, e))?;
     let temp = parent.join(format!("{prefix}{}", std::process::id()));
-    let built = SnapshotFetcher::new(corpus).repository_at(unit, scoring, Some(&temp))?;
+    let built = super::snapshot::repository_at(corpus, unit, scoring, Some(&temp))?;
     let manifest = Manifest {
         num_docs: built.num_docs(),
         ..want

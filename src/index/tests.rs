@@ -1,6 +1,6 @@
 //! Unit tests of the repository on hand-made corpora (real data: `tests/index_hook.rs`).
 
-use crate::crawl::SnapshotFetcher;
+use crate::index::snapshot;
 use std::collections::HashSet;
 
 use super::testutil::random_corpus;
@@ -14,13 +14,11 @@ fn all_terms(corpus: &Corpus) -> WorkloadTerms {
 
 /// Applies the change batches of units `1..=upto` with the hook on.
 fn run(corpus: &Corpus, scoring: ScoringKind, upto: Unit) -> (Repository, RecordingSink) {
-    let mut repo = SnapshotFetcher::new(corpus)
-        .repository_at(0, scoring, None)
-        .unwrap();
+    let mut repo = snapshot::repository_at(corpus, 0, scoring, None).unwrap();
     repo.set_hook(Some(all_terms(corpus)));
     let mut sink = RecordingSink::default();
     for u in 1..=upto {
-        repo.apply(u, &SnapshotFetcher::new(corpus).changes_at(u), &mut sink)
+        repo.apply(u, &snapshot::changes_at(corpus, u), &mut sink)
             .unwrap();
     }
     (repo, sink)
@@ -29,9 +27,7 @@ fn run(corpus: &Corpus, scoring: ScoringKind, upto: Unit) -> (Repository, Record
 #[test]
 fn hook_s2_equals_tantivy_term_query_and_s1_the_score_before() {
     let corpus = random_corpus(120, 6, 7);
-    let mut repo = SnapshotFetcher::new(&corpus)
-        .repository_at(0, ScoringKind::Bm25, None)
-        .unwrap();
+    let mut repo = snapshot::repository_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
     repo.set_hook(Some(all_terms(&corpus)));
     let mut checked = 0;
     for u in 1..6 {
@@ -39,7 +35,7 @@ fn hook_s2_equals_tantivy_term_query_and_s1_the_score_before() {
         let before: Vec<Vec<(PageId, f32)>> = (0..corpus.vocabulary.len() as TermId)
             .map(|t| repo.tantivy_term_scores(t).unwrap())
             .collect();
-        let batch = SnapshotFetcher::new(&corpus).changes_at(u);
+        let batch = snapshot::changes_at(&corpus, u);
         let mut sink = RecordingSink::default();
         let report = repo.apply(u, &batch, &mut sink).unwrap();
         assert_eq!(sink.batches.len(), 1);
@@ -139,13 +135,11 @@ fn rankings_are_identical_across_runs_and_merges() {
 #[test]
 fn gone_pages_disappear_and_new_pages_appear() {
     let corpus = random_corpus(100, 6, 5);
-    let mut repo = SnapshotFetcher::new(&corpus)
-        .repository_at(0, ScoringKind::Bm25, None)
-        .unwrap();
+    let mut repo = snapshot::repository_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
     repo.set_hook(Some(all_terms(&corpus)));
     let (mut saw_gone, mut saw_new) = (false, false);
     for u in 1..6 {
-        let batch = SnapshotFetcher::new(&corpus).changes_at(u);
+        let batch = snapshot::changes_at(&corpus, u);
         let mut sink = RecordingSink::default();
         let was_present: Vec<bool> = batch
             .iter()
@@ -189,9 +183,7 @@ fn live_scores_equal_a_repository_built_from_the_live_pages() {
         let mut live = LiveScores::at(&corpus, 0, scoring);
         for u in [2, 5, 3] {
             live.advance_to(&corpus, u);
-            let fresh = SnapshotFetcher::new(&corpus)
-                .repository_at(u, scoring, None)
-                .unwrap();
+            let fresh = snapshot::repository_at(&corpus, u, scoring, None).unwrap();
             assert_eq!(live.forward().num_docs(), fresh.num_docs());
             for t in 0..corpus.vocabulary.len() as TermId {
                 assert_eq!(live.ranked(&[t]), fresh.ranked(&[t]));
@@ -271,16 +263,11 @@ fn repository_reopened_from_disk_has_the_same_forward_index() {
     let corpus = random_corpus(60, 4, 13);
     let dir = tempfile::tempdir().unwrap();
     let lists = {
-        let mut repo = SnapshotFetcher::new(&corpus)
-            .repository_at(0, ScoringKind::InLinks, Some(dir.path()))
-            .unwrap();
+        let mut repo =
+            snapshot::repository_at(&corpus, 0, ScoringKind::InLinks, Some(dir.path())).unwrap();
         for u in 1..4 {
-            repo.apply(
-                u,
-                &SnapshotFetcher::new(&corpus).changes_at(u),
-                &mut NullSink,
-            )
-            .unwrap();
+            repo.apply(u, &snapshot::changes_at(&corpus, u), &mut NullSink)
+                .unwrap();
         }
         (0..corpus.vocabulary.len() as TermId)
             .map(|t| repo.ranked(&[t]))
@@ -296,12 +283,10 @@ fn repository_reopened_from_disk_has_the_same_forward_index() {
 #[test]
 fn hook_off_records_nothing_and_unknown_terms_match_nothing() {
     let corpus = random_corpus(40, 3, 2);
-    let mut repo = SnapshotFetcher::new(&corpus)
-        .repository_at(0, ScoringKind::Bm25, None)
-        .unwrap();
+    let mut repo = snapshot::repository_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
     let mut sink = RecordingSink::default();
     let report = repo
-        .apply(1, &SnapshotFetcher::new(&corpus).changes_at(1), &mut sink)
+        .apply(1, &snapshot::changes_at(&corpus, 1), &mut sink)
         .unwrap();
     assert!(sink.batches.is_empty());
     assert_eq!(report.shifts, 0);
@@ -336,16 +321,14 @@ fn forward_only_repository_matches_the_tantivy_backed_one() {
     use crate::index::{RecordingSink, WorkloadTerms};
     let corpus = crate::index::testutil::random_corpus(60, 6, 9);
     for kind in [ScoringKind::Bm25, ScoringKind::TfIdf, ScoringKind::InLinks] {
-        let mut full = SnapshotFetcher::new(&corpus)
-            .repository_at(0, kind, None)
-            .unwrap();
+        let mut full = snapshot::repository_at(&corpus, 0, kind, None).unwrap();
         let mut lean = Repository::forward_only_at(&corpus, 0, kind);
         assert!(full.is_searchable() && !lean.is_searchable());
         let terms = WorkloadTerms::from_ids(0..corpus.vocabulary.len() as u32);
         full.set_hook(Some(terms.clone()));
         lean.set_hook(Some(terms));
         for unit in 1..6 {
-            let batch = SnapshotFetcher::new(&corpus).changes_at(unit);
+            let batch = snapshot::changes_at(&corpus, unit);
             let (mut a, mut b) = (RecordingSink::default(), RecordingSink::default());
             full.apply(unit, &batch, &mut a).unwrap();
             lean.apply(unit, &batch, &mut b).unwrap();
@@ -366,9 +349,7 @@ fn forward_only_repository_matches_the_tantivy_backed_one() {
 fn refetching_an_unchanged_copy_is_not_reindexed_and_records_no_shift() {
     use crate::index::{RecordingSink, WorkloadTerms};
     let corpus = random_corpus(40, 5, 13);
-    let mut repo = SnapshotFetcher::new(&corpus)
-        .repository_at(0, ScoringKind::Bm25, None)
-        .unwrap();
+    let mut repo = snapshot::repository_at(&corpus, 0, ScoringKind::Bm25, None).unwrap();
     repo.set_hook(Some(WorkloadTerms::from_ids(
         0..corpus.vocabulary.len() as u32,
     )));
@@ -378,7 +359,7 @@ fn refetching_an_unchanged_copy_is_not_reindexed_and_records_no_shift() {
         .collect();
     let batch: Vec<PageUpdate> = pages
         .iter()
-        .map(|&p| SnapshotFetcher::new(&corpus).update(p, 0))
+        .map(|&p| snapshot::update(&corpus, p, 0))
         .collect();
     let mut sink = RecordingSink::default();
     let report = repo.apply(1, &batch, &mut sink).unwrap();

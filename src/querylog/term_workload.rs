@@ -3,9 +3,15 @@
 
 use std::collections::HashMap;
 
-use crate::quality::exact::MetricQuery;
 use crate::querylog::workload::Workload;
 use crate::text::{TermId, Vocabulary};
+
+/// A workload query as the metrics see it: distinct term ids and the frequency `f_q`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricQuery {
+    pub terms: Vec<TermId>,
+    pub frequency: f64,
+}
 
 /// Which queries the exact metrics evaluate.
 #[derive(

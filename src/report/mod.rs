@@ -2,6 +2,5 @@
 //! for a terminal.
 
 pub mod svg;
-pub mod terminal;
 
-pub use terminal::terminal_safe;
+pub use crate::terminal::terminal_safe;

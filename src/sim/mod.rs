@@ -18,7 +18,7 @@ pub mod displacement;
 pub mod environment;
 pub mod estimate_check;
 pub mod run;
-pub mod schedule_metrics;
+pub use crate::change::schedule_metrics;
 pub mod shared_evaluations;
 
 pub use environment::{Environment, EnvironmentConfig};

@@ -20,8 +20,8 @@ use crate::text::TermId;
 
 use super::displacement::{Displacement, DisplacementTracker, Judge};
 use super::environment::{measurement, Environment};
-use super::schedule_metrics;
 use super::shared_evaluations::SharedEvaluations;
+use crate::change::schedule_metrics;
 
 /// What varies between runs over one environment.
 #[derive(Debug, Clone)]

@@ -766,12 +766,12 @@ fn push_error(list: &mut Vec<String>, error: String) {
     if list.len() >= 5 {
         list.remove(0);
     }
-    list.push(crate::report::terminal_safe(&error).into_owned());
+    list.push(crate::terminal::terminal_safe(&error).into_owned());
 }
 
 /// `host[:port]`, lowercase, of an absolute URL.
 pub fn host_of(url: &str) -> Option<String> {
-    crate::web_replay::host_and_path(url).map(|(h, _)| h)
+    crate::corpus::url::host_and_path(url).map(|(h, _)| h)
 }
 
 fn unix_now() -> i64 {

@@ -9,8 +9,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::change::schedule_metrics::{change_rate, gp4c_ndcg};
 use crate::change::{cg_rate, ChangeMatrix, CycleRates, Weighting};
-use crate::sim::schedule_metrics::{change_rate, gp4c_ndcg};
 
 use super::peer::{cxx_sort, GlibcRand, RAND_MAX};
 use super::tree::{sortable, Columns, Expr, Terminal};

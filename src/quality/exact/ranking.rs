@@ -15,12 +15,7 @@ use crate::quality::match_lists::MatchLists;
 use crate::text::TermId;
 use rayon::prelude::*;
 
-/// A workload query as the metrics see it: distinct term ids and the frequency `f_q`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MetricQuery {
-    pub terms: Vec<TermId>,
-    pub frequency: f64,
-}
+pub use crate::querylog::term_workload::MetricQuery;
 
 /// Each workload query's result list as last ranked, by one evaluation stream (one run's
 /// repository, or the live Web unit after unit).
