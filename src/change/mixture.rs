@@ -46,7 +46,7 @@
 //! one-step empirical-Bayes form of a two-level mixture). A visited page's posterior is
 //! `π_{g∖p} · L_p`, normalised, where `π_{g∖p}` leaves the page's own posterior out of its
 //! group's sum (its visits count once, in `L_p`). Each fit picks `s` among
-//! [`GROUP_STRENGTHS`] by the leave-one-out marginal likelihood of the visited pages' visits,
+//! `GROUP_STRENGTHS` by the leave-one-out marginal likelihood of the visited pages' visits,
 //! `Σ_p ln Σ_j π_{g∖p, j} L_p(λ_j)`: on a site whose directories change alike, `s = ∞`
 //! (the site's prior) wins and the groups change nothing; ties go to the larger `s`. While
 //! every visited page is in one group, that group is the site and the groups are not used

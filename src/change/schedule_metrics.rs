@@ -1,5 +1,5 @@
 //! Paper 001's measures of a refresh schedule, as the authors' code computes them: ChangeRate
-//! and the gp4c variant of NDCG@k; and paper 002's weighted ChangeRatio. Shared by the simulator's judge ([`crate::sim::run`]) and the
+//! and the gp4c variant of NDCG@k; and paper 002's weighted ChangeRatio. Shared by the simulator's judge ([`mod@crate::sim::run`]) and the
 //! GP4C crawl simulation ([`crate::learn::gp4c`]).
 //!
 //! They sit beside the project's older schedule measures: `change_ratio` divides by the pages

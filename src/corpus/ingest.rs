@@ -5,7 +5,7 @@
 //! of response records; the calling thread extracts HTML and tokenizes each batch in parallel
 //! with rayon (one `CaptureAnalyzer` per task, as analyzers are not `Sync`). Term ids and
 //! page ids must not depend on thread timing, so the parallel stage gives terms only
-//! provisional ids ([`ProvisionalTerms`], in whatever order threads meet them): each capture
+//! provisional ids (`ProvisionalTerms`, in whatever order threads meet them): each capture
 //! keeps its distinct terms in first-occurrence order as provisional ids, and the final,
 //! sequential pass interns them in (page id, version) order, which gives exactly the ids
 //! [`TermCounts::from_terms`] would give over the full token streams. A capture waiting for

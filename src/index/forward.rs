@@ -519,8 +519,8 @@ impl ForwardIndex {
     /// The full result list `A(q)` of the conjunctive query `terms` under `scorer` with these
     /// statistics: every page containing all terms, in [`rank_order`].
     ///
-    /// Scores come from [`Weight::score_tfs`](super::scorer::Weight::score_tfs) on the frequencies the postings carry (equal to
-    /// [`Weight::score`](super::scorer::Weight::score) on the page's copy). The sort may be unstable: [`rank_order`] is a
+    /// Scores come from [`Weight::score_tfs`] on the frequencies the postings carry (equal to
+    /// [`Weight::score`] on the page's copy). The sort may be unstable: [`rank_order`] is a
     /// total order with no ties (page ids are distinct).
     pub fn ranked(&self, scorer: &dyn Scorer, terms: &[TermId]) -> Vec<Ranked> {
         let mut hits = self.scored(scorer, terms);
@@ -596,7 +596,7 @@ impl ForwardIndex {
     }
 
     /// [`for_each_scored`](Self::for_each_scored) over the result list of `terms` as
-    /// [`for_each_match`](Self::for_each_match) gave it for this index's current copies:
+    /// `for_each_match` gave it for this index's current copies:
     /// `pages` ascending and, per page, `terms.len()` frequencies in `tfs` (in `terms` order).
     /// The same calls, bit for bit, without intersecting the posting lists again.
     pub fn for_each_scored_in(
@@ -758,7 +758,7 @@ impl ForwardIndex {
     /// One at a time, each posting added or dropped shifts the rest of its list, and the
     /// longest lists (common terms, boilerplate) are touched by a share of every unit's
     /// changes: a unit would cost pages × list length. Here the additions and removals are
-    /// gathered and applied list by list in one pass each ([`edit_postings`]), so a unit costs
+    /// gathered and applied list by list in one pass each (`edit_postings`), so a unit costs
     /// the lists it touches once; a term both copies hold with a new frequency is re-weighed
     /// the same way.
     pub fn set_copies(&mut self, updates: impl IntoIterator<Item = (PageId, Option<ForwardDoc>)>) {

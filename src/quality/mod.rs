@@ -8,7 +8,7 @@
 //! * [`multi_term`]: the ΔQ_A estimate over the workload queries as issued (beyond the paper).
 //! * [`exact_delta`]: the exact ΔQ_A of one refresh under the evaluated metric.
 //! * [`exact`]: the exact metrics (Eq. 5 quality, top-10 freshness, MAP@10), whose evaluations
-//!   keep each query's match list up to date ([`match_lists`]); [`trec`]: export.
+//!   keep each query's match list up to date (`match_lists`); [`trec`]: export.
 
 pub mod estimate;
 pub mod exact;

@@ -1,7 +1,7 @@
 //! The served engine (`serve --refresh P --budget B --unit-seconds S`): the search engine
 //! keeps its own index fresh. A background thread advances the live Web one unit every S
 //! seconds (the snapshot history of `--corpus`), runs the policy's refresh loop — the same
-//! [`Refresher`] as `simulate --mode online` — and applies each unit's refreshes and new pages
+//! [`crate::refresh::Refresher`] as `simulate --mode online` — and applies each unit's refreshes and new pages
 //! to the served index under its write lock, so searches see them as they commit and stale
 //! markers compare against the current unit. The truth is known (snapshot history), so every
 //! unit also records the exact quality, fresh@10 and MAP@10 of the index users search.

@@ -13,7 +13,7 @@
 //! A state met again also shares what the ΔQ estimate's refit reads from it (each query's list
 //! length and scores at the ranks a score-to-rank fit needs): the run that meets it a second
 //! time ranks the lists once more and keeps them, so later runs fit from them without ranking.
-//! Only states met twice are kept, within [`MAX_QUERY_LIST_BYTES`]: a state seen once costs
+//! Only states met twice are kept, within `MAX_QUERY_LIST_BYTES`: a state seen once costs
 //! nothing more than before.
 //!
 //! The live Web's view weights at a run's last unit (the weights of its discovery delays) do

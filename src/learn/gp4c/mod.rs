@@ -7,7 +7,7 @@
 //!   protected operators, printing and parsing.
 //! * [`fitness`]: the crawl simulation that scores a function (ChangeRate or NDCG per cycle),
 //!   and the paper's baselines.
-//! * [`evolve`]: the evolution (population, tournament, crossover, mutations, elitism, archive).
+//! * [`mod@evolve`]: the evolution (population, tournament, crossover, mutations, elitism, archive).
 //! * [`peer`]: the authors' C++ runtime's tie order and `rand()`, for parity checks.
 //! * [`select`]: validation of the archive and the Best / Sum / Avg rules.
 //! * This module: the paper's protocol (§5.2; SEED-SYSTEMS §2.2.6) — pages in `F` contiguous

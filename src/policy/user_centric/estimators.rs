@@ -8,7 +8,7 @@
 //!
 //! * Online: the ratios come from the `delta_q` of observed [`RefreshOutcome`]s (over the whole
 //!   history by default, or a sliding window of the last `W` refreshes).
-//! * Oracle: from [`super::PageHistory::delta_q`], measured by refreshing right after every
+//! * Oracle: from [`crate::policy::PageHistory::delta_q`], measured by refreshing right after every
 //!   change (paper 003 §6, Fig. 3): the refresh at change unit `c_i` follows the one at the
 //!   previous change `c_{i−1}` (`c_0 = 0`, the initial crawl), so the ratios are
 //!   `ΔQ_A(c_i) / (c_i − c_{i−1})`. A page that never changed has `ΔQ̄ = 0` (measured: a refresh
@@ -25,7 +25,7 @@
 //!   observed refreshes: its own evidence plus a prior of one pseudo-interval `τ` at the pooled
 //!   rate `m₀ = ΣΔQ_A / ΣΔt` of every observed refresh. `τ = N/B`, one round-robin cycle, so
 //!   the prior weighs as much as one full sweep of the site (the same prior SBR/EBR's online
-//!   change rates use, [`super::planned::online_rate`]).
+//!   change rates use, [`crate::policy::planned::online_rate`]).
 //!
 //!   Why not the mean of ratios online: a deployed crawler mostly refreshes pages that have not
 //!   changed since the last visit, and a single such refresh measures `ΔQ̄ = 0` and, under the

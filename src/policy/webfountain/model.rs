@@ -422,7 +422,7 @@ impl CrawlModel {
     }
 
     /// Solves the model for `strategy` by Frank–Wolfe from every start of
-    /// [`starts`](Self::starts), keeping the best (SEED-SYSTEMS §4.2.5: block-coordinate
+    /// `starts`, keeping the best (SEED-SYSTEMS §4.2.5: block-coordinate
     /// descent stops up to 24 % above the optimum; Frank–Wolfe from the each-page-once start
     /// matched an SQP solver to 6 digits).
     pub fn solve(&self, strategy: Strategy, options: FwOptions) -> Result<Plan, ModelError> {

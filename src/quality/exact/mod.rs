@@ -32,9 +32,9 @@
 //!   the closer proxy of the paper's two-step manual judgement (summary relevant, then the live
 //!   page relevant).
 //!
-//! Files: [`live_truth`] (the live side), [`ranking`] (the repository's ranked lists, kept
-//! between evaluations), [`evaluate`] (the repository side and the quality it earns),
-//! [`metrics`] (one unit's measures and their per-query formulas).
+//! Files: `live_truth` (the live side), `ranking` (the repository's ranked lists, kept
+//! between evaluations), `evaluate` (the repository side and the quality it earns),
+//! `metrics` (one unit's measures and their per-query formulas).
 
 mod evaluate;
 mod live_truth;

@@ -30,7 +30,7 @@ pub use crate::querylog::term_workload::MetricQuery;
 /// by the same total order ([`rank_key`]), so the ranking — and every metric — is the same
 /// bit for bit whatever the memory holds (stale, from another repository, or empty).
 ///
-/// It also keeps each query's match list ([`MatchLists`]), patched with the pages edited since
+/// It also keeps each query's match list (`MatchLists`), patched with the pages edited since
 /// the last evaluation on the same index instead of intersecting posting lists again; the
 /// lists it reads are those of a fresh intersection, bit for bit, whatever it held.
 #[derive(Debug, Clone, Default)]
@@ -351,6 +351,6 @@ pub type RanksWanted = dyn Fn(usize) -> Vec<usize> + Sync;
 /// Per workload query (by position): the length of its repository list and the list's scores
 /// at the ranks [`RanksWanted`] names — what a score-to-rank fit reads, equal bit for bit to
 /// [`RankMemory::scores_at_ranks`] on the same repository. An evaluation ranks every list
-/// anyway, so it hands these over ([`evaluate_and_rank`]) instead of the ΔQ estimate ranking
+/// anyway, so it hands these over ([`super::evaluate_and_rank`]) instead of the ΔQ estimate ranking
 /// the same lists again before the next unit.
 pub type ScoresAtRanks = Vec<(usize, Vec<Score>)>;
