@@ -169,7 +169,8 @@ impl ServedEngine {
         let mut config = RunConfig::new(spec.budget, FitMode::Online);
         config.seed = spec.seed;
         config.warmup_units =
-            crate::sim::run::check_warmup_units("--warmup-units", spec.warmup_units, env.units())?;
+            crate::sim::run::check_warmup_units("--warmup-units", spec.warmup_units, env.units())
+                .map_err(|e| e.to_string())?;
         let label = {
             let mut probe = family(&spec.policy)
                 .and_then(|f| f.make(spec.params.iter().map(|(k, v)| (k.as_str(), v.clone()))))

@@ -514,14 +514,14 @@ impl RunManager {
             ));
         }
         crate::sim::run::check_warmup_units("`warmup_units`", spec.warmup_units, units)
-            .map_err(ApiError::BadParameter)?;
+            .map_err(|e| ApiError::BadParameter(e.to_string()))?;
         crate::sim::run::check_oracle_history(
             ("`oracle_history`", "`warmup_units`"),
             spec.oracle_history,
             spec.mode,
             spec.warmup_units,
         )
-        .map_err(ApiError::BadParameter)?;
+        .map_err(|e| ApiError::BadParameter(e.to_string()))?;
         Ok(())
     }
 
