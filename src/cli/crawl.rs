@@ -463,7 +463,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 Ok(m) => Some(m.search),
                 Err(e) => {
                     eprintln!("warning: not judged from unit {unit} on: {e}");
-                    judge_error = Some(e);
+                    judge_error = Some(e.to_string());
                     None
                 }
             },
