@@ -128,24 +128,32 @@ pub enum DiscoverArg {
     None,
 }
 
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+fn parse_seconds(s: &str) -> Result<f64, super::ArgError> {
+    let v: f64 = s.parse().map_err(|_| super::ArgError::SecondsNotANumber {
+        text: s.to_string(),
+    })?;
     if !(v.is_finite() && (0.001..=31_536_000.0).contains(&v)) {
-        return Err(format!("{v} is outside 0.001..=31536000 seconds"));
+        return Err(super::ArgError::SecondsRange { value: v });
     }
     Ok(v)
 }
 
-pub fn parse_resolve(s: &str) -> Result<(String, SocketAddr), String> {
+pub fn parse_resolve(s: &str) -> Result<(String, SocketAddr), super::ArgError> {
     let (host, addr) = s
         .split_once('=')
-        .ok_or_else(|| format!("`{s}`: expected HOST=ADDR:PORT"))?;
-    let addr: SocketAddr = addr
-        .parse()
-        .map_err(|e| format!("`{s}`: {addr:?} is not ADDR:PORT ({e})"))?;
+        .ok_or_else(|| super::ArgError::NoHostAddr {
+            text: s.to_string(),
+        })?;
+    let addr: SocketAddr = addr.parse().map_err(|error| super::ArgError::BadAddr {
+        text: s.to_string(),
+        addr: addr.to_string(),
+        error,
+    })?;
     let host = host.trim().to_ascii_lowercase();
     if host.is_empty() {
-        return Err(format!("`{s}`: empty host"));
+        return Err(super::ArgError::EmptyHost {
+            text: s.to_string(),
+        });
     }
     Ok((host, addr))
 }
@@ -455,7 +463,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 Ok(m) => Some(m.search),
                 Err(e) => {
                     eprintln!("warning: not judged from unit {unit} on: {e}");
-                    judge_error = Some(e);
+                    judge_error = Some(e.to_string());
                     None
                 }
             },

@@ -52,7 +52,7 @@ pub struct Args {
 }
 
 /// `YYYY-MM-DD` → Unix seconds of that day's midnight, UTC.
-fn parse_date(s: &str) -> Result<i64, String> {
+fn parse_date(s: &str) -> Result<i64, super::ArgError> {
     chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
         .map(|d| {
             d.and_hms_opt(0, 0, 0)
@@ -60,7 +60,10 @@ fn parse_date(s: &str) -> Result<i64, String> {
                 .and_utc()
                 .timestamp()
         })
-        .map_err(|e| format!("`{s}` is not a YYYY-MM-DD date ({e})"))
+        .map_err(|error| super::ArgError::Date {
+            text: s.to_string(),
+            error,
+        })
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

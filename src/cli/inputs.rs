@@ -49,12 +49,12 @@ pub struct WorkloadArgs {
 }
 
 /// Parses a share in `0..=1` (for `--max-skipped-share`).
-pub fn parse_share(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number (expected a share between 0 and 1)"))?;
+pub fn parse_share(s: &str) -> Result<f64, super::ArgError> {
+    let v: f64 = s.parse().map_err(|_| super::ArgError::ShareNotANumber {
+        text: s.to_string(),
+    })?;
     if !(0.0..=1.0).contains(&v) {
-        return Err(format!("{v} is not between 0 and 1"));
+        return Err(super::ArgError::ShareRange { value: v });
     }
     Ok(v)
 }

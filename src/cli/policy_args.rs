@@ -5,13 +5,17 @@
 use refresher::policy::family::{ParamValue, PolicyError};
 
 /// A `key=value` flag value.
-pub fn parse_param(text: &str) -> Result<(String, String), String> {
+pub fn parse_param(text: &str) -> Result<(String, String), super::ArgError> {
     let (k, v) = text
         .split_once('=')
-        .ok_or_else(|| format!("`{text}`: expected key=value"))?;
+        .ok_or_else(|| super::ArgError::NoKeyValue {
+            text: text.to_string(),
+        })?;
     let k = k.trim();
     if k.is_empty() {
-        return Err(format!("`{text}`: empty key"));
+        return Err(super::ArgError::EmptyKey {
+            text: text.to_string(),
+        });
     }
     Ok((k.to_string(), v.trim().to_string()))
 }

@@ -33,10 +33,12 @@ pub struct Args {
     pub latency_ms: u64,
 }
 
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+fn parse_seconds(s: &str) -> Result<f64, super::ArgError> {
+    let v: f64 = s.parse().map_err(|_| super::ArgError::SecondsNotANumber {
+        text: s.to_string(),
+    })?;
     if !(v.is_finite() && (0.001..=31_536_000.0).contains(&v)) {
-        return Err(format!("{v} is outside 0.001..=31536000 seconds"));
+        return Err(super::ArgError::SecondsRange { value: v });
     }
     Ok(v)
 }

@@ -29,7 +29,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let instance = Instance::load(&args.instance).map_err(|e| anyhow!(e))?;
+    let instance = Instance::load(&args.instance)?;
     for field in &instance.ignored_fields {
         eprintln!(
             "refresher: {}: ignored unknown field {field}",

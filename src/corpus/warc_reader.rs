@@ -169,7 +169,7 @@ impl WarcHeaders {
 /// How one record's framing failed (turned into an [`InputError`] naming file and record).
 enum Framing {
     Io(std::io::Error),
-    Header(String),
+    Header(WarcHeaderError),
     TooLong(String),
     Eof,
     BadEnd,
@@ -471,15 +471,32 @@ fn is_token_byte(b: u8) -> bool {
         | b'"' | b'/' | b'[' | b']' | b'?' | b'=' | b'{' | b'}' | b' ' | b'\\')
 }
 
+/// Why a WARC header cannot be read (it breaks the file's framing).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum WarcHeaderError {
+    /// The first line is not a version line.
+    #[error("the first line is not `WARC/<version>`")]
+    NoVersion,
+    /// A line (1-based, in the header) that is not a header field.
+    #[error("line {line} is not `Name: value`")]
+    BadLine { line: usize },
+    /// A `Content-Length` that is not a number.
+    #[error("Content-Length is not a number")]
+    BadLength,
+    /// A version line and nothing else.
+    #[error("no header fields")]
+    NoFields,
+}
+
 /// Parses a WARC header (`WARC/x.y` line, `Name: value` lines, blank line): its fields and
 /// `Content-Length` (0 when absent). Errors say which line is wrong, without echoing input.
-fn parse_warc_header(header: &[u8]) -> Result<(WarcHeaders, u64), String> {
+fn parse_warc_header(header: &[u8]) -> Result<(WarcHeaders, u64), WarcHeaderError> {
     let mut lines = header
         .split(|&b| b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
     let version = lines.next().unwrap_or_default();
     if !version.starts_with(b"WARC/") {
-        return Err("the first line is not `WARC/<version>`".to_string());
+        return Err(WarcHeaderError::NoVersion);
     }
     let mut headers = WarcHeaders::default();
     let mut length = None;
@@ -491,7 +508,7 @@ fn parse_warc_header(header: &[u8]) -> Result<(WarcHeaders, u64), String> {
         let name = colon.map(|c| line[..c].trim_ascii_end());
         let Some(name) = name.filter(|n| !n.is_empty() && n.iter().all(|&b| is_token_byte(b)))
         else {
-            return Err(format!("line {} is not `Name: value`", i + 2));
+            return Err(WarcHeaderError::BadLine { line: i + 2 });
         };
         let value = line[colon.unwrap_or(0) + 1..].trim_ascii().to_vec();
         let name = String::from_utf8_lossy(name).to_ascii_lowercase();
@@ -503,15 +520,60 @@ fn parse_warc_header(header: &[u8]) -> Result<(WarcHeaders, u64), String> {
             length = Some(match parsed {
                 Some(Ok(n)) => n,
                 Some(Err(_)) => u64::MAX, // all digits but beyond u64: rejected as too large
-                None => return Err("Content-Length is not a number".to_string()),
+                None => return Err(WarcHeaderError::BadLength),
             });
         }
         headers.fields.push((name, value));
     }
     if headers.fields.is_empty() {
-        return Err("no header fields".to_string());
+        return Err(WarcHeaderError::NoFields);
     }
     Ok((headers, length.unwrap_or(0)))
+}
+
+/// Why an HTTP response block cannot be read (its record is skipped).
+#[derive(Debug, thiserror::Error)]
+pub enum HttpBlockError {
+    /// No blank line ends the header.
+    #[error("no blank line ends the HTTP header")]
+    NoBlankLine,
+    /// The first line is not a status line (`found`: its first 60 characters).
+    #[error("expected an `HTTP/x.y NNN` status line, found `{found}`")]
+    NoStatusLine { found: String },
+    /// A status line without a status code in 100..=599.
+    #[error("no valid status code in `{line}`")]
+    BadStatus { line: String },
+    /// A coding the reader cannot undo, named in `header`.
+    #[error("{header} `{coding}` is not supported")]
+    UnsupportedCoding {
+        header: &'static str,
+        coding: String,
+    },
+    /// Compressed bytes that do not inflate.
+    #[error("{header} `{coding}` body does not decode ({error})")]
+    Undecodable {
+        header: &'static str,
+        coding: &'static str,
+        error: std::io::Error,
+    },
+    /// A body that inflates past [`MAX_DECODED_BODY`].
+    #[error("{header} `{coding}` body inflates past {} bytes", MAX_DECODED_BODY)]
+    TooLarge {
+        header: &'static str,
+        coding: &'static str,
+    },
+    /// A chunked body without its last (zero-size) chunk, after `decoded` bytes.
+    #[error("chunked body ends without its last (zero-size) chunk after {decoded} bytes")]
+    Unterminated { decoded: usize },
+    /// A chunk size line that is not hexadecimal (`line`: its first 40 bytes).
+    #[error("bad chunk size line `{line}` in a chunked body")]
+    BadChunkSize { line: String },
+    /// A chunk longer than the bytes that remain.
+    #[error("chunk of {size} bytes runs past the end of the body ({left} left)")]
+    ChunkPastEnd { size: usize, left: usize },
+    /// Chunk data followed by something other than a line end.
+    #[error("chunk data is not followed by CRLF")]
+    NoChunkEnd,
 }
 
 /// Parses an HTTP response block: the status code and where the body starts.
@@ -519,7 +581,7 @@ fn parse_warc_header(header: &[u8]) -> Result<(WarcHeaders, u64), String> {
 /// The header must end with a blank line (`CRLF CRLF`; bare `LF LF` is accepted too, as some
 /// tools write it). The body is returned as stored; [`decode_http_block`] also undoes its
 /// transfer and content codings.
-pub fn parse_http_block(block: &[u8]) -> Result<(u16, usize), String> {
+pub fn parse_http_block(block: &[u8]) -> Result<(u16, usize), HttpBlockError> {
     parse_http_head(block).map(|head| (head.status, head.body_start))
 }
 
@@ -535,12 +597,12 @@ struct HttpHead {
     content_type: Option<String>,
 }
 
-fn parse_http_head(block: &[u8]) -> Result<HttpHead, String> {
+fn parse_http_head(block: &[u8]) -> Result<HttpHead, HttpBlockError> {
     let (head_end, body_start) = match find(block, b"\r\n\r\n") {
         Some(i) => (i, i + 4),
         None => match find(block, b"\n\n") {
             Some(i) => (i, i + 2),
-            None => return Err("no blank line ends the HTTP header".to_string()),
+            None => return Err(HttpBlockError::NoBlankLine),
         },
     };
     let head = String::from_utf8_lossy(&block[..head_end]);
@@ -549,16 +611,17 @@ fn parse_http_head(block: &[u8]) -> Result<HttpHead, String> {
     let mut parts = status_line.split_whitespace();
     let version = parts.next().unwrap_or("");
     if !version.starts_with("HTTP/") {
-        return Err(format!(
-            "expected an `HTTP/x.y NNN` status line, found `{}`",
-            status_line.chars().take(60).collect::<String>()
-        ));
+        return Err(HttpBlockError::NoStatusLine {
+            found: status_line.chars().take(60).collect(),
+        });
     }
     let status = parts
         .next()
         .and_then(|s| s.parse::<u16>().ok())
         .filter(|s| (100..=599).contains(s))
-        .ok_or_else(|| format!("no valid status code in `{status_line}`"))?;
+        .ok_or_else(|| HttpBlockError::BadStatus {
+            line: status_line.to_string(),
+        })?;
     let mut transfer = Vec::new();
     let mut content = Vec::new();
     let mut content_type = None;
@@ -610,7 +673,7 @@ pub struct HttpResponse {
 /// Parses an HTTP response block and decodes its body: `Transfer-Encoding: chunked` is
 /// de-chunked, then `Content-Encoding` (`gzip`, `x-gzip`, `deflate`, `br`) is undone, last
 /// coding first. See the module doc for what is refused.
-pub fn decode_http_block(block: &[u8]) -> Result<HttpResponse, String> {
+pub fn decode_http_block(block: &[u8]) -> Result<HttpResponse, HttpBlockError> {
     let head = parse_http_head(block)?;
     let mut body = block[head.body_start..].to_vec();
     let mut decoded = Vec::new();
@@ -639,24 +702,38 @@ pub fn decode_http_block(block: &[u8]) -> Result<HttpResponse, String> {
 }
 
 /// Undoes one content coding in place; returns its canonical name.
-fn content_decode(coding: &str, body: &mut Vec<u8>, header: &str) -> Result<&'static str, String> {
+fn content_decode(
+    coding: &str,
+    body: &mut Vec<u8>,
+    header: &'static str,
+) -> Result<&'static str, HttpBlockError> {
     use flate2::read::{DeflateDecoder, ZlibDecoder};
     let name = match coding {
         "gzip" | "x-gzip" => "gzip",
         "deflate" => "deflate",
         "br" => "br",
-        other => return Err(format!("{header} `{other}` is not supported")),
+        other => {
+            return Err(HttpBlockError::UnsupportedCoding {
+                header,
+                coding: other.to_string(),
+            })
+        }
     };
-    let inflate = |reader: &mut dyn Read| -> Result<Vec<u8>, String> {
+    let inflate = |reader: &mut dyn Read| -> Result<Vec<u8>, HttpBlockError> {
         let mut out = Vec::new();
         reader
             .take(MAX_DECODED_BODY + 1)
             .read_to_end(&mut out)
-            .map_err(|e| format!("{header} `{name}` body does not decode ({e})"))?;
+            .map_err(|error| HttpBlockError::Undecodable {
+                header,
+                coding: name,
+                error,
+            })?;
         if out.len() as u64 > MAX_DECODED_BODY {
-            return Err(format!(
-                "{header} `{name}` body inflates past {MAX_DECODED_BODY} bytes"
-            ));
+            return Err(HttpBlockError::TooLarge {
+                header,
+                coding: name,
+            });
         }
         Ok(out)
     };
@@ -686,15 +763,12 @@ fn starts_with_chunk_size(body: &[u8]) -> bool {
 
 /// Decodes a `chunked` body (RFC 9112 §7.1): chunk extensions and trailers are ignored;
 /// bare `LF` line ends are accepted.
-fn dechunk(body: &[u8]) -> Result<Vec<u8>, String> {
+fn dechunk(body: &[u8]) -> Result<Vec<u8>, HttpBlockError> {
     let mut out = Vec::with_capacity(body.len());
     let mut pos = 0;
     loop {
         let Some(nl) = body[pos..].iter().position(|&b| b == b'\n') else {
-            return Err(format!(
-                "chunked body ends without its last (zero-size) chunk after {} bytes",
-                out.len()
-            ));
+            return Err(HttpBlockError::Unterminated { decoded: out.len() });
         };
         let line = &body[pos..pos + nl];
         let size = line
@@ -705,11 +779,8 @@ fn dechunk(body: &[u8]) -> Result<Vec<u8>, String> {
         let size = std::str::from_utf8(size)
             .ok()
             .and_then(|s| usize::from_str_radix(s, 16).ok())
-            .ok_or_else(|| {
-                format!(
-                    "bad chunk size line `{}` in a chunked body",
-                    String::from_utf8_lossy(&line[..line.len().min(40)])
-                )
+            .ok_or_else(|| HttpBlockError::BadChunkSize {
+                line: String::from_utf8_lossy(&line[..line.len().min(40)]).into_owned(),
             })?;
         pos += nl + 1;
         if size == 0 {
@@ -717,10 +788,10 @@ fn dechunk(body: &[u8]) -> Result<Vec<u8>, String> {
             return Ok(out);
         }
         if body.len() - pos < size {
-            return Err(format!(
-                "chunk of {size} bytes runs past the end of the body ({} left)",
-                body.len() - pos
-            ));
+            return Err(HttpBlockError::ChunkPastEnd {
+                size,
+                left: body.len() - pos,
+            });
         }
         out.extend_from_slice(&body[pos..pos + size]);
         pos += size;
@@ -729,7 +800,7 @@ fn dechunk(body: &[u8]) -> Result<Vec<u8>, String> {
         } else if body[pos..].starts_with(b"\n") {
             pos += 1;
         } else if pos < body.len() {
-            return Err("chunk data is not followed by CRLF".to_string());
+            return Err(HttpBlockError::NoChunkEnd);
         }
     }
 }
@@ -753,11 +824,11 @@ mod tests {
     #[test]
     fn http_block_without_status_line_is_refused() {
         let err = parse_http_block(b"hello\r\n\r\nbody").unwrap_err();
-        assert!(err.contains("status line"), "{err}");
+        assert!(err.to_string().contains("status line"), "{err}");
         let err = parse_http_block(b"HTTP/1.1 200 OK\r\nX: y").unwrap_err();
-        assert!(err.contains("blank line"), "{err}");
+        assert!(err.to_string().contains("blank line"), "{err}");
         let err = parse_http_block(b"HTTP/1.1 abc OK\r\n\r\n").unwrap_err();
-        assert!(err.contains("status code"), "{err}");
+        assert!(err.to_string().contains("status code"), "{err}");
     }
 
     #[test]
@@ -832,18 +903,18 @@ mod tests {
     fn undecodable_bodies_are_refused_with_a_reason() {
         let err = decode_http_block(b"HTTP/1.1 200 OK\r\nContent-Encoding: compress\r\n\r\nx")
             .unwrap_err();
-        assert!(err.contains("compress"), "{err}");
+        assert!(err.to_string().contains("compress"), "{err}");
         let err = decode_http_block(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\nnot gzip")
             .unwrap_err();
-        assert!(err.contains("gzip"), "{err}");
+        assert!(err.to_string().contains("gzip"), "{err}");
         let err =
             decode_http_block(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n50\r\nshort")
                 .unwrap_err();
-        assert!(err.contains("runs past"), "{err}");
+        assert!(err.to_string().contains("runs past"), "{err}");
         let err = decode_http_block(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
         )
         .unwrap_err();
-        assert!(err.contains("zero-size"), "{err}");
+        assert!(err.to_string().contains("zero-size"), "{err}");
     }
 }

@@ -98,7 +98,40 @@ pub enum FetchResult {
     Gone,
     /// The fetch failed (unreachable host, timeout, robots.txt, the unit's deadline…): nothing
     /// was learnt. The loop keeps the held copy and observes the refresh as finding no change.
-    Failed(String),
+    Failed(FetchError),
+}
+
+/// Why a fetch learnt nothing ([`FetchResult::Failed`]). Its text is what a crawl's host
+/// report and journal record.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum FetchError {
+    /// robots.txt disallows the URL (or could not be read: then the host's every URL).
+    #[error("disallowed by robots.txt")]
+    Disallowed,
+    /// The unit's deadline passed before the fetch was done.
+    #[error("the unit's deadline passed before this fetch")]
+    Deadline,
+    /// A URL that does not parse.
+    #[error("{url}: {error}")]
+    BadUrl { url: String, error: url::ParseError },
+    /// A URL without a host.
+    #[error("{url}: no host")]
+    NoHost { url: String },
+    /// No answer: connection failed, timeout, too many redirects (the text names the causes).
+    #[error("{}", http::error_text(.error))]
+    Request { error: Arc<reqwest::Error> },
+    /// An answer whose status is neither a success nor 304, 404 or 410.
+    #[error("status {status}")]
+    Status { status: u16 },
+    /// A body longer than the limit (`HttpOptions::max_body_bytes`).
+    #[error("body over {max} bytes")]
+    BodyTooLarge { max: usize },
+    /// A body that could not be read or decoded (broken gzip).
+    #[error("reading the body: {}", http::error_text(.error))]
+    Body { error: Arc<reqwest::Error> },
+    /// A failure replayed from the crawl's journal, in the words it was recorded.
+    #[error("{0}")]
+    Recorded(String),
 }
 
 /// The answer to one [`FetchRequest`].

@@ -25,6 +25,23 @@ use crate::refresh::{Refresher, RefresherConfig, StepReport};
 use crate::sim::environment::measurement;
 use crate::sim::{Environment, EnvironmentConfig};
 
+/// Why a unit of a [`CrawlEngine`] failed, or could not be judged.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// The repository could not take the unit's copies.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// A resumed crawl asked for other pages than its journal recorded.
+    #[error("resuming from the journal: {why}")]
+    Diverged { why: String },
+    /// The unit could not be committed to the journal.
+    #[error(transparent)]
+    Journal(#[from] std::io::Error),
+    /// A held page that the judge's corpus does not have.
+    #[error("{url} is held but not in the judge's corpus")]
+    NotInCorpus { url: String },
+}
+
 /// Fetches `urls` at unit 0, then (when the fetcher discovers by links) the pages they link
 /// to, breadth first, until `max_pages` pages are known. Returns the copies fetched.
 pub fn initial_crawl(
@@ -191,7 +208,7 @@ impl CrawlEngine {
     /// (or replayed from the journal while committed units remain), then committed to the
     /// journal when it was fetched live. Fails when a replayed unit does not ask for what the
     /// journal recorded.
-    pub fn step(&mut self, unit: Unit, deadline: Option<Instant>) -> anyhow::Result<CrawlUnit> {
+    pub fn step(&mut self, unit: Unit, deadline: Option<Instant>) -> Result<CrawlUnit, LiveError> {
         let started = Instant::now();
         let before = self.monitor.totals();
         let replayed = self.monitor.replaying();
@@ -200,7 +217,7 @@ impl CrawlEngine {
         let step = self.refresher.step(unit)?;
         self.monitor.set_deadline(None);
         if let Some(why) = self.monitor.diverged() {
-            anyhow::bail!("resuming from the journal: {why}");
+            return Err(LiveError::Diverged { why });
         }
         if !replayed {
             self.monitor.commit(unit)?;
@@ -256,7 +273,7 @@ impl CrawlEngine {
     /// corpus's pages by URL: when the crawl met pages in another order than the corpus's ids,
     /// the held copies are indexed again under the corpus's ids for judging. `Err` when a held
     /// page is not in the corpus.
-    pub fn judge(&self, env: &Environment<'_>, unit: Unit) -> Result<UnitMetrics, String> {
+    pub fn judge(&self, env: &Environment<'_>, unit: Unit) -> Result<UnitMetrics, LiveError> {
         let corpus = env.corpus;
         let crawl = self.refresher.crawl();
         let pages = self.refresher.page_count();
@@ -293,9 +310,9 @@ impl CrawlEngine {
         for p in 0..pages as PageId {
             if let Some(h) = crawl.held(p) {
                 let url = self.refresher.url(p);
-                let &c = by_url
-                    .get(url)
-                    .ok_or_else(|| format!("{url} is held but not in the judge's corpus"))?;
+                let &c = by_url.get(url).ok_or_else(|| LiveError::NotInCorpus {
+                    url: url.to_string(),
+                })?;
                 held_by_corpus[c as usize] = Some(Arc::clone(&h.version));
             }
         }
@@ -311,9 +328,7 @@ impl CrawlEngine {
                 })
             })
             .collect();
-        judged
-            .apply_unmeasured(unit, &updates)
-            .map_err(|e| e.to_string())?;
+        judged.apply_unmeasured(unit, &updates)?;
         let fresh = |c: PageId| {
             fresh_of(
                 held_by_corpus[c as usize].as_ref().map(|v| v.content_hash),

@@ -124,7 +124,8 @@ pub fn start_sweep(
             )));
         }
     }
-    super::runs::refuse_file_params(spec.params.keys()).map_err(ApiError::BadParameter)?;
+    super::runs::refuse_file_params(spec.params.keys())
+        .map_err(|e| ApiError::BadParameter(e.to_string()))?;
     let fixed: Vec<(String, ParamValue)> = spec.params.into_iter().collect();
     // The table's families expand through the one sweep expansion `refresher compare` uses;
     // a policy the server offers beyond the table (tests) runs once per budget.

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
-use crate::index::PageUpdate;
-use crate::policy::family::ParamValue;
+use crate::index::{IndexError, PageUpdate};
+use crate::policy::family::{ParamValue, PolicyError};
 use crate::policy::registry::family;
 use crate::policy::FitMode;
 use crate::quality::exact::evaluate;
@@ -26,8 +26,71 @@ use crate::sim::run::refresher_for_changing_workload;
 use crate::sim::{Environment, RunConfig};
 
 use super::live_workload::{merge_counts, LiveWorkload};
+use super::runs::RunError;
 use super::search::{EngineView, SearchService};
 use crate::sim::environment::measurement;
+
+/// Why the served engine did not start, or stopped (`GET /api/engine`'s `error`). Messages
+/// name the `serve` flag at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The index is served at another unit than 0, where the refresh loop starts.
+    #[error("--refresh: the engine starts from the crawl at unit 0, but --unit {unit} was asked")]
+    ServedUnit { unit: Unit },
+    /// A unit length that is not a positive number of seconds.
+    #[error("--unit-seconds {seconds}: must be positive")]
+    UnitSeconds { seconds: f64 },
+    /// No workload to steer by.
+    #[error("--refresh needs --log: {0}")]
+    NoWorkload(RunError),
+    /// The policy was refused.
+    #[error("--refresh {policy}: {error}")]
+    Policy { policy: String, error: PolicyError },
+    /// The policy, built a second time for its label, was refused.
+    #[error(transparent)]
+    Label(PolicyError),
+    /// A budget larger than the corpus.
+    #[error("--budget {budget}: exceeds the {pages} pages of the corpus")]
+    Budget { budget: usize, pages: usize },
+    /// A warm-up that leaves nothing to judge.
+    #[error(transparent)]
+    WarmUp(#[from] crate::sim::run::RunConfigError),
+    /// The engine's thread could not start.
+    #[error("starting the engine thread: {0}")]
+    Thread(std::io::Error),
+    /// The engine was started already.
+    #[error("the engine was started already")]
+    AlreadyStarted,
+    /// The refresh loop or the served index failed.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// The HTTP fetcher could not be built.
+    #[error("starting the fetcher: {0}")]
+    Fetcher(crate::crawl::http::FetcherError),
+    /// The initial crawl fetched nothing.
+    #[error(
+        "the initial crawl fetched no page ({errors} errors, {disallowed} disallowed by robots.txt)"
+    )]
+    NothingFetched { errors: u64, disallowed: u64 },
+    /// The clock client's runtime could not start.
+    #[error(transparent)]
+    ClockClient(std::io::Error),
+    /// `web-replay`'s clock did not move.
+    #[error("advancing the clock at {url}: {error}")]
+    Clock {
+        url: String,
+        error: crate::web_replay::ClockError,
+    },
+    /// A crawled unit failed.
+    #[error(transparent)]
+    Crawl(crate::live::LiveError),
+    /// A crawled unit could not be judged.
+    #[error("judging unit {unit}: {error}")]
+    Judge {
+        unit: Unit,
+        error: crate::live::LiveError,
+    },
+}
 
 /// What `serve --refresh` asks for.
 #[derive(Debug, Clone)]
@@ -141,16 +204,19 @@ impl ServedEngine {
         env: Arc<Environment<'static>>,
         search: Arc<SearchService>,
         live: Arc<LiveWorkload>,
-    ) -> Result<Arc<ServedEngine>, String> {
+    ) -> Result<Arc<ServedEngine>, EngineError> {
         let policy = family(&spec.policy)
             .and_then(|f| f.make(spec.params.iter().map(|(k, v)| (k.as_str(), v.clone()))))
-            .map_err(|e| format!("--refresh {}: {e}", spec.policy))?;
+            .map_err(|error| EngineError::Policy {
+                policy: spec.policy.clone(),
+                error,
+            })?;
         let pages = env.corpus.page_count();
         if spec.budget > pages {
-            return Err(format!(
-                "--budget {}: exceeds the {pages} pages of the corpus",
-                spec.budget
-            ));
+            return Err(EngineError::Budget {
+                budget: spec.budget,
+                pages,
+            });
         }
         let corpus = env.corpus;
         let initial = {
@@ -173,7 +239,7 @@ impl ServedEngine {
         let label = {
             let mut probe = family(&spec.policy)
                 .and_then(|f| f.make(spec.params.iter().map(|(k, v)| (k.as_str(), v.clone()))))
-                .map_err(|e| e.to_string())?;
+                .map_err(EngineError::Label)?;
             probe.prepare(&crate::policy::PolicyContext {
                 mode: FitMode::Online,
                 page_count: pages,
@@ -223,11 +289,11 @@ impl ServedEngine {
                 };
                 if let Err(e) = result {
                     let mut s = running.status.lock().unwrap_or_else(|e| e.into_inner());
-                    s.error = Some(e);
+                    s.error = Some(e.to_string());
                     s.finished = true;
                 }
             })
-            .map_err(|e| format!("starting the engine thread: {e}"))?;
+            .map_err(EngineError::Thread)?;
         Ok(engine)
     }
 
@@ -239,7 +305,7 @@ impl ServedEngine {
         search: &SearchService,
         live: &LiveWorkload,
         period: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<(), EngineError> {
         let corpus = env.corpus;
         let mut refresher = refresher_for_changing_workload(env, policy, config);
         let mut served = Vec::new();
@@ -259,7 +325,7 @@ impl ServedEngine {
                 refresher.set_workload(measure);
                 served = now;
             }
-            let step = refresher.step(unit).map_err(|e| e.to_string())?;
+            let step = refresher.step(unit)?;
             let crawl = refresher.crawl();
             let touched: Vec<PageId> = step.outcomes.iter().map(|o| o.page).collect();
             let held: Vec<_> = (0..corpus.page_count() as PageId)
@@ -285,15 +351,13 @@ impl ServedEngine {
                     &fresh,
                 )
             };
-            search
-                .refresh(
-                    EngineView {
-                        unit,
-                        held: held.clone(),
-                    },
-                    |repo| repo.apply_unmeasured(unit, &updates),
-                )
-                .map_err(|e| e.to_string())?;
+            search.refresh(
+                EngineView {
+                    unit,
+                    held: held.clone(),
+                },
+                |repo| repo.apply_unmeasured(unit, &updates),
+            )?;
             let record = EngineUnit::of(&step, None, metrics.search, |p| corpus.url(p).to_string());
             let count = served.len();
             self.push_unit(record, unit + 1 >= env.units(), |s| {
@@ -314,13 +378,13 @@ impl ServedEngine {
         search: &SearchService,
         source: &CrawlSource,
         period: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<(), EngineError> {
         use crate::crawl::http::{Discovery, HttpFetcher};
         use crate::live::{initial_crawl, CrawlEngine, EngineConfig};
         let corpus = env.corpus;
         let mut fetcher =
             HttpFetcher::new(source.options.clone(), Arc::clone(&corpus.vocabulary), None)
-                .map_err(|e| format!("starting the fetcher: {e}"))?;
+                .map_err(EngineError::Fetcher)?;
         let mut urls = source.urls.clone();
         let sitemap = matches!(source.options.discovery, Discovery::Sitemaps(_));
         if sitemap {
@@ -331,11 +395,10 @@ impl ServedEngine {
             fetcher.set_listed(initial.iter().map(|c| c.0));
         }
         if initial.is_empty() {
-            return Err(format!(
-                "the initial crawl fetched no page ({} errors, {} disallowed by robots.txt)",
-                fetcher.monitor().totals().errors,
-                fetcher.monitor().totals().robots_disallowed
-            ));
+            return Err(EngineError::NothingFetched {
+                errors: fetcher.monitor().totals().errors,
+                disallowed: fetcher.monitor().totals().robots_disallowed,
+            });
         }
         let engine_config = EngineConfig {
             budget: config.budget,
@@ -353,9 +416,8 @@ impl ServedEngine {
             Arc::clone(&env.workload),
             policy,
             &engine_config,
-        )
-        .map_err(|e| e.to_string())?;
-        let clock = crate::web_replay::ClockClient::new().map_err(|e| e.to_string())?;
+        )?;
+        let clock = crate::web_replay::ClockClient::new().map_err(EngineError::ClockClient)?;
         let mut served: Vec<Option<Arc<crate::corpus::PageVersion>>> =
             vec![None; corpus.page_count()];
         for unit in 1..env.units() {
@@ -363,11 +425,14 @@ impl ServedEngine {
             if let Some(url) = &source.advance_clock {
                 clock
                     .advance(url, unit)
-                    .map_err(|e| format!("advancing the clock at {url}: {e}"))?;
+                    .map_err(|error| EngineError::Clock {
+                        url: url.clone(),
+                        error,
+                    })?;
             }
             let done = engine
                 .step(unit, Some(deadline))
-                .map_err(|e| e.to_string())?;
+                .map_err(EngineError::Crawl)?;
             let crawl = engine.refresher().crawl();
             let mut updates_pages = Vec::new();
             for o in &done.step.outcomes {
@@ -386,20 +451,18 @@ impl ServedEngine {
                 .collect();
             let metrics = engine
                 .judge(env, unit)
-                .map_err(|e| format!("judging unit {unit}: {e}"))?;
+                .map_err(|error| EngineError::Judge { unit, error })?;
             let vocabulary = engine.refresher().repository().shared_vocabulary();
-            search
-                .refresh(
-                    EngineView {
-                        unit,
-                        held: served.clone(),
-                    },
-                    |repo| {
-                        repo.set_vocabulary(vocabulary);
-                        repo.apply_unmeasured(unit, &updates)
-                    },
-                )
-                .map_err(|e| e.to_string())?;
+            search.refresh(
+                EngineView {
+                    unit,
+                    held: served.clone(),
+                },
+                |repo| {
+                    repo.set_vocabulary(vocabulary);
+                    repo.apply_unmeasured(unit, &updates)
+                },
+            )?;
             let record = EngineUnit::of(
                 &done.step,
                 Some(done.counts.not_modified as usize),

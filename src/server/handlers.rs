@@ -447,7 +447,7 @@ pub async fn solve_webfountain(
     .await
     .map_err(|e| ApiError::Internal(format!("the solver stopped: {e}")))?
     // `solve`'s errors name the parameter (`strategy: …`, `eps: …`) or the instance's field.
-    .map_err(ApiError::BadParameter)?;
+    .map_err(|e| ApiError::BadParameter(e.to_string()))?;
     Ok(Json(serde_json::to_value(report).map_err(|e| {
         ApiError::Internal(format!("encoding the plan: {e}"))
     })?))

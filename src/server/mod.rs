@@ -208,18 +208,16 @@ impl AppState {
     /// Starts the served engine: the index refreshes itself with `spec`'s policy, one unit of
     /// the snapshot history every `spec.unit_seconds`. Needs a log (the workload) and the
     /// index served at unit 0 (where the refresh loop starts).
-    pub fn start_engine(&self, spec: &engine::RefreshSpec) -> Result<(), String> {
+    pub fn start_engine(&self, spec: &engine::RefreshSpec) -> Result<(), engine::EngineError> {
         if self.search.served_unit != 0 {
-            return Err(format!(
-                "--refresh: the engine starts from the crawl at unit 0, but --unit {} was asked",
-                self.search.served_unit
-            ));
+            return Err(engine::EngineError::ServedUnit {
+                unit: self.search.served_unit,
+            });
         }
         if !(spec.unit_seconds.is_finite() && spec.unit_seconds > 0.0) {
-            return Err(format!(
-                "--unit-seconds {}: must be positive",
-                spec.unit_seconds
-            ));
+            return Err(engine::EngineError::UnitSeconds {
+                seconds: spec.unit_seconds,
+            });
         }
         let env = self
             .runs
@@ -229,7 +227,7 @@ impl AppState {
                 WorkloadSource::Log,
                 crate::quality::measure::DeltaQMethod::Estimate,
             )
-            .map_err(|e| format!("--refresh needs --log: {e}"))?;
+            .map_err(engine::EngineError::NoWorkload)?;
         let engine = engine::ServedEngine::start(
             spec,
             env,
@@ -238,7 +236,7 @@ impl AppState {
         )?;
         self.engine
             .set(engine)
-            .map_err(|_| "the engine was started already".to_string())
+            .map_err(|_| engine::EngineError::AlreadyStarted)
     }
 
     /// The serving quality at the live unit.

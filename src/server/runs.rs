@@ -24,8 +24,8 @@ use tokio::sync::{broadcast, Semaphore};
 
 use crate::corpus::{Corpus, LiveWeb};
 use crate::crawl::NewPages;
-use crate::index::ScoringKind;
-use crate::policy::family::ParamValue;
+use crate::index::{IndexError, ScoringKind};
+use crate::policy::family::{ParamValue, PolicyError};
 use crate::policy::{FitMode, RefreshPolicy};
 use crate::quality::measure::DeltaQMethod;
 use crate::quality::search_quality::optional_mean_keys;
@@ -40,11 +40,43 @@ use crate::sim::{run_with, Environment, EnvironmentConfig, RunConfig, UnitRecord
 use super::error::ApiError;
 use super::live_workload::LiveWorkload;
 
-/// Builds a policy by family name and parameters; `Err` carries a message for the user
-/// (unknown name or parameter, a value out of range).
+/// Builds a policy by family name and parameters; `Err` says why (unknown name or parameter,
+/// a value out of range).
 pub type PolicyFactory = Arc<
-    dyn Fn(&str, &[(String, ParamValue)]) -> Result<Box<dyn RefreshPolicy>, String> + Send + Sync,
+    dyn Fn(&str, &[(String, ParamValue)]) -> Result<Box<dyn RefreshPolicy>, PolicyError>
+        + Send
+        + Sync,
 >;
+
+/// Why a run could not be set up or failed; the text is the API's message (`400` for a
+/// request's parameters, a failed run's `error`).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// θ given both as `theta` and as `params.theta`.
+    #[error("give θ once: `theta` or `params.theta`")]
+    ThetaTwice,
+    /// A parameter naming a file on the server's machine.
+    #[error(
+        "parameter `{key}` names a file and is accepted on the command line only; over HTTP give the function inline as `expr`"
+    )]
+    FileParam { key: String },
+    /// No workload to steer and judge by: the server has no log (a `log` run).
+    #[error(
+        "no workload: start the server with --log, or use \
+         \"workload\": \"log+live\" after sending queries"
+    )]
+    NoLogWorkload,
+    /// No workload to steer and judge by: no log, and no served query is in the corpus yet
+    /// (a `log+live` run).
+    #[error("no workload: no --log was given and no served query matches the corpus yet")]
+    NoLiveWorkload,
+    /// The policy was refused.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The environment or the run failed in the index.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+}
 
 /// The policies a server offers.
 #[derive(Clone)]
@@ -119,7 +151,7 @@ pub struct RunSpec {
 
 impl RunSpec {
     /// Every parameter given, `theta` included; `Err` when θ is given both ways.
-    pub fn all_params(&self) -> Result<Vec<(String, ParamValue)>, String> {
+    pub fn all_params(&self) -> Result<Vec<(String, ParamValue)>, RunError> {
         refuse_file_params(self.params.keys())?;
         let mut out: Vec<(String, ParamValue)> = self
             .params
@@ -128,7 +160,7 @@ impl RunSpec {
             .collect();
         if let Some(t) = self.theta {
             if self.params.contains_key("theta") {
-                return Err("give θ once: `theta` or `params.theta`".into());
+                return Err(RunError::ThetaTwice);
             }
             out.push(("theta".into(), ParamValue::Number(t)));
         }
@@ -139,11 +171,9 @@ impl RunSpec {
 /// Parameters that name a file on the server's machine (`gp4c`'s `function=FILE`) are for the
 /// command line: a request must not make the server read a path it chooses. Over HTTP a learned
 /// function is given inline (`expr`).
-pub fn refuse_file_params<'a>(keys: impl IntoIterator<Item = &'a String>) -> Result<(), String> {
+pub fn refuse_file_params<'a>(keys: impl IntoIterator<Item = &'a String>) -> Result<(), RunError> {
     match keys.into_iter().find(|k| k.as_str() == "function") {
-        Some(k) => Err(format!(
-            "parameter `{k}` names a file and is accepted on the command line only; over HTTP give the function inline as `expr`"
-        )),
+        Some(k) => Err(RunError::FileParam { key: k.clone() }),
         None => Ok(()),
     }
 }
@@ -419,7 +449,7 @@ impl Environments {
         scoring: ScoringKind,
         source: WorkloadSource,
         delta_q: DeltaQMethod,
-    ) -> Result<Arc<Environment<'static>>, String> {
+    ) -> Result<Arc<Environment<'static>>, RunError> {
         let snapshot = match source {
             WorkloadSource::Log => Vec::new(),
             WorkloadSource::LogLive => self.live.snapshot(),
@@ -441,12 +471,8 @@ impl Environments {
         super::live_workload::merge_counts(&mut workload, &snapshot, &self.corpus.vocabulary);
         if workload.queries.is_empty() {
             return Err(match source {
-                WorkloadSource::Log => "no workload: start the server with --log, or use \
-                    \"workload\": \"log+live\" after sending queries"
-                    .into(),
-                WorkloadSource::LogLive => "no workload: no --log was given and no served \
-                    query matches the corpus yet"
-                    .into(),
+                WorkloadSource::Log => RunError::NoLogWorkload,
+                WorkloadSource::LogLive => RunError::NoLiveWorkload,
             });
         }
         let config = EnvironmentConfig {
@@ -454,8 +480,7 @@ impl Environments {
             delta_q,
             ..self.config.clone()
         };
-        let env =
-            Arc::new(Environment::new(self.corpus, workload, config).map_err(|e| e.to_string())?);
+        let env = Arc::new(Environment::new(self.corpus, workload, config)?);
         cache.insert((scoring, source, delta_q), (snapshot, env.clone()));
         Ok(env)
     }
@@ -505,8 +530,11 @@ impl RunManager {
             )));
         }
         // Builds the policy once to validate its parameters before anything is queued.
-        let params = spec.all_params().map_err(ApiError::BadParameter)?;
-        (self.policies.make)(&spec.policy, &params).map_err(ApiError::BadParameter)?;
+        let params = spec
+            .all_params()
+            .map_err(|e| ApiError::BadParameter(e.to_string()))?;
+        (self.policies.make)(&spec.policy, &params)
+            .map_err(|e| ApiError::BadParameter(e.to_string()))?;
         let units = self.environments.corpus.units();
         if units < 2 {
             return Err(ApiError::Conflict(
@@ -514,14 +542,14 @@ impl RunManager {
             ));
         }
         crate::sim::run::check_warmup_units("`warmup_units`", spec.warmup_units, units)
-            .map_err(ApiError::BadParameter)?;
+            .map_err(|e| ApiError::BadParameter(e.to_string()))?;
         crate::sim::run::check_oracle_history(
             ("`oracle_history`", "`warmup_units`"),
             spec.oracle_history,
             spec.mode,
             spec.warmup_units,
         )
-        .map_err(ApiError::BadParameter)?;
+        .map_err(|e| ApiError::BadParameter(e.to_string()))?;
         Ok(())
     }
 
@@ -609,7 +637,7 @@ impl RunManager {
             match outcome {
                 Ok(Ok(true)) => task_run.finish(RunStatus::Cancelled, None),
                 Ok(Ok(false)) => task_run.finish(RunStatus::Done, None),
-                Ok(Err(message)) => task_run.finish(RunStatus::Failed, Some(message)),
+                Ok(Err(e)) => task_run.finish(RunStatus::Failed, Some(e.to_string())),
                 Err(join) => task_run.finish(
                     RunStatus::Failed,
                     Some(format!("the run's worker stopped: {join}")),
@@ -664,7 +692,7 @@ impl RunManager {
 }
 
 /// The blocking body of a run: `Ok(true)` when it was cancelled.
-fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool, String> {
+fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool, RunError> {
     let env = envs.get(run.scoring, run.spec.workload, run.spec.delta_q)?;
     if run.cancel.load(Ordering::Relaxed) {
         return Ok(true);
@@ -688,8 +716,7 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
         } else {
             ControlFlow::Continue(())
         }
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     run.set_discovery(result.discovery);
     if let Some(d) = result.displacement {
         run.set_displacement(d.summary);
@@ -705,7 +732,6 @@ impl Policies {
             names: names().iter().map(|n| n.to_string()).collect(),
             make: Arc::new(|name: &str, params: &[(String, ParamValue)]| {
                 make_policy(name, params.iter().map(|(k, v)| (k.as_str(), v.clone())))
-                    .map_err(|e| e.to_string())
             }),
         }
     }

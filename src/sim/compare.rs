@@ -41,25 +41,42 @@ pub enum Target {
     GapShare(f64),
 }
 
+/// A `--targets` value that is not a target (each variant holds the text given, trimmed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    /// `N%` where `N` is not a number.
+    #[error("`{0}`: expected a percentage such as 90%")]
+    BadPercentage(String),
+    /// A share of the gap outside (0, 100] %.
+    #[error("`{0}`: a share of the gap must be in (0, 100] %")]
+    ShareRange(String),
+    /// Neither a number nor a percentage.
+    #[error("`{0}`: expected a quality such as 0.99 or a share such as 90%")]
+    NotATarget(String),
+    /// A quality outside (0, 1].
+    #[error("`{0}`: a target quality must be in (0, 1]")]
+    QualityRange(String),
+}
+
 impl Target {
     /// `0.99` (a quality) or `90%` (a share of the staleness gap).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, TargetError> {
         let t = text.trim();
         if let Some(pct) = t.strip_suffix('%') {
             let share: f64 = pct
                 .trim()
                 .parse()
-                .map_err(|_| format!("`{t}`: expected a percentage such as 90%"))?;
+                .map_err(|_| TargetError::BadPercentage(t.to_string()))?;
             if !(share > 0.0 && share <= 100.0) {
-                return Err(format!("`{t}`: a share of the gap must be in (0, 100] %"));
+                return Err(TargetError::ShareRange(t.to_string()));
             }
             return Ok(Target::GapShare(share / 100.0));
         }
-        let q: f64 = t.parse().map_err(|_| {
-            format!("`{t}`: expected a quality such as 0.99 or a share such as 90%")
-        })?;
+        let q: f64 = t
+            .parse()
+            .map_err(|_| TargetError::NotATarget(t.to_string()))?;
         if !(q > 0.0 && q <= 1.0) {
-            return Err(format!("`{t}`: a target quality must be in (0, 1]"));
+            return Err(TargetError::QualityRange(t.to_string()));
         }
         Ok(Target::Quality(q))
     }

@@ -117,6 +117,36 @@ impl OracleHistory {
     }
 }
 
+/// A warm-up or oracle-history setting a run cannot use. Each names the parameters as the
+/// caller's user spells them (`--warmup-units`, `` `warmup_units` ``).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunConfigError {
+    /// `warm-up` history asked of an online run.
+    #[error(
+        "{name} warm-up: only oracle mode is told the history (online policies learn it \
+         from their own refreshes)"
+    )]
+    HistoryOnline { name: String },
+    /// `warm-up` history without a warm-up to cut it at.
+    #[error(
+        "{name} warm-up: there is no warm-up to cut the history at; give {warmup_name} W \
+         (W ≥ 1)"
+    )]
+    HistoryWithoutWarmUp { name: String, warmup_name: String },
+    /// A warm-up that leaves no unit of the corpus to judge.
+    #[error(
+        "{name} {warmup}: the corpus has units 1..={} after the initial crawl; the warm-up \
+         must leave at least one to judge (at most {})",
+        .units.saturating_sub(1),
+        .units.saturating_sub(2)
+    )]
+    WarmUpTooLong {
+        name: String,
+        warmup: Unit,
+        units: Unit,
+    },
+}
+
 /// Checks an oracle history choice against the fit mode and the warm-up units: `warm-up`
 /// needs oracle mode and a warm-up of at least one unit. `Err` says why, naming the
 /// parameters as the caller's user spells them (`names`: the history's, the warm-up's).
@@ -125,18 +155,17 @@ pub fn check_oracle_history(
     history: OracleHistory,
     mode: FitMode,
     warmup: Unit,
-) -> Result<(), String> {
+) -> Result<(), RunConfigError> {
     let (name, warmup_name) = names;
     match (history, mode, warmup) {
         (OracleHistory::All, _, _) => Ok(()),
-        (OracleHistory::WarmUp, FitMode::Online, _) => Err(format!(
-            "{name} warm-up: only oracle mode is told the history (online policies learn it \
-             from their own refreshes)"
-        )),
-        (OracleHistory::WarmUp, FitMode::Oracle, 0) => Err(format!(
-            "{name} warm-up: there is no warm-up to cut the history at; give {warmup_name} W \
-             (W ≥ 1)"
-        )),
+        (OracleHistory::WarmUp, FitMode::Online, _) => Err(RunConfigError::HistoryOnline {
+            name: name.to_string(),
+        }),
+        (OracleHistory::WarmUp, FitMode::Oracle, 0) => Err(RunConfigError::HistoryWithoutWarmUp {
+            name: name.to_string(),
+            warmup_name: warmup_name.to_string(),
+        }),
         (OracleHistory::WarmUp, FitMode::Oracle, _) => Ok(()),
     }
 }
@@ -144,14 +173,13 @@ pub fn check_oracle_history(
 /// Checks warm-up units `warmup` against a corpus of `units` units (unit 0 is the initial
 /// crawl; at least one unit must be left to judge). `Err` says why, naming `name`, the
 /// parameter as the caller's user spells it.
-pub fn check_warmup_units(name: &str, warmup: Unit, units: Unit) -> Result<Unit, String> {
+pub fn check_warmup_units(name: &str, warmup: Unit, units: Unit) -> Result<Unit, RunConfigError> {
     if warmup > 0 && warmup + 1 >= units {
-        return Err(format!(
-            "{name} {warmup}: the corpus has units 1..={} after the initial crawl; the warm-up \
-             must leave at least one to judge (at most {})",
-            units.saturating_sub(1),
-            units.saturating_sub(2)
-        ));
+        return Err(RunConfigError::WarmUpTooLong {
+            name: name.to_string(),
+            warmup,
+            units,
+        });
     }
     Ok(warmup)
 }
@@ -1457,7 +1485,7 @@ mod online_tests {
         let names = ("--oracle-history", "--warmup-units");
         assert!(check_oracle_history(names, OracleHistory::WarmUp, FitMode::Online, 3).is_err());
         let err = check_oracle_history(names, OracleHistory::WarmUp, FitMode::Oracle, 0);
-        assert!(err.unwrap_err().contains("--warmup-units"));
+        assert!(err.unwrap_err().to_string().contains("--warmup-units"));
         assert!(check_oracle_history(names, OracleHistory::All, FitMode::Online, 0).is_ok());
     }
 }

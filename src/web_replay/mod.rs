@@ -152,6 +152,17 @@ impl ReplaySite {
     }
 }
 
+/// Why [`ClockClient::advance`] did not move the clock.
+#[derive(Debug, thiserror::Error)]
+pub enum ClockError {
+    /// The request got no answer.
+    #[error(transparent)]
+    Request(#[from] reqwest::Error),
+    /// The site answered with a status other than a success.
+    #[error("answered {0}")]
+    Status(reqwest::StatusCode),
+}
+
 /// The client side of a manual clock: a crawl moving a `web-replay --manual-clock` to its unit
 /// (`--advance-clock URL`).
 pub struct ClockClient {
@@ -170,16 +181,15 @@ impl ClockClient {
     }
 
     /// POSTs `url?unit=U`: the site moves to `unit` (or stays, when it is there already).
-    pub fn advance(&self, url: &str, unit: Unit) -> Result<(), String> {
+    pub fn advance(&self, url: &str, unit: Unit) -> Result<(), ClockError> {
         let sep = if url.contains('?') { '&' } else { '?' };
         let response = self
             .runtime
-            .block_on(self.client.post(format!("{url}{sep}unit={unit}")).send())
-            .map_err(|e| e.to_string())?;
+            .block_on(self.client.post(format!("{url}{sep}unit={unit}")).send())?;
         if response.status().is_success() {
             Ok(())
         } else {
-            Err(format!("answered {}", response.status()))
+            Err(ClockError::Status(response.status()))
         }
     }
 }

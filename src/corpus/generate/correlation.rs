@@ -36,9 +36,23 @@ impl Default for CorrelationGroups {
     }
 }
 
+/// A `--change-correlation` or `--correlate` value that cannot be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CorrelationError {
+    /// A `--correlate` part that names no grouping.
+    #[error("`{part}` is not a grouping (expected directory, site or links, comma-separated)")]
+    UnknownGrouping { part: String },
+    /// A strength that is neither a keyword nor a number.
+    #[error("`{text}` is not none, moderate, strong or a number in [0, 1]")]
+    BadStrength { text: String },
+    /// A numeric strength outside [0, 1].
+    #[error("{value} is not in [0, 1]")]
+    StrengthRange { value: f64 },
+}
+
 impl CorrelationGroups {
     /// Parses a comma-separated list of `directory`, `site`, `links`.
-    pub fn parse(s: &str) -> Result<CorrelationGroups, String> {
+    pub fn parse(s: &str) -> Result<CorrelationGroups, CorrelationError> {
         let mut g = CorrelationGroups {
             directory: false,
             site: false,
@@ -50,10 +64,9 @@ impl CorrelationGroups {
                 "site" => g.site = true,
                 "links" => g.links = true,
                 other => {
-                    return Err(format!(
-                        "`{other}` is not a grouping (expected directory, site or links, \
-                         comma-separated)"
-                    ))
+                    return Err(CorrelationError::UnknownGrouping {
+                        part: other.to_string(),
+                    })
                 }
             }
         }
@@ -106,19 +119,19 @@ pub const STRONG: f64 = 0.9;
 
 impl ChangeCorrelation {
     /// Parses `none`, `moderate`, `strong` or a number in [0, 1].
-    pub fn parse_strength(s: &str) -> Result<f64, String> {
+    pub fn parse_strength(s: &str) -> Result<f64, CorrelationError> {
         match s {
             "none" => Ok(0.0),
             "moderate" => Ok(MODERATE),
             "strong" => Ok(STRONG),
             _ => {
-                let v: f64 = s.parse().map_err(|_| {
-                    format!("`{s}` is not none, moderate, strong or a number in [0, 1]")
+                let v: f64 = s.parse().map_err(|_| CorrelationError::BadStrength {
+                    text: s.to_string(),
                 })?;
                 if (0.0..=1.0).contains(&v) {
                     Ok(v)
                 } else {
-                    Err(format!("{v} is not in [0, 1]"))
+                    Err(CorrelationError::StrengthRange { value: v })
                 }
             }
         }
@@ -276,12 +289,14 @@ mod tests {
         assert_eq!(ChangeCorrelation::parse_strength("0.25"), Ok(0.25));
         assert!(ChangeCorrelation::parse_strength("1.5")
             .unwrap_err()
+            .to_string()
             .contains("[0, 1]"));
         assert!(ChangeCorrelation::parse_strength("lots").is_err());
         let g = CorrelationGroups::parse("site,links").unwrap();
         assert!(!g.directory && g.site && g.links);
         assert!(CorrelationGroups::parse("dir")
             .unwrap_err()
+            .to_string()
             .contains("`dir`"));
     }
 

@@ -39,7 +39,7 @@ use site::{by_url, ChangeKind, RateClass, SiteModel};
 use warc::{WarcSink, GONE_BODY};
 use words::Lexicon;
 
-pub use correlation::{ChangeCorrelation, CorrelationGroups};
+pub use correlation::{ChangeCorrelation, CorrelationError, CorrelationGroups};
 pub use querylog::AOL_HEADER;
 
 const WEEK: i64 = WEEK_SECONDS;

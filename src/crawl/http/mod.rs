@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use reqwest::header::{HeaderMap, HeaderValue};
 use texting_robots::Robot;
 
-use super::{FetchRequest, FetchResult, Fetched, Fetcher, UrlCatalogue};
+use super::{FetchError, FetchRequest, FetchResult, Fetched, Fetcher, UrlCatalogue};
 use crate::corpus::html::normalise_url;
 use crate::corpus::ingest::page_version_from_html;
 use crate::corpus::{PageId, Unit};
@@ -158,7 +158,18 @@ enum Outcome {
     NotModified,
     Gone,
     Disallowed,
-    Failed(String),
+    Failed(FetchError),
+}
+
+/// Why an [`HttpFetcher`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum FetcherError {
+    /// The HTTP client could not be built.
+    #[error(transparent)]
+    Client(#[from] reqwest::Error),
+    /// The fetcher's runtime could not start.
+    #[error(transparent)]
+    Runtime(#[from] std::io::Error),
 }
 
 /// The HTTP fetcher (see the module docs).
@@ -234,7 +245,7 @@ impl HttpFetcher {
         options: HttpOptions,
         vocabulary: Arc<Vocabulary>,
         warc: Option<WarcOut>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, FetcherError> {
         let client = reqwest::Client::builder()
             .user_agent(options.user_agent.clone())
             .timeout(options.timeout)
@@ -368,7 +379,7 @@ impl HttpFetcher {
         urls
     }
 
-    fn get_text(&self, url: &str) -> Result<String, String> {
+    fn get_text(&self, url: &str) -> Result<String, FetchError> {
         let (target, host_header) = self.target(url)?;
         let client = self.client.clone();
         let max = self.options.max_body_bytes;
@@ -377,9 +388,14 @@ impl HttpFetcher {
             if let Some(h) = host_header {
                 request = request.header(reqwest::header::HOST, h);
             }
-            let response = request.send().await.map_err(|e| error_text(&e))?;
+            let response = request
+                .send()
+                .await
+                .map_err(|e| FetchError::Request { error: Arc::new(e) })?;
             if !response.status().is_success() {
-                return Err(format!("status {}", response.status().as_u16()));
+                return Err(FetchError::Status {
+                    status: response.status().as_u16(),
+                });
             }
             let body = read_limited(response, max).await?;
             Ok(String::from_utf8_lossy(&body).into_owned())
@@ -388,9 +404,14 @@ impl HttpFetcher {
 
     /// Where a request for `url` goes, and the `Host` header to send when it is redirected
     /// by `--resolve`.
-    fn target(&self, url: &str) -> Result<(String, Option<String>), String> {
-        let parsed = url::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
-        let host = host_of(url).ok_or_else(|| format!("{url}: no host"))?;
+    fn target(&self, url: &str) -> Result<(String, Option<String>), FetchError> {
+        let parsed = url::Url::parse(url).map_err(|error| FetchError::BadUrl {
+            url: url.to_string(),
+            error,
+        })?;
+        let host = host_of(url).ok_or_else(|| FetchError::NoHost {
+            url: url.to_string(),
+        })?;
         match self.options.resolve.get(&host).or_else(|| {
             parsed
                 .host_str()
@@ -489,7 +510,7 @@ struct TaskContext {
     client: reqwest::Client,
     hosts: Arc<Mutex<HashMap<String, HostState>>>,
     options: Arc<HttpOptions>,
-    targets: Vec<Result<(String, Option<String>), String>>,
+    targets: Vec<Result<(String, Option<String>), FetchError>>,
 }
 
 impl TaskContext {
@@ -593,9 +614,14 @@ impl TaskContext {
             .robots = Some(rule);
     }
 
-    fn resolve_target(&self, url: &str) -> Result<(String, Option<String>), String> {
-        let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
-        let host = host_of(url).ok_or("no host")?;
+    fn resolve_target(&self, url: &str) -> Result<(String, Option<String>), FetchError> {
+        let parsed = url::Url::parse(url).map_err(|error| FetchError::BadUrl {
+            url: url.to_string(),
+            error,
+        })?;
+        let host = host_of(url).ok_or_else(|| FetchError::NoHost {
+            url: url.to_string(),
+        })?;
         match self.options.resolve.get(&host) {
             Some(addr) => Ok((format!("http://{addr}{}", parsed.path()), Some(host))),
             None => Ok((url.to_string(), None)),
@@ -638,9 +664,8 @@ impl TaskContext {
                 .collect();
             let time = unix_now();
             let sent = self.client.get(target).headers(headers).send().await;
-            let retry = |e: &str| -> Option<String> { Some(e.to_string()) };
             let failure = match sent {
-                Err(e) => retry(&error_text(&e)),
+                Err(e) => FetchError::Request { error: Arc::new(e) },
                 Ok(response) => {
                     let status = response.status();
                     let response_headers: Vec<(String, String)> = response
@@ -704,20 +729,23 @@ impl TaskContext {
                                     exchanges,
                                 );
                             }
-                            Err(e) => Some(e),
+                            Err(e) => e,
                         }
                     } else if code == 429 || status.is_server_error() {
                         record(Vec::new());
-                        Some(format!("status {code}"))
+                        FetchError::Status { status: code }
                     } else {
                         record(Vec::new());
-                        return (Outcome::Failed(format!("status {code}")), exchanges);
+                        return (
+                            Outcome::Failed(FetchError::Status { status: code }),
+                            exchanges,
+                        );
                     }
                 }
             };
-            let error = failure.unwrap_or_default();
-            if attempt >= self.options.retries || error.starts_with("body over") {
-                return (Outcome::Failed(error), exchanges);
+            if attempt >= self.options.retries || matches!(failure, FetchError::BodyTooLarge { .. })
+            {
+                return (Outcome::Failed(failure), exchanges);
             }
             attempt += 1;
             tokio::time::sleep(Duration::from_millis(250 << attempt.min(6))).await;
@@ -726,24 +754,24 @@ impl TaskContext {
 }
 
 /// Reads a body, failing past `max` bytes (decoding errors — broken gzip — fail too).
-async fn read_limited(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+async fn read_limited(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, FetchError> {
     let mut body = Vec::new();
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
                 if body.len() + chunk.len() > max {
-                    return Err(format!("body over {max} bytes"));
+                    return Err(FetchError::BodyTooLarge { max });
                 }
                 body.extend_from_slice(&chunk);
             }
             Ok(None) => return Ok(body),
-            Err(e) => return Err(format!("reading the body: {}", error_text(&e))),
+            Err(e) => return Err(FetchError::Body { error: Arc::new(e) }),
         }
     }
 }
 
 /// An error with its causes (reqwest's own text omits them).
-fn error_text(e: &reqwest::Error) -> String {
+pub(super) fn error_text(e: &reqwest::Error) -> String {
     let mut text = if e.is_timeout() {
         "timeout".to_string()
     } else if e.is_redirect() {
@@ -913,7 +941,7 @@ impl Fetcher for HttpFetcher {
                 }
                 Outcome::Disallowed => {
                     counts.robots_disallowed += 1;
-                    FetchResult::Failed("disallowed by robots.txt".into())
+                    FetchResult::Failed(FetchError::Disallowed)
                 }
                 Outcome::Failed(e) => {
                     counts.errors += 1;
@@ -954,7 +982,7 @@ impl Fetcher for HttpFetcher {
                 page: req.page,
                 result: r.unwrap_or_else(|| {
                     monitor.totals.lock().expect("totals lock").errors += 1;
-                    FetchResult::Failed("the unit's deadline passed before this fetch".into())
+                    FetchResult::Failed(FetchError::Deadline)
                 }),
             })
             .collect()
@@ -1066,7 +1094,9 @@ fn recorded_outcome(outcome: &Outcome) -> RecordedOutcome {
         Outcome::NotModified => RecordedOutcome::NotModified,
         Outcome::Gone => RecordedOutcome::Gone,
         Outcome::Disallowed => RecordedOutcome::Disallowed,
-        Outcome::Failed(e) => RecordedOutcome::Failed { error: e.clone() },
+        Outcome::Failed(e) => RecordedOutcome::Failed {
+            error: e.to_string(),
+        },
     }
 }
 
@@ -1085,7 +1115,7 @@ fn replayed_outcome(recorded: RecordedOutcome) -> Option<Outcome> {
         RecordedOutcome::NotModified => Outcome::NotModified,
         RecordedOutcome::Gone => Outcome::Gone,
         RecordedOutcome::Disallowed => Outcome::Disallowed,
-        RecordedOutcome::Failed { error } => Outcome::Failed(error),
+        RecordedOutcome::Failed { error } => Outcome::Failed(FetchError::Recorded(error)),
         RecordedOutcome::Missing => return None,
     })
 }
@@ -1230,7 +1260,7 @@ mod tests {
             .zip(got.iter().map(|f| &f.result))
             .collect();
         let failed = |p: &str, needle: &str| match by_path[p] {
-            FetchResult::Failed(e) => assert!(e.contains(needle), "{p}: {e}"),
+            FetchResult::Failed(e) => assert!(e.to_string().contains(needle), "{p}: {e}"),
             other => panic!("{p}: {other:?}"),
         };
         assert!(matches!(by_path["ok"], FetchResult::Copy(v) if v.title == "fine"));
@@ -1267,6 +1297,9 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        assert!(matches!(&got[0].result, FetchResult::Failed(e) if e.contains("deadline")));
+        assert!(matches!(
+            &got[0].result,
+            FetchResult::Failed(FetchError::Deadline)
+        ));
     }
 }

@@ -143,16 +143,24 @@ impl std::fmt::Display for ScoringKind {
     }
 }
 
+/// A scoring function name that is not one of [`ScoringKind`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scoring function `{name}` (expected bm25, tfidf or inlinks)")]
+pub struct UnknownScoring {
+    /// The name given.
+    pub name: String,
+}
+
 impl std::str::FromStr for ScoringKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownScoring;
+    fn from_str(s: &str) -> Result<Self, UnknownScoring> {
         match s {
             "bm25" => Ok(ScoringKind::Bm25),
             "tfidf" => Ok(ScoringKind::TfIdf),
             "inlinks" => Ok(ScoringKind::InLinks),
-            other => Err(format!(
-                "unknown scoring function `{other}` (expected bm25, tfidf or inlinks)"
-            )),
+            other => Err(UnknownScoring {
+                name: other.to_string(),
+            }),
         }
     }
 }

@@ -22,9 +22,68 @@
 //! Optional bucket fields default to: cost 1, no obsolete pages beyond the spread total, new
 //! pages joining buckets in proportion to their size, no new pages found by a crawl.
 
-use super::model::{paper_like, Bucket, CrawlModel};
+use super::model::{paper_like, Bucket, CrawlModel, ModelError};
 use serde::Deserialize;
 use std::collections::BTreeMap;
+
+/// Why an instance cannot be read: each names the line and column, or the field.
+#[derive(Debug, thiserror::Error)]
+pub enum InstanceError {
+    /// Not JSON of the instance layout (`message`: serde's, without its position).
+    #[error("line {line} column {column}: {message}")]
+    Json {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// A number of periods outside 1 … 100000.
+    #[error("periods: {periods}, expected 1 … 100000")]
+    Periods { periods: usize },
+    /// A negative or non-finite `initial_obsolete`.
+    #[error("initial_obsolete: {obsolete} is not ≥ 0")]
+    NegativeObsolete { obsolete: f64 },
+    /// More obsolete pages than the buckets hold.
+    #[error("initial_obsolete: {obsolete} exceeds the {pages} pages of the buckets")]
+    ObsoleteBeyondPages { obsolete: f64, pages: f64 },
+    /// A per-period list of another length than the periods.
+    #[error(
+        "{field}: {given} values for {periods} periods (give one per period, or a single number)"
+    )]
+    PeriodValues {
+        field: String,
+        given: usize,
+        periods: usize,
+    },
+    /// A model that fails its checks.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// Strategy 3's `epsilon` out of its range.
+    #[error("epsilon: {0}")]
+    Epsilon(EpsilonError),
+    /// An `expected_objective` key that is not a strategy number.
+    #[error("expected_objective: key {key:?} is not a strategy (\"1\", \"2\" or \"3\")")]
+    StrategyKey { key: String },
+    /// The instance file could not be read.
+    #[error("{path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    /// The instance file is not UTF-8 (`byte`: where the first bad sequence starts).
+    #[error("{path}: not UTF-8 (byte {byte})")]
+    NotUtf8 { path: String, byte: usize },
+    /// A file's content refused, with the file's path.
+    #[error("{path}: {error}")]
+    InFile {
+        path: String,
+        error: Box<InstanceError>,
+    },
+}
+
+/// Strategy 3's `ε` leaves the last period a negative weight (it must be in `[0, most]`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{epsilon} is not in [0, 1/(T−1) = {most}] (the last period's weight is 1 − (T−1)ε)")]
+pub struct EpsilonError {
+    pub epsilon: f64,
+    pub most: f64,
+}
 
 /// A number, or one number per period.
 #[derive(Debug, Clone, Deserialize)]
@@ -35,14 +94,15 @@ enum PerPeriod {
 }
 
 impl PerPeriod {
-    fn expand(&self, periods: usize, field: &str) -> Result<Vec<f64>, String> {
+    fn expand(&self, periods: usize, field: &str) -> Result<Vec<f64>, InstanceError> {
         match self {
             PerPeriod::Same(x) => Ok(vec![*x; periods]),
             PerPeriod::Each(v) if v.len() == periods => Ok(v.clone()),
-            PerPeriod::Each(v) => Err(format!(
-                "{field}: {} values for {periods} periods (give one per period, or a single number)",
-                v.len()
-            )),
+            PerPeriod::Each(v) => Err(InstanceError::PeriodValues {
+                field: field.to_string(),
+                given: v.len(),
+                periods,
+            }),
         }
     }
 }
@@ -122,28 +182,28 @@ impl Instance {
     }
 
     /// Reads an instance from JSON text; errors name the line and column or the field.
-    pub fn from_json(text: &str) -> Result<Instance, String> {
-        let file: InstanceFile = serde_json::from_str(text).map_err(|e| {
-            format!(
-                "line {} column {}: {}",
-                e.line(),
-                e.column(),
-                describe_serde(&e.to_string())
-            )
+    pub fn from_json(text: &str) -> Result<Instance, InstanceError> {
+        let file: InstanceFile = serde_json::from_str(text).map_err(|e| InstanceError::Json {
+            line: e.line(),
+            column: e.column(),
+            message: describe_serde(&e.to_string()),
         })?;
         let t = file.periods;
         if t == 0 || t > 100_000 {
-            return Err(format!("periods: {t}, expected 1 … 100000"));
+            return Err(InstanceError::Periods { periods: t });
         }
         let total_pages: f64 = file.buckets.iter().map(|b| b.pages).sum();
         let spread_obsolete = file.initial_obsolete.unwrap_or(0.0);
         if !(spread_obsolete.is_finite() && spread_obsolete >= 0.0) {
-            return Err(format!("initial_obsolete: {spread_obsolete} is not ≥ 0"));
+            return Err(InstanceError::NegativeObsolete {
+                obsolete: spread_obsolete,
+            });
         }
         if spread_obsolete > total_pages * (1.0 + 1e-12) {
-            return Err(format!(
-                "initial_obsolete: {spread_obsolete} exceeds the {total_pages} pages of the buckets"
-            ));
+            return Err(InstanceError::ObsoleteBeyondPages {
+                obsolete: spread_obsolete,
+                pages: total_pages,
+            });
         }
         let mut ignored_fields: Vec<String> = file.unknown.keys().cloned().collect();
         let mut buckets = Vec::with_capacity(file.buckets.len());
@@ -180,9 +240,9 @@ impl Instance {
             new_arrivals: expand(&file.new_pages_per_period, 0.0, "new_pages_per_period")?,
             new_finds_new: file.new_pages_found_per_new_page.unwrap_or(0.0),
         };
-        model.validate().map_err(|e| e.to_string())?;
+        model.validate()?;
         if let Some(eps) = file.epsilon {
-            check_epsilon(eps, t).map_err(|e| format!("epsilon: {e}"))?;
+            check_epsilon(eps, t).map_err(InstanceError::Epsilon)?;
         }
         let mut expected_objective = BTreeMap::new();
         for (key, value) in &file.expected_objective {
@@ -190,11 +250,7 @@ impl Instance {
                 Ok(n @ 1..=3) => {
                     expected_objective.insert(n, *value);
                 }
-                _ => {
-                    return Err(format!(
-                        "expected_objective: key {key:?} is not a strategy (\"1\", \"2\" or \"3\")"
-                    ))
-                }
+                _ => return Err(InstanceError::StrategyKey { key: key.clone() }),
             }
         }
         Ok(Instance {
@@ -207,19 +263,27 @@ impl Instance {
     }
 
     /// Reads `path`, or the built-in instance when `path` is [`PAPER_LIKE`].
-    pub fn load(path: &str) -> Result<Instance, String> {
+    pub fn load(path: &str) -> Result<Instance, InstanceError> {
         if path == PAPER_LIKE {
             return Ok(Instance::paper_like());
         }
-        let text = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
-        let text = String::from_utf8(text)
-            .map_err(|e| format!("{path}: not UTF-8 (byte {})", e.utf8_error().valid_up_to()))?;
-        Instance::from_json(&text).map_err(|e| format!("{path}: {e}"))
+        let text = std::fs::read(path).map_err(|error| InstanceError::Read {
+            path: path.to_string(),
+            error,
+        })?;
+        let text = String::from_utf8(text).map_err(|e| InstanceError::NotUtf8 {
+            path: path.to_string(),
+            byte: e.utf8_error().valid_up_to(),
+        })?;
+        Instance::from_json(&text).map_err(|error| InstanceError::InFile {
+            path: path.to_string(),
+            error: Box::new(error),
+        })
     }
 }
 
 /// Strategy 3's `ε` must leave the last period a non-negative weight: `0 ≤ ε ≤ 1/(T−1)`.
-pub fn check_epsilon(epsilon: f64, periods: usize) -> Result<(), String> {
+pub fn check_epsilon(epsilon: f64, periods: usize) -> Result<(), EpsilonError> {
     let most = if periods > 1 {
         1.0 / (periods - 1) as f64
     } else {
@@ -228,9 +292,7 @@ pub fn check_epsilon(epsilon: f64, periods: usize) -> Result<(), String> {
     if epsilon.is_finite() && (0.0..=most).contains(&epsilon) {
         Ok(())
     } else {
-        Err(format!(
-            "{epsilon} is not in [0, 1/(T−1) = {most}] (the last period's weight is 1 − (T−1)ε)"
-        ))
+        Err(EpsilonError { epsilon, most })
     }
 }
 
@@ -282,16 +344,16 @@ mod tests {
     #[test]
     fn errors_name_the_line_or_the_field() {
         let broken = SMALL.replace("\"periods\": 3,", "\"periods\": 3,,");
-        let e = Instance::from_json(&broken).unwrap_err();
+        let e = Instance::from_json(&broken).unwrap_err().to_string();
         assert!(e.starts_with("line 3 column"), "{e}");
         let short = SMALL.replace("[0.1, 0.2, 0.3]", "[0.1, 0.2]");
-        let e = Instance::from_json(&short).unwrap_err();
+        let e = Instance::from_json(&short).unwrap_err().to_string();
         assert!(
             e.contains("buckets[1].change_probability: 2 values for 3 periods"),
             "{e}"
         );
         let bad = SMALL.replace("0.5}", "1.5}");
-        let e = Instance::from_json(&bad).unwrap_err();
+        let e = Instance::from_json(&bad).unwrap_err().to_string();
         assert!(
             e.contains("bucket 1 change probability of period 1: 1.5"),
             "{e}"
@@ -299,13 +361,15 @@ mod tests {
         let key = SMALL.replace("{\"1\": 12.5}", "{\"4\": 12.5}");
         assert!(Instance::from_json(&key)
             .unwrap_err()
+            .to_string()
             .contains("expected_objective"));
         let missing = SMALL.replace("\"capacity_per_period\": [10, 20, 30],", "");
-        let e = Instance::from_json(&missing).unwrap_err();
+        let e = Instance::from_json(&missing).unwrap_err().to_string();
         assert!(e.contains("capacity_per_period"), "{e}");
         let too_many = SMALL.replace("\"initial_obsolete\": 6", "\"initial_obsolete\": 600");
         assert!(Instance::from_json(&too_many)
             .unwrap_err()
+            .to_string()
             .contains("initial_obsolete"));
     }
 

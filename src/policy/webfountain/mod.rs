@@ -8,8 +8,25 @@ pub mod model;
 pub mod policy;
 
 use crate::optimise::FwOptions;
-use instance::{check_epsilon, Instance};
-use model::{Plan, Strategy, DEFAULT_EPSILON};
+use instance::{check_epsilon, EpsilonError, Instance};
+use model::{ModelError, Plan, Strategy, DEFAULT_EPSILON};
+
+/// Why [`solve`] refused a request; each names the parameter it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum WebFountainError {
+    /// Strategy 3's `ε` out of its range.
+    #[error("eps: {0}")]
+    Epsilon(EpsilonError),
+    /// A strategy other than 1, 2 or 3.
+    #[error("strategy: {strategy} is not 1, 2 or 3 (paper 004 §5.1)")]
+    Strategy { strategy: u8 },
+    /// A number of Frank–Wolfe steps outside 1 … `most`.
+    #[error("max-iterations: {given} is not in 1 … {most}")]
+    MaxIterations { given: usize, most: usize },
+    /// The model's checks or its solver failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
 
 /// What to solve an instance for.
 #[derive(Debug, Clone, Copy)]
@@ -49,33 +66,28 @@ pub struct SolveReport {
 }
 
 /// Solves `instance` for `request`; errors name the parameter.
-pub fn solve(instance: &Instance, request: SolveRequest) -> Result<SolveReport, String> {
+pub fn solve(instance: &Instance, request: SolveRequest) -> Result<SolveReport, WebFountainError> {
     let periods = instance.model.periods;
     let epsilon = request
         .epsilon
         .or(instance.epsilon)
         .unwrap_or(DEFAULT_EPSILON);
-    check_epsilon(epsilon, periods).map_err(|e| format!("eps: {e}"))?;
-    let strategy = Strategy::numbered(request.strategy, epsilon).ok_or_else(|| {
-        format!(
-            "strategy: {} is not 1, 2 or 3 (paper 004 §5.1)",
-            request.strategy
-        )
-    })?;
+    check_epsilon(epsilon, periods).map_err(WebFountainError::Epsilon)?;
+    let strategy =
+        Strategy::numbered(request.strategy, epsilon).ok_or(WebFountainError::Strategy {
+            strategy: request.strategy,
+        })?;
     if request.max_iterations == 0 || request.max_iterations > MAX_ITERATIONS {
-        return Err(format!(
-            "max-iterations: {} is not in 1 … {MAX_ITERATIONS}",
-            request.max_iterations
-        ));
+        return Err(WebFountainError::MaxIterations {
+            given: request.max_iterations,
+            most: MAX_ITERATIONS,
+        });
     }
     let options = FwOptions {
         max_iterations: request.max_iterations,
         ..FwOptions::default()
     };
-    let plan = instance
-        .model
-        .solve(strategy, options)
-        .map_err(|e| e.to_string())?;
+    let plan = instance.model.solve(strategy, options)?;
     let expected_objective = instance.expected_objective.get(&request.strategy).copied();
     Ok(SolveReport {
         description: instance.description.clone(),
@@ -124,11 +136,17 @@ mod tests {
             epsilon,
             max_iterations,
         };
-        let e = solve(&instance, request(4, None, 10)).unwrap_err();
+        let e = solve(&instance, request(4, None, 10))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("strategy: 4"), "{e}");
-        let e = solve(&instance, request(3, Some(0.5), 10)).unwrap_err();
+        let e = solve(&instance, request(3, Some(0.5), 10))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("eps: 0.5"), "{e}");
-        let e = solve(&instance, request(1, None, 0)).unwrap_err();
+        let e = solve(&instance, request(1, None, 0))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("max-iterations: 0"), "{e}");
     }
 }

@@ -532,7 +532,7 @@ fn build(number: u8, params: &Params) -> Result<Box<dyn RefreshPolicy>, PolicyEr
                 policy: "webfountain-s3".into(),
                 key: "eps".into(),
                 value: epsilon.to_string(),
-                expected,
+                expected: expected.to_string(),
             }
         })?;
     }
