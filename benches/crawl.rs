@@ -1,7 +1,8 @@
 //! Crawl benchmark: `crawl` of `web-replay` on loopback with politeness off — pages fetched,
 //! parsed and indexed per second (the initial crawl), the share of each unit's time in the
 //! fetches, the index update with the hook, and the policy; and the memory of the crawler's
-//! URL catalogue and frontier per URL, measured on 100,000 URLs.
+//! URL catalogue and frontier per URL, measured on 100,000 URLs; and how promptly a unit's
+//! deadline ends a batch against a server that never answers.
 //!
 //! `cargo bench --bench crawl`; `CRAWL_PAGES=N` (default 5000) sets the generated site's size.
 
@@ -13,6 +14,7 @@ use refresher::corpus::generate::{generate_site, GeneratorConfig};
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::{LiveWeb, PageId};
 use refresher::crawl::http::{Discovery, HttpFetcher, HttpOptions};
+use refresher::crawl::{FetchRequest, FetchResult, Fetcher};
 use refresher::index::ScoringKind;
 use refresher::live::{initial_crawl, CrawlEngine, EngineConfig};
 use refresher::policy::registry::family;
@@ -145,5 +147,57 @@ fn main() {
         ids.len(),
         after - before,
         (after - before) * 10.0
+    );
+
+    deadline_overshoot();
+}
+
+/// How promptly a unit's deadline ends a fetch batch against a server that accepts and never
+/// answers (the figure the unit test `faults_are_counted_per_host_and_never_stall_a_batch`
+/// once bounded by wall clock, 700 ms for a 300 ms deadline): the batch's time, and how far
+/// past the deadline it returned.
+fn deadline_overshoot() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        // Accepted connections are kept open and never answered.
+        let mut open = Vec::new();
+        for stream in listener.incoming().flatten() {
+            open.push(stream);
+        }
+    });
+    let options = HttpOptions {
+        min_host_delay: Duration::ZERO,
+        timeout: Duration::from_secs(30),
+        retries: 0,
+        resolve: HashMap::from([("silent.example".to_string(), addr)]),
+        ..HttpOptions::default()
+    };
+    let mut fetcher = HttpFetcher::new(options, Arc::new(Vocabulary::new()), None).unwrap();
+    let requests: Vec<FetchRequest> = fetcher
+        .add_urls(["https://silent.example/a", "https://silent.example/b"])
+        .into_iter()
+        .map(|page| FetchRequest {
+            page,
+            validator: None,
+        })
+        .collect();
+    let deadline = Duration::from_millis(300);
+    fetcher
+        .monitor()
+        .set_deadline(Some(Instant::now() + deadline));
+    let started = Instant::now();
+    let got = fetcher.fetch(1, &requests);
+    let took = started.elapsed();
+    let failed = got
+        .iter()
+        .filter(|f| matches!(&f.result, FetchResult::Failed(e) if e.contains("deadline")))
+        .count();
+    println!(
+        "unit deadline: a batch of {} fetches against a server that never answers returned after {:.0} ms, {:.0} ms past its {} ms deadline ({failed} failed on the deadline)",
+        requests.len(),
+        took.as_secs_f64() * 1e3,
+        (took.as_secs_f64() - deadline.as_secs_f64()) * 1e3,
+        deadline.as_millis()
     );
 }

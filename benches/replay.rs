@@ -7,6 +7,8 @@
 //! with 64 threads at once (the load shape of the replay, without HTTP), a one-client replay
 //! (HTTP cost without queueing), and the ratios.
 //!
+//! First, without data: how soon the client gives up on a server that never answers.
+//!
 //! `cargo bench --bench replay`; `REPLAY_QUERIES=N` replays only the first N queries (default:
 //! all), `REPLAY_CONCURRENCY` changes the 64.
 
@@ -41,7 +43,53 @@ fn ms(h: &Histogram<u64>, q: f64) -> f64 {
     h.value_at_quantile(q) as f64 / 1e3
 }
 
+/// How soon the replay client gives up on a server that accepts and never answers (the
+/// figure the unit test `a_server_that_never_answers_times_out` once bounded by wall clock,
+/// 5 s): 4 queries, 2 at a time, a 300 ms timeout.
+fn silent_server_timeouts() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        // Accepted connections are kept open and never answered.
+        let mut open = Vec::new();
+        for stream in listener.incoming().flatten() {
+            open.push(stream);
+        }
+    });
+    let queries: Vec<ReplayQuery> = (0..4)
+        .map(|i| ReplayQuery {
+            text: format!("q{i}"),
+            time: None,
+        })
+        .collect();
+    let options = ReplayOptions {
+        concurrency: 2,
+        timeout: Duration::from_millis(300),
+        ..ReplayOptions::default()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let started = Instant::now();
+    let report = rt
+        .block_on(replay(
+            &format!("http://{addr}"),
+            Arc::new(queries),
+            &options,
+            Arc::new(|| {}),
+        ))
+        .expect("replay");
+    println!(
+        "silent server: 4 queries, 2 at a time, 300 ms timeout: all given up after {:.0} ms ({})",
+        started.elapsed().as_secs_f64() * 1e3,
+        report.status_summary()
+    );
+}
+
 fn main() {
+    silent_server_timeouts();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
     let corpus_path = root.join("corpora/emacswiki");
     let log_path = root.join("querylogs/aol-2006-heavy-users.even-anonid.collection-layout.txt.gz");

@@ -5,20 +5,24 @@
 # counts, the judged quality, fresh@10 and MAP@10): the journal replays committed units and
 # the crawl goes on from the first unit not committed.
 #
-#   scripts/crawl_crash_test.sh [--trials N] [--bin PATH] [--pages P] [--weeks W]
+#   scripts/crawl_crash_test.sh [--trials N] [--bin PATH] [--pages P] [--weeks W] [--seed S]
 #
 # Defaults: 20 trials, target/debug/refresher, a generated site of 300 pages × 8 weeks served
 # by `web-replay --manual-clock` (the crawl advances it; a restarted unit asks for the unit it
-# is at, which web-replay accepts). Exits non-zero on any difference.
+# is at, which web-replay accepts), kill delays from an unseeded stream (`--seed S` repeats a
+# sequence). A kill that finds units already committed (`state.json` written) and the crawl
+# still running has landed mid-crawl: the restart must replay the journal; those are counted
+# and reported. Exits non-zero on any difference.
 set -euo pipefail
 
-trials=20 bin="target/debug/refresher" pages=300 weeks=8
+trials=20 bin="target/debug/refresher" pages=300 weeks=8 seed=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials="$2"; shift 2 ;;
     --bin) bin="$2"; shift 2 ;;
     --pages) pages="$2"; shift 2 ;;
     --weeks) weeks="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -70,7 +74,12 @@ t0=$(date +%s.%N)
 clean_time=$(python3 -c "print(round($(date +%s.%N) - $t0, 3))")
 expected=$(report "$work/clean")
 
-failures=0 killed=0
+# Every kill delay of the run, drawn up front (seeded when asked): two per trial at most.
+delays=($(python3 -c "
+import random, sys
+r = random.Random(None if '$seed' == '' else int('$seed'))
+print(' '.join(str(round(r.uniform(0.05, $clean_time), 3)) for _ in range(2 * $trials)))"))
+failures=0 killed=0 killed_mid_crawl=0 next_delay=0
 for i in $(seq 1 "$trials"); do
   start_replay
   dir="$work/trial-$i"
@@ -79,11 +88,17 @@ for i in $(seq 1 "$trials"); do
     crawl "$dir" >/dev/null 2>>"$dir.err" &
     pid=$!
     if [ "$restarts" -lt 2 ]; then
-      delay=$(python3 -c "import random; print(round(random.uniform(0.05, $clean_time), 3))")
+      delay=${delays[$next_delay]}
+      next_delay=$((next_delay + 1))
       sleep "$delay"
+      # Committed units before the kill: the crawl had something to resume from.
+      committed=no
+      [ -f "$dir/index/state.json" ] && committed=yes
       if kill -9 "$pid" 2>/dev/null; then
         wait "$pid" 2>/dev/null || true
-        killed=$((killed + 1)); restarts=$((restarts + 1)); continue
+        killed=$((killed + 1)); restarts=$((restarts + 1))
+        [ "$committed" = yes ] && killed_mid_crawl=$((killed_mid_crawl + 1))
+        continue
       fi
     fi
     if ! wait "$pid"; then
@@ -102,5 +117,5 @@ for i in $(seq 1 "$trials"); do
     failures=$((failures + 1))
   fi
 done
-echo "crawl crash test: $trials trials, $killed kill -9, $failures failure(s)"
+echo "crawl crash test: $trials trials, $killed kill -9 ($killed_mid_crawl after a committed unit), $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -9,9 +9,10 @@
 //! Needs Debian's `chromium` and `chromium-driver` (installed by `.ci/run`). Without them the
 //! test fails under CI (`CI` set) and is skipped with a printed reason elsewhere.
 
+mod common;
 mod server_support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -43,14 +44,10 @@ impl Drop for Browser {
 
 impl Browser {
     async fn start() -> Option<Browser> {
-        if !Path::new(CHROMIUM).exists() || !Path::new(CHROMEDRIVER).exists() {
-            let why = format!(
-                "{CHROMIUM} or {CHROMEDRIVER} missing (apt-get install chromium chromium-driver)"
-            );
-            if std::env::var_os("CI").is_some() {
-                panic!("browser tests need Chromium under CI: {why}");
-            }
-            eprintln!("SKIPPED: {why}");
+        if !common::tools_present(
+            &[CHROMIUM, CHROMEDRIVER],
+            "apt-get install chromium chromium-driver, as .ci/run does",
+        ) {
             return None;
         }
         let port = {

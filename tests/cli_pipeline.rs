@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -27,6 +27,35 @@ fn json(args: &[&str]) -> Value {
 }
 
 /// A small generated site: 120 pages, 8 weeks, ~3000 log lines.
+/// The pages a `simulate --out DIR` run refreshed, per unit (its `.refreshed.csv`, the only
+/// one in `dir`): `unit,url` lines, sorted within each unit, so two runs compare by the pages
+/// they chose.
+fn chosen_pages(dir: &Path) -> Vec<String> {
+    let csv: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().ends_with(".refreshed.csv"))
+        .collect();
+    assert_eq!(csv.len(), 1, "{csv:?}");
+    let text = std::fs::read_to_string(&csv[0]).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut fields = l.splitn(3, ',');
+            let unit = fields.next().unwrap();
+            let _rank = fields.next().unwrap();
+            format!("{unit},{}", fields.next().unwrap())
+        })
+        .collect();
+    lines.sort_by_key(|l| {
+        let (unit, url) = l.split_once(',').unwrap();
+        (unit.parse::<u32>().unwrap(), url.to_string())
+    });
+    assert!(!lines.is_empty(), "{} refreshed nothing", csv[0].display());
+    lines
+}
+
 fn site(dir: &Path) -> (String, String, Value) {
     let out = dir.to_str().unwrap();
     let truth = json(&[
@@ -635,8 +664,15 @@ fn policies_describe_themselves_and_params_reach_every_command() {
     assert_eq!(a["label"], "sbr (θ = 0.3)");
     assert_eq!(b["theta"], 0.3);
     assert_eq!(b["params"]["replan_every"], 4);
-    // Online user-centric at B = 4, with one `--param` or none.
+    // Online user-centric at B = 4, with one `--param` or none. The pages each unit
+    // refreshed (from `--out`'s `.refreshed.csv`) are kept under `chosen`, so a parameter's
+    // effect on the schedule can be checked, not only its label.
+    let outs = std::cell::Cell::new(0);
     let online_uc_with = |params: &[&str]| {
+        let out = dir
+            .path()
+            .join(format!("uc-{}", outs.replace(outs.get() + 1)));
+        let out = out.to_str().unwrap().to_string();
         let mut args = vec![
             "--policy",
             "user-centric",
@@ -644,11 +680,15 @@ fn policies_describe_themselves_and_params_reach_every_command() {
             "4",
             "--mode",
             "online",
+            "--out",
+            &out,
         ];
         for p in params {
             args.extend(["--param", p]);
         }
-        simulate(&args)
+        let mut run = simulate(&args);
+        run["chosen"] = chosen_pages(Path::new(&out)).into();
+        run
     };
     let online_uc = |param: Option<&str>| online_uc_with(param.as_slice());
     // Online the default is the planner, which plans with EBR's rates.
@@ -658,6 +698,11 @@ fn policies_describe_themselves_and_params_reach_every_command() {
     let uc = online_uc(Some("estimator=pooled"));
     assert_eq!(uc["uc_estimator"], "pooled");
     assert_eq!(uc["label"], "user-centric (ΔQ̄ pooled)");
+    // The parameter reaches the policy: another estimator refreshes other pages.
+    assert_ne!(
+        uc["chosen"], planned["chosen"],
+        "estimator=pooled chose as the planner"
+    );
     // The refresh index's online change-rate model: the site's distribution of rates by
     // default, the pooled point estimate by name; both spend the budget and the choice is
     // reported.
@@ -688,6 +733,13 @@ fn policies_describe_themselves_and_params_reach_every_command() {
         rates(None)["per_unit"],
         mixture["per_unit"],
         "deterministic"
+    );
+    // The rate model reaches the refresh index: pooled rates refresh other pages than the
+    // mixture (which a repeated default run does not).
+    assert_eq!(rates(None)["chosen"], mixture["chosen"], "deterministic");
+    assert_ne!(
+        pooled["chosen"], mixture["chosen"],
+        "rates=pooled chose as the default mixture"
     );
 
     // compare: a parameter grid through --sweep, the best value kept per budget.

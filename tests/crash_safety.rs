@@ -1,6 +1,7 @@
 //! A short run of `scripts/crash_test.sh` (the long one is run by hand, with `--trials 100`):
 //! `serve --index` killed with SIGKILL at random moments of its index build restarts serving
-//! what a clean build serves, never an empty or partial index.
+//! what a clean build serves, never an empty or partial index. The delays are seeded, and at
+//! least one kill must land mid-build.
 
 mod common;
 
@@ -31,7 +32,7 @@ fn serve_index_survives_kill_9_during_its_build() {
         .arg(script)
         .arg("--corpus")
         .arg(site.join("corpus"))
-        .args(["--trials", "4", "--bin"])
+        .args(["--trials", "4", "--seed", "1", "--bin"])
         .arg(common::refresher_bin())
         .output()
         .unwrap();
@@ -43,4 +44,12 @@ fn serve_index_survives_kill_9_during_its_build() {
     );
     assert!(stdout.contains("4 trials"), "{stdout}");
     assert!(stdout.contains(", 0 failures"), "{stdout}");
+    // A kill that lands before the build starts or after it ends tests nothing: at least one
+    // must have interrupted the build itself (left its temporary directory behind).
+    let mid_build: usize = stdout
+        .split_once(" killed mid-build")
+        .and_then(|(before, _)| before.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no mid-build count in {stdout}"));
+    assert!(mid_build >= 1, "no kill landed mid-build: {stdout}");
 }

@@ -45,19 +45,8 @@ fn keep_repeats() -> ReadOptions {
     }
 }
 
-/// The shared file: `$REFRESHER_SHARED_DATA/<relative>` when that variable is set (a worktree
-/// checked out away from `shared/`), else `common::shared_data`.
-fn shared(relative: &str) -> Option<std::path::PathBuf> {
-    if let Some(root) = std::env::var_os("REFRESHER_SHARED_DATA") {
-        let path = std::path::PathBuf::from(root).join(relative);
-        assert!(path.exists(), "{} missing", path.display());
-        return Some(path);
-    }
-    common::shared_data(relative)
-}
-
 fn read(relative: &str, options: &ReadOptions) -> Option<QueryLog> {
-    let path = shared(relative)?;
+    let path = common::shared_data(relative)?;
     Some(read_log(&path, options).unwrap_or_else(|e| panic!("{e}")))
 }
 

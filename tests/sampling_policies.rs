@@ -71,6 +71,35 @@ fn every_sampling_policy_simulates_within_the_budget_deterministically() {
             "{policy} is not deterministic"
         );
     }
+    // The pages a run refreshed, per unit (`--out`'s `.refreshed.csv`), sorted in each unit.
+    let outs = std::cell::Cell::new(0);
+    let chosen = |policy: &str, extra: &[&str]| -> Vec<(u32, String)> {
+        let out = dir
+            .path()
+            .join(format!("out-{}", outs.replace(outs.get() + 1)));
+        let mut args = vec!["--out", out.to_str().unwrap()];
+        args.extend(extra);
+        simulate(policy, &args);
+        let csv = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_str().unwrap().ends_with(".refreshed.csv"))
+            .expect("a .refreshed.csv");
+        let mut pages: Vec<(u32, String)> = std::fs::read_to_string(csv)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let mut f = l.splitn(3, ',');
+                let unit = f.next().unwrap().parse().unwrap();
+                let _rank = f.next();
+                (unit, f.next().unwrap().to_string())
+            })
+            .collect();
+        pages.sort();
+        assert_eq!(pages.len(), 5 * 8, "{policy} {extra:?}");
+        pages
+    };
     // Parameters reach the policy and its label.
     let ha = simulate("sample-lb", &["--param", "phi=ha", "--param", "d=-1"]);
     assert_eq!(ha["label"], "sample-lb (d = -1, φ = ha)");
@@ -83,9 +112,33 @@ fn every_sampling_policy_simulates_within_the_budget_deterministically() {
         "{}",
         gad["label"]
     );
+    // ... and change what it does: other pages than at the defaults, which a repeated
+    // default run refreshes again.
+    let lb_default = chosen("sample-lb", &[]);
+    assert_eq!(chosen("sample-lb", &[]), lb_default, "deterministic");
+    assert_ne!(
+        chosen("sample-lb", &["--param", "phi=ha", "--param", "d=-1"]),
+        lb_default,
+        "sample-lb with φ = ha, d = -1 refreshed the default's pages"
+    );
+    assert_ne!(
+        chosen("cls", &["--param", "weights=gad", "--param", "clusters=3"]),
+        chosen("cls", &[]),
+        "cls with gad weights and k = 3 refreshed the default's pages"
+    );
     // RNS is the random draw under the papers' name.
     let random = simulate("random", &[]);
     assert_eq!(simulate("rns", &[])["per_unit"], random["per_unit"]);
+    assert_eq!(chosen("rns", &[]), chosen("random", &[]));
+    // Every other sampling policy is not that draw: its schedule is its own.
+    let random_pages = chosen("random", &[]);
+    for policy in FAMILIES.iter().filter(|&&p| p != "rns") {
+        assert_ne!(
+            chosen(policy, &[]),
+            random_pages,
+            "{policy} refreshed the random draw's pages"
+        );
+    }
 
     // compare sweeps the granularity like θ.
     let out = dir.path().join("cmp");

@@ -32,18 +32,10 @@ print(json.dumps({"per_query": per, "all": mean}))
 "#;
 
 fn python_ready() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import pytrec_eval"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!("python3 with pytrec_eval is required under CI (.ci/run installs it)");
-        }
-        eprintln!("SKIPPED: python3 with pytrec_eval (PyPI pytrec_eval-terrier) not found");
-    }
-    ok
+    common::python3_with(
+        &["pytrec_eval"],
+        "pip install pytrec_eval-terrier, as .ci/run does",
+    )
 }
 
 fn refresher(args: &[&str]) -> Value {

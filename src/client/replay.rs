@@ -261,11 +261,11 @@ mod tests {
             timeout: Duration::from_millis(300),
             ..ReplayOptions::default()
         };
-        let started = Instant::now();
+        // Every query ends as a timeout (the server would hold each for 30 s); how soon is a
+        // figure of `cargo bench --bench replay`, not a wall-clock bound here.
         let report = replay(&url, queries(4), &options, Arc::new(|| {}))
             .await
             .unwrap();
-        assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(report.errors, 4);
         assert_eq!(report.statuses.get("timeout"), Some(&4), "{report:?}");
         assert_eq!(report.status_summary(), "timeout: 4");

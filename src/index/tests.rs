@@ -157,6 +157,8 @@ fn gone_pages_disappear_and_new_pages_appear() {
             match upd.version {
                 None if was => {
                     saw_gone = true;
+                    // The hook watches every term, so the page's terms each report a shift.
+                    assert!(!shifts.is_empty(), "gone page {}: no shift", upd.page);
                     assert!(shifts.iter().all(|s| s.s2 == 0.0 && s.s1 > 0.0));
                     for t in 0..repo.vocabulary().len() as TermId {
                         assert!(!repo.forward().pages_with(t).contains(&upd.page));
@@ -165,6 +167,7 @@ fn gone_pages_disappear_and_new_pages_appear() {
                 }
                 Some(v) if !was => {
                     saw_new = true;
+                    assert!(!shifts.is_empty(), "new page {}: no shift", upd.page);
                     assert!(shifts.iter().all(|s| s.s1 == 0.0 && s.s2 > 0.0));
                     let term = corpus.vocabulary.term(v.terms.counts[0].0).to_string();
                     assert!(hits(&term).iter().any(|h| h.page == upd.page));

@@ -217,6 +217,8 @@ mod tests {
     #[test]
     fn a_scrape_sees_counters_and_histograms_in_step() {
         let m = std::sync::Arc::new(Metrics::default());
+        // One request before the first scrape, so both lines exist in every scrape.
+        m.observe("GET", "/api/search", 200, Duration::from_micros(100));
         let writer = {
             let m = std::sync::Arc::clone(&m);
             std::thread::spawn(move || {
@@ -225,23 +227,36 @@ mod tests {
                 }
             })
         };
+        // Each metric's line must be there: two vanished lines would compare equal.
         let value = |text: &str, prefix: &str| -> u64 {
             text.lines()
                 .find_map(|l| l.strip_prefix(prefix))
-                .map_or(0, |v| v.trim().parse().unwrap())
+                .unwrap_or_else(|| panic!("no line {prefix} in\n{text}"))
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let counted = |text: &str| {
+            value(
+                text,
+                "refresher_http_requests_total{method=\"GET\",route=\"/api/search\",status=\"200\"}",
+            )
+        };
+        let timed = |text: &str| {
+            value(
+                text,
+                "refresher_http_request_duration_seconds_count{route=\"/api/search\"}",
+            )
         };
         for _ in 0..50 {
             let text = m.render(&[]);
-            let counted = value(
-                &text,
-                "refresher_http_requests_total{method=\"GET\",route=\"/api/search\",status=\"200\"}",
-            );
-            let timed = value(
-                &text,
-                "refresher_http_request_duration_seconds_count{route=\"/api/search\"}",
-            );
-            assert_eq!(counted, timed);
+            let counted = counted(&text);
+            assert!(counted >= 1, "{text}");
+            assert_eq!(counted, timed(&text));
         }
         writer.join().unwrap();
+        let text = m.render(&[]);
+        assert_eq!(counted(&text), 20_001);
+        assert_eq!(timed(&text), 20_001);
     }
 }

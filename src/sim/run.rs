@@ -1061,6 +1061,7 @@ mod online_tests {
     use crate::quality::exact::MetricQuery;
     use crate::querylog::term_workload::TermWorkload;
     use crate::sim::{Environment, EnvironmentConfig};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Wraps a policy and fails the test if, in online mode, it is offered anything beyond
     /// what it fetched: the history, or an outcome of a page it did not choose at that unit.
@@ -1069,7 +1070,9 @@ mod online_tests {
         mode: Option<FitMode>,
         chosen: Vec<PageId>,
         unit: Unit,
-        observed: usize,
+        /// Outcomes offered to the policy, counted where the test reads them after the run
+        /// (the run owns the guard).
+        observed: Arc<AtomicUsize>,
     }
 
     impl RefreshPolicy for Guard {
@@ -1100,7 +1103,7 @@ mod online_tests {
                     o.page
                 );
             }
-            self.observed += outcomes.len();
+            self.observed.fetch_add(outcomes.len(), Ordering::Relaxed);
             self.inner.observe(outcomes);
         }
     }
@@ -1144,12 +1147,13 @@ mod online_tests {
                     refused += 1;
                     continue;
                 };
+                let observed = Arc::new(AtomicUsize::new(0));
                 let guard = Guard {
                     inner,
                     mode: None,
                     chosen: Vec::new(),
                     unit: 0,
-                    observed: 0,
+                    observed: Arc::clone(&observed),
                 };
                 let result = run(&env, Box::new(guard), &RunConfig::new(5, FitMode::Online));
                 let result = result.unwrap_or_else(|e| panic!("{} {params:?}: {e}", family.name));
@@ -1157,6 +1161,14 @@ mod online_tests {
                 assert!(
                     refreshed > 0,
                     "{} {params:?} refreshed nothing",
+                    family.name
+                );
+                // The guard's checks ran: the policy was offered outcomes (at least one per
+                // refresh), each checked against what it fetched.
+                let observed = observed.load(Ordering::Relaxed);
+                assert!(
+                    observed >= refreshed,
+                    "{} {params:?}: {observed} outcomes observed, {refreshed} refreshed",
                     family.name
                 );
                 checked += 1;
@@ -1170,16 +1182,23 @@ mod online_tests {
         );
         for family in FAMILIES {
             for mode in [FitMode::Online, FitMode::Oracle] {
+                let observed = Arc::new(AtomicUsize::new(0));
                 let guard = Guard {
                     inner: family.make([]).unwrap(),
                     mode: None,
                     chosen: Vec::new(),
                     unit: 0,
-                    observed: 0,
+                    observed: Arc::clone(&observed),
                 };
                 let result = run(&env, Box::new(guard), &RunConfig::new(5, mode)).unwrap();
                 let refreshed: usize = result.per_unit.iter().map(|r| r.refreshed).sum();
                 assert!(refreshed > 0, "{} refreshed nothing", family.name);
+                let observed = observed.load(Ordering::Relaxed);
+                assert!(
+                    observed > 0,
+                    "{} {mode:?}: no outcome observed, so the guard checked nothing",
+                    family.name
+                );
             }
         }
     }

@@ -3,24 +3,78 @@
 
 use std::path::PathBuf;
 
-/// Path of a file or folder under the shared real data (`../shared/data/` beside the checkout).
+/// Whether the tests run under CI (`CI` set, as `.ci/run` does): there every real data set
+/// and tool a test needs must be present, and a missing one fails the test.
+pub fn under_ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
+/// The one place a test gives up for want of data or a tool: under CI ([`under_ci`]) it
+/// panics naming what is missing and how CI provides it; elsewhere it prints `SKIPPED: why`
+/// so the skip shows in the test's output. A caller returns early after it.
+pub fn missing(why: &str) {
+    if under_ci() {
+        panic!("required under CI, but missing: {why}");
+    }
+    eprintln!("SKIPPED: {why}");
+}
+
+/// Root of the shared real data: `$REFRESHER_SHARED_DATA` when set (a worktree checked out
+/// away from `shared/`), else `../shared/data` beside the checkout.
+pub fn shared_data_root() -> PathBuf {
+    match std::env::var_os("REFRESHER_SHARED_DATA") {
+        Some(root) => PathBuf::from(root),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"),
+    }
+}
+
+/// Path of a file or folder under the shared real data ([`shared_data_root`]).
 ///
 /// Returns `None` (after printing why) when it is missing on a developer machine, so the test
-/// can return early; panics when it is missing under CI (`CI` set), where the data must be present.
+/// can return early; panics when it is missing under CI (`CI` set), where the data must be
+/// present, or when `$REFRESHER_SHARED_DATA` names a root that lacks it.
 pub fn shared_data(relative: &str) -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
-    let path = root.join(relative);
+    let path = shared_data_root().join(relative);
     if path.exists() {
         return Some(path);
     }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "shared real data missing under CI: {} (CI must have ../shared beside the checkout)",
-            path.display()
-        );
+    if std::env::var_os("REFRESHER_SHARED_DATA").is_some() {
+        panic!("{} missing (REFRESHER_SHARED_DATA is set)", path.display());
     }
-    eprintln!("SKIPPED: shared real data not found at {}", path.display());
+    missing(&format!(
+        "shared real data not found at {} (CI must have ../shared beside the checkout)",
+        path.display()
+    ));
     None
+}
+
+/// Whether `python3` runs and imports every module of `modules`; when not, [`missing`] says
+/// so, naming `install` (what provides them), and this returns `false`.
+pub fn python3_with(modules: &[&str], install: &str) -> bool {
+    let imports = format!("import {}", modules.join(", "));
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &imports])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        missing(&format!("python3 that can `{imports}` ({install})"));
+    }
+    ok
+}
+
+/// Whether every file of `tools` exists; when not, [`missing`] says so, naming `install`, and
+/// this returns `false`.
+pub fn tools_present(tools: &[&str], install: &str) -> bool {
+    let absent: Vec<&str> = tools
+        .iter()
+        .copied()
+        .filter(|t| !std::path::Path::new(t).exists())
+        .collect();
+    if !absent.is_empty() {
+        missing(&format!("{} ({install})", absent.join(" and ")));
+    }
+    absent.is_empty()
 }
 
 /// Path of the `refresher` binary built for integration tests.

@@ -1285,21 +1285,21 @@ mod tests {
         assert_eq!(host.counts.errors, 5);
         assert!(!host.last_errors.is_empty());
 
-        // A unit's deadline ends the batch with what it fetched.
+        // A unit's deadline ends the batch with what it fetched: the slow page fails on the
+        // deadline (300 ms), not on its request timeout (800 ms) nor with the server's answer
+        // (after 5 s). How long past the deadline the batch ends is a figure of
+        // `cargo bench --bench crawl`, not a wall-clock bound here.
         let slow: Vec<FetchRequest> = requests[7..8].to_vec();
         fetcher
             .monitor()
             .set_deadline(Some(Instant::now() + Duration::from_millis(300)));
-        let started = Instant::now();
         let got = fetcher.fetch(2, &slow);
+        assert_eq!(got.len(), 1);
+        // The unit's deadline, not the request's own timeout, ended the slow fetch.
         assert!(
-            started.elapsed() < Duration::from_millis(700),
+            matches!(&got[0].result, FetchResult::Failed(FetchError::Deadline)),
             "{:?}",
-            started.elapsed()
+            got[0].result
         );
-        assert!(matches!(
-            &got[0].result,
-            FetchResult::Failed(FetchError::Deadline)
-        ));
     }
 }

@@ -73,6 +73,17 @@ fn change_ratio(
     c as f64 / n as f64
 }
 
+/// Each sample's outcome as the next round shows it: `(sample, fired)` for every round that
+/// follows one, `fired` when that round holds more than the next sample — the sample's
+/// neighbourhood was downloaded (a round after a sample that did not fire holds only the next
+/// sample).
+fn samples_fired(runs: &[(Vec<PageId>, Vec<Vec<PageId>>)]) -> Vec<(PageId, bool)> {
+    runs.iter()
+        .flat_map(|(_, rounds)| rounds.windows(2))
+        .map(|w| (*w[0].last().unwrap(), w[1].len() > 1))
+        .collect()
+}
+
 /// 10 directories of 10 pages under one host; only directory `hot` changes, every unit.
 fn directories() -> (Site, impl Fn(PageId, Unit) -> bool + Copy) {
     let urls: Vec<String> = (0..100)
@@ -147,6 +158,23 @@ fn history_and_pagerank_probabilities_run() {
         let mut p = NeighbourhoodSampling::new(Granularity::Directory, 1, phi, 1);
         let runs = drive(&mut p, &site, 4, 25, changes);
         assert!(runs.iter().all(|(f, _)| f.len() == 25), "{phi:?}");
+        // What φ reads shows in which samples' neighbourhoods follow them.
+        let samples = samples_fired(&runs);
+        let fired_hot = samples.iter().filter(|&&(s, f)| f && changes(s, 1)).count();
+        let fired_cold = samples
+            .iter()
+            .filter(|&&(s, f)| f && !changes(s, 1))
+            .count();
+        match phi {
+            // HA and WHA: 1 − e^(−λ) of the sample's change history, 0 for a page never
+            // seen changing; a hot sample has changed every cycle.
+            DownloadProbability::History | DownloadProbability::WeightedHistory => {
+                assert_eq!(fired_cold, 0, "{phi:?}: a never-changing sample fired");
+                assert!(fired_hot > 0, "{phi:?}: no hot sample fired: {samples:?}");
+            }
+            // PRA: (PR + 1) / 11 ≥ 1/11 whether or not the sample changed.
+            _ => assert!(fired_cold > 0, "{phi:?}: no cold sample fired: {samples:?}"),
+        }
     }
 }
 
@@ -161,6 +189,24 @@ fn cluster_granularity_clusters_once_and_samples() {
     );
     let runs = drive(&mut cb, &site, 3, 30, changes);
     assert!(runs.iter().all(|(f, _)| f.len() == 30));
+    // Binary φ: a sample's cluster follows it exactly when it changed.
+    let samples = samples_fired(&runs);
+    assert!(
+        samples.iter().all(|&(s, fired)| !fired || changes(s, 1)),
+        "a cluster followed an unchanged sample: {samples:?}"
+    );
+    assert!(
+        samples.iter().any(|&(_, fired)| fired),
+        "no cluster followed a sample: {samples:?}"
+    );
+    // Clustered once: the same seed gives the same clusters, so the same run.
+    let mut again = NeighbourhoodSampling::new(
+        Granularity::Cluster { k: 5 },
+        0,
+        DownloadProbability::Binary,
+        2,
+    );
+    assert_eq!(drive(&mut again, &site, 3, 30, changes), runs);
 }
 
 #[test]
