@@ -14,7 +14,7 @@ use refresher::corpus::generate::{generate_site, GeneratorConfig};
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::{LiveWeb, PageId};
 use refresher::crawl::http::{Discovery, HttpFetcher, HttpOptions};
-use refresher::crawl::{FetchRequest, FetchResult, Fetcher};
+use refresher::crawl::{FetchError, FetchRequest, FetchResult, Fetcher};
 use refresher::index::ScoringKind;
 use refresher::live::{initial_crawl, CrawlEngine, EngineConfig};
 use refresher::policy::registry::family;
@@ -191,7 +191,7 @@ fn deadline_overshoot() {
     let took = started.elapsed();
     let failed = got
         .iter()
-        .filter(|f| matches!(&f.result, FetchResult::Failed(e) if e.contains("deadline")))
+        .filter(|f| matches!(&f.result, FetchResult::Failed(FetchError::Deadline)))
         .count();
     println!(
         "unit deadline: a batch of {} fetches against a server that never answers returned after {:.0} ms, {:.0} ms past its {} ms deadline ({failed} failed on the deadline)",
