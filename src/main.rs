@@ -1,5 +1,8 @@
 //! The `refresher` command line.
 
+// Every function outside tests stays under `too-many-lines-threshold` (clippy.toml).
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 mod cli;
 
 /// The simulations allocate and free many small vectors (postings, term lists, result lists)

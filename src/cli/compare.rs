@@ -3,12 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use refresher::corpus::LiveWeb;
+use refresher::corpus::{Corpus, LiveWeb};
 use refresher::crawl::NewPages;
 use refresher::index::ScoringKind;
 use std::collections::BTreeMap;
 
-use refresher::policy::family::{expand_sweep, GridDefault};
+use refresher::policy::family::{expand_sweep, GridDefault, ParamValue, PolicyFamily};
 use refresher::policy::registry::{family, DEFAULT_COMPARISON};
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
@@ -90,21 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(|p| family(p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| anyhow::anyhow!("--policies: {e}"))?;
-    let mut grids: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    if let Some(thetas) = &args.thetas {
-        if let Some(t) = thetas.iter().find(|t| !(0.0..=1.0).contains(*t)) {
-            anyhow::bail!("--thetas: {t} is outside [0, 1]");
-        }
-        grids.insert("theta".into(), thetas.clone());
-    }
-    for (key, values) in &args.sweeps {
-        let grid = values
-            .split(',')
-            .map(|v| v.trim().parse::<f64>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| anyhow::anyhow!("--sweep {key}: `{values}` is not a list of numbers"))?;
-        grids.insert(key.clone(), grid);
-    }
+    let grids = sweep_grids(&args)?;
     let given = policy_args::collect(
         &args.params,
         &[(
@@ -118,40 +104,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(|(k, v, _)| (k.clone(), v.clone()))
         .collect();
     // Every run's parameters checked before any input is read.
-    expand_sweep(&families, &[1], &fixed, &grids, GridDefault::FamilyGrids).map_err(|e| {
-        let flag = match e.key() {
-            Some(k) if grids.contains_key(k) => format!("--sweep {k}"),
-            _ => String::new(),
-        };
-        if flag.is_empty() {
-            policy_args::explain(e, &given, "--policies")
-        } else {
-            anyhow::anyhow!("{flag}: {e}")
-        }
-    })?;
+    check_runs(&families, &fixed, &grids, &given)?;
     for &share in args.budget_shares.iter().flatten() {
         super::experiment::check_share("--budget-shares", share)?;
     }
     let loaded = args.experiment.load()?;
-    let max_pages = (0..loaded.corpus.units())
-        .map(|u| {
-            (0..loaded.corpus.page_count() as u32)
-                .filter(|&p| loaded.corpus.page_at(p, u).present().is_some())
-                .count()
-        })
-        .max()
-        .unwrap_or(1);
-    let mut budgets = match (&args.budgets, &args.budget_shares) {
-        (None, None) => default_budgets(max_pages),
-        (given, _) => given.clone().unwrap_or_default(),
-    };
-    for &share in args.budget_shares.iter().flatten() {
-        budgets.push(budget_from_share(
-            "--budget-shares",
-            share,
-            loaded.corpus.page_count(),
-        )?);
-    }
+    let mut budgets = given_budgets(&args, &loaded.corpus)?;
     let warmup_units = args.warmup.checked(loaded.corpus.units())?;
     let oracle_history = args.warmup.oracle_history_for(&args.mode)?;
     budgets.sort_unstable();
@@ -204,6 +162,73 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The swept values per parameter: `--thetas` (θ in [0, 1]) and each `--sweep`.
+fn sweep_grids(args: &Args) -> anyhow::Result<BTreeMap<String, Vec<f64>>> {
+    let mut grids: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    if let Some(thetas) = &args.thetas {
+        if let Some(t) = thetas.iter().find(|t| !(0.0..=1.0).contains(*t)) {
+            anyhow::bail!("--thetas: {t} is outside [0, 1]");
+        }
+        grids.insert("theta".into(), thetas.clone());
+    }
+    for (key, values) in &args.sweeps {
+        let grid = values
+            .split(',')
+            .map(|v| v.trim().parse::<f64>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| anyhow::anyhow!("--sweep {key}: `{values}` is not a list of numbers"))?;
+        grids.insert(key.clone(), grid);
+    }
+    Ok(grids)
+}
+
+/// Checks every run's parameters (the fixed ones and the grids) before any input is read,
+/// naming the flag that gave a bad one.
+fn check_runs(
+    families: &[&'static PolicyFamily],
+    fixed: &[(String, ParamValue)],
+    grids: &BTreeMap<String, Vec<f64>>,
+    given: &[(String, ParamValue, String)],
+) -> anyhow::Result<()> {
+    expand_sweep(families, &[1], fixed, grids, GridDefault::FamilyGrids).map_err(|e| {
+        let flag = match e.key() {
+            Some(k) if grids.contains_key(k) => format!("--sweep {k}"),
+            _ => String::new(),
+        };
+        if flag.is_empty() {
+            policy_args::explain(e, given, "--policies")
+        } else {
+            anyhow::anyhow!("{flag}: {e}")
+        }
+    })?;
+    Ok(())
+}
+
+/// The budgets asked for (`--budgets`, or by default 0 and powers of two up to the most
+/// pages present at a unit), then those of `--budget-shares`; unsorted.
+fn given_budgets(args: &Args, corpus: &Corpus) -> anyhow::Result<Vec<usize>> {
+    let max_pages = (0..corpus.units())
+        .map(|u| {
+            (0..corpus.page_count() as u32)
+                .filter(|&p| corpus.page_at(p, u).present().is_some())
+                .count()
+        })
+        .max()
+        .unwrap_or(1);
+    let mut budgets = match (&args.budgets, &args.budget_shares) {
+        (None, None) => default_budgets(max_pages),
+        (given, _) => given.clone().unwrap_or_default(),
+    };
+    for &share in args.budget_shares.iter().flatten() {
+        budgets.push(budget_from_share(
+            "--budget-shares",
+            share,
+            corpus.page_count(),
+        )?);
+    }
+    Ok(budgets)
 }
 
 /// The JSON contract's keys (see ARCHITECTURE.md, § Command line and JSON contract): `rows`
@@ -320,6 +345,12 @@ fn print_summary(c: &Comparison) {
         );
     }
     println!("  then papers 000 and 002: ChangeRatio, weighted by PageRank (C^w PageRank) and by view weights (C^w views); top-10 freshness over k = 10 fixed (fresh@10 k), MAP@10 over the relevant retrieved (MAP@10 retr), the same with τ = 0 relevance (MAP@10 τ=0)");
+    print_budget_table(c, frontier);
+}
+
+/// The per-budget table of [`print_summary`]: a line per policy and measure, a column per
+/// budget (the new-page split and delay in frontier mode only).
+fn print_budget_table(c: &Comparison, frontier: bool) {
     let mut budgets: Vec<usize> = c.curves.iter().map(|p| p.budget).collect();
     budgets.sort_unstable();
     budgets.dedup();
@@ -494,116 +525,151 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
     for c in comparisons {
         let mode = c.mode.as_str();
         for (rows, csv) in [(&c.rows, &mut table), (&c.fixed_rows, &mut fixed_table)] {
-            for r in rows {
-                let need = r.budget_needed.map(|b| b.to_string()).unwrap_or_default();
-                let share = r.gap_share.map(|s| s.to_string()).unwrap_or_default();
-                let between = r
-                    .budget_interpolated
-                    .map(|b| b.to_string())
-                    .unwrap_or_default();
-                csv.write_record([
-                    mode.to_string(),
-                    r.policy.to_string(),
-                    r.target_quality.to_string(),
-                    need,
-                    share,
-                    between,
-                ])?;
-            }
+            write_target_rows(csv, mode, rows)?;
         }
-        for p in &c.curves {
-            let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
-            curves.write_record(
-                [
-                    mode.to_string(),
-                    p.policy.to_string(),
-                    p.budget.to_string(),
-                    theta,
-                    p.mean.quality.to_string(),
-                    p.mean.fresh_at_10.to_string(),
-                    p.mean.map_at_10.to_string(),
-                ]
-                .into_iter()
-                .chain(measures_beyond_quality(
-                    p.mean_obsolete_pages,
-                    &p.new_pages,
-                    p.mean_change_rate,
-                    p.mean_gp4c_ndcg,
-                    &p.paper,
-                )),
-            )?;
-        }
-        for p in &c.points {
-            let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
-            points.write_record(
-                [
-                    mode.to_string(),
-                    p.policy.to_string(),
-                    theta,
-                    p.budget.to_string(),
-                    p.mean.quality.to_string(),
-                    p.mean.fresh_at_10.to_string(),
-                    p.mean.map_at_10.to_string(),
-                ]
-                .into_iter()
-                .chain(measures_beyond_quality(
-                    p.mean_obsolete_pages,
-                    &p.new_pages,
-                    p.mean_change_rate,
-                    p.mean_gp4c_ndcg,
-                    &p.paper,
-                )),
-            )?;
-        }
-        let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
-        names.dedup();
-        let series =
-            |f: &dyn Fn(&refresher::sim::compare::CurvePoint) -> (f64, f64)| -> Vec<Series> {
-                names
-                    .iter()
-                    .map(|n| Series {
-                        name: n.to_string(),
-                        points: c.curves.iter().filter(|p| &p.policy == *n).map(f).collect(),
-                    })
-                    .collect()
-            };
-        // Shares (quality, freshness, MAP) never draw an axis past 1.
-        let chart = |title: &str, x: &str, y: &str, x_scale, y_scale| Chart {
-            x_scale,
-            y_scale,
-            x_at_most: (x_scale == Scale::Linear).then_some(1.0),
-            y_at_most: (y_scale == Scale::Linear).then_some(1.0),
-            ..Chart::new(&format!("{title} ({mode}, {})", c.scoring), x, y)
-        };
-        // Fig. 4: quality on x, B on a log y axis; B = 0 (the unrefreshed repository, Q₀) is
-        // a labelled vertical reference line.
-        let fig4 = chart(
-            "Budget needed for a repository quality",
-            "mean repository quality",
-            "B",
-            Scale::Linear,
-            Scale::Log,
-        )
-        .render(&series(&|p| (p.mean.quality, p.budget as f64)));
-        std::fs::write(dir.join(format!("fig4_{mode}.svg")), fig4)?;
-        for (file, label, f) in [
-            (
-                "quality",
-                "mean repository quality",
-                (|p: &refresher::sim::compare::CurvePoint| p.mean.quality) as fn(&_) -> f64,
-            ),
-            ("fresh_at_10", "mean top-10 freshness", |p| {
-                p.mean.fresh_at_10
-            }),
-            ("map_at_10", "mean MAP@10", |p| p.mean.map_at_10),
-        ] {
-            let svg = chart(label, "B", label, Scale::Log, Scale::Linear)
-                .render(&series(&|p| (p.budget as f64, f(p))));
-            std::fs::write(dir.join(format!("{file}_vs_budget_{mode}.svg")), svg)?;
-        }
+        write_curve_rows(&mut curves, mode, c)?;
+        write_point_rows(&mut points, mode, c)?;
+        write_charts(dir, mode, c)?;
     }
     table.flush()?;
     curves.flush()?;
     points.flush()?;
+    Ok(())
+}
+
+/// The target rows of one mode (`fig4_table.csv` or `fig4_table_fixed.csv`).
+fn write_target_rows(
+    csv: &mut csv::Writer<std::fs::File>,
+    mode: &str,
+    rows: &[TargetRow],
+) -> anyhow::Result<()> {
+    for r in rows {
+        let need = r.budget_needed.map(|b| b.to_string()).unwrap_or_default();
+        let share = r.gap_share.map(|s| s.to_string()).unwrap_or_default();
+        let between = r
+            .budget_interpolated
+            .map(|b| b.to_string())
+            .unwrap_or_default();
+        csv.write_record([
+            mode.to_string(),
+            r.policy.to_string(),
+            r.target_quality.to_string(),
+            need,
+            share,
+            between,
+        ])?;
+    }
+    Ok(())
+}
+
+/// The best-point curves of one mode (`curves.csv`).
+fn write_curve_rows(
+    curves: &mut csv::Writer<std::fs::File>,
+    mode: &str,
+    c: &Comparison,
+) -> anyhow::Result<()> {
+    for p in &c.curves {
+        let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
+        curves.write_record(
+            [
+                mode.to_string(),
+                p.policy.to_string(),
+                p.budget.to_string(),
+                theta,
+                p.mean.quality.to_string(),
+                p.mean.fresh_at_10.to_string(),
+                p.mean.map_at_10.to_string(),
+            ]
+            .into_iter()
+            .chain(measures_beyond_quality(
+                p.mean_obsolete_pages,
+                &p.new_pages,
+                p.mean_change_rate,
+                p.mean_gp4c_ndcg,
+                &p.paper,
+            )),
+        )?;
+    }
+    Ok(())
+}
+
+/// Every run of one mode (`runs.csv`).
+fn write_point_rows(
+    points: &mut csv::Writer<std::fs::File>,
+    mode: &str,
+    c: &Comparison,
+) -> anyhow::Result<()> {
+    for p in &c.points {
+        let theta = p.theta.map(|t| t.to_string()).unwrap_or_default();
+        points.write_record(
+            [
+                mode.to_string(),
+                p.policy.to_string(),
+                theta,
+                p.budget.to_string(),
+                p.mean.quality.to_string(),
+                p.mean.fresh_at_10.to_string(),
+                p.mean.map_at_10.to_string(),
+            ]
+            .into_iter()
+            .chain(measures_beyond_quality(
+                p.mean_obsolete_pages,
+                &p.new_pages,
+                p.mean_change_rate,
+                p.mean_gp4c_ndcg,
+                &p.paper,
+            )),
+        )?;
+    }
+    Ok(())
+}
+
+/// The charts of one mode: Fig. 4 (budget needed per quality) and each measure against B.
+fn write_charts(dir: &Path, mode: &str, c: &Comparison) -> anyhow::Result<()> {
+    let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
+    names.dedup();
+    let series = |f: &dyn Fn(&refresher::sim::compare::CurvePoint) -> (f64, f64)| -> Vec<Series> {
+        names
+            .iter()
+            .map(|n| Series {
+                name: n.to_string(),
+                points: c.curves.iter().filter(|p| &p.policy == *n).map(f).collect(),
+            })
+            .collect()
+    };
+    // Shares (quality, freshness, MAP) never draw an axis past 1.
+    let chart = |title: &str, x: &str, y: &str, x_scale, y_scale| Chart {
+        x_scale,
+        y_scale,
+        x_at_most: (x_scale == Scale::Linear).then_some(1.0),
+        y_at_most: (y_scale == Scale::Linear).then_some(1.0),
+        ..Chart::new(&format!("{title} ({mode}, {})", c.scoring), x, y)
+    };
+    // Fig. 4: quality on x, B on a log y axis; B = 0 (the unrefreshed repository, Q₀) is
+    // a labelled vertical reference line.
+    let fig4 = chart(
+        "Budget needed for a repository quality",
+        "mean repository quality",
+        "B",
+        Scale::Linear,
+        Scale::Log,
+    )
+    .render(&series(&|p| (p.mean.quality, p.budget as f64)));
+    std::fs::write(dir.join(format!("fig4_{mode}.svg")), fig4)?;
+    for (file, label, f) in [
+        (
+            "quality",
+            "mean repository quality",
+            (|p: &refresher::sim::compare::CurvePoint| p.mean.quality) as fn(&_) -> f64,
+        ),
+        ("fresh_at_10", "mean top-10 freshness", |p| {
+            p.mean.fresh_at_10
+        }),
+        ("map_at_10", "mean MAP@10", |p| p.mean.map_at_10),
+    ] {
+        let svg = chart(label, "B", label, Scale::Log, Scale::Linear)
+            .render(&series(&|p| (p.budget as f64, f(p))));
+        std::fs::write(dir.join(format!("{file}_vs_budget_{mode}.svg")), svg)?;
+    }
     Ok(())
 }

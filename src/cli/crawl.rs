@@ -13,11 +13,13 @@ use refresher::crawl::http::warc_out::WarcOut;
 use refresher::crawl::http::{Discovery, HttpFetcher, HttpOptions};
 use refresher::crawl::Fetcher;
 use refresher::index::ScoringKind;
-use refresher::live::{initial_crawl, CrawlEngine, EngineConfig};
+use refresher::live::{initial_crawl, CrawlEngine, CrawlUnit, EngineConfig};
 use refresher::policy::registry::family;
+use refresher::policy::RefreshPolicy;
 use refresher::quality::measure::DeltaQMethod;
 use refresher::quality::{SearchQuality, ViewingLikelihood};
 use refresher::querylog::term_workload::{MetricWorkload, TermWorkload};
+use refresher::querylog::QueryLog;
 use refresher::sim::{Environment, EnvironmentConfig};
 use refresher::text::Vocabulary;
 
@@ -186,59 +188,10 @@ fn write_state(dir: &Path, state: &serde_json::Value) -> anyhow::Result<()> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let given = policy_args::collect(&args.params, &[]);
-    let policy = family(&args.policy)
-        .and_then(|f| f.make(given.iter().map(|(k, v, _)| (k.as_str(), v.clone()))))
-        .map_err(|e| policy_args::explain(e, &given, "--policy"))?;
-    anyhow::ensure!(
-        args.delta_q != DeltaQMethod::Exact,
-        "--delta-q exact: the exact ΔQ reads the live Web's future, which a crawl cannot; use estimate or estimate-single-term"
-    );
-    anyhow::ensure!(
-        args.viewing_exponent > 1.0 && args.viewing_exponent <= 10.0,
-        "--viewing-exponent {}: must be in (1, 10]",
-        args.viewing_exponent
-    );
-    // What must match for a crawl directory to be resumed.
-    let fingerprint = serde_json::json!({
-        "seeds": args.seeds, "urls": args.urls, "sitemap": args.sitemap, "log": args.log,
-        "policy": args.policy, "params": args.params, "budget": args.budget, "seed": args.seed,
-        "scoring": args.scoring.name(), "delta_q": args.delta_q, "viewing_exponent": args.viewing_exponent,
-        "judge_with": args.judge_with, "discover": format!("{:?}", fetcher_discovery(&args)),
-        "max_pages": args.max_pages,
-    });
-    // Only when asked: crawl directories written before the flag existed stay resumable.
-    let mut fingerprint = fingerprint;
-    if args.warmup_units > 0 {
-        fingerprint["warmup_units"] = args.warmup_units.into();
-    }
-    let previous: Option<serde_json::Value> = match std::fs::read(args.index.join("state.json")) {
-        Ok(bytes) => Some(
-            serde_json::from_slice(&bytes)
-                .with_context(|| format!("reading {}", args.index.join("state.json").display()))?,
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(e)
-                .with_context(|| format!("reading {}", args.index.join("state.json").display()))
-        }
-    };
-    let resume_through: Option<Unit> = match &previous {
-        Some(state) => {
-            anyhow::ensure!(
-                state["fingerprint"] == fingerprint,
-                "--index {}: holds a crawl started with other settings ({}); use another directory to start anew",
-                args.index.display(),
-                state["fingerprint"]
-            );
-            Some(
-                state["units_committed"]
-                    .as_u64()
-                    .context("state.json: no units_committed")? as Unit,
-            )
-        }
-        None => None,
-    };
+    let policy = policy_of(&args)?;
+    let fingerprint = fingerprint_of(&args);
+    let previous = read_state(&args.index)?;
+    let resume_through = resume_point(&args, previous.as_ref(), &fingerprint)?;
     std::fs::create_dir_all(&args.index)
         .with_context(|| format!("creating --index {}", args.index.display()))?;
     let log = args.workload.read(&args.log)?;
@@ -249,113 +202,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let mut initial_urls: Vec<String> = args.seeds.clone();
-    if let Some(path) = &args.urls {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading --urls {}", path.display()))?;
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            anyhow::ensure!(
-                url::Url::parse(line).is_ok_and(|u| matches!(u.scheme(), "http" | "https")),
-                "{}:{}: not an http(s) URL: {}",
-                path.display(),
-                i + 1,
-                refresher::report::terminal_safe(line)
-            );
-            initial_urls.push(line.to_string());
-        }
-    }
-    let discovery = match fetcher_discovery(&args) {
-        DiscoverArg::Sitemap => {
-            let s = args
-                .sitemap
-                .clone()
-                .context("--discover sitemap needs --sitemap URL")?;
-            Discovery::Sitemaps(vec![s])
-        }
-        DiscoverArg::Links => Discovery::Links,
-        DiscoverArg::None => Discovery::None,
-    };
-    let options = HttpOptions {
-        timeout: Duration::from_millis(args.timeout_ms),
-        max_body_bytes: args.max_body_bytes,
-        min_host_delay: Duration::from_millis(args.min_host_delay_ms),
-        retries: args.retries,
-        resolve: args.resolve.iter().cloned().collect::<HashMap<_, _>>(),
-        obey_robots: !args.ignore_robots,
-        discovery,
-        ..HttpOptions::default()
-    };
-    let base_vocabulary = judge
-        .as_ref()
-        .map(|c| Arc::clone(&c.vocabulary))
-        .unwrap_or_else(|| Arc::new(Vocabulary::new()));
-    let warc = WarcOut::new(&args.warc_out)
-        .with_context(|| format!("creating --warc-out {}", args.warc_out.display()))?;
-    if let Some(k) = resume_through {
-        // A killed unit's partial WARC output goes; it is fetched again.
-        for entry in std::fs::read_dir(&args.warc_out)?.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let unit: Option<Unit> = name
-                .strip_prefix("crawl-")
-                .and_then(|r| r.split('.').next())
-                .and_then(|n| n.parse().ok());
-            if unit.is_some_and(|u| u > k) {
-                std::fs::remove_file(entry.path())?;
-            }
-        }
-        eprintln!(
-            "resuming: units 0..={k} replayed from {}",
-            args.index.join("journal").display()
-        );
-    }
-    let mut fetcher = HttpFetcher::new(options, base_vocabulary, Some(warc))?;
-    fetcher
-        .set_journal(&args.index, resume_through)
-        .with_context(|| format!("reading the journal in {}", args.index.display()))?;
-    if args.sitemap.is_some() {
-        initial_urls.extend(fetcher.read_sitemaps(0));
-    }
-    anyhow::ensure!(
-        !initial_urls.is_empty(),
-        "no URL to start from (the sitemap listed none?)"
-    );
-    let started = Instant::now();
-    let initial = initial_crawl(&mut fetcher, &initial_urls, args.max_pages);
-    if matches!(fetcher_discovery(&args), DiscoverArg::Sitemap) {
-        let listed: Vec<_> = initial.iter().map(|c| c.0).collect();
-        fetcher.set_listed(listed);
-    }
-    if resume_through.is_none() {
-        fetcher.monitor().commit(0)?;
-        write_state(
-            &args.index,
-            &serde_json::json!({
-                "fingerprint": fingerprint,
-                "per_unit": [],
-                "units_committed": 0,
-                "pages": fetcher.page_count(),
-                "totals": fetcher.monitor().totals(),
-            }),
-        )?;
-    }
-    if let Some(why) = fetcher.monitor().diverged() {
-        anyhow::bail!("resuming from the journal: {why}");
-    }
-    let totals = fetcher.monitor().totals();
-    eprintln!(
-        "initial crawl: {} pages fetched of {} URLs ({} fetches, {} errors, {} disallowed by robots.txt) in {:.1} s",
-        initial.len(),
-        fetcher.page_count(),
-        totals.fetches,
-        totals.errors,
-        totals.robots_disallowed,
-        started.elapsed().as_secs_f64()
-    );
-    anyhow::ensure!(!initial.is_empty(), "the initial crawl fetched no page");
+    let initial_urls = listed_urls(&args)?;
+    let mut fetcher = open_fetcher(&args, judge.as_ref(), resume_through)?;
+    let initial = crawl_initially(
+        &args,
+        &mut fetcher,
+        initial_urls,
+        resume_through,
+        &fingerprint,
+    )?;
 
     let env_config = EnvironmentConfig {
         scoring: args.scoring,
@@ -363,46 +218,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         pieces: 3,
         delta_q: args.delta_q,
     };
-    // The workload: judged against the corpus (as `simulate` builds it), or against the
-    // initial crawl.
-    let crawl_corpus;
-    let workload_corpus: &Corpus = match &judge {
-        Some(c) => c,
-        None => {
-            let vocabulary: Vocabulary = (**fetcher.vocabulary().expect("grown")).clone();
-            let mut by_page: HashMap<u32, Arc<PageVersion>> = initial.iter().cloned().collect();
-            let timelines = (0..fetcher.page_count() as u32)
-                .map(|p| {
-                    let versions = by_page
-                        .remove(&p)
-                        .map(|v| vec![(*v).clone()])
-                        .unwrap_or_default();
-                    PageTimeline::new(fetcher.url(p), versions)
-                })
-                .collect();
-            crawl_corpus = Corpus::from_parts(
-                Clock {
-                    origin: 0,
-                    unit_seconds: args.unit_seconds.ceil() as i64,
-                    units: 1,
-                },
-                timelines,
-                vocabulary,
-            );
-            &crawl_corpus
-        }
-    };
-    let workload = args.workload.workload(&log, workload_corpus);
-    anyhow::ensure!(
-        !workload.queries.is_empty(),
-        "{}: no query of the log matches the crawled pages",
-        args.log.display()
-    );
-    let term_workload = TermWorkload::new(
-        &workload,
-        &workload_corpus.vocabulary,
-        MetricWorkload::Queries,
-    );
+    let term_workload = crawl_workload(&args, &log, judge.as_ref(), &fetcher, &initial)?;
     let env = match &judge {
         Some(c) => Some(
             Environment::new(c, term_workload.clone(), env_config.clone())
@@ -434,98 +250,427 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         engine.workload().queries.len(),
         if env.is_some() { ", judged" } else { "" }
     );
-    let advance = args.advance_clock.clone();
-    let clock = refresher::web_replay::ClockClient::new()?;
     // Units committed before a restart keep the lines they were reported with.
-    let mut lines: Vec<serde_json::Value> = previous
+    let lines: Vec<serde_json::Value> = previous
         .as_ref()
         .and_then(|s| s["per_unit"].as_array().cloned())
         .unwrap_or_default();
-    let mut judge_error: Option<String> = None;
-    let last = units.unwrap_or(Unit::MAX);
-    let mut unit: Unit = 1;
-    while unit <= last {
-        let start = Instant::now();
-        let deadline = start + Duration::from_secs_f64(args.unit_seconds);
-        let replaying = engine.monitor().replaying();
-        if let (Some(url), false) = (&advance, replaying) {
-            clock
-                .advance(url, unit)
-                .map_err(|e| anyhow::anyhow!("--advance-clock {url}: {e}"))?;
+    let mut crawl = UnitLoop {
+        args: &args,
+        fingerprint: &fingerprint,
+        label: &label,
+        lines,
+        judge_error: None,
+    };
+    crawl.run(&mut engine, env.as_ref())?;
+    report(&args, &engine, &crawl.lines, crawl.judge_error)
+}
+
+/// The policy `--policy` and `--param` name, once the flags a crawl cannot honour are
+/// refused.
+fn policy_of(args: &Args) -> anyhow::Result<Box<dyn RefreshPolicy>> {
+    let given = policy_args::collect(&args.params, &[]);
+    let policy = family(&args.policy)
+        .and_then(|f| f.make(given.iter().map(|(k, v, _)| (k.as_str(), v.clone()))))
+        .map_err(|e| policy_args::explain(e, &given, "--policy"))?;
+    anyhow::ensure!(
+        args.delta_q != DeltaQMethod::Exact,
+        "--delta-q exact: the exact ΔQ reads the live Web's future, which a crawl cannot; use estimate or estimate-single-term"
+    );
+    anyhow::ensure!(
+        args.viewing_exponent > 1.0 && args.viewing_exponent <= 10.0,
+        "--viewing-exponent {}: must be in (1, 10]",
+        args.viewing_exponent
+    );
+    Ok(policy)
+}
+
+/// What must match for a crawl directory to be resumed.
+fn fingerprint_of(args: &Args) -> serde_json::Value {
+    let fingerprint = serde_json::json!({
+        "seeds": args.seeds, "urls": args.urls, "sitemap": args.sitemap, "log": args.log,
+        "policy": args.policy, "params": args.params, "budget": args.budget, "seed": args.seed,
+        "scoring": args.scoring.name(), "delta_q": args.delta_q, "viewing_exponent": args.viewing_exponent,
+        "judge_with": args.judge_with, "discover": format!("{:?}", fetcher_discovery(args)),
+        "max_pages": args.max_pages,
+    });
+    // Only when asked: crawl directories written before the flag existed stay resumable.
+    let mut fingerprint = fingerprint;
+    if args.warmup_units > 0 {
+        fingerprint["warmup_units"] = args.warmup_units.into();
+    }
+    fingerprint
+}
+
+/// The state a previous crawl left in `index` (`None`: a new crawl directory).
+fn read_state(index: &Path) -> anyhow::Result<Option<serde_json::Value>> {
+    Ok(match std::fs::read(index.join("state.json")) {
+        Ok(bytes) => Some(
+            serde_json::from_slice(&bytes)
+                .with_context(|| format!("reading {}", index.join("state.json").display()))?,
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("reading {}", index.join("state.json").display()))
         }
-        let done = engine.step(unit, Some(deadline))?;
-        if done.replayed {
-            unit += 1;
-            continue;
-        }
-        let search = match (&env, &judge_error) {
-            (Some(env), None) if unit < env.units() => match engine.judge(env, unit) {
-                Ok(m) => Some(m.search),
-                Err(e) => {
-                    eprintln!("warning: not judged from unit {unit} on: {e}");
-                    judge_error = Some(e.to_string());
-                    None
-                }
-            },
-            _ => None,
-        };
-        let line = UnitLine {
-            unit,
-            search,
-            refreshed: done.step.refreshed.len(),
-            changed: done
-                .step
-                .refresh_outcomes()
-                .iter()
-                .filter(|o| o.changed)
-                .count(),
-            discovered: done.step.outcomes.iter().filter(|o| o.discovered).count(),
-            estimated_delta_q: done.step.refresh_outcomes().iter().map(|o| o.delta_q).sum(),
-            fetches: done.counts.fetches,
-            not_modified: done.counts.not_modified,
-            errors: done.counts.errors,
-            robots_disallowed: done.counts.robots_disallowed,
-            seconds: done.seconds,
-            refreshed_urls: done
-                .step
-                .refreshed
-                .iter()
-                .map(|&p| engine.refresher().url(p).to_string())
-                .collect(),
-        };
-        if !args.json {
-            println!(
-                "unit {:>4}: {} refreshed ({} changed, {} not modified), {} new, {} errors{}, {:.2} s",
-                line.unit,
-                line.refreshed,
-                line.changed,
-                line.not_modified,
-                line.discovered,
-                line.errors,
-                line.search
-                    .map(|s| format!(", quality {:.4} fresh@10 {:.4} MAP@10 {:.4}", s.quality, s.fresh_at_10, s.map_at_10))
-                    .unwrap_or_default(),
-                line.seconds
+    })
+}
+
+/// The last unit a resumed crawl committed (`None`: a new crawl); refuses a directory
+/// whose crawl was started with other settings.
+fn resume_point(
+    args: &Args,
+    previous: Option<&serde_json::Value>,
+    fingerprint: &serde_json::Value,
+) -> anyhow::Result<Option<Unit>> {
+    Ok(match previous {
+        Some(state) => {
+            anyhow::ensure!(
+                state["fingerprint"] == *fingerprint,
+                "--index {}: holds a crawl started with other settings ({}); use another directory to start anew",
+                args.index.display(),
+                state["fingerprint"]
             );
+            Some(
+                state["units_committed"]
+                    .as_u64()
+                    .context("state.json: no units_committed")? as Unit,
+            )
         }
-        lines.push(serde_json::to_value(&line)?);
+        None => None,
+    })
+}
+
+/// The URLs to start from: `--seeds`, then the lines of `--urls` (each an http(s) URL).
+fn listed_urls(args: &Args) -> anyhow::Result<Vec<String>> {
+    let mut initial_urls: Vec<String> = args.seeds.clone();
+    if let Some(path) = &args.urls {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading --urls {}", path.display()))?;
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            anyhow::ensure!(
+                url::Url::parse(line).is_ok_and(|u| matches!(u.scheme(), "http" | "https")),
+                "{}:{}: not an http(s) URL: {}",
+                path.display(),
+                i + 1,
+                refresher::report::terminal_safe(line)
+            );
+            initial_urls.push(line.to_string());
+        }
+    }
+    Ok(initial_urls)
+}
+
+/// The HTTP fetcher of the flags, writing WARC output and reading (when resuming) the
+/// journal; a resumed crawl's partial WARC output of a killed unit goes first.
+fn open_fetcher(
+    args: &Args,
+    judge: Option<&Corpus>,
+    resume_through: Option<Unit>,
+) -> anyhow::Result<HttpFetcher> {
+    let discovery = match fetcher_discovery(args) {
+        DiscoverArg::Sitemap => {
+            let s = args
+                .sitemap
+                .clone()
+                .context("--discover sitemap needs --sitemap URL")?;
+            Discovery::Sitemaps(vec![s])
+        }
+        DiscoverArg::Links => Discovery::Links,
+        DiscoverArg::None => Discovery::None,
+    };
+    let options = HttpOptions {
+        timeout: Duration::from_millis(args.timeout_ms),
+        max_body_bytes: args.max_body_bytes,
+        min_host_delay: Duration::from_millis(args.min_host_delay_ms),
+        retries: args.retries,
+        resolve: args.resolve.iter().cloned().collect::<HashMap<_, _>>(),
+        obey_robots: !args.ignore_robots,
+        discovery,
+        ..HttpOptions::default()
+    };
+    let base_vocabulary = judge
+        .map(|c| Arc::clone(&c.vocabulary))
+        .unwrap_or_else(|| Arc::new(Vocabulary::new()));
+    let warc = WarcOut::new(&args.warc_out)
+        .with_context(|| format!("creating --warc-out {}", args.warc_out.display()))?;
+    if let Some(k) = resume_through {
+        // A killed unit's partial WARC output goes; it is fetched again.
+        for entry in std::fs::read_dir(&args.warc_out)?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let unit: Option<Unit> = name
+                .strip_prefix("crawl-")
+                .and_then(|r| r.split('.').next())
+                .and_then(|n| n.parse().ok());
+            if unit.is_some_and(|u| u > k) {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        eprintln!(
+            "resuming: units 0..={k} replayed from {}",
+            args.index.join("journal").display()
+        );
+    }
+    let mut fetcher = HttpFetcher::new(options, base_vocabulary, Some(warc))?;
+    fetcher
+        .set_journal(&args.index, resume_through)
+        .with_context(|| format!("reading the journal in {}", args.index.display()))?;
+    Ok(fetcher)
+}
+
+/// Unit 0: the initial crawl of `initial_urls` (and the sitemap's), committed as the
+/// crawl's first state unless resumed; returns the pages fetched.
+fn crawl_initially(
+    args: &Args,
+    fetcher: &mut HttpFetcher,
+    mut initial_urls: Vec<String>,
+    resume_through: Option<Unit>,
+    fingerprint: &serde_json::Value,
+) -> anyhow::Result<Vec<(u32, Arc<PageVersion>)>> {
+    if args.sitemap.is_some() {
+        initial_urls.extend(fetcher.read_sitemaps(0));
+    }
+    anyhow::ensure!(
+        !initial_urls.is_empty(),
+        "no URL to start from (the sitemap listed none?)"
+    );
+    let started = Instant::now();
+    let initial = initial_crawl(fetcher, &initial_urls, args.max_pages);
+    if matches!(fetcher_discovery(args), DiscoverArg::Sitemap) {
+        let listed: Vec<_> = initial.iter().map(|c| c.0).collect();
+        fetcher.set_listed(listed);
+    }
+    if resume_through.is_none() {
+        fetcher.monitor().commit(0)?;
         write_state(
             &args.index,
             &serde_json::json!({
                 "fingerprint": fingerprint,
-                "per_unit": lines,
-                "units_committed": unit,
-                "pages": engine.refresher().page_count(),
-                "totals": engine.monitor().totals(),
-                "policy": label,
-                "budget": args.budget,
+                "per_unit": [],
+                "units_committed": 0,
+                "pages": fetcher.page_count(),
+                "totals": fetcher.monitor().totals(),
             }),
         )?;
-        unit += 1;
-        if unit <= last {
-            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+    }
+    if let Some(why) = fetcher.monitor().diverged() {
+        anyhow::bail!("resuming from the journal: {why}");
+    }
+    let totals = fetcher.monitor().totals();
+    eprintln!(
+        "initial crawl: {} pages fetched of {} URLs ({} fetches, {} errors, {} disallowed by robots.txt) in {:.1} s",
+        initial.len(),
+        fetcher.page_count(),
+        totals.fetches,
+        totals.errors,
+        totals.robots_disallowed,
+        started.elapsed().as_secs_f64()
+    );
+    anyhow::ensure!(!initial.is_empty(), "the initial crawl fetched no page");
+    Ok(initial)
+}
+
+/// The workload the crawl serves: the log's queries judged against the `--judge-with`
+/// corpus (as `simulate` builds it), or against the initial crawl.
+fn crawl_workload(
+    args: &Args,
+    log: &QueryLog,
+    judge: Option<&Corpus>,
+    fetcher: &HttpFetcher,
+    initial: &[(u32, Arc<PageVersion>)],
+) -> anyhow::Result<TermWorkload> {
+    let crawl_corpus;
+    let workload_corpus: &Corpus = match judge {
+        Some(c) => c,
+        None => {
+            let vocabulary: Vocabulary = (**fetcher.vocabulary().expect("grown")).clone();
+            let mut by_page: HashMap<u32, Arc<PageVersion>> = initial.iter().cloned().collect();
+            let timelines = (0..fetcher.page_count() as u32)
+                .map(|p| {
+                    let versions = by_page
+                        .remove(&p)
+                        .map(|v| vec![(*v).clone()])
+                        .unwrap_or_default();
+                    PageTimeline::new(fetcher.url(p), versions)
+                })
+                .collect();
+            crawl_corpus = Corpus::from_parts(
+                Clock {
+                    origin: 0,
+                    unit_seconds: args.unit_seconds.ceil() as i64,
+                    units: 1,
+                },
+                timelines,
+                vocabulary,
+            );
+            &crawl_corpus
+        }
+    };
+    let workload = args.workload.workload(log, workload_corpus);
+    anyhow::ensure!(
+        !workload.queries.is_empty(),
+        "{}: no query of the log matches the crawled pages",
+        args.log.display()
+    );
+    Ok(TermWorkload::new(
+        &workload,
+        &workload_corpus.vocabulary,
+        MetricWorkload::Queries,
+    ))
+}
+
+/// The units after the initial crawl: what the loop carries from unit to unit.
+struct UnitLoop<'a> {
+    args: &'a Args,
+    fingerprint: &'a serde_json::Value,
+    label: &'a str,
+    /// One line per unit committed (a resumed crawl's earlier units first).
+    lines: Vec<serde_json::Value>,
+    /// Why judging stopped, if it did.
+    judge_error: Option<String>,
+}
+
+impl UnitLoop<'_> {
+    /// Runs units 1..=`--units` (or until interrupted), each ending at its deadline: a
+    /// committed unit of a resumed crawl is replayed from the journal, every other one is
+    /// fetched, judged, printed and committed to `state.json`.
+    fn run(
+        &mut self,
+        engine: &mut CrawlEngine,
+        env: Option<&Environment<'_>>,
+    ) -> anyhow::Result<()> {
+        let args = self.args;
+        let advance = args.advance_clock.clone();
+        let clock = refresher::web_replay::ClockClient::new()?;
+        let last = args.units.unwrap_or(Unit::MAX);
+        let mut unit: Unit = 1;
+        while unit <= last {
+            let start = Instant::now();
+            let deadline = start + Duration::from_secs_f64(args.unit_seconds);
+            let replaying = engine.monitor().replaying();
+            if let (Some(url), false) = (&advance, replaying) {
+                clock
+                    .advance(url, unit)
+                    .map_err(|e| anyhow::anyhow!("--advance-clock {url}: {e}"))?;
+            }
+            let done = engine.step(unit, Some(deadline))?;
+            if done.replayed {
+                unit += 1;
+                continue;
+            }
+            let search = self.judge(engine, env, unit);
+            let line = unit_line(engine, unit, search, &done);
+            if !args.json {
+                print_unit_line(&line);
+            }
+            self.lines.push(serde_json::to_value(&line)?);
+            write_state(
+                &args.index,
+                &serde_json::json!({
+                    "fingerprint": self.fingerprint,
+                    "per_unit": self.lines,
+                    "units_committed": unit,
+                    "pages": engine.refresher().page_count(),
+                    "totals": engine.monitor().totals(),
+                    "policy": self.label,
+                    "budget": args.budget,
+                }),
+            )?;
+            unit += 1;
+            if unit <= last {
+                std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The unit's search quality against the judge's corpus, while it has units and judging
+    /// has not failed (a failure is reported once and stops judging).
+    fn judge(
+        &mut self,
+        engine: &CrawlEngine,
+        env: Option<&Environment<'_>>,
+        unit: Unit,
+    ) -> Option<SearchQuality> {
+        match (env, &self.judge_error) {
+            (Some(env), None) if unit < env.units() => match engine.judge(env, unit) {
+                Ok(m) => Some(m.search),
+                Err(e) => {
+                    eprintln!("warning: not judged from unit {unit} on: {e}");
+                    self.judge_error = Some(e.to_string());
+                    None
+                }
+            },
+            _ => None,
         }
     }
+}
+
+/// The line of a unit the engine fetched.
+fn unit_line(
+    engine: &CrawlEngine,
+    unit: Unit,
+    search: Option<SearchQuality>,
+    done: &CrawlUnit,
+) -> UnitLine {
+    UnitLine {
+        unit,
+        search,
+        refreshed: done.step.refreshed.len(),
+        changed: done
+            .step
+            .refresh_outcomes()
+            .iter()
+            .filter(|o| o.changed)
+            .count(),
+        discovered: done.step.outcomes.iter().filter(|o| o.discovered).count(),
+        estimated_delta_q: done.step.refresh_outcomes().iter().map(|o| o.delta_q).sum(),
+        fetches: done.counts.fetches,
+        not_modified: done.counts.not_modified,
+        errors: done.counts.errors,
+        robots_disallowed: done.counts.robots_disallowed,
+        seconds: done.seconds,
+        refreshed_urls: done
+            .step
+            .refreshed
+            .iter()
+            .map(|&p| engine.refresher().url(p).to_string())
+            .collect(),
+    }
+}
+
+/// A unit's line of the text report.
+fn print_unit_line(line: &UnitLine) {
+    println!(
+        "unit {:>4}: {} refreshed ({} changed, {} not modified), {} new, {} errors{}, {:.2} s",
+        line.unit,
+        line.refreshed,
+        line.changed,
+        line.not_modified,
+        line.discovered,
+        line.errors,
+        line.search
+            .map(|s| format!(
+                ", quality {:.4} fresh@10 {:.4} MAP@10 {:.4}",
+                s.quality, s.fresh_at_10, s.map_at_10
+            ))
+            .unwrap_or_default(),
+        line.seconds
+    );
+}
+
+/// The crawl's totals and mean judged quality: one JSON object with `--json`, else a line.
+fn report(
+    args: &Args,
+    engine: &CrawlEngine,
+    lines: &[serde_json::Value],
+    judge_error: Option<String>,
+) -> anyhow::Result<()> {
     let totals = engine.monitor().totals();
     let judged: Vec<SearchQuality> = lines
         .iter()

@@ -1,15 +1,16 @@
 //! `refresher simulate`: one policy at one budget over every unit of a corpus.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use refresher::corpus::LiveWeb;
+use refresher::corpus::{Corpus, LiveWeb};
 use refresher::crawl::NewPages;
 use refresher::index::ScoringKind;
+use refresher::policy::family::ParamValue;
 use refresher::policy::registry::family;
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
 use refresher::sim::displacement::DisplacementSummary;
-use refresher::sim::{self, RunConfig};
+use refresher::sim::{self, Environment, RunConfig, RunResult};
 
 use super::experiment::{write_run, BudgetArgs, ExperimentArgs};
 use super::policy_args;
@@ -73,22 +74,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let given = policy_args::collect(
-        &args.params,
-        &[
-            ("--theta", "theta", args.theta.map(|t| t.to_string())),
-            (
-                "--uc-estimator",
-                "estimator",
-                args.uc_estimator.map(|e| e.as_str().to_string()),
-            ),
-            (
-                "--uc-window",
-                "window",
-                args.uc_window.map(|w| w.to_string()),
-            ),
-        ],
-    );
+    let given = given_params(&args);
     let policy = family(&args.policy)
         .and_then(|f| f.make(given.iter().map(|(k, v, _)| (k.as_str(), v.clone()))))
         .map_err(|e| policy_args::explain(e, &given, "--policy"))?;
@@ -133,107 +119,178 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let run_seconds = started.elapsed().as_secs_f64() - load_seconds - environment_seconds;
     if let Some(dir) = &args.out {
-        write_run(dir, &result, &loaded.corpus)?;
-        if let (Some(u), Some(trec)) = (args.trec_unit, &result.trec) {
-            std::fs::write(dir.join(format!("run-unit{u}.trec")), &trec.run)?;
-            std::fs::write(dir.join(format!("qrels-unit{u}.txt")), &trec.qrels)?;
-            std::fs::write(dir.join(format!("eval-unit{u}.txt")), &trec.evaluation)?;
-        }
+        write_outputs(dir, args.trec_unit, &result, &loaded.corpus)?;
     }
-    let label = &result.label;
+    let wall = WallTime {
+        load: load_seconds,
+        environment: environment_seconds,
+        run: run_seconds,
+    };
     if args.json {
-        let mut value = serde_json::to_value(&result)?;
-        // As given (null when the family's default applied), as before `params` existed.
-        let theta: Option<f64> = given
-            .iter()
-            .rev()
-            .find(|(k, _, _)| k == "theta")
-            .and_then(|(_, v, _)| v.to_string().parse().ok());
-        value["theta"] = serde_json::json!(theta);
-        if let Some(e) = result.params.get("estimator") {
-            value["uc_estimator"] = e.clone();
-        }
-        // Where the wall time went: reading the inputs, the policy-independent environment
-        // (live truths, change history, every change measured), and the run itself.
-        value["seconds"] = serde_json::json!({
-            "load": load_seconds,
-            "environment": environment_seconds,
-            "run": run_seconds,
-        });
-        value["collections"] = loaded.corpus.collections_json();
-        println!("{value}");
+        print_json(&given, &result, &wall, &loaded.corpus)?;
     } else {
         super::inputs::print_collections(&loaded.corpus);
-        println!(
-            "{label}, B = {}, {} mode, {} scoring, ΔQ {}, {} units, {} workload queries",
-            result.budget,
-            result.mode.as_str(),
-            result.scoring,
-            result.delta_q.as_str(),
-            env.units(),
-            env.workload.queries.len()
-        );
-        println!(
-            "mean quality {:.4}   top-10 freshness {:.4}   MAP@10 {:.4}   nDCG@10 {:.4}   ChangeRatio {:.3}   schedule NDCG@B {:.3}   obsolete pages {:.1}   ChangeRate {:.4}   gp4c NDCG@B {:.4}",
-            result.mean.quality,
-            result.mean.fresh_at_10,
-            result.mean.map_at_10,
-            result.mean_ndcg_at_10,
-            result.mean_change_ratio,
-            result.mean_schedule_ndcg,
-            result.mean_obsolete_pages,
-            result.mean_change_rate,
-            result.mean_gp4c_ndcg
-        );
-        println!(
-            "papers 000/002: ChangeRatio weighted by PageRank {:.4}, by view weights {:.4}; top-10 freshness over k = 10 fixed {:.4}; MAP@10 over the relevant retrieved {:.4}, with τ = 0 relevance {:.4}",
-            result.mean_pagerank_weighted_change_ratio,
-            result.mean_weighted_change_ratio,
-            result.mean_fresh_at_10_fixed_k,
-            result.mean_map_at_10_retrieved,
-            result.mean_map_at_10_tau0
-        );
-        let d = &result.discovery;
-        println!(
-            "new pages {}: per unit {:.2} new-page fetches + {:.2} refreshes; {} created, {} never crawled; discovery delay {:.2} units (view-weighted {:.2})",
-            result.new_pages.as_str(),
-            result.mean_new_page_fetches,
-            result.mean_refresh_fetches,
-            d.new_pages_created,
-            d.new_pages_never_crawled,
-            d.mean_discovery_delay,
-            d.mean_discovery_delay_weighted
-        );
-        if let Some(line) = super::experiment::warm_up_line(warmup_units, args.mode, oracle_history)
-        {
-            println!("{line}");
-        }
-        if let Some(d) = &result.displacement {
-            print_displacement(&d.summary);
-        }
-        println!(
-            "wall time: load {load_seconds:.2} s, environment {environment_seconds:.2} s, run {run_seconds:.2} s"
-        );
-        println!(
-            "unit  quality  fresh@10  MAP@10  refreshed  changed%  obsolete  est.ΔQ     new  frontier"
-        );
-        for r in &result.per_unit {
-            println!(
-                "{:>4}  {:.4}   {:.4}    {:.4}  {:>9}  {:>7.1}  {:>8}  {:.3e}  {:>4}  {:>8}",
-                r.unit,
-                r.search.quality,
-                r.search.fresh_at_10,
-                r.search.map_at_10,
-                r.refreshed,
-                100.0 * r.change_ratio,
-                r.obsolete_pages,
-                r.estimated_delta_q,
-                r.new_page_fetches,
-                r.frontier_pages
-            );
-        }
+        print_text(&args, &result, &env, &config, &wall);
     }
     Ok(())
+}
+
+/// The policy parameters as given: `--param`s and the shorthand flags.
+fn given_params(args: &Args) -> Vec<(String, ParamValue, String)> {
+    policy_args::collect(
+        &args.params,
+        &[
+            ("--theta", "theta", args.theta.map(|t| t.to_string())),
+            (
+                "--uc-estimator",
+                "estimator",
+                args.uc_estimator.map(|e| e.as_str().to_string()),
+            ),
+            (
+                "--uc-window",
+                "window",
+                args.uc_window.map(|w| w.to_string()),
+            ),
+        ],
+    )
+}
+
+/// Where the wall time went: reading the inputs, the policy-independent environment (live
+/// truths, change history, every change measured), and the run itself; in seconds.
+struct WallTime {
+    load: f64,
+    environment: f64,
+    run: f64,
+}
+
+/// `--out`: the run's per-unit metrics and refreshed pages, and the TREC files of
+/// `--trec-unit`.
+fn write_outputs(
+    dir: &Path,
+    trec_unit: Option<u32>,
+    result: &RunResult,
+    corpus: &Corpus,
+) -> anyhow::Result<()> {
+    write_run(dir, result, corpus)?;
+    if let (Some(u), Some(trec)) = (trec_unit, &result.trec) {
+        std::fs::write(dir.join(format!("run-unit{u}.trec")), &trec.run)?;
+        std::fs::write(dir.join(format!("qrels-unit{u}.txt")), &trec.qrels)?;
+        std::fs::write(dir.join(format!("eval-unit{u}.txt")), &trec.evaluation)?;
+    }
+    Ok(())
+}
+
+/// `--json`: the run as one JSON object, with θ as given, the estimator, the wall time and
+/// the collections read.
+fn print_json(
+    given: &[(String, ParamValue, String)],
+    result: &RunResult,
+    wall: &WallTime,
+    corpus: &Corpus,
+) -> anyhow::Result<()> {
+    let mut value = serde_json::to_value(result)?;
+    // As given (null when the family's default applied), as before `params` existed.
+    let theta: Option<f64> = given
+        .iter()
+        .rev()
+        .find(|(k, _, _)| k == "theta")
+        .and_then(|(_, v, _)| v.to_string().parse().ok());
+    value["theta"] = serde_json::json!(theta);
+    if let Some(e) = result.params.get("estimator") {
+        value["uc_estimator"] = e.clone();
+    }
+    // Where the wall time went: reading the inputs, the policy-independent environment
+    // (live truths, change history, every change measured), and the run itself.
+    value["seconds"] = serde_json::json!({
+        "load": wall.load,
+        "environment": wall.environment,
+        "run": wall.run,
+    });
+    value["collections"] = corpus.collections_json();
+    println!("{value}");
+    Ok(())
+}
+
+/// The text report: the run's settings, its means, the warm-up and displacement lines, the
+/// wall time and a line per unit.
+fn print_text(
+    args: &Args,
+    result: &RunResult,
+    env: &Environment<'_>,
+    config: &RunConfig,
+    wall: &WallTime,
+) {
+    let label = &result.label;
+    let (load_seconds, environment_seconds, run_seconds) = (wall.load, wall.environment, wall.run);
+    println!(
+        "{label}, B = {}, {} mode, {} scoring, ΔQ {}, {} units, {} workload queries",
+        result.budget,
+        result.mode.as_str(),
+        result.scoring,
+        result.delta_q.as_str(),
+        env.units(),
+        env.workload.queries.len()
+    );
+    println!(
+        "mean quality {:.4}   top-10 freshness {:.4}   MAP@10 {:.4}   nDCG@10 {:.4}   ChangeRatio {:.3}   schedule NDCG@B {:.3}   obsolete pages {:.1}   ChangeRate {:.4}   gp4c NDCG@B {:.4}",
+        result.mean.quality,
+        result.mean.fresh_at_10,
+        result.mean.map_at_10,
+        result.mean_ndcg_at_10,
+        result.mean_change_ratio,
+        result.mean_schedule_ndcg,
+        result.mean_obsolete_pages,
+        result.mean_change_rate,
+        result.mean_gp4c_ndcg
+    );
+    println!(
+        "papers 000/002: ChangeRatio weighted by PageRank {:.4}, by view weights {:.4}; top-10 freshness over k = 10 fixed {:.4}; MAP@10 over the relevant retrieved {:.4}, with τ = 0 relevance {:.4}",
+        result.mean_pagerank_weighted_change_ratio,
+        result.mean_weighted_change_ratio,
+        result.mean_fresh_at_10_fixed_k,
+        result.mean_map_at_10_retrieved,
+        result.mean_map_at_10_tau0
+    );
+    let d = &result.discovery;
+    println!(
+        "new pages {}: per unit {:.2} new-page fetches + {:.2} refreshes; {} created, {} never crawled; discovery delay {:.2} units (view-weighted {:.2})",
+        result.new_pages.as_str(),
+        result.mean_new_page_fetches,
+        result.mean_refresh_fetches,
+        d.new_pages_created,
+        d.new_pages_never_crawled,
+        d.mean_discovery_delay,
+        d.mean_discovery_delay_weighted
+    );
+    if let Some(line) =
+        super::experiment::warm_up_line(config.warmup_units, args.mode, config.oracle_history)
+    {
+        println!("{line}");
+    }
+    if let Some(d) = &result.displacement {
+        print_displacement(&d.summary);
+    }
+    println!(
+        "wall time: load {load_seconds:.2} s, environment {environment_seconds:.2} s, run {run_seconds:.2} s"
+    );
+    println!(
+        "unit  quality  fresh@10  MAP@10  refreshed  changed%  obsolete  est.ΔQ     new  frontier"
+    );
+    for r in &result.per_unit {
+        println!(
+            "{:>4}  {:.4}   {:.4}    {:.4}  {:>9}  {:>7.1}  {:>8}  {:.3e}  {:>4}  {:>8}",
+            r.unit,
+            r.search.quality,
+            r.search.fresh_at_10,
+            r.search.map_at_10,
+            r.refreshed,
+            100.0 * r.change_ratio,
+            r.obsolete_pages,
+            r.estimated_delta_q,
+            r.new_page_fetches,
+            r.frontier_pages
+        );
+    }
 }
 
 /// The displacement figures of `--displacement` (see `refresher::sim::displacement`).

@@ -331,9 +331,77 @@ impl<'f> Refresher<'f> {
             let fetcher = &self.fetcher;
             self.crawl.learn_urls(pages, |p| fetcher.url(p));
         }
-        let budget = self.config.budget;
 
         let mut timings = StepTimings::default();
+        let frontier_mode = self.config.new_pages == NewPages::Frontier;
+        let Chosen {
+            pages: chosen,
+            seen,
+            round_fetches,
+            probed_copies,
+        } = self.choose_batch(unit, pages, &mut timings);
+        // First crawls of frontier pages (frontier mode).
+        let first_crawls: HashSet<PageId> = chosen
+            .iter()
+            .copied()
+            .filter(|&p| self.crawl.in_frontier(p))
+            .collect();
+
+        let clock = std::time::Instant::now();
+        let fetched = match round_fetches {
+            Some(fetched) => fetched,
+            None => self.fetch_batch(unit, &chosen),
+        };
+        let discovered: Vec<Fetched> = if self.config.crawl_new_pages && !frontier_mode {
+            self.discover_new(unit, &seen)
+        } else {
+            Vec::new()
+        };
+
+        timings.fetch += clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
+        let (apply, deltas) = self.apply_batch(unit, &fetched, &discovered)?;
+        timings.index += clock.elapsed().as_secs_f64();
+
+        let new_copies: Vec<(PageId, Arc<crate::corpus::PageVersion>)> = if frontier_mode {
+            fetched
+                .iter()
+                .filter_map(|f| match &f.result {
+                    FetchResult::Copy(v) => Some((f.page, Arc::clone(v))),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let outcomes = self.record_outcomes(
+            unit,
+            fetched,
+            discovered,
+            &first_crawls,
+            probed_copies,
+            &deltas,
+        );
+        if frontier_mode {
+            self.note_frontier_links(unit, &new_copies);
+        }
+        let clock = std::time::Instant::now();
+        self.observe_unit(unit, &outcomes);
+        timings.policy += clock.elapsed().as_secs_f64();
+        Ok(StepReport {
+            unit,
+            refreshed: chosen,
+            outcomes,
+            apply,
+            timings,
+        })
+    }
+
+    /// Step 2 (steps 2–3 for a policy that plays in rounds): the unit's refresh batch among
+    /// the `pages` allocated — every held page in a warm-up unit, else at most the budget of
+    /// distinct known pages the policy chose.
+    fn choose_batch(&mut self, unit: Unit, pages: usize, timings: &mut StepTimings) -> Chosen {
+        let budget = self.config.budget;
         let frontier_mode = self.config.new_pages == NewPages::Frontier;
         let mut seen = HashSet::new();
         let mut round_fetches = None;
@@ -348,8 +416,7 @@ impl<'f> Refresher<'f> {
             seen.extend(held.iter().copied());
             held
         } else if self.policy.uses_rounds() {
-            let (chosen, fetched, copies) =
-                self.fetch_in_rounds(unit, budget, &mut seen, &mut timings);
+            let (chosen, fetched, copies) = self.fetch_in_rounds(unit, budget, &mut seen, timings);
             round_fetches = Some(fetched);
             probed_copies = copies;
             chosen
@@ -366,36 +433,38 @@ impl<'f> Refresher<'f> {
             chosen.truncate(budget);
             chosen
         };
-        // First crawls of frontier pages (frontier mode).
-        let first_crawls: HashSet<PageId> = chosen
+        Chosen {
+            pages: chosen,
+            seen,
+            round_fetches,
+            probed_copies,
+        }
+    }
+
+    /// Step 3's discoveries, outside the budget: the pages the fetcher found that are
+    /// neither held nor in the batch (`seen`), fetched without a held copy.
+    fn discover_new(&mut self, unit: Unit, seen: &HashSet<PageId>) -> Vec<Fetched> {
+        let crawl = &self.crawl;
+        let known = |p: PageId| crawl.held(p).is_some() || seen.contains(&p);
+        let found = self.fetcher.discover(unit, &known);
+        let first: Vec<FetchRequest> = found
             .iter()
-            .copied()
-            .filter(|&p| self.crawl.in_frontier(p))
+            .map(|&page| FetchRequest {
+                page,
+                validator: None,
+            })
             .collect();
+        self.fetcher.fetch(unit, &first)
+    }
 
-        let clock = std::time::Instant::now();
-        let fetched = match round_fetches {
-            Some(fetched) => fetched,
-            None => self.fetch_batch(unit, &chosen),
-        };
-        let discovered: Vec<Fetched> = if self.config.crawl_new_pages && !frontier_mode {
-            let crawl = &self.crawl;
-            let known = |p: PageId| crawl.held(p).is_some() || seen.contains(&p);
-            let found = self.fetcher.discover(unit, &known);
-            let first: Vec<FetchRequest> = found
-                .iter()
-                .map(|&page| FetchRequest {
-                    page,
-                    validator: None,
-                })
-                .collect();
-            self.fetcher.fetch(unit, &first)
-        } else {
-            Vec::new()
-        };
-
-        timings.fetch += clock.elapsed().as_secs_f64();
-        let clock = std::time::Instant::now();
+    /// Step 4: the fetches (refreshes, then discoveries) through the repository's one update
+    /// path with the hook on; returns what the update did and the measured ΔQ_A per page.
+    fn apply_batch(
+        &mut self,
+        unit: Unit,
+        fetched: &[Fetched],
+        discovered: &[Fetched],
+    ) -> Result<(ApplyReport, HashMap<PageId, f64>), IndexError> {
         if let Some(vocabulary) = self.fetcher.vocabulary() {
             self.repo.set_vocabulary(Arc::clone(vocabulary));
         }
@@ -404,7 +473,7 @@ impl<'f> Refresher<'f> {
             let crawl = &self.crawl;
             let batch: Vec<PageUpdate> = fetched
                 .iter()
-                .chain(&discovered)
+                .chain(discovered)
                 .map(|f| PageUpdate {
                     page: f.page,
                     url: fetcher.url(f.page),
@@ -422,21 +491,22 @@ impl<'f> Refresher<'f> {
             self.repo.apply(unit, &batch, &mut *self.measure)?
         };
         let deltas: HashMap<PageId, f64> = self.measure.delta_q_by_page().into_iter().collect();
-        timings.index += clock.elapsed().as_secs_f64();
-        let delta_of = |p: PageId| deltas.get(&p).copied().unwrap_or(0.0);
+        Ok((apply, deltas))
+    }
 
+    /// Step 5: the crawl state records each fetch — the refreshes in batch order (a frontier
+    /// page's first crawl among them), then the discoveries — with one outcome per page.
+    fn record_outcomes(
+        &mut self,
+        unit: Unit,
+        fetched: Vec<Fetched>,
+        discovered: Vec<Fetched>,
+        first_crawls: &HashSet<PageId>,
+        mut probed_copies: HashMap<PageId, HeldCopy>,
+        deltas: &HashMap<PageId, f64>,
+    ) -> Vec<RefreshOutcome> {
+        let delta_of = |p: PageId| deltas.get(&p).copied().unwrap_or(0.0);
         let mut outcomes = Vec::with_capacity(fetched.len() + discovered.len());
-        let new_copies: Vec<(PageId, Arc<crate::corpus::PageVersion>)> = if frontier_mode {
-            fetched
-                .iter()
-                .filter_map(|f| match &f.result {
-                    FetchResult::Copy(v) => Some((f.page, Arc::clone(v))),
-                    _ => None,
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         for f in fetched {
             let p = f.page;
             if first_crawls.contains(&p) {
@@ -500,23 +570,34 @@ impl<'f> Refresher<'f> {
                 });
             }
         }
-        if frontier_mode {
-            self.crawl.frontier_reach(unit);
-            let vocabulary = Arc::clone(&self.repo.shared_vocabulary());
-            for (p, copy) in &new_copies {
-                frontier::note_links_of(
-                    &mut self.crawl,
-                    &*self.fetcher,
-                    &vocabulary,
-                    &self.workload,
-                    *p,
-                    unit,
-                    copy,
-                );
-            }
+        outcomes
+    }
+
+    /// Step 7 (frontier mode): the links of the copies fetched this unit join the frontier.
+    fn note_frontier_links(
+        &mut self,
+        unit: Unit,
+        new_copies: &[(PageId, Arc<crate::corpus::PageVersion>)],
+    ) {
+        self.crawl.frontier_reach(unit);
+        let vocabulary = Arc::clone(&self.repo.shared_vocabulary());
+        for (p, copy) in new_copies {
+            frontier::note_links_of(
+                &mut self.crawl,
+                &*self.fetcher,
+                &vocabulary,
+                &self.workload,
+                *p,
+                unit,
+                copy,
+            );
         }
-        let clock = std::time::Instant::now();
-        self.policy.observe(&outcomes);
+    }
+
+    /// Steps 5–6 on the policy's side: it observes the outcomes, then gets the repository's
+    /// view weights when it asks for them before a unit the loop will run.
+    fn observe_unit(&mut self, unit: Unit, outcomes: &[RefreshOutcome]) {
+        self.policy.observe(outcomes);
         let next_is_run = self.config.last_unit.is_none_or(|last| unit < last);
         if next_is_run && self.policy.wants_views(unit + 1) {
             let pages = self.fetcher.page_count();
@@ -540,15 +621,19 @@ impl<'f> Refresher<'f> {
                 None => self.policy.observe_views(&compute()),
             }
         }
-        timings.policy += clock.elapsed().as_secs_f64();
-        Ok(StepReport {
-            unit,
-            refreshed: chosen,
-            outcomes,
-            apply,
-            timings,
-        })
     }
+}
+
+/// The batch [`Refresher::choose_batch`] chose.
+struct Chosen {
+    /// The refresh batch, in the policy's priority order (fetch order for rounds).
+    pages: Vec<PageId>,
+    /// Every page of the batch: discoveries skip them.
+    seen: HashSet<PageId>,
+    /// What the rounds fetched already (`None`: the batch is fetched next).
+    round_fetches: Option<Vec<Fetched>>,
+    /// The new copies the rounds compared (their shingle sketches are computed already).
+    probed_copies: HashMap<PageId, HeldCopy>,
 }
 
 #[cfg(test)]

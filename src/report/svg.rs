@@ -71,13 +71,40 @@ impl Chart {
     /// 0.9926`), never silently moved to the axis end. Lines join points in the order of the
     /// log-axis coordinate (the budget, in the comparison charts), else of x.
     pub fn render(&self, series: &[Series]) -> String {
-        let placeable = |(x, y): (f64, f64)| {
-            x.is_finite()
-                && y.is_finite()
-                && (self.x_scale == Scale::Linear || x > 0.0)
-                && (self.y_scale == Scale::Linear || y > 0.0)
+        let references = self.zero_references(series);
+        let plotted = self.placed_points(series);
+        let mut xs: Vec<f64> = plotted.iter().flatten().map(|p| p.0).collect();
+        let mut ys: Vec<f64> = plotted.iter().flatten().map(|p| p.1).collect();
+        for &(vertical, v) in &references {
+            if vertical {
+                xs.push(v)
+            } else {
+                ys.push(v)
+            }
+        }
+        let (x0, x1) = range(&xs, self.x_scale, self.x_at_most);
+        let (y0, y1) = range(&ys, self.y_scale, self.y_at_most);
+        let frame = Frame {
+            x_scale: self.x_scale,
+            y_scale: self.y_scale,
+            x0,
+            x1,
+            y0,
+            y1,
         };
-        // Reference lines for points at 0 on a log axis: (is the line vertical, value).
+        let mut out = String::new();
+        self.write_axes(&mut out, &frame);
+        self.write_references(&mut out, &frame, &references);
+        for (i, (s, pts)) in series.iter().zip(&plotted).enumerate() {
+            self.write_series(&mut out, &frame, i, s, pts);
+        }
+        out.push_str("</svg>\n");
+        out
+    }
+
+    /// The reference lines for points at 0 on a log axis, sorted and deduplicated:
+    /// (is the line vertical, value).
+    fn zero_references(&self, series: &[Series]) -> Vec<(bool, f64)> {
         let mut references: Vec<(bool, f64)> = Vec::new();
         for s in series {
             for &(x, y) in &s.points {
@@ -90,7 +117,18 @@ impl Chart {
         }
         references.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
         references.dedup_by(|a, b| a.0 == b.0 && (a.1 - b.1).abs() < 1e-9);
-        let plotted: Vec<Vec<(f64, f64)>> = series
+        references
+    }
+
+    /// Each series' points that have a place on the axes, in the order lines join them.
+    fn placed_points(&self, series: &[Series]) -> Vec<Vec<(f64, f64)>> {
+        let placeable = |(x, y): (f64, f64)| {
+            x.is_finite()
+                && y.is_finite()
+                && (self.x_scale == Scale::Linear || x > 0.0)
+                && (self.y_scale == Scale::Linear || y > 0.0)
+        };
+        series
             .iter()
             .map(|s| {
                 let mut pts: Vec<(f64, f64)> =
@@ -109,24 +147,12 @@ impl Chart {
                 });
                 pts
             })
-            .collect();
-        let mut xs: Vec<f64> = plotted.iter().flatten().map(|p| p.0).collect();
-        let mut ys: Vec<f64> = plotted.iter().flatten().map(|p| p.1).collect();
-        for &(vertical, v) in &references {
-            if vertical {
-                xs.push(v)
-            } else {
-                ys.push(v)
-            }
-        }
-        let (x0, x1) = range(&xs, self.x_scale, self.x_at_most);
-        let (y0, y1) = range(&ys, self.y_scale, self.y_at_most);
-        let px =
-            |x: f64| LEFT + (to_axis(x, self.x_scale, x0) - x0) / (x1 - x0) * (W - LEFT - RIGHT);
-        let py = |y: f64| {
-            H - BOTTOM - (to_axis(y, self.y_scale, y0) - y0) / (y1 - y0) * (H - TOP - BOTTOM)
-        };
-        let mut out = String::new();
+            .collect()
+    }
+
+    /// The document's head, background and title, then the axes with their grid, ticks
+    /// and labels.
+    fn write_axes(&self, out: &mut String, frame: &Frame) {
         let _ = write!(
             out,
             r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
@@ -144,8 +170,8 @@ impl Chart {
             H - BOTTOM,
             W - RIGHT
         );
-        for v in ticks(x0, x1, self.x_scale) {
-            let tx = px(v);
+        for v in ticks(frame.x0, frame.x1, self.x_scale) {
+            let tx = frame.px(v);
             let _ = write!(
                 out,
                 r##"<line x1="{tx:.1}" y1="{TOP}" x2="{tx:.1}" y2="{}" stroke="#ddd"/><text x="{tx:.1}" y="{}" text-anchor="middle" class="x-tick">{}</text>"##,
@@ -154,8 +180,8 @@ impl Chart {
                 tick(v)
             );
         }
-        for v in ticks(y0, y1, self.y_scale) {
-            let ty = py(v);
+        for v in ticks(frame.y0, frame.y1, self.y_scale) {
+            let ty = frame.py(v);
             let _ = write!(
                 out,
                 r##"<line x1="{LEFT}" y1="{ty:.1}" x2="{}" y2="{ty:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end" class="y-tick">{}</text>"##,
@@ -178,9 +204,13 @@ impl Chart {
             (TOP + H - BOTTOM) / 2.0,
             escape(&self.y_label)
         );
-        for &(vertical, v) in &references {
+    }
+
+    /// The dashed reference lines of points at 0 on a log axis, each with its label.
+    fn write_references(&self, out: &mut String, frame: &Frame, references: &[(bool, f64)]) {
+        for &(vertical, v) in references {
             let (label, line) = if vertical {
-                let x = px(v);
+                let x = frame.px(v);
                 (
                     format!(
                         r#"<text x="{:.1}" y="{}" font-size="11" class="zero-ref">{} = 0: {}</text>"#,
@@ -195,7 +225,7 @@ impl Chart {
                     ),
                 )
             } else {
-                let y = py(v);
+                let y = frame.py(v);
                 (
                     format!(
                         r#"<text x="{}" y="{:.1}" font-size="11" class="zero-ref">{} = 0: {}</text>"#,
@@ -213,49 +243,81 @@ impl Chart {
             out.push_str(&line);
             out.push_str(&label);
         }
-        for (i, (s, pts)) in series.iter().zip(&plotted).enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
-            if self.lines && pts.len() > 1 {
-                let d: Vec<String> = pts
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &(x, y))| {
-                        format!(
-                            "{}{:.1},{:.1}",
-                            if k == 0 { "M" } else { "L" },
-                            px(x),
-                            py(y)
-                        )
-                    })
-                    .collect();
-                let _ = write!(
-                    out,
-                    r#"<path d="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,
-                    d.join(" ")
-                );
-            }
-            let r = if self.lines { 3.0 } else { 2.0 };
-            for &(x, y) in pts {
-                let _ = write!(
-                    out,
-                    r#"<circle cx="{:.1}" cy="{:.1}" r="{r}" fill="{colour}" fill-opacity="0.8"/>"#,
-                    px(x),
-                    py(y)
-                );
-            }
-            let ly = TOP + 10.0 + 18.0 * i as f64;
-            let lx = W - RIGHT + 12.0;
+    }
+
+    /// Series `i`: its line (line charts), its dots, and its legend entry.
+    fn write_series(
+        &self,
+        out: &mut String,
+        frame: &Frame,
+        i: usize,
+        s: &Series,
+        pts: &[(f64, f64)],
+    ) {
+        let colour = PALETTE[i % PALETTE.len()];
+        if self.lines && pts.len() > 1 {
+            let d: Vec<String> = pts
+                .iter()
+                .enumerate()
+                .map(|(k, &(x, y))| {
+                    format!(
+                        "{}{:.1},{:.1}",
+                        if k == 0 { "M" } else { "L" },
+                        frame.px(x),
+                        frame.py(y)
+                    )
+                })
+                .collect();
             let _ = write!(
                 out,
-                r#"<rect x="{lx}" y="{}" width="12" height="12" fill="{colour}"/><text x="{}" y="{}">{}</text>"#,
-                ly - 10.0,
-                lx + 18.0,
-                ly,
-                escape(&s.name)
+                r#"<path d="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,
+                d.join(" ")
             );
         }
-        out.push_str("</svg>\n");
-        out
+        let r = if self.lines { 3.0 } else { 2.0 };
+        for &(x, y) in pts {
+            let _ = write!(
+                out,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="{r}" fill="{colour}" fill-opacity="0.8"/>"#,
+                frame.px(x),
+                frame.py(y)
+            );
+        }
+        let ly = TOP + 10.0 + 18.0 * i as f64;
+        let lx = W - RIGHT + 12.0;
+        let _ = write!(
+            out,
+            r#"<rect x="{lx}" y="{}" width="12" height="12" fill="{colour}"/><text x="{}" y="{}">{}</text>"#,
+            ly - 10.0,
+            lx + 18.0,
+            ly,
+            escape(&s.name)
+        );
+    }
+}
+
+/// The plot's axis ranges (in axis units): where a value is drawn.
+struct Frame {
+    x_scale: Scale,
+    y_scale: Scale,
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+impl Frame {
+    /// The horizontal pixel of `x`.
+    fn px(&self, x: f64) -> f64 {
+        LEFT + (to_axis(x, self.x_scale, self.x0) - self.x0) / (self.x1 - self.x0)
+            * (W - LEFT - RIGHT)
+    }
+
+    /// The vertical pixel of `y`.
+    fn py(&self, y: f64) -> f64 {
+        H - BOTTOM
+            - (to_axis(y, self.y_scale, self.y0) - self.y0) / (self.y1 - self.y0)
+                * (H - TOP - BOTTOM)
     }
 }
 

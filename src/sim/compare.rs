@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 use crate::index::IndexError;
-use crate::policy::family::{expand_sweep, GridDefault, ParamValue, PolicyError};
+use crate::policy::family::{expand_sweep, GridDefault, ParamValue, PolicyError, SweepRun};
 use crate::policy::registry::family;
 use crate::policy::user_centric::Estimator;
 use crate::policy::FitMode;
@@ -382,36 +382,7 @@ pub fn sweep_sharing(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Comparison, SweepError> {
     let started = std::time::Instant::now();
-    let families = config
-        .policies
-        .iter()
-        .map(|p| family(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    let jobs = expand_sweep(
-        &families,
-        &config.budgets,
-        &config.params,
-        &config.grids,
-        GridDefault::FamilyGrids,
-    )?;
-    // The runs at parameters fixed before the run that the grid does not already make.
-    let fixed_jobs = expand_sweep(
-        &families,
-        &config.budgets,
-        &config.params,
-        &BTreeMap::new(),
-        GridDefault::OnlyGiven,
-    )?;
-    let job_key =
-        |job: &crate::policy::family::SweepRun| (job.policy.name, job.params.to_json(), job.budget);
-    let grid_keys: std::collections::HashSet<_> = jobs.iter().map(job_key).collect();
-    let mut jobs = jobs;
-    jobs.extend(
-        fixed_jobs
-            .iter()
-            .filter(|job| !grid_keys.contains(&job_key(job)))
-            .cloned(),
-    );
+    let (jobs, fixed_jobs) = sweep_jobs(config)?;
     let done = AtomicUsize::new(0);
     let total = jobs.len();
     let points: Vec<SweepPoint> = jobs
@@ -448,19 +419,7 @@ pub fn sweep_sharing(
             Ok(point)
         })
         .collect::<Result<_, SweepError>>()?;
-    let fixed_points: Vec<SweepPoint> = fixed_jobs
-        .iter()
-        .map(|job| {
-            let key = job_key(job);
-            let found = |(j, p): (&crate::policy::family::SweepRun, &SweepPoint)| {
-                (job_key(j) == key).then(|| p.clone())
-            };
-            jobs.iter()
-                .zip(&points)
-                .find_map(found)
-                .expect("every fixed job was run")
-        })
-        .collect();
+    let fixed_points = fixed_points(&fixed_jobs, &jobs, &points);
     let curves = best_curves(&config.policies, &config.budgets, &points);
     let fixed_curves = best_curves(&config.policies, &config.budgets, &fixed_points);
     // Q₀: every policy's B = 0 run is the same repository; without one in the grid, one run.
@@ -478,14 +437,7 @@ pub fn sweep_sharing(
     };
     let rows = target_rows(&config.policies, &curves, &targets, Some(unrefreshed));
     let fixed_rows = target_rows(&config.policies, &fixed_curves, &targets, Some(unrefreshed));
-    let estimator = config
-        .params
-        .iter()
-        .find(|(k, _)| k == "estimator")
-        .and_then(|(_, v)| match v {
-            ParamValue::Text(e) => Estimator::parse(e),
-            ParamValue::Number(_) => None,
-        });
+    let estimator = estimator_given(config);
     Ok(Comparison {
         mode: config.mode,
         new_pages: config.new_pages,
@@ -506,6 +458,83 @@ pub fn sweep_sharing(
         fixed_curves,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The runs of a sweep: the grid's (each family's grid, or the swept values), then the runs
+/// at parameters fixed before the run that the grid does not already make; and those
+/// fixed-parameter runs alone (reported as the fixed rows and curves).
+fn sweep_jobs(config: &SweepConfig) -> Result<(Vec<SweepRun>, Vec<SweepRun>), SweepError> {
+    let families = config
+        .policies
+        .iter()
+        .map(|p| family(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let jobs = expand_sweep(
+        &families,
+        &config.budgets,
+        &config.params,
+        &config.grids,
+        GridDefault::FamilyGrids,
+    )?;
+    // The runs at parameters fixed before the run that the grid does not already make.
+    let fixed_jobs = expand_sweep(
+        &families,
+        &config.budgets,
+        &config.params,
+        &BTreeMap::new(),
+        GridDefault::OnlyGiven,
+    )?;
+    let grid_keys: std::collections::HashSet<_> = jobs.iter().map(job_key).collect();
+    let mut jobs = jobs;
+    jobs.extend(
+        fixed_jobs
+            .iter()
+            .filter(|job| !grid_keys.contains(&job_key(job)))
+            .cloned(),
+    );
+    Ok((jobs, fixed_jobs))
+}
+
+/// What identifies a run of a sweep: family, parameters, budget.
+fn job_key(
+    job: &SweepRun,
+) -> (
+    &'static str,
+    serde_json::Map<String, serde_json::Value>,
+    usize,
+) {
+    (job.policy.name, job.params.to_json(), job.budget)
+}
+
+/// The point of each fixed-parameter job, found among the sweep's `jobs` and their `points`.
+fn fixed_points(
+    fixed_jobs: &[SweepRun],
+    jobs: &[SweepRun],
+    points: &[SweepPoint],
+) -> Vec<SweepPoint> {
+    fixed_jobs
+        .iter()
+        .map(|job| {
+            let key = job_key(job);
+            let found = |(j, p): (&SweepRun, &SweepPoint)| (job_key(j) == key).then(|| p.clone());
+            jobs.iter()
+                .zip(points)
+                .find_map(found)
+                .expect("every fixed job was run")
+        })
+        .collect()
+}
+
+/// The user-centric estimator given as the sweep's `estimator` parameter, if any.
+fn estimator_given(config: &SweepConfig) -> Option<Estimator> {
+    config
+        .params
+        .iter()
+        .find(|(k, _)| k == "estimator")
+        .and_then(|(_, v)| match v {
+            ParamValue::Text(e) => Estimator::parse(e),
+            ParamValue::Number(_) => None,
+        })
 }
 
 /// Per policy and budget, the best point (SBR/EBR: best θ, ties to the smaller θ).

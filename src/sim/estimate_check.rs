@@ -37,6 +37,8 @@ use crate::quality::estimate::DeltaQEstimator;
 use crate::quality::exact_delta::{exact_delta_q, AffectedQueries};
 use crate::quality::measure::DeltaQMeasure;
 use crate::quality::multi_term::{fit_query_table, multi_term_delta_q_by_page};
+use crate::quality::viewing::ViewingLikelihood;
+use crate::querylog::term_workload::TermWorkload;
 use crate::text::TermId;
 
 use super::environment::Environment;
@@ -168,18 +170,7 @@ fn check_pairs(
 ) -> Result<(Vec<PairCheck>, f64, f64), IndexError> {
     let corpus = env.corpus;
     let workload = &env.workload;
-    // Every refresh of an existing page that changed, then a seeded sample.
-    let mut candidates: Vec<(Unit, PageId)> = Vec::new();
-    for (p, h) in env.history.pages.iter().enumerate() {
-        for &u in &h.change_units {
-            if corpus.page_at(p as PageId, u).present().is_some() {
-                candidates.push((u, p as PageId));
-            }
-        }
-    }
-    candidates.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
-    candidates.truncate(max_pairs);
-    let sampled: HashSet<(Unit, PageId)> = candidates.iter().copied().collect();
+    let sampled = sampled_refreshes(env, max_pairs, seed);
 
     let scorer_kind = env.config.scoring;
     let mut repo = Repository::forward_only_at(corpus, 0, scorer_kind);
@@ -233,17 +224,7 @@ fn check_pairs(
             );
             exact_seconds += started.elapsed().as_secs_f64();
             shadow.set_copy(page, new_copy);
-            // The affected single-term queries: workload terms of the old or the new copy.
-            let mut terms: Vec<TermId> = Vec::new();
-            if let Some(old) = repo.forward().doc(page) {
-                terms.extend(old.terms.counts.iter().map(|&(t, _)| t));
-            }
-            if let Some(new) = update.version {
-                terms.extend(new.terms.counts.iter().map(|&(t, _)| t));
-            }
-            terms.sort_unstable();
-            terms.dedup();
-            terms.retain(|&t| workload.frequency(t) > 0.0);
+            let terms = affected_terms(&repo, &update, workload);
             let before: Vec<Vec<Ranked>> = terms.iter().map(|&t| repo.ranked(&[t])).collect();
             repo.apply(unit, &[update], &mut measure)?;
             let estimate: f64 = measure.delta_q_by_page().iter().map(|&(_, d)| d).sum();
@@ -258,24 +239,7 @@ fn check_pairs(
             .iter()
             .map(|&(_, d)| d)
             .sum();
-            let mut truth = 0.0;
-            for (k, &t) in terms.iter().enumerate() {
-                let after = repo.ranked(&[t]);
-                // Ordered map: the sum is taken in page order, so results are bit-for-bit
-                // reproducible.
-                let mut delta: BTreeMap<PageId, f64> = BTreeMap::new();
-                for (r, hit) in before[k].iter().enumerate() {
-                    *delta.entry(hit.page).or_default() -= likelihood.at(r as u64 + 1);
-                }
-                for (r, hit) in after.iter().enumerate() {
-                    *delta.entry(hit.page).or_default() += likelihood.at(r as u64 + 1);
-                }
-                let q: f64 = delta
-                    .iter()
-                    .map(|(&p, &di)| di * f64::from(live.score(p, &[t])))
-                    .sum();
-                truth += workload.frequency(t) * q;
-            }
+            let truth = single_term_truth(&repo, &terms, &before, &live, &likelihood, workload);
             out.push(PairCheck {
                 page,
                 unit,
@@ -299,6 +263,79 @@ fn check_pairs(
     }
     out.sort_by_key(|p| (p.unit, p.page));
     Ok((out, bytes_per_query, exact_seconds))
+}
+
+/// Every refresh of an existing page that changed, then a seeded sample of at most
+/// `max_pairs`: the (unit, page) pairs checked.
+fn sampled_refreshes(
+    env: &Environment<'_>,
+    max_pairs: usize,
+    seed: u64,
+) -> HashSet<(Unit, PageId)> {
+    let corpus = env.corpus;
+    let mut candidates: Vec<(Unit, PageId)> = Vec::new();
+    for (p, h) in env.history.pages.iter().enumerate() {
+        for &u in &h.change_units {
+            if corpus.page_at(p as PageId, u).present().is_some() {
+                candidates.push((u, p as PageId));
+            }
+        }
+    }
+    candidates.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    candidates.truncate(max_pairs);
+    candidates.iter().copied().collect()
+}
+
+/// The single-term queries a refresh affects: the workload terms of the page's old copy
+/// (in `repo`) or of its new one, sorted.
+fn affected_terms(
+    repo: &Repository,
+    update: &PageUpdate<'_>,
+    workload: &TermWorkload,
+) -> Vec<TermId> {
+    let mut terms: Vec<TermId> = Vec::new();
+    if let Some(old) = repo.forward().doc(update.page) {
+        terms.extend(old.terms.counts.iter().map(|&(t, _)| t));
+    }
+    if let Some(new) = update.version {
+        terms.extend(new.terms.counts.iter().map(|&(t, _)| t));
+    }
+    terms.sort_unstable();
+    terms.dedup();
+    terms.retain(|&t| workload.frequency(t) > 0.0);
+    terms
+}
+
+/// The brute-force single-term ΔQ_A of a refresh: per affected term `t`, the change of every
+/// page's viewing likelihood between the lists `before` and after (in `repo` now), credited
+/// with its live score and weighed by `t`'s frequency.
+fn single_term_truth(
+    repo: &Repository,
+    terms: &[TermId],
+    before: &[Vec<Ranked>],
+    live: &LiveScores,
+    likelihood: &ViewingLikelihood,
+    workload: &TermWorkload,
+) -> f64 {
+    let mut truth = 0.0;
+    for (k, &t) in terms.iter().enumerate() {
+        let after = repo.ranked(&[t]);
+        // Ordered map: the sum is taken in page order, so results are bit-for-bit
+        // reproducible.
+        let mut delta: BTreeMap<PageId, f64> = BTreeMap::new();
+        for (r, hit) in before[k].iter().enumerate() {
+            *delta.entry(hit.page).or_default() -= likelihood.at(r as u64 + 1);
+        }
+        for (r, hit) in after.iter().enumerate() {
+            *delta.entry(hit.page).or_default() += likelihood.at(r as u64 + 1);
+        }
+        let q: f64 = delta
+            .iter()
+            .map(|(&p, &di)| di * f64::from(live.score(p, &[t])))
+            .sum();
+        truth += workload.frequency(t) * q;
+    }
+    truth
 }
 
 /// ΔQ̄ per page over units `1..split` and `split..units`, from the environment's history.

@@ -9,13 +9,14 @@ use crate::crawl::{CrawlState, NewPages, SnapshotFetcher};
 use crate::index::{ForwardIndex, IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
 use crate::quality::exact::{
-    evaluate_and_rank, EvaluatedLists, Paper000Measures, RankMemory, RanksWanted, UnitMetrics,
+    evaluate_and_rank, EvaluatedLists, LiveTruth, Paper000Measures, RankMemory, RanksWanted,
+    ScoresAtRanks, UnitMetrics,
 };
 use crate::quality::measure::{DeltaQMethod, NoMeasure};
 use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
 use crate::quality::SearchQuality;
-use crate::refresh::{Refresher, RefresherConfig};
+use crate::refresh::{Refresher, RefresherConfig, StepReport};
 use crate::text::TermId;
 
 use super::displacement::{Displacement, DisplacementTracker, Judge};
@@ -433,9 +434,8 @@ pub fn run_with(
     config: &RunConfig,
     on_unit: &mut dyn FnMut(&UnitRecord) -> ControlFlow<()>,
 ) -> Result<RunResult, IndexError> {
-    let corpus = env.corpus;
     let units = env.units();
-    let pages = corpus.page_count();
+    let pages = env.corpus.page_count();
     if config.budget > pages {
         return Err(IndexError::Budget {
             budget: config.budget,
@@ -443,63 +443,170 @@ pub fn run_with(
         });
     }
     let mut refresher = refresher_for(env, policy, config);
-    let weight_scale = {
-        let total: f64 = env.view_weight.iter().sum();
-        if total > 0.0 {
-            pages as f64 / total
-        } else {
-            0.0
-        }
-    };
-    let mut per_unit = Vec::with_capacity(units as usize);
-    let mut refreshed_pages = Vec::with_capacity(units as usize);
-    let mut trec = None;
-    let mut delays = DelayTracker::new(corpus, units);
-    // The repository's lists as ranked at the previous unit: each unit re-ranks from them.
-    let mut rank_memory = RankMemory::default();
-    let mut displacement = config
-        .displacement
-        .then(|| DisplacementTracker::new(&env.workload.queries));
-
+    let mut judge = RunJudge::new(env, config);
     for unit in 1..units {
         if unit <= config.warmup_units {
-            let step = refresher.step(unit)?;
-            if let Some(tracker) = displacement.as_mut() {
-                tracker.remember_measured(step.refresh_outcomes());
-            }
+            judge.warm_up(&mut refresher, unit)?;
             continue;
         }
+        let record = judge.judged_unit(&mut refresher, unit)?;
+        if on_unit(record).is_break() {
+            break;
+        }
+    }
+    Ok(judge.finish(&refresher))
+}
+
+/// The judge of [`run_with`]: what it carries from unit to unit around the refresher (the
+/// records so far, the discovery delays, the displacement measurement, the ranked lists).
+struct RunJudge<'a, 'e> {
+    env: &'a Environment<'e>,
+    config: &'a RunConfig,
+    /// Scales the environment's view weights to mean 1 over the pages (0 when all are 0).
+    weight_scale: f64,
+    per_unit: Vec<UnitRecord>,
+    refreshed_pages: Vec<Vec<PageId>>,
+    trec: Option<TrecExport>,
+    delays: DelayTracker,
+    /// The repository's lists as ranked at the previous unit: each unit re-ranks from them.
+    rank_memory: RankMemory,
+    displacement: Option<DisplacementTracker>,
+}
+
+/// What one unit's refreshes brought: how many changed, the ΔQ estimate, and the
+/// ChangeRatio weighted by view weights and by PageRank (papers 000 and 002).
+struct RefreshFigures {
+    changed: usize,
+    estimated_delta_q: f64,
+    weighted: f64,
+    pagerank_weighted: f64,
+}
+
+impl<'a, 'e> RunJudge<'a, 'e> {
+    /// A judge with nothing recorded yet, for a run of `config` over `env`.
+    fn new(env: &'a Environment<'e>, config: &'a RunConfig) -> Self {
+        let units = env.units();
+        let pages = env.corpus.page_count();
+        let weight_scale = {
+            let total: f64 = env.view_weight.iter().sum();
+            if total > 0.0 {
+                pages as f64 / total
+            } else {
+                0.0
+            }
+        };
+        RunJudge {
+            env,
+            config,
+            weight_scale,
+            per_unit: Vec::with_capacity(units as usize),
+            refreshed_pages: Vec::with_capacity(units as usize),
+            trec: None,
+            delays: DelayTracker::new(env.corpus, units),
+            rank_memory: RankMemory::default(),
+            displacement: config
+                .displacement
+                .then(|| DisplacementTracker::new(&env.workload.queries)),
+        }
+    }
+
+    /// A warm-up unit: refreshed, not judged (the displacement tracker still learns what the
+    /// hook measured, as a policy does).
+    fn warm_up(&mut self, refresher: &mut Refresher<'_>, unit: Unit) -> Result<(), IndexError> {
+        let step = refresher.step(unit)?;
+        if let Some(tracker) = self.displacement.as_mut() {
+            tracker.remember_measured(step.refresh_outcomes());
+        }
+        Ok(())
+    }
+
+    /// One judged unit: the refresher steps, then the judge reads the live Web for the
+    /// unit's record (kept, and returned for progress reports).
+    fn judged_unit(
+        &mut self,
+        refresher: &mut Refresher<'_>,
+        unit: Unit,
+    ) -> Result<&UnitRecord, IndexError> {
+        let (env, config) = (self.env, self.config);
+        let corpus = env.corpus;
+        let pages = corpus.page_count();
         // Judged before the refreshes: which held copies are stale now.
         let truth = &env.truths[unit as usize];
-        let stale: Vec<bool> = {
-            let crawl = refresher.crawl();
-            (0..pages as PageId)
-                .map(|p| {
-                    let held = crawl.held_unit(p);
-                    held.is_some() && !truth.is_fresh(p, held)
-                })
-                .collect()
-        };
-        // Paper 002's weights: PageRank of the copies held when the policy chose, mean 1.
-        let pagerank_weight: Vec<f64> = {
-            let crawl = refresher.crawl();
-            // The graph's nodes are the held pages: counted without building the graph, which
-            // a PageRank shared by another run does not need.
-            let held = crawl.held_pages().count() as f64;
-            crawl
-                .knowledge()
-                .pagerank()
-                .iter()
-                .map(|r| r * held)
-                .collect()
-        };
-        if let Some(tracker) = displacement.as_mut() {
+        let stale = stale_copies(refresher.crawl(), truth, pages);
+        let pagerank_weight = pagerank_weights(refresher.crawl());
+        if let Some(tracker) = self.displacement.as_mut() {
             let crawl = refresher.crawl();
             tracker.before_step(
                 (0..pages as PageId).map(|p| crawl.held(p).map(|h| Arc::clone(&h.version))),
             );
         }
         let step = refresher.step(unit)?;
+        let figures = self.refresh_figures(&step, &pagerank_weight);
+        // The ΔQ estimate refits before the next unit on this same repository: the
+        // evaluation ranks its lists anyway and hands over what the fit reads.
+        let refit_pieces = (unit + 1 < env.units())
+            .then(|| refresher.measure_refits_from_query_lists(unit + 1))
+            .flatten();
+        let repo = refresher.repository();
+        let revision = repo.revision();
+        let crawl = refresher.crawl();
+        self.measure_displacement(unit, repo, &step);
+        // The version each copy holds now, read once (each read follows a pointer to the copy).
+        let held: Vec<Option<Unit>> = crawl.held_units(pages).collect();
+        let fresh = |p: PageId| truth.is_fresh(p, held[p as usize]);
+        let (metrics, scores_at_ranks) = self.evaluate(unit, repo, &held, refit_pieces);
+        if config.trec_unit == Some(unit) {
+            self.trec = Some(trec_export(env, refresher, unit, config.budget));
+        }
+        let obsolete_pages = (0..pages as PageId)
+            .filter(|&p| held[p as usize].is_some() && !fresh(p))
+            .count();
+        self.delays.after_unit(unit, crawl);
+        let new_page_fetches = step
+            .refresh_outcomes()
+            .iter()
+            .filter(|o| o.discovered)
+            .count();
+        let frontier_pages = crawl.frontier().map_or(0, |f| f.len());
+        let chosen = step.refreshed;
+        let n = chosen.len();
+        let schedule_ndcg = ndcg(&chosen, &stale, config.budget);
+        let relevance: Vec<bool> = chosen.iter().map(|&p| stale[p as usize]).collect();
+        let stale_count = stale.iter().filter(|&&s| s).count();
+        self.per_unit.push(UnitRecord {
+            unit,
+            search: metrics.search,
+            ndcg_at_10: metrics.ndcg_at_10,
+            p_at_10: metrics.p_at_10,
+            refreshed: n,
+            change_ratio: if n > 0 {
+                figures.changed as f64 / n as f64
+            } else {
+                0.0
+            },
+            weighted_change_ratio: figures.weighted,
+            pagerank_weighted_change_ratio: figures.pagerank_weighted,
+            paper000: metrics.paper000,
+            ndcg: schedule_ndcg,
+            schedule_ndcg,
+            obsolete_pages,
+            estimated_delta_q: figures.estimated_delta_q,
+            new_page_fetches,
+            refresh_fetches: n - new_page_fetches,
+            frontier_pages,
+            change_rate: schedule_metrics::change_rate(figures.changed, config.budget),
+            gp4c_ndcg: schedule_metrics::gp4c_ndcg(&relevance, stale_count, config.budget),
+        });
+        self.refreshed_pages.push(chosen);
+        if let Some(lists) = scores_at_ranks {
+            refresher.offer_scores_at_ranks(revision, lists);
+        }
+        Ok(self.per_unit.last().expect("just pushed"))
+    }
+
+    /// The changes the unit's refreshes found, their summed ΔQ estimate, and the ChangeRatio
+    /// weighted by view weights (scaled to mean 1) and by PageRank (`pagerank_weight`).
+    fn refresh_figures(&self, step: &StepReport, pagerank_weight: &[f64]) -> RefreshFigures {
         let (mut changed_count, mut estimated) = (0usize, 0.0);
         for o in step.refresh_outcomes() {
             changed_count += usize::from(o.changed);
@@ -512,36 +619,55 @@ pub fn run_with(
                     .map(|o| (o.changed, weight(o.page))),
             )
         };
-        let weighted = weighted_by(&|p| env.view_weight[p as usize] * weight_scale);
+        let weight_scale = self.weight_scale;
+        let weighted = weighted_by(&|p| self.env.view_weight[p as usize] * weight_scale);
         let pagerank_weighted =
             weighted_by(&|p| pagerank_weight.get(p as usize).copied().unwrap_or(0.0));
-        // The ΔQ estimate refits before the next unit on this same repository: the
-        // evaluation ranks its lists anyway and hands over what the fit reads.
-        let refit_pieces = (unit + 1 < units)
-            .then(|| refresher.measure_refits_from_query_lists(unit + 1))
-            .flatten();
-        let mut scores_at_ranks = None;
-        let repo = refresher.repository();
-        let revision = repo.revision();
-        let crawl = refresher.crawl();
-        if let Some(tracker) = displacement.as_mut() {
+        RefreshFigures {
+            changed: changed_count,
+            estimated_delta_q: estimated,
+            weighted,
+            pagerank_weighted,
+        }
+    }
+
+    /// With `--displacement`: the true gain of each refresh of the unit's batch, measured
+    /// against the live Web on the repository `repo` after the batch.
+    fn measure_displacement(&mut self, unit: Unit, repo: &Repository, step: &StepReport) {
+        let env = self.env;
+        if let Some(tracker) = self.displacement.as_mut() {
             let judge = Judge {
                 scorer: repo.scorer(),
                 queries: &env.workload.queries,
-                truth,
+                truth: &env.truths[unit as usize],
                 likelihood: &env.config.likelihood,
             };
             tracker.measure(
                 unit,
-                corpus,
+                env.corpus,
                 repo.forward(),
                 &judge,
                 step.refresh_outcomes(),
             );
         }
-        // The version each copy holds now, read once (each read follows a pointer to the copy).
-        let held: Vec<Option<Unit>> = crawl.held_units(pages).collect();
+    }
+
+    /// The unit's exact metrics of the repository holding the versions `held`, evaluated
+    /// here or taken from another run that evaluated the same state; with `refit_pieces`,
+    /// also the queries' scores at the ranks the ΔQ estimate's next refit reads (ranked
+    /// with the evaluation, or shared by the run that ranked them).
+    fn evaluate(
+        &mut self,
+        unit: Unit,
+        repo: &Repository,
+        held: &[Option<Unit>],
+        refit_pieces: Option<usize>,
+    ) -> (UnitMetrics, Option<Arc<ScoresAtRanks>>) {
+        let env = self.env;
+        let rank_memory = &mut self.rank_memory;
+        let truth = &env.truths[unit as usize];
         let fresh = |p: PageId| truth.is_fresh(p, held[p as usize]);
+        let mut scores_at_ranks = None;
         let state = SharedEvaluations::key(unit, held.iter().copied());
         let mut evaluated_here = false;
         let metrics: UnitMetrics = env.evaluations.get_or_evaluate(state, || {
@@ -555,7 +681,7 @@ pub fn run_with(
                 move |len: usize| crate::quality::score_rank::ScoreRankFn::needed_ranks(len, pieces)
             });
             let (metrics, at_ranks) = evaluate_and_rank(
-                &mut rank_memory,
+                rank_memory,
                 &lists,
                 &env.truths[unit as usize],
                 &env.config.likelihood,
@@ -580,137 +706,135 @@ pub fn run_with(
                 })
             }));
         }
-        if config.trec_unit == Some(unit) {
-            let live = LiveScores::at(corpus, unit, env.config.scoring);
-            let tag = format!("{}-B{}", refresher.policy().name(), config.budget);
-            trec = Some(TrecExport {
-                run: trec::run_file(
-                    corpus,
-                    repo.forward(),
-                    repo.scorer(),
-                    &env.workload.queries,
-                    &tag,
-                ),
-                qrels: trec::qrels(corpus, &live, &env.workload.queries),
-                evaluation: trec::evaluation(
-                    repo.forward(),
-                    repo.scorer(),
-                    &env.workload.queries,
-                    &env.truths[unit as usize],
-                    &tag,
-                ),
-            });
-        }
-        let obsolete_pages = (0..pages as PageId)
-            .filter(|&p| held[p as usize].is_some() && !fresh(p))
-            .count();
-        delays.after_unit(unit, crawl);
-        let new_page_fetches = step
-            .refresh_outcomes()
-            .iter()
-            .filter(|o| o.discovered)
-            .count();
-        let frontier_pages = crawl.frontier().map_or(0, |f| f.len());
-        let chosen = step.refreshed;
-        let n = chosen.len();
-        let schedule_ndcg = ndcg(&chosen, &stale, config.budget);
-        let relevance: Vec<bool> = chosen.iter().map(|&p| stale[p as usize]).collect();
-        let stale_count = stale.iter().filter(|&&s| s).count();
-        per_unit.push(UnitRecord {
-            unit,
-            search: metrics.search,
-            ndcg_at_10: metrics.ndcg_at_10,
-            p_at_10: metrics.p_at_10,
-            refreshed: n,
-            change_ratio: if n > 0 {
-                changed_count as f64 / n as f64
-            } else {
-                0.0
-            },
-            weighted_change_ratio: weighted,
-            pagerank_weighted_change_ratio: pagerank_weighted,
-            paper000: metrics.paper000,
-            ndcg: schedule_ndcg,
-            schedule_ndcg,
-            obsolete_pages,
-            estimated_delta_q: estimated,
-            new_page_fetches,
-            refresh_fetches: n - new_page_fetches,
-            frontier_pages,
-            change_rate: schedule_metrics::change_rate(changed_count, config.budget),
-            gp4c_ndcg: schedule_metrics::gp4c_ndcg(&relevance, stale_count, config.budget),
-        });
-        refreshed_pages.push(chosen);
-        if let Some(lists) = scores_at_ranks {
-            refresher.offer_scores_at_ranks(revision, lists);
-        }
-        if on_unit(per_unit.last().expect("just pushed")).is_break() {
-            break;
-        }
+        (metrics, scores_at_ranks)
     }
 
-    let last = per_unit.last().map_or(0, |r| r.unit);
-    let discovery = if delays.created.is_empty() {
-        DiscoveryDelay::default()
-    } else {
-        let views = env.evaluations.live_view_weights(last, || {
-            let live = LiveScores::at(corpus, last, env.config.scoring);
-            crate::quality::viewing::view_weights_of(
-                live.forward(),
-                live.scorer(),
-                pages,
-                &env.workload.queries,
-                &env.config.likelihood,
-            )
-        });
-        delays.finish(last, &views)
-    };
-    let mean = |f: &dyn Fn(&UnitRecord) -> f64| {
-        if per_unit.is_empty() {
-            0.0
-        } else {
-            per_unit.iter().map(f).sum::<f64>() / per_unit.len() as f64
+    /// The run's result from the units judged: means, the discovery delays, the exports.
+    fn finish(self, refresher: &Refresher<'_>) -> RunResult {
+        let (env, config, per_unit) = (self.env, self.config, self.per_unit);
+        let last = per_unit.last().map_or(0, |r| r.unit);
+        let discovery = discovery_delay(env, &self.delays, last);
+        let mean = |f: &dyn Fn(&UnitRecord) -> f64| {
+            if per_unit.is_empty() {
+                0.0
+            } else {
+                per_unit.iter().map(f).sum::<f64>() / per_unit.len() as f64
+            }
+        };
+        let paper = PaperMeasures::of_units(&per_unit);
+        RunResult {
+            policy: refresher.policy().name(),
+            label: refresher.policy().label(),
+            params: refresher.policy().settings(),
+            budget: config.budget,
+            mode: config.mode,
+            scoring: env.config.scoring.name().to_string(),
+            delta_q: env.config.delta_q,
+            mean: SearchQuality::mean_of(&per_unit.iter().map(|r| r.search).collect::<Vec<_>>())
+                .unwrap_or_default(),
+            mean_ndcg_at_10: mean(&|r| r.ndcg_at_10),
+            mean_p_at_10: mean(&|r| r.p_at_10),
+            // Papers 000 and 002's means, computed where the server's live runs compute them
+            // (0 for a run without units, as every mean here).
+            mean_change_ratio: paper.mean_change_ratio.unwrap_or(0.0),
+            mean_weighted_change_ratio: paper.mean_weighted_change_ratio.unwrap_or(0.0),
+            mean_pagerank_weighted_change_ratio: paper
+                .mean_pagerank_weighted_change_ratio
+                .unwrap_or(0.0),
+            mean_fresh_at_10_fixed_k: paper.mean_fresh_at_10_fixed_k.unwrap_or(0.0),
+            mean_map_at_10_retrieved: paper.mean_map_at_10_retrieved.unwrap_or(0.0),
+            mean_map_at_10_tau0: paper.mean_map_at_10_tau0.unwrap_or(0.0),
+            mean_ndcg: mean(&|r| r.ndcg),
+            mean_schedule_ndcg: mean(&|r| r.schedule_ndcg),
+            mean_obsolete_pages: mean(&|r| r.obsolete_pages as f64),
+            new_pages: config.new_pages,
+            mean_new_page_fetches: mean(&|r| r.new_page_fetches as f64),
+            mean_refresh_fetches: mean(&|r| r.refresh_fetches as f64),
+            discovery,
+            mean_change_rate: mean(&|r| r.change_rate),
+            mean_gp4c_ndcg: mean(&|r| r.gp4c_ndcg),
+            warmup_units: config.warmup_units,
+            oracle_history: config.oracle_history.as_told_in(config.mode),
+            per_unit,
+            refreshed_pages: self.refreshed_pages,
+            trec: self.trec,
+            displacement: self.displacement.map(DisplacementTracker::finish),
         }
-    };
-    let paper = PaperMeasures::of_units(&per_unit);
-    Ok(RunResult {
-        policy: refresher.policy().name(),
-        label: refresher.policy().label(),
-        params: refresher.policy().settings(),
-        budget: config.budget,
-        mode: config.mode,
-        scoring: env.config.scoring.name().to_string(),
-        delta_q: env.config.delta_q,
-        mean: SearchQuality::mean_of(&per_unit.iter().map(|r| r.search).collect::<Vec<_>>())
-            .unwrap_or_default(),
-        mean_ndcg_at_10: mean(&|r| r.ndcg_at_10),
-        mean_p_at_10: mean(&|r| r.p_at_10),
-        // Papers 000 and 002's means, computed where the server's live runs compute them
-        // (0 for a run without units, as every mean here).
-        mean_change_ratio: paper.mean_change_ratio.unwrap_or(0.0),
-        mean_weighted_change_ratio: paper.mean_weighted_change_ratio.unwrap_or(0.0),
-        mean_pagerank_weighted_change_ratio: paper
-            .mean_pagerank_weighted_change_ratio
-            .unwrap_or(0.0),
-        mean_fresh_at_10_fixed_k: paper.mean_fresh_at_10_fixed_k.unwrap_or(0.0),
-        mean_map_at_10_retrieved: paper.mean_map_at_10_retrieved.unwrap_or(0.0),
-        mean_map_at_10_tau0: paper.mean_map_at_10_tau0.unwrap_or(0.0),
-        mean_ndcg: mean(&|r| r.ndcg),
-        mean_schedule_ndcg: mean(&|r| r.schedule_ndcg),
-        mean_obsolete_pages: mean(&|r| r.obsolete_pages as f64),
-        new_pages: config.new_pages,
-        mean_new_page_fetches: mean(&|r| r.new_page_fetches as f64),
-        mean_refresh_fetches: mean(&|r| r.refresh_fetches as f64),
-        discovery,
-        mean_change_rate: mean(&|r| r.change_rate),
-        mean_gp4c_ndcg: mean(&|r| r.gp4c_ndcg),
-        warmup_units: config.warmup_units,
-        oracle_history: config.oracle_history.as_told_in(config.mode),
-        per_unit,
-        refreshed_pages,
-        trec,
-        displacement: displacement.map(DisplacementTracker::finish),
-    })
+    }
+}
+
+/// Per page, whether its held copy is stale under `truth` (a page not held is not stale):
+/// the relevance of the schedule's NDCG, judged before the unit's refreshes.
+fn stale_copies(crawl: &CrawlState, truth: &LiveTruth, pages: usize) -> Vec<bool> {
+    (0..pages as PageId)
+        .map(|p| {
+            let held = crawl.held_unit(p);
+            held.is_some() && !truth.is_fresh(p, held)
+        })
+        .collect()
+}
+
+/// Paper 002's weights: PageRank of the copies held when the policy chose, mean 1.
+fn pagerank_weights(crawl: &CrawlState) -> Vec<f64> {
+    // The graph's nodes are the held pages: counted without building the graph, which
+    // a PageRank shared by another run does not need.
+    let held = crawl.held_pages().count() as f64;
+    crawl
+        .knowledge()
+        .pagerank()
+        .iter()
+        .map(|r| r * held)
+        .collect()
+}
+
+/// The TREC files of `unit`: the repository's top 10, the live judgements and our measures.
+fn trec_export(
+    env: &Environment<'_>,
+    refresher: &Refresher<'_>,
+    unit: Unit,
+    budget: usize,
+) -> TrecExport {
+    let corpus = env.corpus;
+    let repo = refresher.repository();
+    let live = LiveScores::at(corpus, unit, env.config.scoring);
+    let tag = format!("{}-B{}", refresher.policy().name(), budget);
+    TrecExport {
+        run: trec::run_file(
+            corpus,
+            repo.forward(),
+            repo.scorer(),
+            &env.workload.queries,
+            &tag,
+        ),
+        qrels: trec::qrels(corpus, &live, &env.workload.queries),
+        evaluation: trec::evaluation(
+            repo.forward(),
+            repo.scorer(),
+            &env.workload.queries,
+            &env.truths[unit as usize],
+            &tag,
+        ),
+    }
+}
+
+/// The run's discovery delays up to unit `last`, each new page weighed by its views on the
+/// live Web at `last` (computed only when the run created pages; shared between runs).
+fn discovery_delay(env: &Environment<'_>, delays: &DelayTracker, last: Unit) -> DiscoveryDelay {
+    if delays.created.is_empty() {
+        return DiscoveryDelay::default();
+    }
+    let corpus = env.corpus;
+    let views = env.evaluations.live_view_weights(last, || {
+        let live = LiveScores::at(corpus, last, env.config.scoring);
+        crate::quality::viewing::view_weights_of(
+            live.forward(),
+            live.scorer(),
+            corpus.page_count(),
+            &env.workload.queries,
+            &env.config.likelihood,
+        )
+    });
+    delays.finish(last, &views)
 }
 
 /// The refresher of one run: the repository of the initial crawl (cloned from the

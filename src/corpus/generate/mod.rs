@@ -242,6 +242,73 @@ pub fn generate_site(
     config: &GeneratorConfig,
     out_dir: &Path,
 ) -> Result<GeneratedSite, GenerateError> {
+    check_config(config)?;
+    let corpus_dir = out_dir.join("corpus");
+    let log_dir = out_dir.join("querylog");
+    for d in [&corpus_dir, &log_dir] {
+        std::fs::create_dir_all(d).map_err(|e| GenerateError::io(d, e))?;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let lexicon = Lexicon::build(&mut rng, SITE_WORDS, AD_WORDS, BRAND_WORDS);
+    let topics = (config.pages / 40).clamp(8, 60);
+    let mut model = SiteModel::new(&mut rng, lexicon, topics, &config.host, config.sites);
+    add_week0_pages(&mut rng, &mut model, config.pages);
+    // Correlation draws come from their own stream, so a site's pages and links are the same
+    // at every strength; without correlation nothing is drawn (the default site's bytes).
+    let correlated = config.correlation.is_active();
+    let mut latent_rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x636f_7272_656c_6174);
+    if correlated {
+        correlation::correlate_rates(&mut model, &config.correlation, &mut latent_rng);
+    }
+    let schedule = Schedule::draw(&mut rng, &model, config);
+
+    let mut sink = WarcSink::new(
+        &corpus_dir,
+        &config.name,
+        config.max_file_bytes,
+        config.seed,
+        warcinfo(config, correlated),
+        warc_date(config.origin),
+    );
+    let mut history = History {
+        records_per_week: Vec::with_capacity(config.weeks as usize),
+        ..History::default()
+    };
+    for week in 0..config.weeks {
+        let latent = (correlated && week > 0)
+            .then(|| correlation::weekly_uniforms(&model, &config.correlation, &mut latent_rng));
+        let edits = evolve_week(
+            &mut rng,
+            &mut model,
+            &schedule,
+            week,
+            latent.as_deref(),
+            &mut history,
+        );
+        history.write_week(&mut sink, &model, week, &edits, config.origin)?;
+    }
+    sink.finish_file()?;
+
+    let log_path = log_dir.join("aol-synthetic.txt");
+    let log = querylog::write_log(
+        &mut rng,
+        &model,
+        config.queries,
+        config.weeks,
+        config.origin,
+        &log_path,
+    )?;
+    let truth = ground_truth(config, &model, &schedule, history, log);
+    Ok(GeneratedSite {
+        corpus_dir,
+        warc_files: sink.files.clone(),
+        query_log: log_path,
+        truth,
+    })
+}
+
+/// Refuses a configuration the generator cannot honour, before anything is written.
+fn check_config(config: &GeneratorConfig) -> Result<(), GenerateError> {
     if config.pages < 2 || config.weeks < 1 || config.queries < 1 {
         return Err(GenerateError::Config(format!(
             "need at least 2 pages, 1 week and 1 query line (got {} pages, {} weeks, {} lines)",
@@ -260,18 +327,11 @@ pub fn generate_site(
             config.correlation.strength
         )));
     }
-    let corpus_dir = out_dir.join("corpus");
-    let log_dir = out_dir.join("querylog");
-    for d in [&corpus_dir, &log_dir] {
-        std::fs::create_dir_all(d).map_err(|e| GenerateError::io(d, e))?;
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let lexicon = Lexicon::build(&mut rng, SITE_WORDS, AD_WORDS, BRAND_WORDS);
-    let topics = (config.pages / 40).clamp(8, 60);
-    let mut model = SiteModel::new(&mut rng, lexicon, topics, &config.host, config.sites);
+    Ok(())
+}
 
-    // Week-0 pages, with the rarer rate classes guaranteed at least one page each.
-    let n = config.pages;
+/// The `n` week-0 pages, with the rarer rate classes guaranteed at least one page each.
+fn add_week0_pages(rng: &mut ChaCha8Rng, model: &mut SiteModel, n: usize) {
     let mut classes = Vec::with_capacity(n);
     for (class, share) in [
         (RateClass::Hot, 0.01),
@@ -284,48 +344,65 @@ pub fn generate_site(
     }
     classes.truncate(n);
     classes.resize(n, RateClass::Static);
-    classes.shuffle(&mut rng);
+    classes.shuffle(rng);
     // Each page links to pages made before it (growth plus preferential attachment, the
     // Barabási–Albert process), so early, much-linked pages gather a power-law share of in-links.
     for class in classes {
-        let p = model.add_page(&mut rng, 0, Some(class));
-        model.add_out_links(&mut rng, p);
+        let p = model.add_page(rng, 0, Some(class));
+        model.add_out_links(rng, p);
     }
-    // Correlation draws come from their own stream, so a site's pages and links are the same
-    // at every strength; without correlation nothing is drawn (the default site's bytes).
-    let correlated = config.correlation.is_active();
-    let mut latent_rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x636f_7272_656c_6174);
-    if correlated {
-        correlation::correlate_rates(&mut model, &config.correlation, &mut latent_rng);
-    }
+}
 
-    // Schedules: creations (~8 % of the site), deletions (~1 %), one return (as on EmacsWiki).
+/// When pages are created, deleted and come back over the weeks.
+struct Schedule {
+    /// Pages created per week.
+    created_per_week: Vec<usize>,
+    /// `(week, page)`, sorted.
+    deletions: Vec<(u32, u32)>,
+    /// `(week, page)` of the deleted page that comes back.
+    returns: Vec<(u32, u32)>,
+}
+
+impl Schedule {
+    /// Creations (~8 % of the site), deletions (~1 %), one return (as on EmacsWiki).
+    fn draw(rng: &mut ChaCha8Rng, model: &SiteModel, config: &GeneratorConfig) -> Self {
+        let n = config.pages;
+        let last = config.weeks - 1;
+        let mut created_per_week = vec![0usize; config.weeks as usize];
+        if config.weeks >= 2 {
+            for _ in 0..((n as f64 * 0.08).round() as usize).max(1) {
+                created_per_week[rng.gen_range(1..=last) as usize] += 1;
+            }
+        }
+        let mut deletions: Vec<(u32, u32)> = Vec::new(); // (week, page)
+        let mut returns: Vec<(u32, u32)> = Vec::new();
+        if config.weeks >= 3 {
+            let calm: Vec<u32> = (0..n as u32)
+                .filter(|&p| matches!(model.pages[p as usize].class, RateClass::Static))
+                .collect();
+            let k = ((n as f64 * 0.01).round() as usize).max(1).min(calm.len());
+            for (i, &p) in calm.choose_multiple(rng, k).enumerate() {
+                // The first one goes in the first half, so it has time to come back.
+                let latest = if i == 0 { (last / 2).max(1) } else { last };
+                deletions.push((rng.gen_range(1..=latest), p));
+            }
+            deletions.sort_unstable();
+            if let Some(&(w, p)) = deletions.iter().find(|&&(w, _)| w < last) {
+                returns.push((rng.gen_range(w + 1..=last), p));
+            }
+        }
+        Schedule {
+            created_per_week,
+            deletions,
+            returns,
+        }
+    }
+}
+
+/// The `warcinfo` record's fields, CRLF-separated.
+fn warcinfo(config: &GeneratorConfig, correlated: bool) -> String {
     let last = config.weeks - 1;
-    let mut created_per_week = vec![0usize; config.weeks as usize];
-    if config.weeks >= 2 {
-        for _ in 0..((n as f64 * 0.08).round() as usize).max(1) {
-            created_per_week[rng.gen_range(1..=last) as usize] += 1;
-        }
-    }
-    let mut deletions: Vec<(u32, u32)> = Vec::new(); // (week, page)
-    let mut returns: Vec<(u32, u32)> = Vec::new();
-    if config.weeks >= 3 {
-        let calm: Vec<u32> = (0..n as u32)
-            .filter(|&p| matches!(model.pages[p as usize].class, RateClass::Static))
-            .collect();
-        let k = ((n as f64 * 0.01).round() as usize).max(1).min(calm.len());
-        for (i, &p) in calm.choose_multiple(&mut rng, k).enumerate() {
-            // The first one goes in the first half, so it has time to come back.
-            let latest = if i == 0 { (last / 2).max(1) } else { last };
-            deletions.push((rng.gen_range(1..=latest), p));
-        }
-        deletions.sort_unstable();
-        if let Some(&(w, p)) = deletions.iter().find(|&&(w, _)| w < last) {
-            returns.push((rng.gen_range(w + 1..=last), p));
-        }
-    }
-
-    let info = [
+    [
         "software: refresher generate (synthetic site)".to_string(),
         "format: WARC File Format 1.1".to_string(),
         "description: Weekly snapshots of a synthetic evolving website; one response record per \
@@ -350,127 +427,201 @@ pub fn generate_site(
         )
     }))
     .collect::<Vec<_>>()
-    .join("\r\n");
-    let mut sink = WarcSink::new(
-        &corpus_dir,
-        &config.name,
-        config.max_file_bytes,
-        config.seed,
-        info,
-        warc_date(config.origin),
-    );
+    .join("\r\n")
+}
 
-    let mut kinds = ChangeKindCounts::default();
-    let mut last_hash: Vec<u64> = Vec::new();
-    let mut changed: Vec<u32> = Vec::new();
-    let mut change_events: Vec<Vec<u32>> = Vec::new();
-    let mut records_per_week = Vec::with_capacity(config.weeks as usize);
-    let (mut records_ok, mut records_gone) = (0u64, 0u64);
-    let mut ever_gone: HashSet<u32> = HashSet::new();
-    for week in 0..config.weeks {
-        let date = warc_date(config.origin + week as i64 * WEEK);
-        let mut touched: BTreeSet<u32> = BTreeSet::new();
-        let mut gone: BTreeSet<u32> = BTreeSet::new();
-        let mut back: BTreeSet<u32> = BTreeSet::new();
-        if week == 0 {
-            touched.extend(0..n as u32);
-        }
-        // Existing pages change first, so a page created this week is not also "changed".
-        if week > 0 {
-            let latent = correlated.then(|| {
-                correlation::weekly_uniforms(&model, &config.correlation, &mut latent_rng)
-            });
-            for p in 0..model.pages.len() as u32 {
-                let page = &model.pages[p as usize];
-                let draw: f64 = match &latent {
-                    Some(u) => u[p as usize],
-                    None => rng.gen(),
-                };
-                if page.present && draw < page.rate {
-                    match model.change(&mut rng, p) {
-                        ChangeKind::AdChurn => kinds.ad_churn += 1,
-                        ChangeKind::TopicalEdit => kinds.topical_edit += 1,
-                        ChangeKind::Typo => kinds.typo += 1,
-                    }
-                    touched.insert(p);
+/// The pages one week touched: to write again, gone (404), back after a 404.
+struct WeekEdits {
+    touched: BTreeSet<u32>,
+    gone: BTreeSet<u32>,
+    back: BTreeSet<u32>,
+}
+
+/// One week of the site's evolution: every page at week 0; later, existing pages change
+/// (each by its rate, against `latent`'s correlated uniforms when given, else `rng`), then
+/// the week's pages are created and linked, deleted and returned.
+fn evolve_week(
+    rng: &mut ChaCha8Rng,
+    model: &mut SiteModel,
+    schedule: &Schedule,
+    week: u32,
+    latent: Option<&[f64]>,
+    history: &mut History,
+) -> WeekEdits {
+    let mut touched: BTreeSet<u32> = BTreeSet::new();
+    let mut gone: BTreeSet<u32> = BTreeSet::new();
+    let mut back: BTreeSet<u32> = BTreeSet::new();
+    if week == 0 {
+        touched.extend(0..model.pages.len() as u32);
+    }
+    // Existing pages change first, so a page created this week is not also "changed".
+    if week > 0 {
+        for p in 0..model.pages.len() as u32 {
+            let page = &model.pages[p as usize];
+            let draw: f64 = match latent {
+                Some(u) => u[p as usize],
+                None => rng.gen(),
+            };
+            if page.present && draw < page.rate {
+                match model.change(rng, p) {
+                    ChangeKind::AdChurn => history.kinds.ad_churn += 1,
+                    ChangeKind::TopicalEdit => history.kinds.topical_edit += 1,
+                    ChangeKind::Typo => history.kinds.typo += 1,
                 }
+                touched.insert(p);
             }
         }
-        for _ in 0..created_per_week[week as usize] {
-            let id = model.add_page(&mut rng, week, None);
-            model.add_out_links(&mut rng, id);
-            touched.insert(id);
-            // Announced on one or two existing pages, as a wiki links a new page from old ones.
-            for _ in 0..rng.gen_range(1..=2) {
-                if let Some(from) = model.pick_target(&mut rng, id) {
-                    model.add_link_to(&mut rng, from, id);
-                    kinds.link_added += 1;
-                    touched.insert(from);
-                }
+    }
+    for _ in 0..schedule.created_per_week[week as usize] {
+        let id = model.add_page(rng, week, None);
+        model.add_out_links(rng, id);
+        touched.insert(id);
+        // Announced on one or two existing pages, as a wiki links a new page from old ones.
+        for _ in 0..rng.gen_range(1..=2) {
+            if let Some(from) = model.pick_target(rng, id) {
+                model.add_link_to(rng, from, id);
+                history.kinds.link_added += 1;
+                touched.insert(from);
             }
         }
-        for &(_, p) in deletions.iter().filter(|&&(w, _)| w == week) {
-            model.pages[p as usize].present = false;
-            touched.remove(&p);
-            gone.insert(p);
-            ever_gone.insert(p);
-        }
-        for &(_, p) in returns.iter().filter(|&&(w, _)| w == week) {
-            model.pages[p as usize].present = true;
-            back.insert(p);
-        }
-        last_hash.resize(model.pages.len(), 0);
-        changed.resize(model.pages.len(), 0);
-        change_events.resize(model.pages.len(), Vec::new());
+    }
+    for &(_, p) in schedule.deletions.iter().filter(|&&(w, _)| w == week) {
+        model.pages[p as usize].present = false;
+        touched.remove(&p);
+        gone.insert(p);
+        history.ever_gone.insert(p);
+    }
+    for &(_, p) in schedule.returns.iter().filter(|&&(w, _)| w == week) {
+        model.pages[p as usize].present = true;
+        back.insert(p);
+    }
+    WeekEdits {
+        touched,
+        gone,
+        back,
+    }
+}
 
-        let all: BTreeSet<u32> = touched.union(&gone).chain(back.iter()).copied().collect();
+/// What the weeks wrote, for the ground truth.
+#[derive(Default)]
+struct History {
+    kinds: ChangeKindCounts,
+    /// Per page, the hash of the HTML last written.
+    last_hash: Vec<u64>,
+    /// Per page, the weeks its HTML changed (counted).
+    changed: Vec<u32>,
+    /// Per page, the weeks its HTML changed.
+    change_events: Vec<Vec<u32>>,
+    records_per_week: Vec<u64>,
+    records_ok: u64,
+    records_gone: u64,
+    /// Pages deleted at some week.
+    ever_gone: HashSet<u32>,
+}
+
+impl History {
+    /// Writes week `week`'s records in URL order: a 404 per page gone, the HTML of each page
+    /// touched, created or back whose bytes differ from the last written (else nothing).
+    fn write_week(
+        &mut self,
+        sink: &mut WarcSink,
+        model: &SiteModel,
+        week: u32,
+        edits: &WeekEdits,
+        origin: i64,
+    ) -> Result<(), GenerateError> {
+        let date = warc_date(origin + week as i64 * WEEK);
+        let WeekEdits {
+            touched,
+            gone,
+            back,
+        } = edits;
+        self.last_hash.resize(model.pages.len(), 0);
+        self.changed.resize(model.pages.len(), 0);
+        self.change_events.resize(model.pages.len(), Vec::new());
+
+        let all: BTreeSet<u32> = touched.union(gone).chain(back.iter()).copied().collect();
         let mut count = 0u64;
-        for p in by_url(&model, &all) {
+        for p in by_url(model, &all) {
             let url = model.url(p);
             if gone.contains(&p) {
                 sink.response(&date, &url, 404, GONE_BODY)?;
-                records_gone += 1;
+                self.records_gone += 1;
                 count += 1;
                 continue;
             }
             let html = model.render(p);
             let h = xxh3_64(html.as_bytes());
             let first = model.pages[p as usize].created == week;
-            if first || back.contains(&p) || h != last_hash[p as usize] {
+            if first || back.contains(&p) || h != self.last_hash[p as usize] {
                 if !first && !back.contains(&p) {
-                    changed[p as usize] += 1;
-                    change_events[p as usize].push(week);
+                    self.changed[p as usize] += 1;
+                    self.change_events[p as usize].push(week);
                 }
-                last_hash[p as usize] = h;
+                self.last_hash[p as usize] = h;
                 sink.response(&date, &url, 200, &html)?;
-                records_ok += 1;
+                self.records_ok += 1;
                 count += 1;
             }
         }
-        records_per_week.push(count);
+        self.records_per_week.push(count);
+        Ok(())
     }
-    sink.finish_file()?;
+}
 
-    let log_path = log_dir.join("aol-synthetic.txt");
-    let log = querylog::write_log(
-        &mut rng,
-        &model,
-        config.queries,
-        config.weeks,
-        config.origin,
-        &log_path,
-    )?;
-
+/// The facts of the generated site, from the model at the end, the schedule and what the
+/// weeks wrote.
+fn ground_truth(
+    config: &GeneratorConfig,
+    model: &SiteModel,
+    schedule: &Schedule,
+    mut history: History,
+    log: LogTruth,
+) -> GroundTruth {
+    let n = config.pages;
     let pages = &model.pages;
     let mut changed_weeks: Vec<(String, u32)> = (0..pages.len() as u32)
-        .map(|p| (model.url(p), changed[p as usize]))
+        .map(|p| (model.url(p), history.changed[p as usize]))
         .collect();
     changed_weeks.sort();
     let mut events: Vec<(String, Vec<u32>)> = (0..pages.len() as u32)
-        .map(|p| (model.url(p), std::mem::take(&mut change_events[p as usize])))
+        .map(|p| {
+            (
+                model.url(p),
+                std::mem::take(&mut history.change_events[p as usize]),
+            )
+        })
         .collect();
     events.sort();
-    let sites = match &model.layout {
+    let mut in_links = model.in_links.clone();
+    in_links.sort_unstable();
+    let ever_gone = &history.ever_gone;
+    GroundTruth {
+        pages_total: pages.len() as u64,
+        pages_week0: n as u64,
+        pages_last_week: pages.iter().filter(|p| p.present).count() as u64,
+        pages_in_all_weeks: (0..n as u32).filter(|p| !ever_gone.contains(p)).count() as u64,
+        pages_created: (pages.len() - n) as u64,
+        pages_deleted: pages.iter().filter(|p| !p.present).count() as u64,
+        pages_returned: schedule.returns.len() as u64,
+        records_ok: history.records_ok,
+        records_gone: history.records_gone,
+        records_per_week: history.records_per_week,
+        changed_weeks,
+        change_kinds: history.kinds,
+        max_in_links: *in_links.last().unwrap_or(&0),
+        median_in_links: in_links[in_links.len() / 2],
+        ad_words: model.lexicon.ad.clone(),
+        log,
+        sites: site_truths(config, model),
+        change_events: events,
+    }
+}
+
+/// Each site with its pages ever present and its directories (one flat site: the host).
+fn site_truths(config: &GeneratorConfig, model: &SiteModel) -> Vec<SiteTruth> {
+    let pages = &model.pages;
+    match &model.layout {
         Some(layout) => layout
             .hosts
             .iter()
@@ -488,35 +639,7 @@ pub fn generate_site(
             pages: pages.len() as u64,
             directories: 1,
         }],
-    };
-    let mut in_links = model.in_links.clone();
-    in_links.sort_unstable();
-    let truth = GroundTruth {
-        pages_total: pages.len() as u64,
-        pages_week0: n as u64,
-        pages_last_week: pages.iter().filter(|p| p.present).count() as u64,
-        pages_in_all_weeks: (0..n as u32).filter(|p| !ever_gone.contains(p)).count() as u64,
-        pages_created: (pages.len() - n) as u64,
-        pages_deleted: pages.iter().filter(|p| !p.present).count() as u64,
-        pages_returned: returns.len() as u64,
-        records_ok,
-        records_gone,
-        records_per_week,
-        changed_weeks,
-        change_kinds: kinds,
-        max_in_links: *in_links.last().unwrap_or(&0),
-        median_in_links: in_links[in_links.len() / 2],
-        ad_words: model.lexicon.ad.clone(),
-        log,
-        sites,
-        change_events: events,
-    };
-    Ok(GeneratedSite {
-        corpus_dir,
-        warc_files: sink.files.clone(),
-        query_log: log_path,
-        truth,
-    })
+    }
 }
 
 #[cfg(test)]

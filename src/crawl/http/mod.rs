@@ -833,41 +833,9 @@ impl Fetcher for HttpFetcher {
         let urls: Vec<String> = jobs.iter().map(|j| j.1.clone()).collect();
         let replaying = self.monitor.replaying();
         let done: Vec<JobDone> = if replaying {
-            match self.replay_next() {
-                Some(Recorded::Fetch {
-                    urls: recorded,
-                    outcomes,
-                }) if recorded == urls => outcomes
-                    .into_iter()
-                    .enumerate()
-                    .filter_map(|(i, o)| replayed_outcome(o).map(|o| (i, o, Vec::new())))
-                    .collect(),
-                other => {
-                    let what = match other {
-                        Some(Recorded::Fetch { urls: r, .. }) => {
-                            format!("a fetch of {} other URLs", r.len())
-                        }
-                        Some(other) => format!("{other:?}"),
-                        None => "nothing".into(),
-                    };
-                    self.diverge(format!(
-                        "unit {unit}: the policy asked for {} URLs where the journal recorded {what}",
-                        urls.len()
-                    ));
-                    Vec::new()
-                }
-            }
+            self.replay_fetch(unit, &urls)
         } else {
-            let done = self.fetch_all(jobs);
-            let mut recorded = vec![RecordedOutcome::Missing; urls.len()];
-            for (i, outcome, _) in &done {
-                recorded[*i] = recorded_outcome(outcome);
-            }
-            self.record(Recorded::Fetch {
-                urls,
-                outcomes: recorded,
-            });
-            done
+            self.fetch_and_record(jobs, urls)
         };
         let mut results: Vec<Option<FetchResult>> = vec![None; requests.len()];
         let mut new_links: Vec<String> = Vec::new();
@@ -880,26 +848,7 @@ impl Fetcher for HttpFetcher {
                 bytes: exchanges.iter().map(|e| e.body.len() as u64).sum(),
                 ..FetchCounts::default()
             };
-            if let Some(warc) = self.warc.as_mut() {
-                for e in &exchanges {
-                    let held = request.validator.map(|v| v.captured);
-                    if let Err(err) = warc.exchange(
-                        unit,
-                        &Exchange {
-                            url: &e.url,
-                            time: e.time,
-                            request_headers: &e.request_headers,
-                            status: e.status,
-                            reason: &e.reason,
-                            response_headers: &e.response_headers,
-                            body: &e.body,
-                        },
-                        held,
-                    ) {
-                        eprintln!("warning: writing the crawl's WARC output: {err}");
-                    }
-                }
-            }
+            self.archive(unit, request, &exchanges);
             let mut error = None;
             let result = match outcome {
                 Outcome::Body {
@@ -1026,6 +975,73 @@ impl Fetcher for HttpFetcher {
 }
 
 impl HttpFetcher {
+    /// A replayed fetch (a resumed crawl's committed unit): the outcomes the journal recorded
+    /// for these `urls`, or none, the crawl diverging, when it recorded something else.
+    fn replay_fetch(&mut self, unit: Unit, urls: &[String]) -> Vec<JobDone> {
+        match self.replay_next() {
+            Some(Recorded::Fetch {
+                urls: recorded,
+                outcomes,
+            }) if recorded == urls => outcomes
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, o)| replayed_outcome(o).map(|o| (i, o, Vec::new())))
+                .collect(),
+            other => {
+                let what = match other {
+                    Some(Recorded::Fetch { urls: r, .. }) => {
+                        format!("a fetch of {} other URLs", r.len())
+                    }
+                    Some(other) => format!("{other:?}"),
+                    None => "nothing".into(),
+                };
+                self.diverge(format!(
+                    "unit {unit}: the policy asked for {} URLs where the journal recorded {what}",
+                    urls.len()
+                ));
+                Vec::new()
+            }
+        }
+    }
+
+    /// A live fetch of `jobs`, its outcomes recorded in the journal (for a later resume).
+    fn fetch_and_record(&mut self, jobs: Vec<Job>, urls: Vec<String>) -> Vec<JobDone> {
+        let done = self.fetch_all(jobs);
+        let mut recorded = vec![RecordedOutcome::Missing; urls.len()];
+        for (i, outcome, _) in &done {
+            recorded[*i] = recorded_outcome(outcome);
+        }
+        self.record(Recorded::Fetch {
+            urls,
+            outcomes: recorded,
+        });
+        done
+    }
+
+    /// Writes a fetch's exchanges to the WARC output, if any (a failure is warned of).
+    fn archive(&mut self, unit: Unit, request: FetchRequest, exchanges: &[Exchanged]) {
+        if let Some(warc) = self.warc.as_mut() {
+            for e in exchanges {
+                let held = request.validator.map(|v| v.captured);
+                if let Err(err) = warc.exchange(
+                    unit,
+                    &Exchange {
+                        url: &e.url,
+                        time: e.time,
+                        request_headers: &e.request_headers,
+                        status: e.status,
+                        reason: &e.reason,
+                        response_headers: &e.response_headers,
+                        body: &e.body,
+                    },
+                    held,
+                ) {
+                    eprintln!("warning: writing the crawl's WARC output: {err}");
+                }
+            }
+        }
+    }
+
     fn discover_live(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId> {
         let mut found = Vec::new();
         match self.options.discovery.clone() {
