@@ -405,13 +405,7 @@ impl HttpFetcher {
     /// Where a request for `url` goes, and the `Host` header to send when it is redirected
     /// by `--resolve`.
     fn target(&self, url: &str) -> Result<(String, Option<String>), FetchError> {
-        let parsed = url::Url::parse(url).map_err(|error| FetchError::BadUrl {
-            url: url.to_string(),
-            error,
-        })?;
-        let host = host_of(url).ok_or_else(|| FetchError::NoHost {
-            url: url.to_string(),
-        })?;
+        let (parsed, host) = parsed_with_host(url)?;
         match self.options.resolve.get(&host).or_else(|| {
             parsed
                 .host_str()
@@ -615,13 +609,7 @@ impl TaskContext {
     }
 
     fn resolve_target(&self, url: &str) -> Result<(String, Option<String>), FetchError> {
-        let parsed = url::Url::parse(url).map_err(|error| FetchError::BadUrl {
-            url: url.to_string(),
-            error,
-        })?;
-        let host = host_of(url).ok_or_else(|| FetchError::NoHost {
-            url: url.to_string(),
-        })?;
+        let (parsed, host) = parsed_with_host(url)?;
         match self.options.resolve.get(&host) {
             Some(addr) => Ok((format!("http://{addr}{}", parsed.path()), Some(host))),
             None => Ok((url.to_string(), None)),
@@ -795,6 +783,18 @@ fn push_error(list: &mut Vec<String>, error: String) {
         list.remove(0);
     }
     list.push(crate::terminal::terminal_safe(&error).into_owned());
+}
+
+/// `url` parsed, with its `host[:port]`: what both request targets start from.
+fn parsed_with_host(url: &str) -> Result<(url::Url, String), FetchError> {
+    let parsed = url::Url::parse(url).map_err(|error| FetchError::BadUrl {
+        url: url.to_string(),
+        error,
+    })?;
+    let host = host_of(url).ok_or_else(|| FetchError::NoHost {
+        url: url.to_string(),
+    })?;
+    Ok((parsed, host))
 }
 
 /// `host[:port]`, lowercase, of an absolute URL.
