@@ -18,6 +18,7 @@
 // Every function outside tests stays under `too-many-lines-threshold` (clippy.toml).
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
+pub mod cache;
 pub mod change;
 pub mod client;
 pub mod cluster;
@@ -27,7 +28,6 @@ pub mod error;
 pub mod index;
 pub mod learn;
 pub mod live;
-pub mod memo;
 pub mod optimise;
 pub mod policy;
 pub mod progress;

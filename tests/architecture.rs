@@ -17,7 +17,7 @@ const STAGES: &[&str] = &[
     "progress",
     "text",
     "corpus",
-    "memo",
+    "cache",
     "optimise",
     "change",
     "cluster",

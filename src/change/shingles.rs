@@ -16,8 +16,9 @@
 //! The symmetric [`resemblance_distance`] (1 − Jaccard) is offered for callers who want
 //! additions to count too; it is never smaller than [`shingle_change`].
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
+
+use crate::cache::{Cache, CacheKey};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -76,46 +77,50 @@ pub fn shingles(text: &str, w: usize) -> Vec<u64> {
     out
 }
 
-/// Upper bound of the heap bytes [`text_sketch`] keeps for reuse: past it, sketches are
-/// computed without being kept.
+/// Bytes of sketches the cache keeps: past it, sketches are computed without being kept.
 pub const SKETCH_MEMO_BYTES: usize = 256 << 20;
 
-/// Sketches kept by [`text_sketch`], by the 128-bit xxh3 of their text, and their bytes.
-struct SketchMemo {
-    sketches: dashmap::DashMap<u128, Arc<[u64]>>,
-    bytes: AtomicUsize,
+/// A text given in parts: the input of [`text_sketch`]; its key is the joined text's.
+struct TextParts<'a>(&'a [&'a str]);
+
+impl CacheKey for TextParts<'_> {
+    type Value = Box<[u64]>;
+    const STORE: &'static str = "sketches";
+    const MAX_BYTES: usize = SKETCH_MEMO_BYTES;
+
+    fn write_key(&self, bytes: &mut Vec<u8>) {
+        for part in self.0 {
+            bytes.extend_from_slice(part.as_bytes());
+        }
+    }
+
+    /// Streamed: the joined text is not copied to be hashed.
+    fn key(&self) -> u128 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for part in self.0 {
+            hasher.update(part.as_bytes());
+        }
+        hasher.digest128()
+    }
+
+    fn value_bytes(sketch: &Box<[u64]>) -> usize {
+        sketch.len() * std::mem::size_of::<u64>() + 64
+    }
 }
 
-static SKETCH_MEMO: LazyLock<SketchMemo> = LazyLock::new(|| SketchMemo {
-    sketches: dashmap::DashMap::new(),
-    bytes: AtomicUsize::new(0),
-});
-
 /// [`shingles`] of the concatenation of `parts` at [`DEFAULT_SHINGLE_WIDTH`], computed once
-/// per distinct text in the process (up to [`SKETCH_MEMO_BYTES`]).
+/// per distinct text in `cache` when there is one.
 ///
 /// Why: every run of a sweep compares the same captures of the same corpus — each refresh
 /// that finds a change needs the sketches of the held and the fetched copy — and shingling was
 /// a twentieth of a sweep. A sketch is a pure function of the text; the key is the text's
 /// 128-bit xxh3 (a collision would need ~2^64 distinct texts).
-pub fn text_sketch(parts: &[&str]) -> Arc<[u64]> {
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    for part in parts {
-        hasher.update(part.as_bytes());
+pub fn text_sketch(cache: Option<&Cache>, parts: &[&str]) -> Arc<Box<[u64]>> {
+    let compute = || shingles(&parts.concat(), DEFAULT_SHINGLE_WIDTH).into_boxed_slice();
+    match cache {
+        Some(cache) => cache.get_or_compute(&TextParts(parts), compute).0,
+        None => Arc::new(compute()),
     }
-    let key = hasher.digest128();
-    let memo = &*SKETCH_MEMO;
-    if let Some(found) = memo.sketches.get(&key) {
-        return Arc::clone(found.value());
-    }
-    let sketch: Arc<[u64]> = shingles(&parts.concat(), DEFAULT_SHINGLE_WIDTH).into();
-    let bytes = sketch.len() * std::mem::size_of::<u64>() + 64;
-    if memo.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes <= SKETCH_MEMO_BYTES {
-        memo.sketches.insert(key, Arc::clone(&sketch));
-    } else {
-        memo.bytes.fetch_sub(bytes, Ordering::Relaxed);
-    }
-    sketch
 }
 
 fn intersection_len(a: &[u64], b: &[u64]) -> usize {
@@ -203,6 +208,8 @@ mod tests {
     #[test]
     fn text_sketches_are_the_shingles_of_the_joined_parts_and_kept() {
         let parts = ["A title", "\n", "some visible text of a page, with words"];
+        let cache = Cache::new();
+        let text_sketch = |parts: &[&str]| text_sketch(Some(&cache), parts);
         let first = text_sketch(&parts);
         assert_eq!(
             &first[..],

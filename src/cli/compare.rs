@@ -13,9 +13,7 @@ use refresher::policy::registry::{family, DEFAULT_COMPARISON};
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
 use refresher::report::svg::{Chart, Scale, Series};
-use refresher::sim::compare::{
-    default_budgets, sweep_sharing, Comparison, SharedModeRuns, SweepConfig, Target, TargetRow,
-};
+use refresher::sim::compare::{default_budgets, sweep, Comparison, SweepConfig, Target, TargetRow};
 
 use super::experiment::{budget_from_share, csv_file, ExperimentArgs, WarmupArgs};
 use super::policy_args;
@@ -122,8 +120,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let env = loaded.environment(args.scoring)?;
     let mut comparisons = Vec::new();
-    // Round-robin, random and age make the same run in every mode: run once, reported in each.
-    let mode_free_runs = SharedModeRuns::default();
+    // Round-robin, random and age make the same run in every mode: run once (kept in the
+    // environment's cache), reported in each.
     for &mode in &args.mode {
         let config = SweepConfig {
             policies: policies.clone(),
@@ -138,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             targets: args.targets.clone().unwrap_or_default(),
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
-        let c = sweep_sharing(&env, &config, &mode_free_runs, &|done, total| {
+        let c = sweep(&env, &config, &|done, total| {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         })?;

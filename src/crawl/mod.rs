@@ -51,7 +51,7 @@ use std::sync::Arc;
 
 pub use catalogue::UrlCatalogue;
 pub use frontier::{Frontier, FrontierPage, NewPages};
-pub use knowledge::{CrawlKnowledge, SharedPageRanks};
+pub use knowledge::CrawlKnowledge;
 pub use link_graph::{pagerank, LinkGraph, PageRank};
 pub use snapshot::SnapshotFetcher;
 pub use state::{CrawlState, HeldCopy, PageCrawl};

@@ -12,8 +12,9 @@ use crate::change::shingles::{shingle_change, text_sketch};
 use crate::corpus::{PageId, PageVersion, Unit};
 
 use super::frontier::{Frontier, FrontierPage};
-use super::knowledge::cache::{HeldChange, KnowledgeCache, SharedPageRanks};
+use super::knowledge::cache::{HeldChange, KnowledgeCache};
 use super::Validator;
+use crate::cache::Cache;
 
 /// The repository's copy of a page, with its shingle sketch computed on first use (kept with
 /// the copy: a live crawler has no previous live version to compare a new copy with, only
@@ -21,7 +22,7 @@ use super::Validator;
 #[derive(Debug, Clone)]
 pub struct HeldCopy {
     pub version: Arc<PageVersion>,
-    sketch: OnceLock<Arc<[u64]>>,
+    sketch: OnceLock<Arc<Box<[u64]>>>,
 }
 
 impl HeldCopy {
@@ -32,10 +33,10 @@ impl HeldCopy {
         }
     }
 
-    /// The copy's shingles ([`text_sketch`] of its indexed text).
-    pub fn sketch(&self) -> &[u64] {
+    /// The copy's shingles ([`text_sketch`] of its indexed text, kept in `cache` if given).
+    pub fn sketch(&self, cache: Option<&Cache>) -> &[u64] {
         self.sketch
-            .get_or_init(|| text_sketch(&self.version.indexed_text_parts()))
+            .get_or_init(|| text_sketch(cache, &self.version.indexed_text_parts()))
     }
 
     /// The validator a conditional fetch of this copy sends.
@@ -94,10 +95,17 @@ impl CrawlState {
         }
     }
 
-    /// Shares the PageRanks of this state's held copies with the other crawl states of the
-    /// same corpus that share `shared` ([`SharedPageRanks`]): the same vectors, computed once.
-    pub fn share_pageranks(&mut self, shared: Arc<SharedPageRanks>) {
-        self.knowledge.share_pageranks(shared);
+    /// Keeps what is computed from this state's held copies (their PageRank, their shingle
+    /// sketches) in the environment's `cache`, shared with the other crawl states of the same
+    /// corpus: the same values, computed once. The refresher reads the cache from here
+    /// ([`Self::cache`]).
+    pub fn use_cache(&mut self, cache: Arc<Cache>) {
+        self.knowledge.use_cache(cache);
+    }
+
+    /// The environment's cache, if this state shares one ([`Self::use_cache`]).
+    pub fn cache(&self) -> Option<&Arc<Cache>> {
+        self.knowledge.cache()
     }
 
     pub(crate) fn knowledge_cache(&self) -> &KnowledgeCache {
@@ -143,7 +151,10 @@ impl CrawlState {
     }
 
     /// [`held_unit`](Self::held_unit) of page ids `0..pages`, in order.
-    pub fn held_units(&self, pages: usize) -> impl ExactSizeIterator<Item = Option<Unit>> + '_ {
+    pub fn held_units(
+        &self,
+        pages: usize,
+    ) -> impl ExactSizeIterator<Item = Option<Unit>> + Clone + '_ {
         (0..pages as PageId).map(|p| self.held_unit(p))
     }
 
@@ -190,7 +201,10 @@ impl CrawlState {
             return 0.0;
         }
         match (self.held(page), fetched) {
-            (Some(old), Some(new)) => shingle_change(old.sketch(), new.sketch()),
+            (Some(old), Some(new)) => {
+                let cache = self.cache().map(|c| &**c);
+                shingle_change(old.sketch(cache), new.sketch(cache))
+            }
             _ => 1.0,
         }
     }

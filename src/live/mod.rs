@@ -176,7 +176,7 @@ impl CrawlEngine {
             history: None,
             seed: config.seed,
             crawl: None,
-            shared_plans: None,
+            cache: None,
         };
         let measure = measurement(&repo, &workload, None, &config.environment, 1);
         let monitor = fetcher.monitor();

@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::family::PolicyFamily;
-use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use super::{PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
 
@@ -38,8 +38,11 @@ impl RefreshPolicy for RoundRobin {
         "round-robin".to_string()
     }
 
-    fn reads_fit_mode(&self) -> bool {
-        false
+    fn reads(&self) -> Reads {
+        Reads {
+            delta_q: false,
+            fit_mode: false,
+        }
     }
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {
@@ -90,8 +93,11 @@ impl RefreshPolicy for UniformRandom {
         "random".to_string()
     }
 
-    fn reads_fit_mode(&self) -> bool {
-        false
+    fn reads(&self) -> Reads {
+        Reads {
+            delta_q: false,
+            fit_mode: false,
+        }
     }
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {
@@ -130,8 +136,11 @@ impl RefreshPolicy for OldestFirst {
         "age".to_string()
     }
 
-    fn reads_fit_mode(&self) -> bool {
-        false
+    fn reads(&self) -> Reads {
+        Reads {
+            delta_q: false,
+            fit_mode: false,
+        }
     }
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {

@@ -710,7 +710,7 @@ mod tests {
 
     #[test]
     fn schedules_are_not_shared_with_the_freshness_planners() {
-        use crate::policy::planned::SharedPlans;
+        use crate::cache::Cache;
         use crate::policy::sbr::Sbr;
         use std::sync::Arc;
         // Nobody is viewed: every importance is 1, and LambdaCrawl's `(Δ_w, μ_w)` are SBR's
@@ -720,7 +720,7 @@ mod tests {
         let ctx = context(FitMode::Oracle, &pages, &views, Some(&h), 16, 3);
         let alone = run(&mut lambdacrawl(), &ctx, &h);
         let sharing = PolicyContext {
-            shared_plans: Some(Arc::new(SharedPlans::default())),
+            cache: Some(Arc::new(Cache::new())),
             ..ctx.clone()
         };
         let sbr = run(&mut Sbr::at_threshold(0.0), &sharing, &h);

@@ -13,7 +13,7 @@
 //!    (the measurement hook fires) and then calls [`RefreshPolicy::observe`] with one
 //!    [`RefreshOutcome`] per refreshed page, plus one with `discovered` set per page that first
 //!    appeared at `t` and was crawled outside the budget. An outcome's `delta_q` is the
-//!    measured ΔQ_A only for a policy whose [`RefreshPolicy::reads_delta_q`] says so; others
+//!    measured ΔQ_A only for a policy whose [`RefreshPolicy::reads`] says so; others
 //!    may be handed 0 (a comparison sweep does not measure for them).
 //! 3. If [`RefreshPolicy::wants_views`] says so for `t + 1`, the simulator then sends the
 //!    repository's current view weights through [`RefreshPolicy::observe_views`].
@@ -226,9 +226,36 @@ pub struct PolicyContext<'a> {
     /// held copies, link graph, PageRank). The refresher fills it in before `prepare`; `None`
     /// when a policy is prepared outside a refresher (unit tests, labels).
     pub crawl: Option<&'a CrawlState>,
-    /// Where the SBR/EBR planners of one environment share their schedules
-    /// ([`planned::SharedPlans`]); `None` outside a sweep.
-    pub shared_plans: Option<std::sync::Arc<planned::SharedPlans>>,
+    /// The environment's cache, where the planners of one environment share their schedules
+    /// ([`crate::cache`]); `None` outside a sweep or served engine.
+    pub cache: Option<std::sync::Arc<crate::cache::Cache>>,
+}
+
+/// What a policy reads beyond the protocol's calls, declared once by the built policy
+/// ([`RefreshPolicy::reads`]) so that drivers skip what no one reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reads {
+    /// The policy reads [`RefreshOutcome::delta_q`]. A policy that does not may be handed 0
+    /// there: a comparison sweep, which reports no ΔQ_A, then skips measuring it (the hook
+    /// stays off). A family that starts reading it must say so: a test of `sim::run` runs
+    /// every registered family both ways and requires the same runs.
+    pub delta_q: bool,
+    /// What the policy chooses can depend on the fit mode: the context's `mode` or `history`
+    /// (oracle mode only). A policy that reads neither makes the same run in both modes, so a
+    /// comparison of several modes runs it once and reports it in each. Conservatively
+    /// `true`; a family that says `false` is run both ways by a test of `sim::run`, which
+    /// requires the same runs.
+    pub fit_mode: bool,
+}
+
+impl Default for Reads {
+    /// No ΔQ; the fit mode (conservatively).
+    fn default() -> Self {
+        Reads {
+            delta_q: false,
+            fit_mode: true,
+        }
+    }
 }
 
 /// A refresh policy. See the module docs for the order of calls.
@@ -268,20 +295,10 @@ pub trait RefreshPolicy: Send {
     }
     /// What the refreshes of `unit` revealed (called after the batch is indexed).
     fn observe(&mut self, outcomes: &[RefreshOutcome]);
-    /// Whether the policy reads [`RefreshOutcome::delta_q`]. A policy that does not may be
-    /// handed 0 there: a comparison sweep, which reports no ΔQ_A, then skips measuring it
-    /// (the hook stays off). A family that starts reading it must say so here: a test of
-    /// `sim::run` runs every registered family both ways and requires the same runs.
-    fn reads_delta_q(&self) -> bool {
-        false
-    }
-    /// Whether what the policy chooses can depend on the fit mode: the context's `mode` or
-    /// `history` (oracle mode only). A policy that reads neither makes the same run in both
-    /// modes, so a comparison of several modes runs it once and reports it in each
-    /// ([`crate::sim::compare::SharedModeRuns`]). Conservatively `true`; a family that says
-    /// `false` is run both ways by a test of `sim::run`, which requires the same runs.
-    fn reads_fit_mode(&self) -> bool {
-        true
+    /// What the policy reads beyond the protocol's calls ([`Reads`]); fixed once the policy is
+    /// built from its family and parameters.
+    fn reads(&self) -> Reads {
+        Reads::default()
     }
     /// Whether the policy spends each unit's budget in rounds (see the module docs): then the
     /// refresher calls [`choose_round`](Self::choose_round) and

@@ -37,7 +37,7 @@
 use std::collections::HashMap;
 
 use super::user_centric::estimators::{Estimator, UserCentric};
-use super::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use super::{PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 use crate::change::change_probability;
 use crate::corpus::{PageId, Unit};
 use crate::crawl::{CrawlState, FrontierPage};
@@ -280,8 +280,11 @@ impl RefreshPolicy for UserCentricWithNewPages {
     fn label(&self) -> String {
         self.inner.label()
     }
-    fn reads_delta_q(&self) -> bool {
-        true
+    fn reads(&self) -> Reads {
+        Reads {
+            delta_q: true,
+            ..Reads::default()
+        }
     }
     fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = self.inner.settings();

@@ -8,11 +8,11 @@
 use super::family::{ParamKind, ParamSpec, Params};
 use super::freshness::{marginal_freshness, optimal_frequencies};
 use super::schedule::{assign, plan_instances};
-use super::{ChangeHistory, FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
+use super::{ChangeHistory, FitMode, PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
+use crate::cache::{Cache, CacheKey};
 use crate::change::cg_rate_per_unit;
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
-use crate::memo::{key_of, SharedMemo};
 use std::sync::Arc;
 
 /// Default shingle threshold of SBR and EBR when none is given: 0, i.e. every content change
@@ -156,7 +156,7 @@ pub trait PageModel: Send {
     }
     /// The objective [`frequencies`](Self::frequencies) and
     /// [`marginal_value`](Self::marginal_value) optimise: planners share a schedule
-    /// ([`SharedPlans`]) only when their objectives are the same, since equal `(λ_p, c_p)` give
+    /// ([`ScheduleInputs`]) only when their objectives are the same, since equal `(λ_p, c_p)` give
     /// different plans under different objectives. `"freshness"` by default.
     fn objective(&self) -> &'static str {
         "freshness"
@@ -187,7 +187,7 @@ pub struct Planner<M> {
     /// The current plan (shared with the planners that computed the same one).
     schedule: Arc<Schedule>,
     /// Where the planners of one environment share their schedules, if anywhere.
-    shared: Option<Arc<SharedPlans>>,
+    cache: Option<Arc<Cache>>,
 }
 
 /// A plan: per unit from its start, the pages to refresh; and the frequencies it realises.
@@ -197,32 +197,102 @@ struct Schedule {
     frequencies: Vec<f64>,
 }
 
-/// Schedules shared by the planners of one environment (the SBR and EBR runs of a sweep),
-/// keyed by everything a replan reads: the model's objective ([`PageModel::objective`]), the
-/// fit mode, every page's `(λ_p, c_p)` and last
-/// refresh, the plan's first unit and horizon, and the budget. Runs whose estimates coincide
-/// (thresholds θ that count the same changes, budgets that refresh every page) compute one
-/// schedule and read it — the same plan, bit for bit. See [`SharedMemo`].
-#[derive(Debug)]
-pub struct SharedPlans(SharedMemo<Schedule>);
+/// Everything a schedule is computed from ([`schedule_of`]), and so the key under which the
+/// planners of one environment (the SBR and EBR runs of a sweep) share it in the [`Cache`]:
+/// the model's objective ([`PageModel::objective`], which names its frequencies), whether
+/// plans continue from each page's last refresh, the plan's first unit and length, the budget,
+/// every page's `(λ_p, c_p)` and last refresh. Runs whose estimates coincide (thresholds θ that
+/// count the same changes, budgets that refresh every page) compute one schedule and read it —
+/// the same plan, bit for bit.
+struct ScheduleInputs<'a> {
+    objective: &'static str,
+    replans: bool,
+    start: Unit,
+    len: u32,
+    budget: usize,
+    params: &'a [(f64, f64)],
+    last_refresh: &'a [Unit],
+}
 
-/// Bytes of schedules a [`SharedPlans`] keeps by default.
+/// Bytes of schedules the cache keeps.
 pub const SHARED_PLAN_BYTES: usize = 128 << 20;
 
-impl Default for SharedPlans {
-    fn default() -> Self {
-        SharedPlans(SharedMemo::with_max_bytes(SHARED_PLAN_BYTES))
+impl CacheKey for ScheduleInputs<'_> {
+    type Value = Schedule;
+    const STORE: &'static str = "schedules";
+    const MAX_BYTES: usize = SHARED_PLAN_BYTES;
+
+    fn write_key(&self, bytes: &mut Vec<u8>) {
+        let objective = self.objective.as_bytes();
+        bytes.extend_from_slice(&(objective.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(objective);
+        bytes.push(self.replans as u8);
+        bytes.extend_from_slice(&self.start.to_le_bytes());
+        bytes.extend_from_slice(&self.len.to_le_bytes());
+        bytes.extend_from_slice(&(self.budget as u64).to_le_bytes());
+        bytes.extend_from_slice(&(self.params.len() as u64).to_le_bytes());
+        for &(lambda, weight) in self.params {
+            bytes.extend_from_slice(&lambda.to_bits().to_le_bytes());
+            bytes.extend_from_slice(&weight.to_bits().to_le_bytes());
+        }
+        for &unit in self.last_refresh {
+            bytes.extend_from_slice(&unit.to_le_bytes());
+        }
+    }
+
+    fn key_len(&self) -> usize {
+        48 + 20 * self.params.len()
+    }
+
+    fn value_bytes(s: &Schedule) -> usize {
+        s.plan.iter().map(|u| 24 + 4 * u.len()).sum::<usize>() + 8 * s.frequencies.len()
     }
 }
 
-impl SharedPlans {
-    /// Schedules kept.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+/// The optimal frequencies of `model` for the inputs' budget and their plan over units
+/// `start .. start + len`, from the pages' parameters (and, when plans continue, each page's
+/// last refresh): a function of `inputs` alone, since the model's frequencies are named by its
+/// objective.
+fn schedule_of<M: PageModel>(model: &M, inputs: &ScheduleInputs<'_>) -> Schedule {
+    let (start, len, budget) = (inputs.start, inputs.len, inputs.budget);
+    let lambdas: Vec<f64> = inputs.params.iter().map(|x| x.0).collect();
+    let weights: Vec<f64> = inputs.params.iter().map(|x| x.1).collect();
+    let frequencies = model.frequencies(&lambdas, &weights, budget);
+    // An instance is worth its weight times the chance it catches a change.
+    let values: Vec<f64> = (0..lambdas.len())
+        .map(|p| {
+            let f = frequencies[p];
+            if f > 0.0 {
+                weights[p] * -(-lambdas[p] / f).exp_m1()
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let phases: Vec<f64> = (0..lambdas.len())
+        .map(|p| match inputs.replans {
+            // One plan for the whole run: pages staggered.
+            false => golden_phase(p),
+            // Continue from the last refresh: the first instance one interval after it.
+            true => {
+                let f = frequencies[p];
+                if f > 0.0 {
+                    let spacing = 1.0 / f;
+                    let since = start
+                        .saturating_sub(1)
+                        .saturating_sub(inputs.last_refresh[p])
+                        as f64;
+                    (since / spacing).min(0.999)
+                } else {
+                    0.0
+                }
+            }
+        })
+        .collect();
+    let instances = plan_instances(&frequencies, &values, &phases, start, len, budget);
+    Schedule {
+        plan: assign(&instances, start, len, budget),
+        frequencies,
     }
 }
 
@@ -297,7 +367,7 @@ impl<M: PageModel> Planner<M> {
             plan_start: 0,
             plan_budget: 0,
             schedule: Arc::default(),
-            shared: None,
+            cache: None,
         }
     }
 
@@ -311,7 +381,7 @@ impl<M: PageModel> Planner<M> {
         self.observations = vec![Observations::default(); n];
         self.last_refresh = vec![0; n];
         self.schedule = Arc::default();
-        self.shared = context.shared_plans.clone();
+        self.cache = context.cache.clone();
         self.params = vec![(0.0, 0.0); n];
         if let (FitMode::Oracle, Some(history)) = (context.mode, context.history) {
             self.model.fit_oracle(history);
@@ -374,83 +444,22 @@ impl<M: PageModel> Planner<M> {
         }
         let end = self.horizon.max(start);
         let len = end - start + 1;
-        let compute = || self.schedule_for(start, len, budget);
-        self.schedule = match &self.shared {
-            Some(shared) => {
-                let key = self.schedule_key(start, len, budget);
-                shared.0.get_or_compute(key, compute, |s| {
-                    s.plan.iter().map(|u| 24 + 4 * u.len()).sum::<usize>() + 8 * s.frequencies.len()
-                })
-            }
+        let inputs = ScheduleInputs {
+            objective: self.model.objective(),
+            replans: self.replans(),
+            start,
+            len,
+            budget,
+            params: &self.params,
+            last_refresh: &self.last_refresh,
+        };
+        let compute = || schedule_of(&self.model, &inputs);
+        self.schedule = match &self.cache {
+            Some(cache) => cache.get_or_compute(&inputs, compute).0,
             None => Arc::new(compute()),
         };
         self.plan_start = start;
         self.plan_budget = budget;
-    }
-
-    /// What [`Self::schedule_for`] reads, hashed (see [`SharedPlans`]).
-    fn schedule_key(&self, start: Unit, len: u32, budget: usize) -> u128 {
-        let n = self.params.len();
-        key_of(48 + 20 * n, |bytes| {
-            let objective = self.model.objective().as_bytes();
-            bytes.extend_from_slice(&(objective.len() as u64).to_le_bytes());
-            bytes.extend_from_slice(objective);
-            bytes.push(self.mode as u8);
-            bytes.extend_from_slice(&start.to_le_bytes());
-            bytes.extend_from_slice(&len.to_le_bytes());
-            bytes.extend_from_slice(&(budget as u64).to_le_bytes());
-            bytes.extend_from_slice(&(n as u64).to_le_bytes());
-            for &(lambda, weight) in &self.params {
-                bytes.extend_from_slice(&lambda.to_bits().to_le_bytes());
-                bytes.extend_from_slice(&weight.to_bits().to_le_bytes());
-            }
-            for &unit in &self.last_refresh {
-                bytes.extend_from_slice(&unit.to_le_bytes());
-            }
-        })
-    }
-
-    /// The optimal frequencies for `budget` and their plan over units `start .. start + len`,
-    /// from the current parameters (and, online, each page's last refresh).
-    fn schedule_for(&self, start: Unit, len: u32, budget: usize) -> Schedule {
-        let lambdas: Vec<f64> = self.params.iter().map(|x| x.0).collect();
-        let weights: Vec<f64> = self.params.iter().map(|x| x.1).collect();
-        let frequencies = self.model.frequencies(&lambdas, &weights, budget);
-        // An instance is worth its weight times the chance it catches a change.
-        let values: Vec<f64> = (0..lambdas.len())
-            .map(|p| {
-                let f = frequencies[p];
-                if f > 0.0 {
-                    weights[p] * -(-lambdas[p] / f).exp_m1()
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let replans = self.replans();
-        let phases: Vec<f64> = (0..lambdas.len())
-            .map(|p| match replans {
-                // One plan for the whole run: pages staggered.
-                false => golden_phase(p),
-                // Continue from the last refresh: the first instance one interval after it.
-                true => {
-                    let f = frequencies[p];
-                    if f > 0.0 {
-                        let spacing = 1.0 / f;
-                        let since =
-                            start.saturating_sub(1).saturating_sub(self.last_refresh[p]) as f64;
-                        (since / spacing).min(0.999)
-                    } else {
-                        0.0
-                    }
-                }
-            })
-            .collect();
-        let instances = plan_instances(&frequencies, &values, &phases, start, len, budget);
-        Schedule {
-            plan: assign(&instances, start, len, budget),
-            frequencies,
-        }
     }
 
     /// Whether `choose(unit, ·)` will compute a new plan (the current one is due): online, or
@@ -560,8 +569,11 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
         self.model.name().to_string()
     }
 
-    fn reads_delta_q(&self) -> bool {
-        self.model.reads_delta_q()
+    fn reads(&self) -> Reads {
+        Reads {
+            delta_q: self.model.reads_delta_q(),
+            ..Reads::default()
+        }
     }
 
     fn label(&self) -> String {

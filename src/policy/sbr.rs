@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn planners_sharing_schedules_choose_what_each_chooses_alone() {
-        use crate::policy::planned::SharedPlans;
+        use crate::cache::Cache;
         use crate::policy::PolicyContext;
         use std::sync::Arc;
         // Every change has shingle change 1: θ = 0.5 and θ = 0.2 count the same changes.
@@ -105,24 +105,25 @@ mod tests {
         let h = history(11, &changes, &[], &[]);
         let pages: Vec<u32> = (0..12).collect();
         let views = [1.0; 12];
-        let shared = Arc::new(SharedPlans::default());
+        let shared = Arc::new(Cache::new());
+        let kept_schedules = |cache: &Cache| cache.stats().get("schedules").map_or(0, |s| s.kept);
         for mode in [FitMode::Oracle, FitMode::Online] {
             let history = (mode == FitMode::Oracle).then_some(&h);
             let alone_ctx = context(mode, &pages, &views, history, 10, 3);
             let alone = run(&mut Sbr::at_threshold(0.5), &alone_ctx, &h);
             let sharing = PolicyContext {
-                shared_plans: Some(Arc::clone(&shared)),
+                cache: Some(Arc::clone(&shared)),
                 ..alone_ctx.clone()
             };
-            let kept = shared.len();
+            let kept = kept_schedules(&shared);
             let first = run(&mut Sbr::at_threshold(0.5), &sharing, &h);
-            let computed = shared.len() - kept;
+            let computed = kept_schedules(&shared) - kept;
             let second = run(&mut Sbr::at_threshold(0.2), &sharing, &h);
             assert_eq!(first, alone, "{mode:?}");
             assert_eq!(second, alone, "{mode:?}");
             assert!(computed > 0, "{mode:?}");
             // The second planner met the same inputs at every replan: it computed nothing.
-            assert_eq!(shared.len(), kept + computed, "{mode:?}");
+            assert_eq!(kept_schedules(&shared), kept + computed, "{mode:?}");
         }
     }
 

@@ -44,7 +44,7 @@ pub fn context<'a>(
         history,
         seed: 42,
         crawl: None,
-        shared_plans: None,
+        cache: None,
     }
 }
 

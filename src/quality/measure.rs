@@ -218,7 +218,7 @@ impl ShiftSink for DeltaQMeasure {
 }
 
 /// No measurement: the hook stays off and every refresh measures ΔQ_A = 0. For a run whose
-/// policy does not read ΔQ_A ([`crate::policy::RefreshPolicy::reads_delta_q`]) and whose
+/// policy does not read ΔQ_A ([`crate::policy::Reads::delta_q`]) and whose
 /// report does not show it (a comparison sweep reports means of the exact metrics only), so
 /// that it does not pay for the hook, the refits and the estimate.
 pub struct NoMeasure {

@@ -6,11 +6,9 @@
 //! repository quality ratio (paper 003 Eq. 5) and does not change the order of priorities; it
 //! only scales absolute ΔQ values.
 
-use std::sync::Arc;
-
+use crate::cache::{write_held_units, CacheKey};
 use crate::corpus::Unit;
 use crate::index::{ForwardIndex, Scorer};
-use crate::memo::{key_of, write_held_units, SharedMemo};
 use crate::text::TermId;
 
 use super::exact::ranking::{MetricQuery, RankMemory};
@@ -179,56 +177,49 @@ pub fn view_weights_with(
     weight
 }
 
-/// Repository view weights ([`view_weights_with`]) shared by the refreshers of one environment
-/// (a sweep's runs): the weights are a function of the repository's copies, so runs that hold
-/// the same copies — the same version of every page — read one vector, computed once, the
-/// same bit for bit. At most [`SHARED_VIEW_WEIGHT_BYTES`] are kept, oldest dropped first
-/// ([`SharedMemo`]).
-///
-/// Copies are named by page and version unit, which name one version only within one corpus;
-/// and the weights depend on the workload queries, the viewing likelihood and the scoring: the
-/// refreshers sharing a store must share all four.
-#[derive(Debug)]
-pub struct SharedViewWeights(SharedMemo<Vec<f64>>);
-
-/// Bytes of view-weight vectors a [`SharedViewWeights`] keeps by default: about 1,200 vectors
-/// of a 7,000-page site.
-pub const SHARED_VIEW_WEIGHT_BYTES: usize = 64 << 20;
-
-impl Default for SharedViewWeights {
-    fn default() -> Self {
-        Self::with_max_bytes(SHARED_VIEW_WEIGHT_BYTES)
-    }
+/// What a repository's view weights ([`view_weights_with`]) are computed from, and so the key
+/// under which the refreshers of one environment (a sweep's runs) share them in its
+/// [`crate::cache::Cache`]: the version `held` of each of `pages` page ids (`None`: no copy),
+/// which fixes the repository's copies within one corpus, the workload queries, the viewing
+/// likelihood and the scoring. Runs that hold the same copies under the same workload read one
+/// vector, computed once, the same bit for bit.
+pub struct RepositoryViews<'a, H> {
+    pub pages: usize,
+    pub held: H,
+    pub queries: &'a [MetricQuery],
+    pub likelihood: &'a ViewingLikelihood,
+    pub scoring: crate::index::ScoringKind,
 }
 
-impl SharedViewWeights {
-    pub fn with_max_bytes(max_bytes: usize) -> Self {
-        SharedViewWeights(SharedMemo::with_max_bytes(max_bytes))
+/// Bytes of view-weight vectors the cache keeps: about 1,200 vectors of a 7,000-page site.
+pub const SHARED_VIEW_WEIGHT_BYTES: usize = 64 << 20;
+
+impl<H: Iterator<Item = Option<Unit>> + Clone> CacheKey for RepositoryViews<'_, H> {
+    type Value = Vec<f64>;
+    const STORE: &'static str = "view weights";
+    const MAX_BYTES: usize = SHARED_VIEW_WEIGHT_BYTES;
+
+    fn write_key(&self, bytes: &mut Vec<u8>) {
+        bytes.extend_from_slice(&(self.pages as u64).to_le_bytes());
+        write_held_units(bytes, self.held.clone());
+        bytes.extend_from_slice(&(self.queries.len() as u64).to_le_bytes());
+        for q in self.queries {
+            bytes.extend_from_slice(&q.frequency.to_bits().to_le_bytes());
+            bytes.extend_from_slice(&(q.terms.len() as u32).to_le_bytes());
+            for t in &q.terms {
+                bytes.extend_from_slice(&t.to_le_bytes());
+            }
+        }
+        bytes.extend_from_slice(&self.likelihood.exponent.to_bits().to_le_bytes());
+        bytes.extend_from_slice(format!("{:?}", self.scoring).as_bytes());
     }
 
-    /// The key of the weights over `pages` page ids of a repository holding version `held[p]`
-    /// of each page `p` (`None`: no copy).
-    pub fn key(pages: usize, held: impl Iterator<Item = Option<Unit>>) -> u128 {
-        key_of(8 + 4 * pages, |bytes| {
-            bytes.extend_from_slice(&(pages as u64).to_le_bytes());
-            write_held_units(bytes, held);
-        })
+    fn key_len(&self) -> usize {
+        16 + 4 * self.pages + 16 * self.queries.len()
     }
 
-    /// The weights under `key`, computed by `compute` when no refresher shared them yet.
-    pub fn get_or_compute(&self, key: u128, compute: impl FnOnce() -> Vec<f64>) -> Arc<Vec<f64>> {
-        self.0.get_or_compute(key, compute, |w| {
-            std::mem::size_of::<Vec<f64>>() + 8 * w.len()
-        })
-    }
-
-    /// Vectors kept.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    fn value_bytes(w: &Vec<f64>) -> usize {
+        std::mem::size_of::<Vec<f64>>() + 8 * w.len()
     }
 }
 

@@ -40,7 +40,7 @@ use crate::index::{ApplyReport, IndexError, PageUpdate, Repository};
 use crate::policy::{PolicyContext, ProbeOutcome, RefreshOutcome, RefreshPolicy};
 use crate::quality::exact::RankMemory;
 use crate::quality::measure::MeasureDeltaQ;
-use crate::quality::viewing::{view_weights_with, SharedViewWeights, ViewingLikelihood};
+use crate::quality::viewing::{view_weights_with, RepositoryViews, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
 
 mod frontier;
@@ -111,9 +111,6 @@ pub struct Refresher<'f> {
     /// The repository's lists as ranked for the last view weights the policy asked for:
     /// each re-read re-ranks from them.
     view_memory: RankMemory,
-    /// Where refreshers over the same corpus, workload, likelihood and scoring share view
-    /// weights, if anywhere ([`Self::share_view_weights`]).
-    shared_views: Option<Arc<SharedViewWeights>>,
 }
 
 impl<'f> Refresher<'f> {
@@ -137,6 +134,7 @@ impl<'f> Refresher<'f> {
         }
         policy.prepare(&PolicyContext {
             crawl: Some(&crawl),
+            cache: context.cache.clone().or_else(|| crawl.cache().cloned()),
             ..context.clone()
         });
         Refresher {
@@ -148,17 +146,7 @@ impl<'f> Refresher<'f> {
             workload,
             config,
             view_memory: RankMemory::default(),
-            shared_views: None,
         }
-    }
-
-    /// Reads and keeps the view weights the policy asks for in `shared` from now on: refreshers
-    /// whose repositories hold the same copies compute them once. Every refresher sharing
-    /// `shared` must rank the same corpus under the same workload queries, viewing likelihood
-    /// and scoring (a sweep's runs of one environment do); [`Self::set_workload`] stops the
-    /// sharing.
-    pub fn share_view_weights(&mut self, shared: Arc<SharedViewWeights>) {
-        self.shared_views = Some(shared);
     }
 
     pub fn repository(&self) -> &Repository {
@@ -213,7 +201,6 @@ impl<'f> Refresher<'f> {
         self.workload = Arc::clone(measure.workload());
         self.measure = measure;
         // Weights shared under the old workload are not this workload's.
-        self.shared_views = None;
     }
 
     /// Pages the fetcher has allocated ids for.
@@ -611,12 +598,18 @@ impl<'f> Refresher<'f> {
                     &self.config.likelihood,
                 )
             };
-            match &self.shared_views {
-                Some(shared) => {
+            match self.crawl.cache() {
+                Some(cache) => {
                     // The repository holds the crawl state's copies.
-                    let key = SharedViewWeights::key(pages, self.crawl.held_units(pages));
-                    self.policy
-                        .observe_views(&shared.get_or_compute(key, compute));
+                    let inputs = RepositoryViews {
+                        pages,
+                        held: self.crawl.held_units(pages),
+                        queries: &self.workload.queries,
+                        likelihood: &self.config.likelihood,
+                        scoring: self.repo.scorer().kind(),
+                    };
+                    let (weights, _) = cache.get_or_compute(&inputs, compute);
+                    self.policy.observe_views(&weights);
                 }
                 None => self.policy.observe_views(&compute()),
             }
@@ -639,6 +632,7 @@ struct Chosen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::Cache;
     use crate::corpus::{Corpus, LiveWeb};
     use crate::crawl::SnapshotFetcher;
     use crate::index::testutil::random_corpus;
@@ -687,6 +681,16 @@ mod tests {
         policy: Box<dyn RefreshPolicy>,
         budget: usize,
     ) -> Refresher<'c> {
+        refresher_sharing(corpus, policy, budget, None)
+    }
+
+    /// [`refresher_with`], its crawl state keeping what it computes in `cache` if given.
+    fn refresher_sharing<'c>(
+        corpus: &'c Corpus,
+        policy: Box<dyn RefreshPolicy>,
+        budget: usize,
+        cache: Option<Arc<Cache>>,
+    ) -> Refresher<'c> {
         let known = corpus.page_count() / 2;
         let mut workload = TermWorkload::default();
         for t in ["emac", "lisp", "buffer", "window"] {
@@ -706,7 +710,7 @@ mod tests {
             .collect();
         let mut repo = Repository::forward_only(Arc::clone(&corpus.vocabulary), ScoringKind::Bm25);
         repo.apply_unmeasured(0, &initial).unwrap();
-        let crawl = CrawlState::with_initial_crawl(
+        let mut crawl = CrawlState::with_initial_crawl(
             known,
             initial.iter().filter_map(|u| {
                 corpus
@@ -715,6 +719,9 @@ mod tests {
                     .map(|v| (u.page, Arc::clone(v)))
             }),
         );
+        if let Some(cache) = cache {
+            crawl.use_cache(cache);
+        }
         let pages: Vec<PageId> = initial.iter().map(|u| u.page).collect();
         let views = vec![1.0; known];
         let context = PolicyContext {
@@ -727,7 +734,7 @@ mod tests {
             history: None,
             seed: 3,
             crawl: None,
-            shared_plans: None,
+            cache: None,
         };
         let measure = DeltaQMeasure::new(
             &repo,
@@ -834,17 +841,16 @@ mod tests {
     #[test]
     fn refreshers_sharing_view_weights_are_sent_what_each_ranks_alone() {
         let corpus = random_corpus(40, 10, 23);
-        let shared = Arc::new(SharedViewWeights::default());
+        let shared = Arc::new(Cache::new());
+        let kept_views = || shared.stats().get("view weights").map_or(0, |s| s.kept);
         let watch = |share: bool| {
             let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
             let policy = WatchingViews {
                 next: 0,
                 seen: Arc::clone(&seen),
             };
-            let mut r = refresher_with(&corpus, Box::new(policy), 5);
-            if share {
-                r.share_view_weights(Arc::clone(&shared));
-            }
+            let cache = share.then(|| Arc::clone(&shared));
+            let mut r = refresher_sharing(&corpus, Box::new(policy), 5, cache);
             for unit in 1..corpus.units() {
                 r.step(unit).unwrap();
             }
@@ -852,13 +858,13 @@ mod tests {
             seen
         };
         let alone = watch(false);
-        assert!(shared.is_empty());
+        assert_eq!(kept_views(), 0);
         let first = watch(true);
-        let kept = shared.len();
+        let kept = kept_views();
         assert!(kept > 0);
         // The second refresher meets the first one's states: it reads, computes nothing new.
         let second = watch(true);
-        assert_eq!(shared.len(), kept);
+        assert_eq!(kept_views(), kept);
         assert_eq!(alone.len(), corpus.units() as usize - 1);
         let bits = |runs: &[Vec<f64>]| -> Vec<Vec<u64>> {
             runs.iter()

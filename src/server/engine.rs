@@ -250,7 +250,7 @@ impl ServedEngine {
                 history: None,
                 seed: spec.seed,
                 crawl: None,
-                shared_plans: None,
+                cache: None,
             });
             probe.label()
         };

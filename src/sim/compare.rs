@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use std::collections::BTreeMap;
 
+use crate::cache::CacheKey;
 use crate::index::IndexError;
 use crate::policy::family::{expand_sweep, GridDefault, ParamValue, PolicyError, SweepRun};
 use crate::policy::registry::family;
@@ -309,9 +310,9 @@ pub enum SweepError {
     Index(#[from] IndexError),
 }
 
-/// The runs of policies that do not read the fit mode
-/// ([`RefreshPolicy::reads_fit_mode`](crate::policy::RefreshPolicy::reads_fit_mode)), shared
-/// by the sweeps of several modes over one environment: such a policy makes the same run in
+/// A run of a policy that does not read the fit mode
+/// ([`Reads::fit_mode`](crate::policy::Reads::fit_mode)), as the sweeps of several modes over
+/// one environment share it in the environment's cache: such a policy makes the same run in
 /// every mode (round-robin, random and age: 45 of a default EmacsWiki sweep's 342 runs per
 /// mode), so the first mode's sweep runs it and the others report its point.
 ///
@@ -321,22 +322,20 @@ pub enum SweepError {
 ///
 /// A point is keyed by everything its run depends on apart from the mode and what the mode
 /// decides (the history an oracle is told): family, parameters (neither at `B = 0`), budget,
-/// seed, new-page setting, warm-up. Sweeps over different environments must not share one.
-#[derive(Debug, Default)]
-pub struct SharedModeRuns {
-    points: dashmap::DashMap<String, SweepPoint>,
-}
+/// seed, new-page setting, warm-up; the environment (corpus, workload, scoring) is the
+/// cache's own.
+struct ModeFreeRun(String);
 
-impl SharedModeRuns {
-    /// The key of `job`'s point when its run is the same in every mode (`None`: it is not).
-    fn key(
+impl ModeFreeRun {
+    /// `job`'s run when it is the same in every mode (`None`: it is not).
+    fn of(
         job: &crate::policy::family::SweepRun,
         policy: &dyn crate::policy::RefreshPolicy,
         config: &SweepConfig,
-    ) -> Option<String> {
+    ) -> Option<Self> {
         let (family, params) = if job.budget == 0 {
             (None, None)
-        } else if !policy.reads_fit_mode() {
+        } else if !policy.reads().fit_mode {
             (Some(job.policy.name), Some(job.params.to_json()))
         } else {
             return None;
@@ -349,36 +348,31 @@ impl SharedModeRuns {
             config.new_pages,
             config.warmup_units,
         ]);
-        Some(key.to_string())
+        Some(ModeFreeRun(key.to_string()))
+    }
+}
+
+impl CacheKey for ModeFreeRun {
+    type Value = SweepPoint;
+    const STORE: &'static str = "mode-free runs";
+    const MAX_BYTES: usize = 16 << 20;
+
+    fn write_key(&self, bytes: &mut Vec<u8>) {
+        bytes.extend_from_slice(self.0.as_bytes());
     }
 
-    /// Points kept.
-    pub fn len(&self) -> usize {
-        self.points.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
+    fn value_bytes(_: &SweepPoint) -> usize {
+        std::mem::size_of::<SweepPoint>() + 256
     }
 }
 
 /// Runs every (policy, parameters, B) of `config` in parallel; `progress(done, total)` is
-/// called after each run.
+/// called after each run. A policy that does not read the fit mode is reported from the
+/// environment's cache when a sweep of another mode over `env` ran it ([`ModeFreeRun`]): the
+/// same points, without running them again.
 pub fn sweep(
     env: &Environment<'_>,
     config: &SweepConfig,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Comparison, SweepError> {
-    sweep_sharing(env, config, &SharedModeRuns::default(), progress)
-}
-
-/// [`sweep`], reporting a policy that does not read the fit mode from `shared` when a sweep
-/// of another mode over `env` ran it (and leaving there the runs of such policies it makes):
-/// the same points as [`sweep`], without running them again.
-pub fn sweep_sharing(
-    env: &Environment<'_>,
-    config: &SweepConfig,
-    shared: &SharedModeRuns,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Comparison, SweepError> {
     let started = std::time::Instant::now();
@@ -389,14 +383,14 @@ pub fn sweep_sharing(
         .par_iter()
         .map(|job| {
             let p = (job.policy.build)(&job.params)?;
-            let shared_key = SharedModeRuns::key(job, &*p, config);
-            if let Some(point) = shared_key.as_ref().and_then(|k| shared.points.get(k)) {
+            let shared = ModeFreeRun::of(job, &*p, config);
+            if let Some(point) = shared.as_ref().and_then(|k| env.cache.get(k)) {
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
                 return Ok(SweepPoint {
                     policy: job.policy.name.to_string(),
                     theta: job.params.number("theta"),
                     params: job.params.to_json(),
-                    ..point.clone()
+                    ..SweepPoint::clone(&point)
                 });
             }
             let r = run(env, p, &config.run_config(job.budget))?;
@@ -413,8 +407,8 @@ pub fn sweep_sharing(
                 mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
                 paper: PaperMeasures::of_run(&r),
             };
-            if let Some(key) = shared_key {
-                shared.points.insert(key, point.clone());
+            if let Some(key) = shared {
+                env.cache.insert(&key, point.clone());
             }
             Ok(point)
         })
@@ -682,11 +676,12 @@ mod tests {
             oracle_history: Default::default(),
             targets: Vec::new(),
         };
-        let shared = SharedModeRuns::default();
         let none = |_: usize, _: usize| {};
         for mode in [FitMode::Oracle, FitMode::Online] {
-            let alone = sweep(&env, &config(mode), &none).unwrap();
-            let sharing = sweep_sharing(&env, &config(mode), &shared, &none).unwrap();
+            // Alone: over an environment of its own, whose cache holds no other mode's runs.
+            let own = crate::sim::three_term_environment(&corpus, 2.0);
+            let alone = sweep(&own, &config(mode), &none).unwrap();
+            let sharing = sweep(&env, &config(mode), &none).unwrap();
             assert_eq!(alone.points, sharing.points, "{mode:?}");
             assert_eq!(alone.curves.len(), sharing.curves.len());
             assert_eq!(alone.fixed_curves, sharing.fixed_curves, "{mode:?}");
@@ -723,7 +718,10 @@ mod tests {
         }
         // One B = 0 run for every family and mode, and one run per mode-free family and
         // positive budget.
-        assert_eq!(shared.len(), 1 + 3 * 2);
+        let runs = env.cache.stats()["mode-free runs"];
+        assert_eq!(runs.kept, 1 + 3 * 2);
+        // The online sweep read every one of them from the oracle sweep.
+        assert!(runs.hits >= 7, "{runs:?}");
     }
 
     #[test]

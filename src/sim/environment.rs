@@ -14,12 +14,11 @@ use crate::quality::exact_delta::ExactDeltaQMeasure;
 use crate::quality::measure::{DeltaQMeasure, DeltaQMethod, MeasureDeltaQ};
 use crate::quality::multi_term::MultiTermDeltaQMeasure;
 use crate::quality::score_rank::{ScoreRankFn, DEFAULT_PIECES};
-use crate::quality::viewing::{view_weights_of, SharedViewWeights, ViewingLikelihood};
+use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
 
 use super::shared_evaluations::SharedEvaluations;
-use crate::crawl::SharedPageRanks;
-use crate::policy::planned::SharedPlans;
+use crate::cache::Cache;
 
 /// Settings shared by every run over one environment.
 #[derive(Debug, Clone)]
@@ -68,13 +67,10 @@ pub struct Environment<'c> {
     pub history: ChangeHistory,
     /// Exact metrics of the repository states runs have reached, shared by every run.
     pub evaluations: SharedEvaluations,
-    /// PageRanks of held copies shared by every run (see [`SharedPageRanks`]).
-    pub pageranks: Arc<SharedPageRanks>,
-    /// SBR/EBR schedules shared by every run (see [`SharedPlans`]).
-    pub plans: Arc<SharedPlans>,
-    /// Repository view weights (EBR, online user-centric) shared by every run (see
-    /// [`SharedViewWeights`]).
-    pub views: Arc<SharedViewWeights>,
+    /// What the runs compute from the same inputs (PageRanks, shingle sketches, repository
+    /// view weights, SBR/EBR schedules), computed once and shared by every run; dropped with
+    /// the environment ([`crate::cache`]).
+    pub cache: Arc<Cache>,
 }
 
 impl<'c> Environment<'c> {
@@ -146,9 +142,7 @@ impl<'c> Environment<'c> {
             run_initial,
             history,
             evaluations,
-            pageranks: Arc::default(),
-            plans: Arc::default(),
-            views: Arc::default(),
+            cache: Arc::default(),
         })
     }
 

@@ -48,7 +48,7 @@ pub struct RunConfig {
     /// What an oracle-mode policy is told of the history.
     pub oracle_history: OracleHistory,
     /// Measure ΔQ_A (the per-unit `estimated_delta_q`) even when the policy does not read it
-    /// ([`RefreshPolicy::reads_delta_q`]). A sweep, which reports means of the exact metrics
+    /// ([`crate::policy::Reads::delta_q`]). A sweep, which reports means of the exact metrics
     /// only, turns it off: the hook, the refits and the estimate are then skipped for such
     /// policies, and their runs are otherwise the same.
     pub measure_unread_delta_q: bool,
@@ -878,8 +878,9 @@ fn refresher_over<'e>(
         (0..pages as PageId)
             .filter_map(|p| corpus.timeline(p).shared_at(0).map(|v| (p, Arc::clone(v)))),
     );
-    // Runs that hold the same copies after the same history compute the same PageRanks.
-    crawl.share_pageranks(Arc::clone(&env.pageranks));
+    // Runs that hold the same copies after the same history compute the same PageRanks,
+    // sketches, view weights and schedules: computed once, in the environment's cache.
+    crawl.use_cache(Arc::clone(&env.cache));
     let initial = env.initial_pages();
     let mode = config.oracle_history.policy_mode(config.mode);
     let context = PolicyContext {
@@ -892,9 +893,9 @@ fn refresher_over<'e>(
         history: (mode == FitMode::Oracle).then_some(&env.history),
         seed: config.seed,
         crawl: None,
-        shared_plans: Some(Arc::clone(&env.plans)),
+        cache: None,
     };
-    let measure = if config.measure_unread_delta_q || policy.reads_delta_q() {
+    let measure = if config.measure_unread_delta_q || policy.reads().delta_q {
         measurement(
             &repo,
             &env.workload,
@@ -905,7 +906,7 @@ fn refresher_over<'e>(
     } else {
         Box::new(NoMeasure::new(Arc::clone(&env.workload)))
     };
-    let mut refresher = Refresher::new(
+    let refresher = Refresher::new(
         repo,
         crawl,
         policy,
@@ -921,8 +922,6 @@ fn refresher_over<'e>(
             warmup_units: config.warmup_units,
         },
     );
-    // Every run ranks the environment's corpus under its workload, likelihood and scoring.
-    refresher.share_view_weights(Arc::clone(&env.views));
     refresher
 }
 
@@ -1337,7 +1336,7 @@ mod online_tests {
             units
         };
         for family in FAMILIES {
-            let reads = family.make([]).unwrap().reads_delta_q();
+            let reads = family.make([]).unwrap().reads().delta_q;
             for mode in [FitMode::Online, FitMode::Oracle] {
                 let measured = RunConfig::new(5, mode);
                 let unmeasured = RunConfig {
@@ -1372,7 +1371,7 @@ mod online_tests {
         let env = crate::sim::three_term_environment(&corpus, 3.0);
         let mut mode_free = Vec::new();
         for family in FAMILIES {
-            if family.make([]).unwrap().reads_fit_mode() {
+            if family.make([]).unwrap().reads().fit_mode {
                 continue;
             }
             mode_free.push(family.name);
@@ -1525,11 +1524,8 @@ mod online_tests {
         ) -> Vec<PageId> {
             self.inner.choose_with_frontier(unit, budget, crawl)
         }
-        fn reads_delta_q(&self) -> bool {
-            self.inner.reads_delta_q()
-        }
-        fn reads_fit_mode(&self) -> bool {
-            self.inner.reads_fit_mode()
+        fn reads(&self) -> crate::policy::Reads {
+            self.inner.reads()
         }
         fn uses_rounds(&self) -> bool {
             self.inner.uses_rounds()

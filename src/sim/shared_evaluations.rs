@@ -50,10 +50,9 @@ impl SharedEvaluations {
     /// The key of the repository holding version `held[p]` of each page `p` (`None`: no copy)
     /// at `unit`.
     pub fn key(unit: Unit, held: impl Iterator<Item = Option<Unit>>) -> (Unit, u128) {
-        let key = crate::memo::key_of(4 * held.size_hint().0, |bytes| {
-            crate::memo::write_held_units(bytes, held)
-        });
-        (unit, key)
+        let mut bytes = Vec::with_capacity(4 * held.size_hint().0);
+        crate::cache::write_held_units(&mut bytes, held);
+        (unit, xxhash_rust::xxh3::xxh3_128(&bytes))
     }
 
     /// The metrics of the state `key`, computed by `evaluate` the first time it is asked for.

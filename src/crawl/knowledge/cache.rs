@@ -1,12 +1,12 @@
 //! The caches behind [`super::CrawlKnowledge`]: URLs parsed on first use, the link graph, the
-//! directory groups and the PageRank, dropped when what they are computed from changes, and
-//! PageRanks shared by the crawl states of one corpus ([`SharedPageRanks`]).
+//! directory groups and the PageRank, dropped when what they are computed from changes; and
+//! the environment's [`Cache`], where PageRanks are shared.
 
 use std::sync::{Arc, OnceLock};
 
-use crate::corpus::{PageId, Unit};
+use crate::cache::Cache;
+use crate::corpus::PageId;
 use crate::crawl::link_graph::{LinkGraph, PageRank};
-use crate::memo::{key_of, write_held_units, SharedMemo};
 
 /// A page's host and directory, parsed from its URL on first use.
 #[derive(Debug, Clone)]
@@ -66,83 +66,7 @@ impl Directories {
     }
 }
 
-/// PageRanks shared by the crawl states of one corpus, keyed by what determines them: the
-/// version of every held copy (the graph) and the warm start. See the module docs and
-/// [`SharedMemo`].
-///
-/// Copies are named by page and version unit, which name one version only within one corpus:
-/// crawl states of different corpora must not share a store.
-#[derive(Debug)]
-pub struct SharedPageRanks(SharedMemo<PageRank>);
-
-/// Bytes of PageRank vectors a [`SharedPageRanks`] keeps by default: about 4,800 vectors of
-/// a 7,000-page site.
-pub const SHARED_PAGERANK_BYTES: usize = 256 << 20;
-
-impl Default for SharedPageRanks {
-    fn default() -> Self {
-        Self::with_max_bytes(SHARED_PAGERANK_BYTES)
-    }
-}
-
-impl SharedPageRanks {
-    pub fn with_max_bytes(max_bytes: usize) -> Self {
-        SharedPageRanks(SharedMemo::with_max_bytes(max_bytes))
-    }
-
-    /// The key of the PageRank of the held copies (`held_units`: each page's held version
-    /// unit, over `pages` pages) started from `start`.
-    pub(super) fn key(
-        pages: usize,
-        held_units: impl ExactSizeIterator<Item = Option<Unit>>,
-        start: &WarmStart<'_>,
-    ) -> u128 {
-        let start_bytes = match start {
-            WarmStart::Uniform => 1,
-            WarmStart::Keyed(_) => 17,
-            WarmStart::Vector(scores) => 1 + 8 * scores.len(),
-        };
-        key_of(8 + 4 * pages + start_bytes, |bytes| {
-            bytes.extend_from_slice(&(pages as u64).to_le_bytes());
-            write_held_units(bytes, held_units);
-            match start {
-                WarmStart::Uniform => bytes.push(0),
-                WarmStart::Vector(scores) => {
-                    bytes.push(1);
-                    for x in *scores {
-                        bytes.extend_from_slice(&x.to_bits().to_le_bytes());
-                    }
-                }
-                WarmStart::Keyed(key) => {
-                    bytes.push(2);
-                    bytes.extend_from_slice(&key.to_le_bytes());
-                }
-            }
-        })
-    }
-
-    /// The PageRank under `key`, computed by `compute` when no state shared it yet.
-    pub(super) fn get_or_compute(
-        &self,
-        key: u128,
-        compute: impl FnOnce() -> PageRank,
-    ) -> Arc<PageRank> {
-        self.0.get_or_compute(key, compute, |pr| {
-            std::mem::size_of::<PageRank>() + 8 * pr.scores.len()
-        })
-    }
-
-    /// PageRanks kept.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// How a [`SharedPageRanks`] key names a PageRank's warm start.
+/// How a [`super::HeldGraph`] names a PageRank's warm start.
 pub(super) enum WarmStart<'s> {
     /// None: the uniform vector.
     Uniform,
@@ -154,7 +78,7 @@ pub(super) enum WarmStart<'s> {
     Vector(&'s [f64]),
 }
 
-/// A PageRank, with its [`SharedPageRanks`] key when it was shared.
+/// A PageRank, with its cache key when it was shared.
 #[derive(Debug, Clone)]
 pub(super) struct KeyedPageRank {
     pub(super) vector: Arc<PageRank>,
@@ -179,8 +103,9 @@ pub(crate) struct KnowledgeCache {
     pub(super) pagerank: OnceLock<KeyedPageRank>,
     /// The PageRank before the last change of the held copies: the warm start of the next.
     pub(super) previous_pagerank: Option<KeyedPageRank>,
-    /// Where PageRanks computed by crawl states of the same corpus are shared, if anywhere.
-    pub(super) shared_pageranks: Option<Arc<SharedPageRanks>>,
+    /// The environment's cache, where crawl states of the same corpus share PageRanks, if
+    /// anywhere.
+    pub(super) cache: Option<Arc<Cache>>,
 }
 
 impl KnowledgeCache {
@@ -210,9 +135,14 @@ impl KnowledgeCache {
         }
     }
 
-    /// Shares PageRanks through `shared` from now on (see [`SharedPageRanks`]).
-    pub(crate) fn share_pageranks(&mut self, shared: Arc<SharedPageRanks>) {
-        self.shared_pageranks = Some(shared);
+    /// Shares PageRanks through `cache` from now on (see [`super::HeldGraph`]).
+    pub(crate) fn use_cache(&mut self, cache: Arc<Cache>) {
+        self.cache = Some(cache);
+    }
+
+    /// The environment's cache, if the state shares one.
+    pub(crate) fn cache(&self) -> Option<&Arc<Cache>> {
+        self.cache.as_ref()
     }
 
     pub(super) fn parts(&self, page: PageId) -> Option<&UrlParts> {

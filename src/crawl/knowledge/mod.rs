@@ -26,7 +26,7 @@
 //! few copies changed. URLs are parsed into host and directory on first use, per page.
 //!
 //! Crawl states of one corpus (the runs of a simulation sweep) may share their PageRanks
-//! ([`SharedPageRanks`], [`CrawlState::share_pageranks`]): a PageRank is a function of the
+//! through the environment's cache ([`CrawlState::use_cache`]): a PageRank is a function of the
 //! held copies and of the warm start, so a run whose copies and warm start are another run's
 //! reads that run's PageRank instead of computing it again — the same vector, bit for bit.
 //!
@@ -42,12 +42,11 @@ use std::sync::Arc;
 
 pub(crate) mod cache;
 
-pub use cache::{SharedPageRanks, SHARED_PAGERANK_BYTES};
-
 use crate::corpus::{PageId, PageVersion};
 
 use super::link_graph::{pagerank, LinkGraph, PageRank, PAGERANK_DAMPING, PAGERANK_TOLERANCE};
 use super::state::CrawlState;
+use crate::cache::{write_held_units, CacheKey};
 use cache::{Directories, KeyedPageRank, KnowledgeCache, WarmStart};
 
 impl CrawlState {
@@ -211,20 +210,20 @@ impl<'a> CrawlKnowledge<'a> {
             let previous = cache.previous_pagerank.as_ref();
             let start = previous.map(|p| &p.vector.scores[..]);
             let compute = || pagerank(self.graph(), PAGERANK_DAMPING, PAGERANK_TOLERANCE, start);
-            match &cache.shared_pageranks {
+            match &cache.cache {
                 Some(shared) => {
                     let start = match previous {
                         None => WarmStart::Uniform,
                         Some(KeyedPageRank { key: Some(key), .. }) => WarmStart::Keyed(*key),
                         Some(p) => WarmStart::Vector(&p.vector.scores),
                     };
-                    let key = SharedPageRanks::key(
-                        self.crawl.len(),
-                        self.crawl.held_units(self.crawl.len()),
-                        &start,
-                    );
+                    let inputs = HeldGraph {
+                        crawl: self.crawl,
+                        start,
+                    };
+                    let (vector, key) = shared.get_or_compute(&inputs, compute);
                     KeyedPageRank {
-                        vector: shared.get_or_compute(key, compute),
+                        vector,
                         key: Some(key),
                     }
                 }
@@ -240,6 +239,58 @@ impl<'a> CrawlKnowledge<'a> {
     /// Pages with a held copy, ascending.
     pub fn held_pages(&self) -> impl Iterator<Item = PageId> + 'a {
         self.crawl.held_pages()
+    }
+}
+
+/// What a PageRank of the held copies is computed from, and so the key under which the crawl
+/// states of one corpus (the runs of a sweep) share it in the environment's [`Cache`]: the
+/// version of every held copy (which fixes the graph) and the warm start.
+///
+/// Copies are named by page and version unit, which name one version only within one corpus:
+/// crawl states of different corpora must not share a cache.
+struct HeldGraph<'a> {
+    crawl: &'a CrawlState,
+    start: WarmStart<'a>,
+}
+
+/// Bytes of PageRank vectors the cache keeps: about 4,800 vectors of a 7,000-page site.
+pub const SHARED_PAGERANK_BYTES: usize = 256 << 20;
+
+impl CacheKey for HeldGraph<'_> {
+    type Value = PageRank;
+    const STORE: &'static str = "pageranks";
+    const MAX_BYTES: usize = SHARED_PAGERANK_BYTES;
+
+    fn write_key(&self, bytes: &mut Vec<u8>) {
+        let pages = self.crawl.len();
+        bytes.extend_from_slice(&(pages as u64).to_le_bytes());
+        write_held_units(bytes, self.crawl.held_units(pages));
+        match self.start {
+            WarmStart::Uniform => bytes.push(0),
+            WarmStart::Vector(scores) => {
+                bytes.push(1);
+                for x in scores {
+                    bytes.extend_from_slice(&x.to_bits().to_le_bytes());
+                }
+            }
+            WarmStart::Keyed(key) => {
+                bytes.push(2);
+                bytes.extend_from_slice(&key.to_le_bytes());
+            }
+        }
+    }
+
+    fn key_len(&self) -> usize {
+        let start = match self.start {
+            WarmStart::Uniform => 1,
+            WarmStart::Keyed(_) => 17,
+            WarmStart::Vector(scores) => 1 + 8 * scores.len(),
+        };
+        8 + 4 * self.crawl.len() + start
+    }
+
+    fn value_bytes(pr: &PageRank) -> usize {
+        std::mem::size_of::<PageRank>() + 8 * pr.scores.len()
     }
 }
 
@@ -345,12 +396,13 @@ mod tests {
 
     #[test]
     fn states_sharing_pageranks_read_the_vectors_they_would_compute() {
-        let shared = Arc::new(SharedPageRanks::default());
+        let shared = Arc::new(crate::cache::Cache::new());
         let sharing = || {
             let mut crawl = state();
-            crawl.share_pageranks(Arc::clone(&shared));
+            crawl.use_cache(Arc::clone(&shared));
             crawl
         };
+        let kept = |cache: &crate::cache::Cache| cache.stats()["pageranks"].kept;
         let (mut alone, mut a, mut b) = (state(), sharing(), sharing());
         for unit in 0..3 {
             if unit > 0 {
@@ -364,7 +416,7 @@ mod tests {
             // b read a's vector rather than computing its own.
             let (pa, pb) = (a.knowledge().pagerank(), b.knowledge().pagerank());
             assert!(std::ptr::eq(pa.as_ptr(), pb.as_ptr()), "unit {unit}");
-            assert_eq!(shared.len(), unit as usize + 1);
+            assert_eq!(kept(&shared), unit as usize + 1);
         }
         // The same copies reached without a PageRank in between: another warm start, so its
         // own vector, the one a state alone computes on that route.
@@ -382,7 +434,7 @@ mod tests {
             c.knowledge().pagerank().as_ptr(),
             a.knowledge().pagerank().as_ptr()
         ));
-        assert_eq!(shared.len(), 4);
+        assert_eq!(kept(&shared), 4);
         // A state that computed its warm start before it shared: the start is named by its
         // bits, and the vector is again the one a state alone computes.
         let (mut alone, mut e) = (state(), state());
@@ -390,23 +442,11 @@ mod tests {
             crawl.knowledge().pagerank();
             step(crawl, 1);
         }
-        e.share_pageranks(Arc::clone(&shared));
+        e.use_cache(Arc::clone(&shared));
         assert_eq!(
             bits(e.knowledge().pagerank()),
             bits(alone.knowledge().pagerank())
         );
-        assert_eq!(shared.len(), 5);
-        // Past its bytes the store keeps the newest vectors only.
-        let one = std::mem::size_of::<PageRank>() + 8 * 5;
-        let small = Arc::new(SharedPageRanks::with_max_bytes(one));
-        let mut d = state();
-        d.share_pageranks(Arc::clone(&small));
-        for unit in 0..3 {
-            if unit > 0 {
-                step(&mut d, unit);
-            }
-            d.knowledge().pagerank();
-            assert_eq!(small.len(), 1);
-        }
+        assert_eq!(kept(&shared), 5);
     }
 }

@@ -108,7 +108,7 @@ use std::collections::VecDeque;
 use crate::change::{change_probability, irregular_mle_rate, oracle_rate, RateMixture};
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
-use crate::policy::{ChangeHistory, FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
+use crate::policy::{ChangeHistory, FitMode, PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 
 /// Time-normalised quality change of one refresh: `ΔQ_A(p, t) / (t − LR(p, t))` (paper 003 §6).
 /// An interval of 0 is treated as 1.
@@ -776,8 +776,11 @@ impl RefreshPolicy for UserCentric {
     }
 
     /// The measured ΔQ_A of each refresh is what it learns its gains from.
-    fn reads_delta_q(&self) -> bool {
-        true
+    fn reads(&self) -> Reads {
+        Reads {
+            delta_q: true,
+            ..Reads::default()
+        }
     }
 
     fn label(&self) -> String {

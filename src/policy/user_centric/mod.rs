@@ -21,7 +21,7 @@ use crate::crawl::CrawlState;
 use crate::policy::family::{ParamKind, ParamSpec, PolicyFamily};
 use crate::policy::new_pages::UserCentricWithNewPages;
 use crate::policy::planned::Planner;
-use crate::policy::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use crate::policy::{PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 
 /// The `user-centric` family: paper 003's refresher.
 pub const FAMILY: PolicyFamily = PolicyFamily {
@@ -170,8 +170,11 @@ impl RefreshPolicy for UserCentricPolicy {
         self.active().observe(outcomes);
     }
 
-    fn reads_delta_q(&self) -> bool {
-        true
+    fn reads(&self) -> Reads {
+        Reads {
+            delta_q: true,
+            ..Reads::default()
+        }
     }
 
     fn wants_views(&self, unit: Unit) -> bool {

@@ -448,7 +448,7 @@ mod tests {
             let by_family = run(policy.as_mut(), &ctx, &h);
             assert_eq!(policy.label(), "user-centric (ΔQ̄ planned)");
             assert_eq!(policy.settings()["estimator"], "planned");
-            assert!(policy.reads_delta_q());
+            assert!(policy.reads().delta_q);
             let direct = run(&mut Planner::new(UserCentricPlanModel::default()), &ctx, &h);
             assert_eq!(by_family, direct, "{mode:?}");
             let mut default = family.make([]).unwrap();
