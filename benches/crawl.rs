@@ -84,15 +84,12 @@ fn main() {
     let config = EngineConfig {
         budget,
         seed: 1,
-        scoring: ScoringKind::Bm25,
-        likelihood: ViewingLikelihood::default(),
         environment: EnvironmentConfig {
             scoring: ScoringKind::Bm25,
             likelihood: ViewingLikelihood::default(),
             pieces: 3,
             delta_q: DeltaQMethod::Estimate,
         },
-        crawl_new_pages: true,
         last_unit: Some(corpus.units() - 1),
         warmup_units: 0,
     };

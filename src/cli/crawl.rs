@@ -234,10 +234,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let config = EngineConfig {
         budget: args.budget,
         seed: args.seed,
-        scoring: args.scoring,
-        likelihood: env_config.likelihood,
         environment: env_config.clone(),
-        crawl_new_pages: true,
         last_unit: units,
         warmup_units: args.warmup_units,
     };

@@ -16,10 +16,10 @@ use std::time::Instant;
 use crate::corpus::{Corpus, LiveWeb, PageId, PageVersion, Unit};
 use crate::crawl::http::{FetchCounts, FetchMonitor, HttpFetcher};
 use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetcher};
-use crate::index::{IndexError, PageUpdate, Repository, ScoringKind};
+use crate::index::{IndexError, PageUpdate, Repository};
 use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
 use crate::quality::exact::{evaluate, UnitMetrics};
-use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
+use crate::quality::viewing::view_weights_of;
 use crate::querylog::term_workload::TermWorkload;
 use crate::refresh::{Refresher, RefresherConfig, StepReport};
 use crate::sim::environment::measurement;
@@ -87,13 +87,9 @@ pub fn initial_crawl(
 pub struct EngineConfig {
     pub budget: usize,
     pub seed: u64,
-    pub scoring: ScoringKind,
-    pub likelihood: ViewingLikelihood,
-    /// Pieces of each score-to-rank function, and the ΔQ method (estimates only: the exact
-    /// measurement reads the live Web, which a crawl cannot).
+    /// Scoring, viewing likelihood, pieces of each score-to-rank function, and the ΔQ method
+    /// (estimates only: the exact measurement reads the live Web, which a crawl cannot).
     pub environment: EnvironmentConfig,
-    /// Crawl pages discovered in a unit in that unit, outside the budget.
-    pub crawl_new_pages: bool,
     /// The last unit the crawl runs (`None`: open-ended).
     pub last_unit: Option<Unit>,
     /// Units `1..=W` fetch every held page outside the budget (paper 001 §5.2's warm-up, so
@@ -146,7 +142,7 @@ impl CrawlEngine {
                 .vocabulary()
                 .expect("an HTTP fetcher grows its vocabulary"),
         );
-        let mut repo = Repository::forward_only(vocabulary, config.scoring);
+        let mut repo = Repository::forward_only(vocabulary, config.environment.scoring);
         let updates: Vec<PageUpdate> = initial
             .iter()
             .map(|(p, v)| PageUpdate {
@@ -163,7 +159,7 @@ impl CrawlEngine {
             repo.scorer(),
             pages,
             &workload.queries,
-            &config.likelihood,
+            &config.environment.likelihood,
         );
         let initial_pages: Vec<PageId> = initial.iter().map(|c| c.0).collect();
         let context = PolicyContext {
@@ -189,10 +185,9 @@ impl CrawlEngine {
             measure,
             RefresherConfig {
                 budget: config.budget,
-                crawl_new_pages: config.crawl_new_pages,
                 new_pages: crate::crawl::NewPages::OutsideBudget,
                 last_unit: config.last_unit,
-                likelihood: config.likelihood,
+                likelihood: config.environment.likelihood,
                 warmup_units: config.warmup_units,
             },
         );
@@ -358,9 +353,11 @@ mod tests {
     use super::*;
     use crate::crawl::http::{Discovery, HttpOptions};
     use crate::index::testutil::random_corpus;
+    use crate::index::ScoringKind;
     use crate::policy::registry::family;
     use crate::quality::exact::MetricQuery;
     use crate::quality::measure::DeltaQMethod;
+    use crate::quality::ViewingLikelihood;
     use crate::sim::{run, RunConfig};
     use crate::web_replay::{self, ReplaySite};
     use std::collections::HashMap;
@@ -464,10 +461,7 @@ mod tests {
             let config = EngineConfig {
                 budget,
                 seed: 7,
-                scoring: ScoringKind::Bm25,
-                likelihood: ViewingLikelihood::default(),
                 environment: env_config.clone(),
-                crawl_new_pages: true,
                 last_unit: Some(corpus.units() - 1),
                 warmup_units: warmup,
             };

@@ -50,11 +50,9 @@ mod frontier;
 pub struct RefresherConfig {
     /// Refreshes per unit (B).
     pub budget: usize,
-    /// Crawl pages in the unit they first appear, outside the budget. Paper 003 §4 schedules
-    /// refreshes of known pages only and leaves discovery to other work.
-    pub crawl_new_pages: bool,
-    /// [`NewPages::Frontier`]: new pages wait in a frontier and cost budget (then
-    /// `crawl_new_pages` is not read); [`NewPages::OutsideBudget`]: as `crawl_new_pages` says.
+    /// [`NewPages::OutsideBudget`]: pages are crawled in the unit they first appear, outside
+    /// the budget (paper 003 §4 schedules refreshes of known pages only and leaves discovery
+    /// to other work); [`NewPages::Frontier`]: new pages wait in a frontier and cost budget.
     pub new_pages: NewPages,
     /// The last unit the loop will run (`None`: open-ended, a live crawl). Used only to skip
     /// work that would serve no later unit (view weights after the last one).
@@ -339,7 +337,7 @@ impl<'f> Refresher<'f> {
             Some(fetched) => fetched,
             None => self.fetch_batch(unit, &chosen),
         };
-        let discovered: Vec<Fetched> = if self.config.crawl_new_pages && !frontier_mode {
+        let discovered: Vec<Fetched> = if !frontier_mode {
             self.discover_new(unit, &seen)
         } else {
             Vec::new()
@@ -756,7 +754,6 @@ mod tests {
             Box::new(measure),
             RefresherConfig {
                 budget,
-                crawl_new_pages: true,
                 new_pages: NewPages::OutsideBudget,
                 last_unit: None,
                 likelihood: ViewingLikelihood::default(),

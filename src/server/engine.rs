@@ -403,10 +403,7 @@ impl ServedEngine {
         let engine_config = EngineConfig {
             budget: config.budget,
             seed: config.seed,
-            scoring: env.config.scoring,
-            likelihood: env.config.likelihood,
             environment: env.config.clone(),
-            crawl_new_pages: true,
             last_unit: Some(env.units().saturating_sub(1)),
             warmup_units: config.warmup_units,
         };

@@ -33,12 +33,10 @@ pub struct RunConfig {
     pub seed: u64,
     /// Refit the score-to-rank functions every this many units (1: every unit).
     pub refit_every: Unit,
-    /// Crawl pages in the unit they first appear, outside the refresh budget. Paper 003 §4
-    /// schedules refreshes of known pages only and leaves new-page discovery to other work, so
-    /// by default new pages enter the repository when created and `B` is spent on refreshes.
-    pub crawl_new_pages: bool,
-    /// When new pages are crawled: outside the budget as they appear (default, as
-    /// `crawl_new_pages` says), or from a frontier of linked pages, inside the budget.
+    /// When new pages are crawled: outside the budget in the unit they first appear (default:
+    /// paper 003 §4 schedules refreshes of known pages only and leaves new-page discovery to
+    /// other work, so new pages enter the repository when created and `B` is spent on
+    /// refreshes), or from a frontier of linked pages, inside the budget.
     pub new_pages: NewPages,
     /// Export the repository's results and the live judgements of this unit in TREC format.
     pub trec_unit: Option<Unit>,
@@ -192,7 +190,6 @@ impl RunConfig {
             mode,
             seed: 1,
             refit_every: 1,
-            crawl_new_pages: true,
             new_pages: NewPages::OutsideBudget,
             trec_unit: None,
             warmup_units: 0,
@@ -915,7 +912,6 @@ fn refresher_over<'e>(
         measure,
         RefresherConfig {
             budget: config.budget,
-            crawl_new_pages: config.crawl_new_pages,
             new_pages: config.new_pages,
             last_unit: Some(units.saturating_sub(1)),
             likelihood: env.config.likelihood,
