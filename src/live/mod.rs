@@ -17,11 +17,11 @@ use crate::corpus::{Corpus, LiveWeb, PageId, PageVersion, Unit};
 use crate::crawl::http::{FetchCounts, FetchMonitor, HttpFetcher};
 use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetcher};
 use crate::index::{IndexError, PageUpdate, Repository};
-use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
+use crate::policy::{FitMode, RefreshPolicy};
 use crate::quality::exact::{evaluate, UnitMetrics};
 use crate::quality::viewing::view_weights_of;
 use crate::querylog::term_workload::TermWorkload;
-use crate::refresh::{Refresher, RefresherConfig, StepReport};
+use crate::refresh::{Refresher, RunPlan, StartingPoint, StepReport};
 use crate::sim::environment::measurement;
 use crate::sim::{Environment, EnvironmentConfig};
 
@@ -126,6 +126,22 @@ struct JudgeCache {
     rendered: std::sync::Mutex<std::collections::HashMap<(PageId, Unit), u64>>,
 }
 
+impl EngineConfig {
+    /// The refresher's plan: online (a crawl has no history), new pages crawled outside the
+    /// budget as they are discovered.
+    pub fn plan(&self) -> RunPlan {
+        RunPlan {
+            budget: self.budget,
+            mode: FitMode::Online,
+            seed: self.seed,
+            new_pages: crate::crawl::NewPages::OutsideBudget,
+            last_unit: self.last_unit,
+            likelihood: self.environment.likelihood,
+            warmup_units: self.warmup_units,
+        }
+    }
+}
+
 impl CrawlEngine {
     /// An engine whose repository holds `initial` (the initial crawl) and whose policy is
     /// prepared online over the workload.
@@ -162,33 +178,19 @@ impl CrawlEngine {
             &config.environment.likelihood,
         );
         let initial_pages: Vec<PageId> = initial.iter().map(|c| c.0).collect();
-        let context = PolicyContext {
-            mode: FitMode::Online,
-            page_count: pages,
-            units: config.last_unit.unwrap_or(Unit::MAX / 2),
-            budget: config.budget,
-            initial_pages: &initial_pages,
-            view_weight: &view_weight,
-            history: None,
-            seed: config.seed,
-            crawl: None,
-            cache: None,
-        };
         let measure = measurement(&repo, &workload, None, &config.environment, 1);
         let monitor = fetcher.monitor();
         let refresher = Refresher::new(
             repo,
             crawl,
             policy,
-            &context,
             Box::new(fetcher),
             measure,
-            RefresherConfig {
-                budget: config.budget,
-                new_pages: crate::crawl::NewPages::OutsideBudget,
-                last_unit: config.last_unit,
-                likelihood: config.environment.likelihood,
-                warmup_units: config.warmup_units,
+            config.plan(),
+            &StartingPoint {
+                initial_pages: &initial_pages,
+                view_weight: &view_weight,
+                history: None,
             },
         );
         Ok(CrawlEngine {

@@ -203,13 +203,18 @@ impl ChangeHistory {
     }
 }
 
+/// [`PolicyContext::units`] of an open-ended run: far enough that no run reaches it, small
+/// enough that unit arithmetic cannot overflow. A policy that plans ahead plans a window of it.
+pub const OPEN_ENDED_UNITS: Unit = Unit::MAX / 2;
+
 /// What a policy knows when it starts.
 #[derive(Debug, Clone)]
 pub struct PolicyContext<'a> {
     pub mode: FitMode,
     /// Number of pages (ids `0..page_count`).
     pub page_count: usize,
-    /// Number of refresh units: units `1..=units` are refreshed (unit 0 is the initial crawl).
+    /// Number of refresh units: units `1..=units` are refreshed (unit 0 is the initial crawl);
+    /// [`OPEN_ENDED_UNITS`] for a run without a last unit (a live crawl).
     pub units: Unit,
     /// Refreshes per unit.
     pub budget: usize,

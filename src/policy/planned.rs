@@ -8,7 +8,9 @@
 use super::family::{ParamKind, ParamSpec, Params};
 use super::freshness::{marginal_freshness, optimal_frequencies};
 use super::schedule::{assign, plan_instances};
-use super::{ChangeHistory, FitMode, PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
+use super::{
+    ChangeHistory, FitMode, PolicyContext, Reads, RefreshOutcome, RefreshPolicy, OPEN_ENDED_UNITS,
+};
 use crate::cache::{Cache, CacheKey};
 use crate::change::cg_rate_per_unit;
 use crate::corpus::{PageId, Unit};
@@ -402,6 +404,15 @@ impl<M: PageModel> Planner<M> {
         self.mode == FitMode::Online || self.model.uses_views()
     }
 
+    /// The units an open-ended run plans at once: one refresh cycle of the whole site at the
+    /// budget (`n / B` units, the longest period a page of the plan needs to be met once),
+    /// and at least four replanning periods; so a plan holds about `n` refreshes whatever the
+    /// run's length.
+    fn open_ended_window(&self) -> Unit {
+        let cycle = self.params.len().div_ceil(self.budget.max(1)) as Unit;
+        cycle.max(self.replan_every.saturating_mul(4)).max(1)
+    }
+
     /// Makes room for page ids `0..count` met after `prepare`: no observation, no parameters
     /// until the next (online) replan.
     fn grow(&mut self, count: usize) {
@@ -442,7 +453,11 @@ impl<M: PageModel> Planner<M> {
             FitMode::Oracle if self.model.uses_views() => self.refresh_oracle_params(),
             FitMode::Oracle => {}
         }
-        let end = self.horizon.max(start);
+        let end = match self.horizon {
+            // Open-ended (a live crawl): plan one window ahead, replanned before it runs out.
+            OPEN_ENDED_UNITS => start.saturating_add(self.open_ended_window() - 1),
+            horizon => horizon.max(start),
+        };
         let len = end - start + 1;
         let inputs = ScheduleInputs {
             objective: self.model.objective(),
@@ -465,9 +480,13 @@ impl<M: PageModel> Planner<M> {
     /// Whether `choose(unit, ·)` will compute a new plan (the current one is due): online, or
     /// in oracle mode for a model that uses views ([`PageModel::uses_views`]).
     pub fn replans_at(&self, unit: Unit) -> bool {
-        self.replans()
+        let due = self.replans()
             && (self.schedule.plan.is_empty()
-                || unit >= self.plan_start.saturating_add(self.replan_every.max(1)))
+                || unit >= self.plan_start.saturating_add(self.replan_every.max(1)));
+        // An open-ended run's plan covers a window: a new one before it runs out.
+        let past_window = self.horizon == OPEN_ENDED_UNITS
+            && unit >= self.plan_start + self.schedule.plan.len() as Unit;
+        due || past_window
     }
 
     /// The pages to refresh at `unit` (at most `budget`, distinct): the planned ones, topped up

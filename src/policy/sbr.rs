@@ -94,6 +94,31 @@ mod tests {
     use crate::policy::{RefreshOutcome, RefreshPolicy};
 
     #[test]
+    fn an_open_ended_run_plans_a_window_at_a_time() {
+        // A live crawl without a last unit: the plan must not span the open horizon.
+        let pages: Vec<u32> = (0..12).collect();
+        let views = [1.0; 12];
+        let ctx = context(
+            FitMode::Online,
+            &pages,
+            &views,
+            None,
+            crate::policy::OPEN_ENDED_UNITS,
+            3,
+        );
+        let mut sbr = Sbr::at_threshold(0.0);
+        sbr.prepare(&ctx);
+        let crawl = crate::crawl::CrawlState::default();
+        let mut seen = std::collections::BTreeSet::new();
+        for unit in 1..=40 {
+            let chosen = sbr.choose(unit, 3, &crawl);
+            assert_eq!(chosen.len(), 3, "unit {unit}");
+            seen.extend(chosen);
+        }
+        assert_eq!(seen.len(), 12, "every page is refreshed within 40 units");
+    }
+
+    #[test]
     fn planners_sharing_schedules_choose_what_each_chooses_alone() {
         use crate::cache::Cache;
         use crate::policy::PolicyContext;

@@ -37,33 +37,16 @@ use std::sync::Arc;
 use crate::corpus::{PageId, Unit};
 use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetched, Fetcher, HeldCopy, NewPages};
 use crate::index::{ApplyReport, IndexError, PageUpdate, Repository};
-use crate::policy::{PolicyContext, ProbeOutcome, RefreshOutcome, RefreshPolicy};
+use crate::policy::{ProbeOutcome, RefreshOutcome, RefreshPolicy};
 use crate::quality::exact::RankMemory;
 use crate::quality::measure::MeasureDeltaQ;
-use crate::quality::viewing::{view_weights_with, RepositoryViews, ViewingLikelihood};
+use crate::quality::viewing::{view_weights_with, RepositoryViews};
 use crate::querylog::term_workload::TermWorkload;
 
 mod frontier;
+pub mod plan;
 
-/// How a refresher spends its budget.
-#[derive(Debug, Clone)]
-pub struct RefresherConfig {
-    /// Refreshes per unit (B).
-    pub budget: usize,
-    /// [`NewPages::OutsideBudget`]: pages are crawled in the unit they first appear, outside
-    /// the budget (paper 003 §4 schedules refreshes of known pages only and leaves discovery
-    /// to other work); [`NewPages::Frontier`]: new pages wait in a frontier and cost budget.
-    pub new_pages: NewPages,
-    /// The last unit the loop will run (`None`: open-ended, a live crawl). Used only to skip
-    /// work that would serve no later unit (view weights after the last one).
-    pub last_unit: Option<Unit>,
-    /// The viewing likelihood of the view weights sent to policies that ask for them.
-    pub likelihood: ViewingLikelihood,
-    /// Units `1..=warmup_units` refresh every page the repository holds, outside the budget
-    /// and without asking the policy (paper 001 §5.2: each page is visited in the first `W`
-    /// cycles so that its statistics start from observations). 0: no warm-up.
-    pub warmup_units: Unit,
-}
+pub use plan::{RunPlan, StartingPoint};
 
 /// What one [`Refresher::step`] did.
 #[derive(Debug, Clone)]
@@ -105,7 +88,7 @@ pub struct Refresher<'f> {
     measure: Box<dyn MeasureDeltaQ>,
     crawl: CrawlState,
     workload: Arc<TermWorkload>,
-    config: RefresherConfig,
+    config: RunPlan,
     /// The repository's lists as ranked for the last view weights the policy asked for:
     /// each re-read re-ranks from them.
     view_memory: RankMemory,
@@ -118,10 +101,10 @@ impl<'f> Refresher<'f> {
         mut repo: Repository,
         crawl: CrawlState,
         mut policy: Box<dyn RefreshPolicy>,
-        context: &PolicyContext<'_>,
         fetcher: Box<dyn Fetcher + 'f>,
         measure: Box<dyn MeasureDeltaQ>,
-        config: RefresherConfig,
+        config: RunPlan,
+        start: &StartingPoint<'_>,
     ) -> Self {
         repo.set_hook(measure.watched_terms());
         let workload = Arc::clone(measure.workload());
@@ -130,11 +113,12 @@ impl<'f> Refresher<'f> {
         if config.new_pages == NewPages::Frontier {
             frontier::seed(&mut crawl, &*fetcher, repo.vocabulary(), &workload);
         }
-        policy.prepare(&PolicyContext {
-            crawl: Some(&crawl),
-            cache: context.cache.clone().or_else(|| crawl.cache().cloned()),
-            ..context.clone()
-        });
+        policy.prepare(&config.policy_context(
+            fetcher.page_count(),
+            start,
+            Some(&crawl),
+            crawl.cache().cloned(),
+        ));
         Refresher {
             repo,
             policy,
@@ -175,7 +159,7 @@ impl<'f> Refresher<'f> {
         self.policy.as_ref()
     }
 
-    pub fn config(&self) -> &RefresherConfig {
+    pub fn config(&self) -> &RunPlan {
         &self.config
     }
 
@@ -637,8 +621,10 @@ mod tests {
     use crate::index::ScoringKind;
     use crate::policy::registry::family;
     use crate::policy::FitMode;
+    use crate::policy::PolicyContext;
     use crate::quality::exact::MetricQuery;
     use crate::quality::measure::DeltaQMeasure;
+    use crate::quality::ViewingLikelihood;
 
     /// A live Web whose URLs the crawler learns as it goes: page ids `known..` exist only from
     /// unit `reveal` on, when discovery reports them (as a crawler meeting new links would).
@@ -722,18 +708,6 @@ mod tests {
         }
         let pages: Vec<PageId> = initial.iter().map(|u| u.page).collect();
         let views = vec![1.0; known];
-        let context = PolicyContext {
-            mode: FitMode::Online,
-            page_count: known,
-            units: corpus.units() - 1,
-            budget,
-            initial_pages: &pages,
-            view_weight: &views,
-            history: None,
-            seed: 3,
-            crawl: None,
-            cache: None,
-        };
         let measure = DeltaQMeasure::new(
             &repo,
             Arc::new(workload),
@@ -745,19 +719,25 @@ mod tests {
             repo,
             crawl,
             policy,
-            &context,
             Box::new(Growing {
                 inner: fetcher,
                 known,
                 reveal: 2,
             }),
             Box::new(measure),
-            RefresherConfig {
+            RunPlan {
                 budget,
+                mode: FitMode::Online,
+                seed: 3,
                 new_pages: NewPages::OutsideBudget,
                 last_unit: None,
                 likelihood: ViewingLikelihood::default(),
                 warmup_units: 0,
+            },
+            &StartingPoint {
+                initial_pages: &pages,
+                view_weight: &views,
+                history: None,
             },
         )
     }

@@ -240,18 +240,13 @@ impl ServedEngine {
             let mut probe = family(&spec.policy)
                 .and_then(|f| f.make(spec.params.iter().map(|(k, v)| (k.as_str(), v.clone()))))
                 .map_err(EngineError::Label)?;
-            probe.prepare(&crate::policy::PolicyContext {
-                mode: FitMode::Online,
-                page_count: pages,
-                units: env.units().saturating_sub(1),
-                budget: spec.budget,
+            let start = crate::refresh::StartingPoint {
                 initial_pages: &[],
                 view_weight: &env.view_weight,
                 history: None,
-                seed: spec.seed,
-                crawl: None,
-                cache: None,
-            });
+            };
+            let plan = config.plan(env.units().saturating_sub(1), env.config.likelihood);
+            probe.prepare(&plan.policy_context(pages, &start, None, None));
             probe.label()
         };
         let engine = Arc::new(ServedEngine {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::corpus::{LiveWeb, PageId, Unit};
 use crate::crawl::{CrawlState, NewPages, SnapshotFetcher};
 use crate::index::{ForwardIndex, IndexError, LiveScores, Repository};
-use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
+use crate::policy::{FitMode, RefreshPolicy};
 use crate::quality::exact::{
     evaluate_and_rank, EvaluatedLists, LiveTruth, Paper000Measures, RankMemory, RanksWanted,
     ScoresAtRanks, UnitMetrics,
@@ -16,7 +16,8 @@ use crate::quality::measure::{DeltaQMethod, NoMeasure};
 use crate::quality::search_quality::mean_keys;
 use crate::quality::trec;
 use crate::quality::SearchQuality;
-use crate::refresh::{Refresher, RefresherConfig, StepReport};
+use crate::quality::ViewingLikelihood;
+use crate::refresh::{Refresher, RunPlan, StartingPoint, StepReport};
 use crate::text::TermId;
 
 use super::displacement::{Displacement, DisplacementTracker, Judge};
@@ -184,6 +185,20 @@ pub fn check_warmup_units(name: &str, warmup: Unit, units: Unit) -> Result<Unit,
 }
 
 impl RunConfig {
+    /// The refresher's plan for a run whose last unit is `last_unit`: the policy is fitted in
+    /// the mode its oracle history says ([`OracleHistory::policy_mode`]).
+    pub fn plan(&self, last_unit: Unit, likelihood: ViewingLikelihood) -> RunPlan {
+        RunPlan {
+            budget: self.budget,
+            mode: self.oracle_history.policy_mode(self.mode),
+            seed: self.seed,
+            new_pages: self.new_pages,
+            last_unit: Some(last_unit),
+            likelihood,
+            warmup_units: self.warmup_units,
+        }
+    }
+
     pub fn new(budget: usize, mode: FitMode) -> Self {
         RunConfig {
             budget,
@@ -879,19 +894,6 @@ fn refresher_over<'e>(
     // sketches, view weights and schedules: computed once, in the environment's cache.
     crawl.use_cache(Arc::clone(&env.cache));
     let initial = env.initial_pages();
-    let mode = config.oracle_history.policy_mode(config.mode);
-    let context = PolicyContext {
-        mode,
-        page_count: pages,
-        units: units.saturating_sub(1),
-        budget: config.budget,
-        initial_pages: &initial,
-        view_weight: &env.view_weight,
-        history: (mode == FitMode::Oracle).then_some(&env.history),
-        seed: config.seed,
-        crawl: None,
-        cache: None,
-    };
     let measure = if config.measure_unread_delta_q || policy.reads().delta_q {
         measurement(
             &repo,
@@ -903,22 +905,19 @@ fn refresher_over<'e>(
     } else {
         Box::new(NoMeasure::new(Arc::clone(&env.workload)))
     };
-    let refresher = Refresher::new(
+    Refresher::new(
         repo,
         crawl,
         policy,
-        &context,
         Box::new(SnapshotFetcher::new(corpus)),
         measure,
-        RefresherConfig {
-            budget: config.budget,
-            new_pages: config.new_pages,
-            last_unit: Some(units.saturating_sub(1)),
-            likelihood: env.config.likelihood,
-            warmup_units: config.warmup_units,
+        config.plan(units.saturating_sub(1), env.config.likelihood),
+        &StartingPoint {
+            initial_pages: &initial,
+            view_weight: &env.view_weight,
+            history: Some(&env.history),
         },
-    );
-    refresher
+    )
 }
 
 /// NDCG@k of a schedule (paper 001 Eq. 2–3) with binary relevance `stale[p]`.
@@ -1028,6 +1027,7 @@ mod sim_tests {
     use super::*;
     use crate::index::testutil::random_corpus;
     use crate::index::ScoringKind;
+    use crate::policy::PolicyContext;
     use crate::policy::RefreshOutcome;
     use crate::quality::exact::MetricQuery;
     use crate::querylog::term_workload::TermWorkload;
@@ -1176,6 +1176,7 @@ mod online_tests {
     use crate::index::testutil::random_corpus;
     use crate::policy::family::ParamValue;
     use crate::policy::registry::FAMILIES;
+    use crate::policy::PolicyContext;
     use crate::policy::RefreshOutcome;
     use crate::quality::exact::MetricQuery;
     use crate::querylog::term_workload::TermWorkload;
