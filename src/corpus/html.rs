@@ -8,13 +8,21 @@
 //!
 //! The same walk counts the structural features paper 000 (Tan & Mitra, TOIS 2010, §3.1)
 //! clusters pages by: `<img>` and `<table>` elements and distinct e-mail addresses.
+//!
+//! [`page_version_from_html`] makes one fetched page a [`PageVersion`] (extraction, analysis,
+//! term interning) exactly as ingest makes a WARC response one; ingest shares its helpers.
 
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
+use rustc_hash::FxHashMap;
 use scraper::{Html, Node};
 use url::Url;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::{PageCounts, PageId, PageVersion, Unit};
+use crate::text::{Analyzer, TermCounts, Vocabulary};
 
 /// What the index and the link graph need from one HTML page.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -305,6 +313,102 @@ pub fn normalise_url(raw: &str) -> String {
         }
         Err(_) => raw.to_string(),
     }
+}
+
+/// One fetched HTML page as a [`PageVersion`], read exactly as ingest reads a WARC response:
+/// the same extraction, analysis and term interning (into `vocabulary`). Out-links are kept
+/// as ids where `link_id` knows the URL (never `own`); every resolved link URL is returned
+/// too, for a crawler's frontier. `body` need not be UTF-8 (decoded lossily, as ingest does).
+/// `media_type` is the response's `Content-Type` media type, as a WARC response's is read
+/// (`None`: the body decides).
+#[allow(clippy::too_many_arguments)]
+pub fn page_version_from_html(
+    analyzer: &mut Analyzer,
+    vocabulary: &mut Vocabulary,
+    url: &str,
+    own: PageId,
+    when: (Unit, i64),
+    body: &[u8],
+    media_type: Option<&str>,
+    link_id: &dyn Fn(&str) -> Option<PageId>,
+) -> (PageVersion, Vec<String>) {
+    let html_text = String::from_utf8_lossy(body);
+    let base = Url::parse(url).ok();
+    let page = extract(&html_text, base.as_ref());
+    let counts = PageCounts::of(body, &page, media_type);
+    let indexed = indexed_text(&page.title, &page.text);
+    let (terms, length) = distinct_terms(analyzer, &indexed);
+    let mut links: Vec<PageId> = page
+        .links
+        .iter()
+        .filter_map(|l| link_id(&normalise_url(l)))
+        .filter(|&id| id != own)
+        .collect();
+    links.sort_unstable();
+    links.dedup();
+    let version = PageVersion {
+        unit: when.0,
+        capture_time: when.1,
+        status: 200,
+        content_hash: xxh3_64(body),
+        title: page.title,
+        text: page.text,
+        links,
+        terms: Arc::new(sorted_counts(
+            terms
+                .into_iter()
+                .map(|(t, n)| (vocabulary.intern_owned(t), n))
+                .collect(),
+            length,
+        )),
+        counts,
+    };
+    (version, page.links)
+}
+
+/// Same text as [`PageVersion::indexed_text`], before the version exists.
+pub(super) fn indexed_text(title: &str, text: &str) -> String {
+    if title.is_empty() {
+        text.to_string()
+    } else {
+        format!("{title}\n{text}")
+    }
+}
+
+/// Distinct terms in first-occurrence order with their counts, and the token count.
+///
+/// One allocation per distinct term (the map's key, moved into the result); FxHash because the
+/// keys are short analyzed terms from our own tokenizer, hashed millions of times per corpus.
+fn distinct_terms(analyzer: &mut Analyzer, text: &str) -> (Vec<(String, u32)>, u32) {
+    let mut index: FxHashMap<String, (u32, u32)> = FxHashMap::default();
+    let mut length = 0u32;
+    analyzer.for_each_term(text, |t| {
+        length += 1;
+        if let Some(entry) = index.get_mut(t) {
+            entry.1 += 1;
+        } else {
+            let order = index.len() as u32;
+            index.insert(t.to_string(), (order, 1));
+        }
+    });
+    let mut terms: Vec<(u32, String, u32)> = index
+        .into_iter()
+        .map(|(term, (order, count))| (order, term, count))
+        .collect();
+    terms.sort_unstable_by_key(|t| t.0);
+    (
+        terms
+            .into_iter()
+            .map(|(_, term, count)| (term, count))
+            .collect(),
+        length,
+    )
+}
+
+/// A [`TermCounts`] of `(term id, count)` pairs in any order.
+pub(super) fn sorted_counts(mut counts: Vec<(u32, u32)>, length: u32) -> TermCounts {
+    counts.sort_unstable_by_key(|&(t, _)| t);
+    TermCounts { counts, length }
 }
 
 #[cfg(test)]

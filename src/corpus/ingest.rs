@@ -32,6 +32,8 @@
 //! [`IngestReport::other_by_type`]. A 404/410 capture marks the page gone from its unit
 //! until a later 2xx capture. Other statuses (3xx, 5xx, ...) say nothing about the page's content and
 //! are reported skips.
+//!
+//! [`TermCounts::from_terms`]: crate::text::TermCounts::from_terms
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -44,14 +46,16 @@ use rayon::prelude::*;
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::html::{self, ExtractedPage};
+use super::html::{self, indexed_text, sorted_counts, ExtractedPage};
 use super::warc_reader::{ResponseRecord, RevisitRecord, WarcFile, WarcItem};
 use super::{
     clock::WEEK_SECONDS, Clock, Corpus, PageCounts, PageId, PageTimeline, PageVersion, Unit,
 };
 use crate::error::{InputError, SkippedInput};
 use crate::progress;
-use crate::text::{Analyzer, TermCounts, Vocabulary};
+use crate::text::{Analyzer, Vocabulary};
+
+pub use super::html::page_version_from_html;
 
 /// Response records sent from the reading thread to the extraction stage at a time.
 const BATCH: usize = 128;
@@ -801,45 +805,6 @@ pub(crate) fn extract_capture(
     (capture, lossy)
 }
 
-/// Same text as [`PageVersion::indexed_text`], before the version exists.
-fn indexed_text(title: &str, text: &str) -> String {
-    if title.is_empty() {
-        text.to_string()
-    } else {
-        format!("{title}\n{text}")
-    }
-}
-
-/// Distinct terms in first-occurrence order with their counts, and the token count.
-///
-/// One allocation per distinct term (the map's key, moved into the result); FxHash because the
-/// keys are short analyzed terms from our own tokenizer, hashed millions of times per corpus.
-pub(crate) fn distinct_terms(analyzer: &mut Analyzer, text: &str) -> (Vec<(String, u32)>, u32) {
-    let mut index: FxHashMap<String, (u32, u32)> = FxHashMap::default();
-    let mut length = 0u32;
-    analyzer.for_each_term(text, |t| {
-        length += 1;
-        if let Some(entry) = index.get_mut(t) {
-            entry.1 += 1;
-        } else {
-            let order = index.len() as u32;
-            index.insert(t.to_string(), (order, 1));
-        }
-    });
-    let mut terms: Vec<(u32, String, u32)> = index
-        .into_iter()
-        .map(|(term, (order, count))| (order, term, count))
-        .collect();
-    terms.sort_unstable_by_key(|t| t.0);
-    (
-        terms
-            .into_iter()
-            .map(|(_, term, count)| (term, count))
-            .collect(),
-        length,
-    )
-}
-
 /// Places captures on the clock, builds per-URL timelines, resolves links and interns terms.
 ///
 /// `origins[c]` is the start of unit 0 of collection `c` (each collection is aligned at its own
@@ -981,57 +946,6 @@ pub(crate) fn build_corpus(
     Corpus::from_parts(clock, pages, vocabulary)
 }
 
-/// One fetched HTML page as a [`PageVersion`], read exactly as ingest reads a WARC response:
-/// the same extraction, analysis and term interning (into `vocabulary`). Out-links are kept
-/// as ids where `link_id` knows the URL (never `own`); every resolved link URL is returned
-/// too, for a crawler's frontier. `body` need not be UTF-8 (decoded lossily, as ingest does).
-/// `media_type` is the response's `Content-Type` media type, as a WARC response's is read
-/// (`None`: the body decides).
-#[allow(clippy::too_many_arguments)]
-pub fn page_version_from_html(
-    analyzer: &mut Analyzer,
-    vocabulary: &mut Vocabulary,
-    url: &str,
-    own: PageId,
-    when: (Unit, i64),
-    body: &[u8],
-    media_type: Option<&str>,
-    link_id: &dyn Fn(&str) -> Option<PageId>,
-) -> (PageVersion, Vec<String>) {
-    let html_text = String::from_utf8_lossy(body);
-    let base = Url::parse(url).ok();
-    let page = html::extract(&html_text, base.as_ref());
-    let counts = PageCounts::of(body, &page, media_type);
-    let indexed = indexed_text(&page.title, &page.text);
-    let (terms, length) = distinct_terms(analyzer, &indexed);
-    let mut links: Vec<PageId> = page
-        .links
-        .iter()
-        .filter_map(|l| link_id(&html::normalise_url(l)))
-        .filter(|&id| id != own)
-        .collect();
-    links.sort_unstable();
-    links.dedup();
-    let version = PageVersion {
-        unit: when.0,
-        capture_time: when.1,
-        status: 200,
-        content_hash: xxh3_64(body),
-        title: page.title,
-        text: page.text,
-        links,
-        terms: Arc::new(sorted_counts(
-            terms
-                .into_iter()
-                .map(|(t, n)| (vocabulary.intern_owned(t), n))
-                .collect(),
-            length,
-        )),
-        counts,
-    };
-    (version, page.links)
-}
-
 /// Interns one capture's distinct terms (provisional ids in first-occurrence order, their
 /// text in `provisional`): their `(final id, count)` pairs, unsorted. `final_id` remembers the
 /// final id of each provisional id already interned. A term's text moves into the vocabulary
@@ -1055,16 +969,11 @@ fn intern(
         .collect()
 }
 
-/// A [`TermCounts`] of `(term id, count)` pairs in any order.
-fn sorted_counts(mut counts: Vec<(u32, u32)>, length: u32) -> TermCounts {
-    counts.sort_unstable_by_key(|&(t, _)| t);
-    TermCounts { counts, length }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::corpus::{LiveWeb, PageState};
+    use crate::text::TermCounts;
 
     const W: i64 = WEEK_SECONDS;
 

@@ -30,8 +30,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use texting_robots::Robot;
 
 use super::{FetchError, FetchRequest, FetchResult, Fetched, Fetcher, UrlCatalogue};
-use crate::corpus::html::normalise_url;
-use crate::corpus::ingest::page_version_from_html;
+use crate::corpus::html::{normalise_url, page_version_from_html};
 use crate::corpus::{PageId, Unit};
 use crate::text::{Analyzer, Vocabulary};
 use journal::{Journal, Recorded, RecordedOutcome};

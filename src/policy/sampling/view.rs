@@ -85,7 +85,7 @@ pub mod testsite {
                     let body = format!(
                         "<html><head><title>p{p}</title></head><body><p>page {p} words</p>{anchors}</body></html>"
                     );
-                    let (version, _) = crate::corpus::ingest::page_version_from_html(
+                    let (version, _) = crate::corpus::html::page_version_from_html(
                         &mut analyzer,
                         &mut vocabulary,
                         urls[p],
