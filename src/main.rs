@@ -15,7 +15,11 @@ use clap::{Parser, Subcommand};
 
 /// A search engine that decides what to re-crawl by what its users search for.
 #[derive(Parser)]
-#[command(name = "refresher", version, about)]
+#[command(
+    name = "refresher",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("REFRESHER_COMMIT"), ")"),
+    about
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -184,3 +184,73 @@ fn no_merge_conflict_markers_in_the_sources_or_docs() {
     assert!(files.len() > 50, "{} files scanned", files.len());
     assert!(found.is_empty(), "conflict markers at {found:?}");
 }
+
+/// `--help` carries no rustdoc markup, is grouped, and shows the defaults the code uses.
+#[test]
+fn help_is_grouped_plain_and_states_the_defaults_the_code_uses() {
+    for command in [
+        "simulate",
+        "compare",
+        "serve",
+        "crawl",
+        "estimate-check",
+        "demo",
+    ] {
+        let (ok, out, err) = refresher(&[command, "--help"]);
+        assert!(ok, "{command}: {err}");
+        for markup in ["[`", "`]", "super::"] {
+            assert!(
+                !out.contains(markup),
+                "{command} --help shows rustdoc markup `{markup}`:\n{out}"
+            );
+        }
+    }
+    for command in ["simulate", "compare"] {
+        let (_, out, _) = refresher(&[command, "--help"]);
+        for heading in [
+            "Input:",
+            "Workload:",
+            "Quality model:",
+            "Policy:",
+            "Budget:",
+            "Output:",
+        ] {
+            assert!(
+                out.lines().any(|l| l == heading),
+                "{command} --help has no `{heading}` group:\n{out}"
+            );
+        }
+        assert!(
+            out.contains("[default: planned online, whittle oracle]"),
+            "{out}"
+        );
+    }
+    let (_, out, _) = refresher(&["compare", "--help"]);
+    let default = refresher::policy::registry::DEFAULT_COMPARISON.join(", ");
+    assert!(
+        out.replace('\n', " ")
+            .contains(&format!("[default: {default}]")),
+        "compare --help does not list the default comparison {default}:\n{out}"
+    );
+    // `refresher policies` describes user-centric by its defaults.
+    let (_, out, _) = refresher(&["policies"]);
+    let user_centric = out.split("\nsbr").next().unwrap();
+    assert!(
+        user_centric.contains("planned online, whittle"),
+        "{user_centric}"
+    );
+}
+
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let (ok, out, err) = refresher(&["--version"]);
+    assert!(ok, "{err}");
+    let line = out.trim();
+    let expected = format!("refresher {} (", env!("CARGO_PKG_VERSION"));
+    assert!(line.starts_with(&expected) && line.ends_with(')'), "{line}");
+    let commit = &line[expected.len()..line.len() - 1];
+    assert!(
+        commit == "unknown commit" || commit.chars().all(|c| c.is_ascii_hexdigit()),
+        "{commit}"
+    );
+}

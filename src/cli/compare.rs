@@ -25,56 +25,71 @@ pub struct Args {
     /// Budgets B to sweep (comma-separated). Default: 0 and powers of two up to the number of
     /// pages, so that every target quality is reachable.
     #[arg(long, value_delimiter = ',')]
+    #[arg(help_heading = "Budget")]
     pub budgets: Option<Vec<usize>>,
     /// Budgets as shares of the corpus's pages (comma-separated, each in (0, 1]): B =
     /// round(F × pages), added to --budgets (paper 001 refreshes 5 % per cycle: 0.05).
     #[arg(long, value_delimiter = ',', value_name = "F1,F2,…")]
+    #[arg(help_heading = "Budget")]
     pub budget_shares: Option<Vec<f64>>,
     #[command(flatten)]
     pub warmup: WarmupArgs,
-    /// Policies to compare (comma-separated). Default: all.
+    /// Policies to compare (comma-separated; `refresher policies` lists them all)
+    /// [default: user-centric, sbr, ebr, lambdacrawl, round-robin, random, age].
     #[arg(long, value_delimiter = ',')]
+    #[arg(help_heading = "Policy")]
     pub policies: Option<Vec<String>>,
     /// Shingle thresholds θ swept for sbr/ebr (comma-separated; default 0.1,…,1.0).
     /// Shorthand for `--sweep theta=…`.
     #[arg(long, value_delimiter = ',')]
+    #[arg(help_heading = "Policy")]
     pub thetas: Option<Vec<f64>>,
     /// A parameter given to every compared policy that has it, `key=value` (repeatable).
     #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
+    #[arg(help_heading = "Policy")]
     pub params: Vec<(String, String)>,
     /// Values swept for a parameter, `key=v1,v2,…` (repeatable; overrides the family's own
     /// grid, see `refresher policies`).
     #[arg(long = "sweep", value_name = "KEY=V1,V2,…", value_parser = policy_args::parse_param)]
+    #[arg(help_heading = "Policy")]
     pub sweeps: Vec<(String, String)>,
     /// Targets of the table (comma-separated): qualities such as 0.99, and shares of the
     /// quality lost to staleness such as 90% (recover 90 % of the gap between the unrefreshed
     /// repository and a perfect one). Default: 0.9,0.95,0.98,0.99,0.995,0.999 and
     /// 50%,75%,90%,95%,99%.
     #[arg(long, value_delimiter = ',', value_parser = Target::parse)]
+    #[arg(help_heading = "Output")]
     pub targets: Option<Vec<Target>>,
     /// Fitting modes (comma-separated): oracle (paper 003) and/or online.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FitMode::Oracle])]
+    #[arg(help_heading = "Policy")]
     pub mode: Vec<FitMode>,
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
+    #[arg(help_heading = "Quality model")]
     pub scoring: ScoringKind,
     /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios, the pooled rate, the pooled
     /// rate with a view-weight prior, change probability × gain given a change, the refresh index,
-    /// or EBR's plan with measured gains as weights (default: planned online, whittle oracle).
+    /// or EBR's plan with measured gains as weights [default: planned online, whittle oracle].
     #[arg(long, value_enum)]
+    #[arg(help_heading = "Policy")]
     pub uc_estimator: Option<Estimator>,
     /// Seed of randomised policies.
     #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = "Policy")]
     pub seed: u64,
     /// When new pages are crawled: in the unit they appear, outside the budget (paper 003), or
     /// only when a policy spends a unit of B on them from the frontier of linked pages.
     #[arg(long, value_enum, default_value_t = NewPages::OutsideBudget)]
+    #[arg(help_heading = "Budget")]
     pub new_pages: NewPages,
     /// Write the table, curves (CSV, JSON) and charts (SVG) into this directory.
     #[arg(long)]
+    #[arg(help_heading = "Output")]
     pub out: Option<PathBuf>,
     /// Print one JSON object on stdout.
     #[arg(long)]
+    #[arg(help_heading = "Output")]
     pub json: bool,
 }
 

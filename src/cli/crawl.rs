@@ -107,6 +107,7 @@ pub struct Args {
     /// Fetch what robots.txt disallows (only for sites you own, such as web-replay).
     #[arg(long)]
     pub ignore_robots: bool,
+    /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     pub scoring: ScoringKind,
     /// ΔQ measurement: paper 003's estimate over the queries as issued, or its single-term

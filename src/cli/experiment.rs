@@ -20,27 +20,33 @@ pub struct ExperimentArgs {
     pub corpus: CorpusArgs,
     /// The query log (AOL collection or per-user archive, Excite, or plain; gzip or not).
     #[arg(long)]
+    #[arg(help_heading = "Workload")]
     pub log: PathBuf,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Which queries the exact metrics evaluate: the workload's queries as issued (paper 003
     /// Eq. 5) or the single-term workload.
     #[arg(long, value_enum, default_value_t = MetricWorkload::Queries)]
+    #[arg(help_heading = "Quality model")]
     pub metric_workload: MetricWorkload,
     /// Exponent of the viewing likelihood I(r) = c·r^-a (paper 003: 1.5).
     #[arg(long, default_value_t = 1.5)]
+    #[arg(help_heading = "Quality model")]
     pub viewing_exponent: f64,
     /// Fit the exponent to the click ranks of the log (AOL `ItemRank`, ranks 1–10) by maximum
     /// likelihood instead of using --viewing-exponent; needs ≥ 10 clicks with a rank.
     #[arg(long)]
+    #[arg(help_heading = "Quality model")]
     pub fit_viewing_exponent: bool,
     /// Pieces of each score-to-rank function F_q (paper 003: 3).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(help_heading = "Quality model")]
     pub pieces: u32,
     /// How ΔQ_A is measured: paper 003's estimate from the index hook, or the exact change of
     /// quality under the evaluated metric (every affected query, as issued, re-ranked; a
     /// simulation reference that reads the live Web).
     #[arg(long = "delta-q", value_enum, default_value_t = DeltaQMethod::Estimate)]
+    #[arg(help_heading = "Quality model")]
     pub delta_q: DeltaQMethod,
 }
 
@@ -55,10 +61,12 @@ pub struct BudgetArgs {
         conflicts_with = "budget_share",
         allow_hyphen_values = true
     )]
+    #[arg(help_heading = "Budget")]
     pub budget: Option<usize>,
     /// The budget as a share of the corpus's pages, in (0, 1]: B = round(F × pages) (paper 001
     /// refreshes 5 % of the pages per cycle: 0.05).
     #[arg(long, value_name = "F", allow_hyphen_values = true)]
+    #[arg(help_heading = "Budget")]
     pub budget_share: Option<f64>,
     #[command(flatten)]
     pub warmup: WarmupArgs,
@@ -81,12 +89,14 @@ pub struct WarmupArgs {
     /// Refresh every page at units 1..=W outside the budget and judge from unit W+1 on
     /// (paper 001 §5.2 warms up with W = 2). 0: no warm-up.
     #[arg(long, value_name = "W", default_value_t = 0)]
+    #[arg(help_heading = "Budget")]
     pub warmup_units: u32,
     /// What oracle-mode policies are told of the true history: `all` (default: every unit's
     /// changes, the judged ones included) or `warm-up` (only the changes of units 1..=W, as a
     /// crawler that watched every page until then could know them: the oracle without
     /// knowledge of the future). Needs --warmup-units W ≥ 1.
     #[arg(long, value_name = "WHICH", value_enum, default_value = "all")]
+    #[arg(help_heading = "Policy")]
     pub oracle_history: refresher::sim::run::OracleHistory,
 }
 

@@ -18,10 +18,12 @@ pub struct CorpusArgs {
     /// folders. Repeat for several collections: each is aligned at its own first unit (unit 0
     /// = each collection's first capture period) and each host is a site.
     #[arg(long, required = true)]
+    #[arg(help_heading = "Input")]
     pub corpus: Vec<PathBuf>,
     /// Length of one time unit in days: once for every collection, or once per --corpus (in
     /// the same order; aligned collections must have equally long units).
     #[arg(long, default_value = "7", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(help_heading = "Input")]
     pub unit_days: Vec<u32>,
 }
 
@@ -30,21 +32,26 @@ pub struct CorpusArgs {
 pub struct WorkloadArgs {
     /// Force the log layout instead of detecting it from the content.
     #[arg(long, value_enum)]
+    #[arg(help_heading = "Workload")]
     pub layout: Option<LogLayout>,
     /// Count consecutive re-submissions of a query by the same user (result-page requests)
     /// separately instead of once.
     #[arg(long)]
+    #[arg(help_heading = "Workload")]
     pub keep_repeats: bool,
     /// Keep only the N most frequent normalised queries before the relevance filter.
     #[arg(long)]
+    #[arg(help_heading = "Workload")]
     pub top_queries: Option<usize>,
     /// Relevance filter: paper 003's knee on summed TF-IDF (default), the same per query term,
     /// or none.
     #[arg(long, value_enum, default_value_t = RelevanceFilter::Knee)]
+    #[arg(help_heading = "Workload")]
     pub filter: RelevanceFilter,
     /// Fail when more than this share (0..=1) of the log's lines cannot be read (default:
     /// when most lines are bad); the first skipped lines are reported either way.
     #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MAX_SKIPPED_SHARE, value_parser = parse_share)]
+    #[arg(help_heading = "Workload")]
     pub max_skipped_share: f64,
 }
 

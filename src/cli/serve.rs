@@ -38,7 +38,8 @@ pub struct Args {
     /// Time unit of the live Web that stale markers compare against (default: the last).
     #[arg(long)]
     pub live_unit: Option<u32>,
-    #[arg(long, default_value_t = ScoringKind::Bm25)]
+    /// Scoring function of the search engine.
+    #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     pub scoring: ScoringKind,
     /// Hosts accepted in the `Host` header, comma-separated (`*`: any). Default: the bind
     /// address and localhost (guards against DNS rebinding).

@@ -55,15 +55,24 @@ pub enum DeltaQMethod {
     /// function per query ([`super::multi_term`], beyond the paper: its §5.1 future work).
     /// On EmacsWiki it is much closer to the exact ΔQ_A than the single-term estimate.
     #[default]
-    #[value(alias = "estimate-multi-term")]
+    #[value(
+        alias = "estimate-multi-term",
+        help = "Paper 003's estimate over the workload queries as issued (the default): the hook's per-term score shifts combined into per-query ones, read through one score-to-rank function per query (beyond the paper: its §5.1 future work)"
+    )]
     #[serde(alias = "estimate-multi-term")]
     Estimate,
     /// Paper 003's estimate as published (§5): every query split into single terms, the
     /// hook's per-term shifts read through one score-to-rank function per term.
+    #[value(
+        help = "Paper 003's estimate as published (§5): every query split into single terms, each term's score shifts read through its score-to-rank function"
+    )]
     EstimateSingleTerm,
     /// The exact ΔQ_A under the evaluated metric: every affected workload query, as issued,
     /// re-ranked before and after the refresh, crediting live scores (Eq. 5–6). A simulation
     /// reference: it reads the live Web.
+    #[value(
+        help = "The exact ΔQ_A: every affected workload query re-ranked before and after the refresh (Eq. 5–6); a simulation reference that reads the live Web"
+    )]
     Exact,
 }
 

@@ -171,25 +171,39 @@ pub fn refresh_index(gain: f64, rate: f64, elapsed: f64) -> f64 {
 #[serde(rename_all = "kebab-case")]
 pub enum Estimator {
     /// Paper 003: mean of `ΔQ_A / Δt`; unmeasured pages get the mean over measured pages.
+    #[value(
+        help = "Paper 003: the mean of ΔQ_A / Δt over a page's refreshes; unmeasured pages get the mean over measured pages"
+    )]
     MeanOfRatios,
     /// `(ΣΔQ_A + m₀·τ) / (ΣΔt + τ)`: the page's rate shrunk towards the pooled rate `m₀`.
+    #[value(help = "The page's ΔQ_A rate shrunk towards the rate pooled over every page")]
     Pooled,
     /// As `Pooled`, with the prior `m₀(p) = α + β·v(p)` fitted (weighted least squares,
     /// `α, β ≥ 0`) to the observed rates against the pages' view weights `v(p)`.
+    #[value(help = "As pooled, with a prior fitted to the pages' view weights")]
     Viewed,
     /// Expected gain of a refresh now: the probability `1 − e^{−λ(t − LR)}` that the page
     /// changed since its last fetch (λ by maximum likelihood over its irregular visits) times
     /// the gain its changes bring (mean measured ΔQ_A of refreshes that found a change, shrunk
     /// towards a view-weighted prior).
+    #[value(
+        help = "The probability that the page changed since its last fetch times the gain its changes bring"
+    )]
     ChangeGain,
     /// The same change rate and gain given a change, ranked by the refresh index of the
     /// time-averaged problem: the gain a refresh now buys over the coming units, not only at
     /// the next evaluation (see `refresh_index`).
+    #[value(
+        help = "The same change rate and gain, ranked by the refresh index: the gain a refresh buys over the coming units (default in oracle mode)"
+    )]
     Whittle,
     /// Frequencies planned as EBR plans them (Lagrangian optimum, same schedule), with each
     /// page's expected ΔQ_A per change as its weight: EBR's view weight until gains are
     /// measured, then shrunk towards it with a strength cross-validated on the run's own gains
     /// (see [`super::planner`]).
+    #[value(
+        help = "EBR's Lagrangian plan with each page's expected ΔQ_A per change as its weight, shrunk towards EBR's view weight by cross-validation (default online)"
+    )]
     Planned,
 }
 

@@ -26,7 +26,7 @@ use crate::policy::{PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 /// The `user-centric` family: paper 003's refresher.
 pub const FAMILY: PolicyFamily = PolicyFamily {
     name: "user-centric",
-    description: "Paper 003: refresh the pages whose expected ΔQ_A (measured by the index hook) times time since refresh is largest",
+    description: "Paper 003: spend the budget where refreshing most improves what users see, by each page's expected ΔQ_A (measured by the index hook while refreshed pages are indexed); by default online as EBR plans (Lagrangian frequencies) with measured gains as weights, oracle by the refresh index of change rate and gain",
     params: &[
         ParamSpec {
             key: "estimator",
