@@ -37,6 +37,11 @@ fn compare_table_keeps_whole_labels_and_theta_errors_name_theta() {
         "0,4",
     ]);
     assert!(ok, "{err}");
+    // The default mode is the oracle, and the output says it is a bound.
+    assert!(
+        out.lines().any(|l| l.starts_with("oracle mode knows the future")),
+        "{out}"
+    );
     for label in [
         "user-centric quality",
         "user-centric fresh@10",

@@ -540,6 +540,8 @@ async fn a_sweep_fills_the_fig4_table_and_replayed_queries_feed_the_live_workloa
     };
     let curves = comparison["curves"].as_array().unwrap();
     assert_eq!(curves.len(), 6);
+    // The sweep ran in the default oracle mode: the page is told to label it a bound.
+    assert_eq!(comparison["oracle_bound"], true, "{comparison}");
     let rows = comparison["rows"].as_array().unwrap();
     // Six absolute targets and five shares of the staleness gap, per policy.
     assert_eq!(rows.len(), 2 * (6 + 5));

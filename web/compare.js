@@ -13,6 +13,7 @@ function byPolicy(curves) {
 }
 
 function render(c) {
+  $("oracle-note").hidden = !c.oracle_bound;
   const groups = byPolicy(c.curves);
   fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_quality]) })));
   freshChart.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_fresh_at_10]) })));

@@ -24,7 +24,7 @@ function redraw() {
     cancel.addEventListener("click", () => postJSON(`/api/runs/${info.id}/cancel`, {}).then(refresh).catch(e => showError($("message"), e)));
     return el("tr", { "data-run": info.id, "data-status": info.status },
       el("td", { text: String(info.id), title: meaning("run_id") }), el("td", { text: info.policy }), numberCell(info.budget, "budget"),
-      el("td", { text: (info.delta_q === "exact" ? info.mode + " (exact ΔQ)" : info.mode) + (info.new_pages === "frontier" ? ", new pages in B" : "") + (info.warmup_units > 0 ? ", warm-up " + info.warmup_units : "") + (info.oracle_history === "warm-up" ? ", oracle told the warm-up only" : "") }), el("td", { text: info.workload }),
+      el("td", { text: (info.delta_q === "exact" ? info.mode + " (exact ΔQ)" : info.mode) + (info.new_pages === "frontier" ? ", new pages in B" : "") + (info.warmup_units > 0 ? ", warm-up " + info.warmup_units : "") + (info.oracle_history === "warm-up" ? ", oracle told the warm-up only" : (info.mode === "oracle" ? " (knows the future: a bound)" : "")) }), el("td", { text: info.workload }),
       el("td", { class: "status", text: info.status + (info.error ? ": " + info.error : "") }),
       numberCell(`${info.units_done}/${info.units_total}`, "units_done"),
       numberCell(fmt(info.latest && info.latest.quality), "quality_now"),

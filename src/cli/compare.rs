@@ -329,6 +329,9 @@ fn print_summary(c: &Comparison) {
         c.points.len(),
         c.seconds
     );
+    if let Some(line) = super::experiment::oracle_bound_line(c.mode, c.oracle_history) {
+        println!("{line}");
+    }
     if let Some(line) = super::experiment::warm_up_line(c.warmup_units, c.mode, c.oracle_history) {
         println!("{line}");
     }
@@ -650,13 +653,18 @@ fn write_charts(dir: &Path, mode: &str, c: &Comparison) -> anyhow::Result<()> {
             })
             .collect()
     };
+    // An oracle that knows the future is labelled a bound on the chart itself.
+    let mode_label = match super::experiment::oracle_bound_line(c.mode, c.oracle_history) {
+        Some(_) => format!("{mode}: knows the future, a bound"),
+        None => mode.to_string(),
+    };
     // Shares (quality, freshness, MAP) never draw an axis past 1.
     let chart = |title: &str, x: &str, y: &str, x_scale, y_scale| Chart {
         x_scale,
         y_scale,
         x_at_most: (x_scale == Scale::Linear).then_some(1.0),
         y_at_most: (y_scale == Scale::Linear).then_some(1.0),
-        ..Chart::new(&format!("{title} ({mode}, {})", c.scoring), x, y)
+        ..Chart::new(&format!("{title} ({mode_label}, {})", c.scoring), x, y)
     };
     // Fig. 4: quality on x, B on a log y axis; B = 0 (the unrefreshed repository, Q₀) is
     // a labelled vertical reference line.

@@ -152,6 +152,23 @@ pub fn warm_up_line(
     })
 }
 
+/// What an oracle run is, in one line, when it knows the future: fitted on the whole history,
+/// the judged units included, it is an upper bound no crawler reaches (`None` online, or when
+/// the oracle is told the warm-up only).
+pub const ORACLE_BOUND: &str = "oracle mode knows the future (fitted on the whole history, \
+     judged units included): an upper bound no crawler reaches; online mode is what a deployed \
+     crawler runs";
+
+/// [`ORACLE_BOUND`] when `mode` and `history` make a run that knows the future.
+pub fn oracle_bound_line(
+    mode: refresher::policy::FitMode,
+    history: refresher::sim::run::OracleHistory,
+) -> Option<&'static str> {
+    use refresher::policy::FitMode;
+    use refresher::sim::run::OracleHistory;
+    (mode == FitMode::Oracle && history == OracleHistory::All).then_some(ORACLE_BOUND)
+}
+
 /// Checks a share of the pages given to `flag` before any input is read: in (0, 1].
 pub fn check_share(flag: &str, share: f64) -> anyhow::Result<()> {
     if !(share > 0.0 && share <= 1.0) {

@@ -244,6 +244,9 @@ fn print_text(
         env.units(),
         env.workload.queries.len()
     );
+    if let Some(line) = super::experiment::oracle_bound_line(result.mode, config.oracle_history) {
+        println!("{line}");
+    }
     println!(
         "mean quality {:.4}   top-10 freshness {:.4}   MAP@10 {:.4}   nDCG@10 {:.4}   ChangeRatio {:.3}   schedule NDCG@B {:.3}   obsolete pages {:.1}   ChangeRate {:.4}   gp4c NDCG@B {:.4}",
         result.mean.quality,

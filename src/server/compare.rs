@@ -75,6 +75,10 @@ pub struct Comparison {
     /// `refresher compare`'s `fixed_rows`.
     #[serde(default)]
     pub fixed_rows: Vec<TableRow>,
+    /// Some run shown is an oracle told the whole history: it knows the future, an upper
+    /// bound no crawler reaches (the page says so).
+    #[serde(default)]
+    pub oracle_bound: bool,
 }
 
 /// Validates a sweep and queues its runs (policy-major, budgets ascending), all or none.
@@ -295,6 +299,10 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
         rows: table(&curves),
         curves,
         fixed_rows: table(&fixed_curves),
+        oracle_bound: infos.iter().any(|info| {
+            info.mode == FitMode::Oracle
+                && info.oracle_history == crate::sim::run::OracleHistory::All
+        }),
     }
 }
 
