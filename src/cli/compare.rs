@@ -168,7 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         super::inputs::print_collections(&loaded.corpus);
         for c in &comparisons {
-            print_summary(c);
+            print_summary(c, loaded.corpus.page_count());
         }
         if let Some(dir) = &args.out {
             println!("outputs written to {}", dir.display());
@@ -316,7 +316,61 @@ fn print_target_table(rows: &[TargetRow], cell: impl Fn(&TargetRow) -> String) {
     }
 }
 
-fn print_summary(c: &Comparison) {
+/// The comparison's finding in one sentence: at 90 % of the staleness gap, with parameters
+/// fixed before the run (no hindsight), the policy that needs the least budget, the next one
+/// and round-robin, with their ratios. `None` when no policy reaches that target on the grid.
+pub fn headline(c: &Comparison, pages: usize) -> Option<String> {
+    const GAP: f64 = 0.9;
+    let mut reached: Vec<(&str, f64)> = c
+        .fixed_rows
+        .iter()
+        .filter(|r| r.gap_share.is_some_and(|g| (g - GAP).abs() < 1e-9))
+        .filter_map(|r| Some((r.policy.as_str(), r.budget_interpolated?)))
+        .collect();
+    reached.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+    let &(best, need) = reached.first()?;
+    let amount = |b: f64| {
+        if b >= 100.0 {
+            format!("{b:.0}")
+        } else {
+            format!("{b:.3}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        }
+    };
+    let ratio = |b: f64| {
+        if need > 0.0 {
+            format!("{:.1}× more", b / need)
+        } else {
+            "more".to_string()
+        }
+    };
+    let mut others: Vec<String> = Vec::new();
+    if let Some(&(next, b)) = reached.get(1) {
+        others.push(format!("{next} needs {} ({})", amount(b), ratio(b)));
+    }
+    if best != "round-robin" && reached.get(1).map(|r| r.0) != Some("round-robin") {
+        match reached.iter().find(|r| r.0 == "round-robin") {
+            Some(&(_, b)) => others.push(format!("round-robin {} ({})", amount(b), ratio(b))),
+            None if c.fixed_rows.iter().any(|r| r.policy == "round-robin") => {
+                others.push("round-robin does not reach it on the grid".to_string())
+            }
+            None => {}
+        }
+    }
+    let share = 100.0 * need / pages.max(1) as f64;
+    Some(format!(
+        "Found ({} mode, parameters fixed before the run): to recover {:.0} % of the quality lost to staleness, {best} needs {} refreshes per unit ({share:.2} % of the pages){}{}.",
+        c.mode.as_str(),
+        GAP * 100.0,
+        amount(need),
+        if others.is_empty() { "" } else { "; " },
+        others.join(", "),
+    ))
+}
+
+fn print_summary(c: &Comparison, pages: usize) {
     println!(
         "\n{} mode, new pages {}, {} scoring, {} units, {} workload queries, user-centric ΔQ̄ {}, ΔQ {}, {} runs in {:.1} s",
         c.mode.as_str(),
@@ -333,6 +387,9 @@ fn print_summary(c: &Comparison) {
         println!("{line}");
     }
     if let Some(line) = super::experiment::warm_up_line(c.warmup_units, c.mode, c.oracle_history) {
+        println!("{line}");
+    }
+    if let Some(line) = headline(c, pages) {
         println!("{line}");
     }
     println!("Budget B needed per unit to reach a mean repository quality (paper 003 Fig. 4; – = not reached):");

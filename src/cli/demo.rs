@@ -1,7 +1,7 @@
 //! `refresher demo`: the main job on the embedded default data, with no download.
 //!
-//! Generates the synthetic evolving site and its query log, summarises them as `ingest` does,
-//! then compares every refresh policy as `compare` does, on a coarser grid than `compare`'s
+//! Generates the synthetic evolving site and its query log (with `--verbose`, summarises them
+//! as `ingest` does), then compares every refresh policy as `compare` does, on a coarser grid than `compare`'s
 //! default so that it finishes in about a minute: budgets 0, 1, 4, 16, 64, 256, 1024 and every
 //! page; thresholds θ ∈ {0.1, 0.3, 0.5, 0.7, 0.9} for SBR/EBR.
 
@@ -33,6 +33,10 @@ pub struct Args {
     /// Fitting modes to compare (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FitMode::Oracle, FitMode::Online])]
     pub mode: Vec<FitMode>,
+    /// Also print the site's and the log's ingest statistics (change histogram, pages per
+    /// unit, most-changed pages, workload) before the comparison.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -55,13 +59,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         filter: RelevanceFilter::Knee,
         max_skipped_share: refresher::querylog::layouts::DEFAULT_MAX_SKIPPED_SHARE,
     };
-    println!("\n== ingest");
-    super::ingest::run(super::ingest::Args {
-        corpus: corpus.clone(),
-        log: Some(site.query_log.clone()),
-        workload: workload.clone(),
-        json: false,
-    })?;
+    if args.verbose {
+        println!("\n== ingest");
+        super::ingest::run(super::ingest::Args {
+            corpus: corpus.clone(),
+            log: Some(site.query_log.clone()),
+            workload: workload.clone(),
+            json: false,
+        })?;
+    }
     let max = site.truth.pages_total as usize;
     let mut budgets: Vec<usize> = [0, 1, 4, 16, 64, 256, 1024]
         .into_iter()
