@@ -35,6 +35,8 @@ fn compare_table_keeps_whole_labels_and_theta_errors_name_theta() {
         "user-centric,round-robin",
         "--budgets",
         "0,4,60",
+        "--metrics",
+        "all",
     ]);
     assert!(ok, "{err}");
     // The finding first, in one sentence naming the policy that needs least and the ratios.

@@ -114,7 +114,15 @@ fn simulate_and_compare_report_the_paper_measures_alike() {
             );
         }
     }
-    let mut args = vec!["compare", "--policies", "age", "--budgets", "6"];
+    let mut args = vec![
+        "compare",
+        "--policies",
+        "age",
+        "--budgets",
+        "6",
+        "--metrics",
+        "all",
+    ];
     args.extend(base);
     let (ok, text, stderr) = run_refresher(&args);
     assert!(ok, "{stderr}");

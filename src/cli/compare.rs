@@ -91,6 +91,21 @@ pub struct Args {
     #[arg(long)]
     #[arg(help_heading = "Output")]
     pub json: bool,
+    /// Which per-budget metrics the text output shows: mean quality per policy, or every
+    /// measure (fresh@10, MAP@10, obsolete pages, papers 000/002's measures, …; always in
+    /// `curves.csv` under --out).
+    #[arg(help_heading = "Output")]
+    #[arg(long, value_enum, default_value_t = MetricsShown::Quality)]
+    pub metrics: MetricsShown,
+}
+
+/// How much of the per-budget metric table `compare` prints (`--metrics`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MetricsShown {
+    /// Mean repository quality per policy and budget.
+    Quality,
+    /// Every measure per policy and budget.
+    All,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -168,7 +183,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         super::inputs::print_collections(&loaded.corpus);
         for c in &comparisons {
-            print_summary(c, loaded.corpus.page_count());
+            print_summary(c, loaded.corpus.page_count(), args.metrics);
         }
         if let Some(dir) = &args.out {
             println!("outputs written to {}", dir.display());
@@ -288,7 +303,22 @@ fn interpolated(row: &TargetRow) -> String {
 }
 
 /// A Fig. 4 table: a line per policy, a column per target, `cell` of each row.
-fn print_target_table(rows: &[TargetRow], cell: impl Fn(&TargetRow) -> String) {
+/// A table of target rows: the shares of the staleness gap first, then the absolute qualities
+/// above the unrefreshed quality `q0` (every policy reaches those below at B = 0).
+fn print_target_table(rows: &[TargetRow], q0: Option<f64>, cell: impl Fn(&TargetRow) -> String) {
+    let shown = |r: &&TargetRow| r.gap_share.is_some() || q0.is_none_or(|q0| r.target_quality > q0);
+    // Policies in their order; within each, gap targets first (a stable sort keeps the rest).
+    let mut order: Vec<&String> = Vec::new();
+    for r in rows {
+        if !order.contains(&&r.policy) {
+            order.push(&r.policy);
+        }
+    }
+    let mut rows: Vec<&TargetRow> = rows.iter().filter(shown).collect();
+    rows.sort_by_key(|r| {
+        let policy = order.iter().position(|p| *p == &r.policy);
+        (policy, r.gap_share.is_none())
+    });
     let mut policies: Vec<&String> = rows.iter().map(|r| &r.policy).collect();
     policies.dedup();
     let width = policies
@@ -370,7 +400,7 @@ pub fn headline(c: &Comparison, pages: usize) -> Option<String> {
     ))
 }
 
-fn print_summary(c: &Comparison, pages: usize) {
+fn print_summary(c: &Comparison, pages: usize, metrics: MetricsShown) {
     println!(
         "\n{} mode, new pages {}, {} scoring, {} units, {} workload queries, user-centric ΔQ̄ {}, ΔQ {}, {} runs in {:.1} s",
         c.mode.as_str(),
@@ -399,31 +429,38 @@ fn print_summary(c: &Comparison, pages: usize) {
             1.0 - q0
         );
     }
-    print_target_table(&c.rows, |r| match r.budget_needed {
+    let q0 = c.unrefreshed_quality;
+    print_target_table(&c.rows, q0, |r| match r.budget_needed {
         Some(b) => b.to_string(),
         None => "–".into(),
     });
     println!("The same read between grid points (log-B interpolation; linear from B = 0). Families with swept parameters (θ): the best of the grid and the default per budget by judged quality, a hindsight envelope no deployed crawler has:");
-    print_target_table(&c.rows, interpolated);
+    print_target_table(&c.rows, q0, interpolated);
     println!("Parameters fixed before the run (each family's defaults, θ = {}; what a deployed crawler runs), log-B interpolated:", refresher::policy::registry::DEFAULT_THETA);
-    print_target_table(&c.fixed_rows, interpolated);
+    print_target_table(&c.fixed_rows, q0, interpolated);
     // Outside the budget every new page is crawled as it appears: the split is all refreshes
     // and the delay 0, so those rows are shown in frontier mode only.
     let frontier = c.new_pages == refresher::crawl::NewPages::Frontier;
-    if frontier {
+    if metrics == MetricsShown::Quality {
+        println!("Mean quality per budget:");
+    } else if frontier {
         println!("Mean quality / top-10 freshness / MAP@10 / obsolete pages (paper 004) / new-page fetches and refreshes per unit / view-weighted discovery delay (units) per budget:");
     } else {
         println!(
             "Mean quality / top-10 freshness / MAP@10 / obsolete pages (paper 004) per budget:"
         );
     }
-    println!("  then papers 000 and 002: ChangeRatio, weighted by PageRank (C^w PageRank) and by view weights (C^w views); top-10 freshness over k = 10 fixed (fresh@10 k), MAP@10 over the relevant retrieved (MAP@10 retr), the same with τ = 0 relevance (MAP@10 τ=0)");
-    print_budget_table(c, frontier);
+    if metrics == MetricsShown::All {
+        println!("  then papers 000 and 002: ChangeRatio, weighted by PageRank (C^w PageRank) and by view weights (C^w views); top-10 freshness over k = 10 fixed (fresh@10 k), MAP@10 over the relevant retrieved (MAP@10 retr), the same with τ = 0 relevance (MAP@10 τ=0)");
+    } else {
+        println!("  (mean quality only; every measure with --metrics all, and in curves.csv under --out)");
+    }
+    print_budget_table(c, frontier, metrics);
 }
 
 /// The per-budget table of [`print_summary`]: a line per policy and measure, a column per
 /// budget (the new-page split and delay in frontier mode only).
-fn print_budget_table(c: &Comparison, frontier: bool) {
+fn print_budget_table(c: &Comparison, frontier: bool, metrics: MetricsShown) {
     let mut budgets: Vec<usize> = c.curves.iter().map(|p| p.budget).collect();
     budgets.sort_unstable();
     budgets.dedup();
@@ -484,6 +521,9 @@ fn print_budget_table(c: &Comparison, frontier: bool) {
             }),
         ] {
             if !frontier && matches!(label, "new/unit" | "refresh/unit" | "delay") {
+                continue;
+            }
+            if metrics == MetricsShown::Quality && label != "quality" {
                 continue;
             }
             print!("{:<width$}", format!("{p} {label}"));

@@ -34,7 +34,8 @@ pub struct Args {
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FitMode::Oracle, FitMode::Online])]
     pub mode: Vec<FitMode>,
     /// Also print the site's and the log's ingest statistics (change histogram, pages per
-    /// unit, most-changed pages, workload) before the comparison.
+    /// unit, most-changed pages, workload) before the comparison, and every measure per
+    /// budget after it.
     #[arg(long)]
     pub verbose: bool,
 }
@@ -107,5 +108,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         new_pages: refresher::crawl::NewPages::OutsideBudget,
         out: Some(args.out.join("compare")),
         json: false,
+        metrics: if args.verbose {
+            super::compare::MetricsShown::All
+        } else {
+            super::compare::MetricsShown::Quality
+        },
     })
 }

@@ -158,7 +158,7 @@ pub trait PageModel: Send {
     }
     /// The objective [`frequencies`](Self::frequencies) and
     /// [`marginal_value`](Self::marginal_value) optimise: planners share a schedule
-    /// ([`ScheduleInputs`]) only when their objectives are the same, since equal `(λ_p, c_p)` give
+    /// (the schedule's cache key) only when their objectives are the same, since equal `(λ_p, c_p)` give
     /// different plans under different objectives. `"freshness"` by default.
     fn objective(&self) -> &'static str {
         "freshness"

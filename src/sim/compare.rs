@@ -368,7 +368,7 @@ impl CacheKey for ModeFreeRun {
 
 /// Runs every (policy, parameters, B) of `config` in parallel; `progress(done, total)` is
 /// called after each run. A policy that does not read the fit mode is reported from the
-/// environment's cache when a sweep of another mode over `env` ran it ([`ModeFreeRun`]): the
+/// environment's cache when a sweep of another mode over `env` ran it (a mode-free run): the
 /// same points, without running them again.
 pub fn sweep(
     env: &Environment<'_>,
