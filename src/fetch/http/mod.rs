@@ -757,26 +757,6 @@ async fn read_limited(mut response: reqwest::Response, max: usize) -> Result<Vec
     }
 }
 
-/// An error with its causes (reqwest's own text omits them).
-pub(super) fn error_text(e: &reqwest::Error) -> String {
-    let mut text = if e.is_timeout() {
-        "timeout".to_string()
-    } else if e.is_redirect() {
-        "too many redirects".to_string()
-    } else if e.is_connect() {
-        "connection failed".to_string()
-    } else {
-        e.to_string()
-    };
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 fn push_error(list: &mut Vec<String>, error: String) {
     if list.len() >= 5 {
         list.remove(0);
