@@ -17,12 +17,13 @@
 //! unit's new pages, as the simulator's model of page creation), or the out-links of fetched
 //! pages within the crawled hosts (a frontier), or none.
 
+mod hosts;
 pub mod journal;
+mod options;
 pub mod sitemap;
 pub mod warc_out;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::net::SocketAddr;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -33,118 +34,12 @@ use super::{FetchError, FetchRequest, FetchResult, Fetched, Fetcher, UrlCatalogu
 use crate::corpus::html::{normalise_url, page_version_from_html};
 use crate::corpus::{PageId, Unit};
 use crate::text::{Analyzer, Vocabulary};
+use hosts::{Hosts, RobotsRule};
 use journal::{Journal, Recorded, RecordedOutcome};
 use warc_out::{Exchange, WarcOut};
 
-/// How a crawl learns of pages after its initial crawl.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Discovery {
-    /// Only the initial URLs.
-    None,
-    /// Re-read these sitemaps every unit; URLs newly listed are the unit's new pages.
-    Sitemaps(Vec<String>),
-    /// Out-links of fetched pages, on the hosts of the initial URLs.
-    Links,
-}
-
-/// Settings of the fetch stack.
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    pub user_agent: String,
-    /// Per request (connect + headers + body).
-    pub timeout: Duration,
-    /// Bodies longer than this (decoded) fail the fetch.
-    pub max_body_bytes: usize,
-    pub max_redirects: usize,
-    /// Least time between two requests to one host (politeness); robots.txt `Crawl-delay`
-    /// raises it for its host.
-    pub min_host_delay: Duration,
-    /// Retries after a connection error, a timeout, 429 or 5xx (with backoff 250 ms · 2^k).
-    pub retries: u32,
-    /// Requests for these hosts go, as plain HTTP, to these addresses (`--resolve`), whatever
-    /// the URL's scheme: how a crawl reaches `web-replay`.
-    pub resolve: HashMap<String, SocketAddr>,
-    pub obey_robots: bool,
-    pub discovery: Discovery,
-    /// Most new pages discovery may add in one unit.
-    pub max_new_per_unit: usize,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        HttpOptions {
-            user_agent: concat!("refresher/", env!("CARGO_PKG_VERSION")).into(),
-            timeout: Duration::from_secs(10),
-            max_body_bytes: 8 << 20,
-            max_redirects: 5,
-            min_host_delay: Duration::from_millis(1000),
-            retries: 2,
-            resolve: HashMap::new(),
-            obey_robots: true,
-            discovery: Discovery::None,
-            max_new_per_unit: 10_000,
-        }
-    }
-}
-
-/// Counts of what the fetches did, overall or for one host.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct FetchCounts {
-    /// Requests answered (any status), retries included.
-    pub fetches: u64,
-    /// New copies (200 with a body other than the held one).
-    pub copies: u64,
-    /// 304, or a 200 with the held copy's bytes.
-    pub not_modified: u64,
-    /// 404 / 410 / non-HTML.
-    pub gone: u64,
-    /// Fetches that failed (after retries): unreachable, timeout, body too long, bad
-    /// encoding, redirect loop, other statuses, the unit's deadline.
-    pub errors: u64,
-    pub robots_disallowed: u64,
-    pub bytes: u64,
-}
-
-/// Counts per host plus the last errors seen (kept short).
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct HostReport {
-    #[serde(flatten)]
-    pub counts: FetchCounts,
-    pub last_errors: Vec<String>,
-}
-
-#[derive(Default)]
-struct HostState {
-    robots: Option<RobotsRule>,
-    last_request: Option<Instant>,
-    report: HostReport,
-}
-
-enum RobotsRule {
-    Rules(Box<Robot>),
-    AllowAll,
-    /// robots.txt unreachable or 5xx: nothing may be fetched (RFC 9309 §2.3.1.4) this unit.
-    DisallowAll,
-}
-
-impl RobotsRule {
-    fn allowed(&self, url: &str) -> bool {
-        match self {
-            RobotsRule::Rules(r) => r.allowed(url),
-            RobotsRule::AllowAll => true,
-            RobotsRule::DisallowAll => false,
-        }
-    }
-    fn delay(&self) -> Option<Duration> {
-        match self {
-            RobotsRule::Rules(r) => r
-                .delay
-                .filter(|d| d.is_finite() && *d > 0.0)
-                .map(|d| Duration::from_secs_f32(d.min(60.0))),
-            _ => None,
-        }
-    }
-}
+pub use hosts::{host_of, FetchCounts, HostReport};
+pub use options::{Discovery, FetcherError, HttpOptions};
 
 /// What one fetch brought back, before it becomes a [`FetchResult`].
 enum Outcome {
@@ -158,17 +53,6 @@ enum Outcome {
     Gone,
     Disallowed,
     Failed(FetchError),
-}
-
-/// Why an [`HttpFetcher`] could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum FetcherError {
-    /// The HTTP client could not be built.
-    #[error(transparent)]
-    Client(#[from] reqwest::Error),
-    /// The fetcher's runtime could not start.
-    #[error(transparent)]
-    Runtime(#[from] std::io::Error),
 }
 
 /// The HTTP fetcher (see the module docs).
@@ -194,7 +78,7 @@ pub struct HttpFetcher {
 /// A handle on a fetcher that the refresh loop owns: its counts, and the unit's deadline.
 #[derive(Clone, Default)]
 pub struct FetchMonitor {
-    hosts: Arc<Mutex<HashMap<String, HostState>>>,
+    hosts: Hosts,
     totals: Arc<Mutex<FetchCounts>>,
     deadline: Arc<Mutex<Option<Instant>>>,
     journal: Arc<Mutex<Journal>>,
@@ -501,7 +385,7 @@ struct Exchanged {
 
 struct TaskContext {
     client: reqwest::Client,
-    hosts: Arc<Mutex<HashMap<String, HostState>>>,
+    hosts: Hosts,
     options: Arc<HttpOptions>,
     targets: Vec<Result<(String, Option<String>), FetchError>>,
 }
@@ -774,11 +658,6 @@ fn parsed_with_host(url: &str) -> Result<(url::Url, String), FetchError> {
         url: url.to_string(),
     })?;
     Ok((parsed, host))
-}
-
-/// `host[:port]`, lowercase, of an absolute URL.
-pub fn host_of(url: &str) -> Option<String> {
-    crate::corpus::url::host_and_path(url).map(|(h, _)| h)
 }
 
 fn unix_now() -> i64 {
@@ -1128,6 +1007,9 @@ fn add_counts(to: &mut FetchCounts, c: &FetchCounts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+    use std::net::SocketAddr;
+
     use axum::body::Body;
     use axum::http::{header, StatusCode};
     use axum::response::{IntoResponse, Response};
