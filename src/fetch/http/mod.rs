@@ -16,50 +16,61 @@
 //! Discovery ([`Discovery`]): a sitemap re-read at every unit (its newly listed URLs are the
 //! unit's new pages, as the simulator's model of page creation), or the out-links of fetched
 //! pages within the crawled hosts (a frontier), or none.
+//!
+//! # Layers
+//!
+//! A fetch batch goes down a stack of transports, each one concern, and comes back up as raw
+//! answers (the outcome and every request/response pair of each job, before parsing), handed
+//! to each layer in job order:
+//!
+//! | layer (outermost first) | file | concern |
+//! |---|---|---|
+//! | `Observing` | `observe.rs` | counts every answer into the [`FetchMonitor`] (totals, per host) |
+//! | `Unchanged` | `transport.rs` | a 200 whose body hashes to the held copy becomes a 304 |
+//! | `Warcing` | `warc_out.rs` | writes every exchange to the WARC output, flushes it |
+//! | `Replaying` | `replay.rs` | a replayed unit answers from the [`journal`]; a live one is recorded |
+//! | `HttpClient` | `client.rs` | the HTTP transport: robots.txt, politeness, retries, deadline |
+//!
+//! On top, [`HttpFetcher`] turns jobs into requests and answers into [`FetchResult`]s: it
+//! reads each new body (growing its vocabulary) and queues its links for discovery
+//! (`discovery.rs`, journaled too). The per-host table the client and the counters share is
+//! `hosts.rs`; the settings are `options.rs`.
 
+mod client;
+mod discovery;
 mod hosts;
 pub mod journal;
+mod observe;
 mod options;
+mod replay;
 pub mod sitemap;
+mod transport;
 pub mod warc_out;
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-use reqwest::header::{HeaderMap, HeaderValue};
-use texting_robots::Robot;
+use std::sync::Arc;
 
 use super::{FetchError, FetchRequest, FetchResult, Fetched, Fetcher, UrlCatalogue};
 use crate::corpus::html::{normalise_url, page_version_from_html};
 use crate::corpus::{PageId, Unit};
 use crate::text::{Analyzer, Vocabulary};
-use hosts::{Hosts, RobotsRule};
-use journal::{Journal, Recorded, RecordedOutcome};
-use warc_out::{Exchange, WarcOut};
+use client::{unix_now, HttpClient};
+use journal::Journal;
+use observe::Observing;
+use replay::Replaying;
+use transport::{Job, Outcome, Transport, Unchanged};
+use warc_out::{WarcOut, Warcing};
 
 pub use hosts::{host_of, FetchCounts, HostReport};
+pub use observe::FetchMonitor;
 pub use options::{Discovery, FetcherError, HttpOptions};
 
-/// What one fetch brought back, before it becomes a [`FetchResult`].
-enum Outcome {
-    Body {
-        body: Vec<u8>,
-        last_modified: Option<i64>,
-        /// The response's media type (`Content-Type` without parameters), if it gave one.
-        media_type: Option<String>,
-    },
-    NotModified,
-    Gone,
-    Disallowed,
-    Failed(FetchError),
-}
+/// The transport stack under an [`HttpFetcher`] (see the module docs).
+type Layers = Observing<Unchanged<Warcing<Replaying<HttpClient>>>>;
 
 /// The HTTP fetcher (see the module docs).
 pub struct HttpFetcher {
-    runtime: tokio::runtime::Runtime,
-    client: reqwest::Client,
-    options: HttpOptions,
+    transport: Layers,
     catalogue: UrlCatalogue,
     vocabulary: Arc<Vocabulary>,
     analyzer: Analyzer,
@@ -71,55 +82,7 @@ pub struct HttpFetcher {
     frontier_next: u64,
     /// The URLs the sitemaps listed at the last reading.
     listed: HashSet<PageId>,
-    warc: Option<WarcOut>,
     monitor: FetchMonitor,
-}
-
-/// A handle on a fetcher that the refresh loop owns: its counts, and the unit's deadline.
-#[derive(Clone, Default)]
-pub struct FetchMonitor {
-    hosts: Hosts,
-    totals: Arc<Mutex<FetchCounts>>,
-    deadline: Arc<Mutex<Option<Instant>>>,
-    journal: Arc<Mutex<Journal>>,
-    /// Set when a replayed unit asked for other pages than the journal recorded.
-    diverged: Arc<Mutex<Option<String>>>,
-}
-
-impl FetchMonitor {
-    /// Commits the unit in progress to the journal (at the unit's end).
-    pub fn commit(&self, unit: Unit) -> std::io::Result<()> {
-        self.journal.lock().expect("journal lock").commit(unit)
-    }
-
-    /// Whether committed units are still being replayed.
-    pub fn replaying(&self) -> bool {
-        self.journal.lock().expect("journal lock").replaying()
-    }
-
-    /// Why the replay of the journal stopped matching, if it did.
-    pub fn diverged(&self) -> Option<String> {
-        self.diverged.lock().expect("divergence lock").clone()
-    }
-
-    /// Requests still running at `deadline` fail; `None`: no deadline.
-    pub fn set_deadline(&self, deadline: Option<Instant>) {
-        *self.deadline.lock().expect("deadline lock") = deadline;
-    }
-
-    /// Counts over every fetch so far.
-    pub fn totals(&self) -> FetchCounts {
-        self.totals.lock().expect("totals lock").clone()
-    }
-
-    /// Counts per host, by host name.
-    pub fn hosts(&self) -> BTreeMap<String, HostReport> {
-        let hosts = self.hosts.lock().expect("host table lock");
-        hosts
-            .iter()
-            .map(|(h, s)| (h.clone(), s.report.clone()))
-            .collect()
-    }
 }
 
 impl HttpFetcher {
@@ -129,23 +92,21 @@ impl HttpFetcher {
         vocabulary: Arc<Vocabulary>,
         warc: Option<WarcOut>,
     ) -> Result<Self, FetcherError> {
-        let client = reqwest::Client::builder()
-            .user_agent(options.user_agent.clone())
-            .timeout(options.timeout)
-            .connect_timeout(options.timeout)
-            .redirect(reqwest::redirect::Policy::limited(options.max_redirects))
-            .gzip(true)
-            .brotli(true)
-            .deflate(true)
-            .build()?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
-        Ok(HttpFetcher {
-            runtime,
-            client,
+        let monitor = FetchMonitor::default();
+        let client = HttpClient::new(
             options,
+            Arc::clone(&monitor.hosts),
+            Arc::clone(&monitor.deadline),
+        )?;
+        let transport = Observing::new(
+            monitor.clone(),
+            Unchanged::new(Warcing::new(
+                warc,
+                Replaying::new(monitor.replay.clone(), client),
+            )),
+        );
+        Ok(HttpFetcher {
+            transport,
             catalogue: UrlCatalogue::default(),
             vocabulary,
             analyzer: Analyzer::new(),
@@ -154,8 +115,7 @@ impl HttpFetcher {
             frontier_set: HashSet::new(),
             frontier_next: 0,
             listed: HashSet::new(),
-            warc,
-            monitor: FetchMonitor::default(),
+            monitor,
         })
     }
 
@@ -175,32 +135,8 @@ impl HttpFetcher {
         if let Some(last) = replay_through {
             journal.load(last)?;
         }
-        *self.monitor.journal.lock().expect("journal lock") = journal;
+        self.monitor.replay.set_journal(journal);
         Ok(())
-    }
-
-    fn replay_next(&self) -> Option<Recorded> {
-        let mut journal = self.monitor.journal.lock().expect("journal lock");
-        if journal.replaying() {
-            journal.next_recorded()
-        } else {
-            None
-        }
-    }
-
-    fn record(&self, record: Recorded) {
-        self.monitor
-            .journal
-            .lock()
-            .expect("journal lock")
-            .record(record);
-    }
-
-    fn diverge(&self, why: String) {
-        let mut d = self.monitor.diverged.lock().expect("divergence lock");
-        if d.is_none() {
-            *d = Some(why);
-        }
     }
 
     /// Interns URLs (normalised) and returns their page ids, in order; the hosts of these URLs
@@ -219,452 +155,64 @@ impl HttpFetcher {
         ids
     }
 
-    /// The URLs every configured sitemap lists now (nested sitemap indexes followed once);
-    /// journaled (a replay answers what was read).
-    pub fn read_sitemaps(&mut self, unit: Unit) -> Vec<String> {
-        if self.monitor.replaying() {
-            return match self.replay_next() {
-                Some(Recorded::Sitemaps { urls }) => urls,
-                other => {
-                    self.diverge(format!(
-                        "unit {unit}: a sitemap reading where the journal has {other:?}"
-                    ));
-                    Vec::new()
-                }
-            };
-        }
-        let urls = self.read_sitemaps_live(unit);
-        self.record(Recorded::Sitemaps { urls: urls.clone() });
-        urls
-    }
-
-    fn read_sitemaps_live(&mut self, unit: Unit) -> Vec<String> {
-        let Discovery::Sitemaps(roots) = self.options.discovery.clone() else {
-            return Vec::new();
-        };
-        let mut urls = Vec::new();
-        let mut queue: Vec<(String, u8)> = roots.into_iter().map(|r| (r, 0)).collect();
-        let mut i = 0;
-        while i < queue.len() && i < 1000 {
-            let (sitemap_url, depth) = queue[i].clone();
-            i += 1;
-            match self.get_text(&sitemap_url) {
-                Ok(xml) => {
-                    let map = sitemap::parse(&xml);
-                    urls.extend(map.urls);
-                    if depth == 0 {
-                        queue.extend(map.sitemaps.into_iter().map(|s| (s, 1)));
-                    }
-                }
-                Err(e) => self.note_error(&sitemap_url, format!("unit {unit}: sitemap: {e}")),
-            }
-        }
-        urls
-    }
-
-    fn get_text(&self, url: &str) -> Result<String, FetchError> {
-        let (target, host_header) = self.target(url)?;
-        let client = self.client.clone();
-        let max = self.options.max_body_bytes;
-        self.runtime.block_on(async move {
-            let mut request = client.get(target);
-            if let Some(h) = host_header {
-                request = request.header(reqwest::header::HOST, h);
-            }
-            let response = request
-                .send()
-                .await
-                .map_err(|e| FetchError::Request { error: Arc::new(e) })?;
-            if !response.status().is_success() {
-                return Err(FetchError::Status {
-                    status: response.status().as_u16(),
-                });
-            }
-            let body = read_limited(response, max).await?;
-            Ok(String::from_utf8_lossy(&body).into_owned())
-        })
-    }
-
-    /// Where a request for `url` goes, and the `Host` header to send when it is redirected
-    /// by `--resolve`.
-    fn target(&self, url: &str) -> Result<(String, Option<String>), FetchError> {
-        let (parsed, host) = parsed_with_host(url)?;
-        match self.options.resolve.get(&host).or_else(|| {
-            parsed
-                .host_str()
-                .and_then(|h| self.options.resolve.get(&h.to_ascii_lowercase()))
-        }) {
-            Some(addr) => {
-                let mut path = parsed.path().to_string();
-                if let Some(q) = parsed.query() {
-                    path.push('?');
-                    path.push_str(q);
-                }
-                Ok((format!("http://{addr}{path}"), Some(host)))
-            }
-            None => Ok((url.to_string(), None)),
-        }
-    }
-
-    fn note_error(&self, url: &str, error: String) {
-        let host = host_of(url).unwrap_or_default();
-        let mut hosts = self.monitor.hosts.lock().expect("host table lock");
-        let r = &mut hosts.entry(host).or_default().report;
-        r.counts.errors += 1;
-        push_error(&mut r.last_errors, error);
-    }
-
     pub fn catalogue(&self) -> &UrlCatalogue {
         &self.catalogue
     }
 
     /// Flushes the WARC output (at each unit's commit).
     pub fn flush(&mut self) -> std::io::Result<()> {
-        match self.warc.as_mut() {
-            Some(w) => w.flush(),
-            None => Ok(()),
-        }
+        self.transport.inner_mut().inner_mut().flush()
     }
 
-    /// Fetches `urls`' pages at `unit` (one async task per host, sequential within a host).
-    fn fetch_all(&mut self, jobs: Vec<Job>) -> Vec<JobDone> {
-        let mut by_host: BTreeMap<String, Vec<Job>> = BTreeMap::new();
-        for job in jobs {
-            by_host
-                .entry(host_of(&job.1).unwrap_or_default())
-                .or_default()
-                .push(job);
-        }
-        let results: Arc<Mutex<Vec<JobDone>>> = Arc::default();
-        let deadline = *self.monitor.deadline.lock().expect("deadline lock");
-        let mut tasks = Vec::new();
-        for (host, jobs) in by_host {
-            let ctx = TaskContext {
-                client: self.client.clone(),
-                hosts: Arc::clone(&self.monitor.hosts),
-                options: Arc::new(self.options.clone()),
-                targets: jobs.iter().map(|(_, u, _)| self.target(u)).collect(),
-            };
-            let results = Arc::clone(&results);
-            tasks.push(async move { ctx.run_host(host, jobs, results).await });
-        }
-        let run = futures_util::future::join_all(tasks);
-        self.runtime.block_on(async {
-            match deadline {
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    let _ = tokio::time::timeout(left, run).await;
-                }
-                None => {
-                    run.await;
-                }
-            }
-        });
-        let mut done = std::mem::take(&mut *results.lock().expect("results lock"));
-        done.sort_by_key(|r| r.0);
-        done
-    }
-}
-
-/// One fetch to do: request index, URL, held copy's (content hash, capture time).
-type Job = (usize, String, Option<(u64, i64)>);
-
-/// A finished job: request index, what it brought, the exchanges to archive.
-type JobDone = (usize, Outcome, Vec<Exchanged>);
-
-/// One request/response pair for the WARC output.
-struct Exchanged {
-    url: String,
-    time: i64,
-    request_headers: Vec<(String, String)>,
-    status: u16,
-    reason: String,
-    response_headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-struct TaskContext {
-    client: reqwest::Client,
-    hosts: Hosts,
-    options: Arc<HttpOptions>,
-    targets: Vec<Result<(String, Option<String>), FetchError>>,
-}
-
-impl TaskContext {
-    async fn run_host(self, host: String, jobs: Vec<Job>, results: Arc<Mutex<Vec<JobDone>>>) {
-        if self.options.obey_robots {
-            self.ensure_robots(&host, jobs.first().map(|j| j.1.as_str()))
-                .await;
-        }
-        for ((index, url, validator), target) in jobs.into_iter().zip(&self.targets) {
-            let allowed = !self.options.obey_robots || {
-                let hosts = self.hosts.lock().expect("host table lock");
-                hosts
-                    .get(&host)
-                    .and_then(|h| h.robots.as_ref())
-                    .is_none_or(|r| r.allowed(&url))
-            };
-            let (outcome, exchanges) = if !allowed {
-                (Outcome::Disallowed, Vec::new())
-            } else {
-                match target {
-                    Ok((target, host_header)) => {
-                        self.fetch_one(&host, &url, target, host_header.as_deref(), validator)
-                            .await
-                    }
-                    Err(e) => (Outcome::Failed(e.clone()), Vec::new()),
-                }
-            };
-            results
-                .lock()
-                .expect("results lock")
-                .push((index, outcome, exchanges));
-        }
+    /// The HTTP client at the bottom of the stack.
+    fn client(&self) -> &HttpClient {
+        self.transport.inner().inner().inner().inner()
     }
 
-    async fn wait_turn(&self, host: &str) {
-        let wait = {
-            let mut hosts = self.hosts.lock().expect("host table lock");
-            let state = hosts.entry(host.to_string()).or_default();
-            let delay = state
-                .robots
-                .as_ref()
-                .and_then(RobotsRule::delay)
-                .map_or(self.options.min_host_delay, |d| {
-                    d.max(self.options.min_host_delay)
-                });
-            let now = Instant::now();
-            let next = state.last_request.map_or(now, |t| (t + delay).max(now));
-            state.last_request = Some(next);
-            next - now
-        };
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
+    fn options(&self) -> &HttpOptions {
+        self.client().options()
     }
 
-    async fn ensure_robots(&self, host: &str, any_url: Option<&str>) {
-        if self
-            .hosts
-            .lock()
-            .expect("host table lock")
-            .get(host)
-            .is_some_and(|h| {
-                matches!(
-                    h.robots,
-                    Some(RobotsRule::Rules(_)) | Some(RobotsRule::AllowAll)
-                )
-            })
-        {
-            return;
-        }
-        let Some(url) = any_url.and_then(|u| url::Url::parse(u).ok()) else {
-            return;
-        };
-        let robots_url = format!("{}://{}/robots.txt", url.scheme(), host);
-        let rule = match self.resolve_target(&robots_url) {
-            Ok((target, host_header)) => {
-                self.wait_turn(host).await;
-                let mut request = self.client.get(target);
-                if let Some(h) = host_header {
-                    request = request.header(reqwest::header::HOST, h);
-                }
-                match request.send().await {
-                    Ok(r) if r.status().is_success() => match read_limited(r, 512 << 10).await {
-                        Ok(body) => Robot::new(&self.options.user_agent, &body)
-                            .map(|r| RobotsRule::Rules(Box::new(r)))
-                            .unwrap_or(RobotsRule::AllowAll),
-                        Err(_) => RobotsRule::DisallowAll,
-                    },
-                    // 4xx: no robots.txt, everything allowed (RFC 9309 §2.3.1.3).
-                    Ok(r) if r.status().is_client_error() => RobotsRule::AllowAll,
-                    _ => RobotsRule::DisallowAll,
-                }
-            }
-            Err(_) => RobotsRule::DisallowAll,
-        };
-        self.hosts
-            .lock()
-            .expect("host table lock")
-            .entry(host.to_string())
-            .or_default()
-            .robots = Some(rule);
-    }
-
-    fn resolve_target(&self, url: &str) -> Result<(String, Option<String>), FetchError> {
-        let (parsed, host) = parsed_with_host(url)?;
-        match self.options.resolve.get(&host) {
-            Some(addr) => Ok((format!("http://{addr}{}", parsed.path()), Some(host))),
-            None => Ok((url.to_string(), None)),
-        }
-    }
-
-    async fn fetch_one(
-        &self,
-        host: &str,
+    /// What an answer's outcome tells the refresh loop. A body is read as ingest reads a WARC
+    /// response, growing the vocabulary; its links join `links` when discovery follows links.
+    fn result_of(
+        &mut self,
+        unit: Unit,
+        page: PageId,
         url: &str,
-        target: &str,
-        host_header: Option<&str>,
-        validator: Option<(u64, i64)>,
-    ) -> (Outcome, Vec<Exchanged>) {
-        let mut exchanges = Vec::new();
-        let mut attempt = 0;
-        loop {
-            self.wait_turn(host).await;
-            let mut headers = HeaderMap::new();
-            if let Some(h) = host_header {
-                if let Ok(v) = HeaderValue::from_str(h) {
-                    headers.insert(reqwest::header::HOST, v);
+        outcome: Outcome,
+        links: &mut Vec<String>,
+    ) -> FetchResult {
+        match outcome {
+            Outcome::Body {
+                body,
+                last_modified,
+                media_type,
+            } => {
+                let follow_links = self.options().discovery == Discovery::Links;
+                let catalogue = &self.catalogue;
+                let vocabulary = Arc::make_mut(&mut self.vocabulary);
+                let (version, found) = page_version_from_html(
+                    &mut self.analyzer,
+                    vocabulary,
+                    url,
+                    page,
+                    (unit, last_modified.unwrap_or_else(unix_now)),
+                    &body,
+                    media_type.as_deref(),
+                    &|u| catalogue.id(u),
+                );
+                if follow_links {
+                    links.extend(found);
                 }
+                FetchResult::Copy(Arc::new(version))
             }
-            if let Some((hash, captured)) = validator {
-                if let Ok(v) = HeaderValue::from_str(&format!("\"{hash:016x}\"")) {
-                    headers.insert(reqwest::header::IF_NONE_MATCH, v);
-                }
-                if captured > 0 {
-                    let t = std::time::UNIX_EPOCH + Duration::from_secs(captured as u64);
-                    if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(t)) {
-                        headers.insert(reqwest::header::IF_MODIFIED_SINCE, v);
-                    }
-                }
-            }
-            let request_headers: Vec<(String, String)> = headers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-                .chain([("User-Agent".to_string(), self.options.user_agent.clone())])
-                .collect();
-            let time = unix_now();
-            let sent = self.client.get(target).headers(headers).send().await;
-            let failure = match sent {
-                Err(e) => FetchError::Request { error: Arc::new(e) },
-                Ok(response) => {
-                    let status = response.status();
-                    let response_headers: Vec<(String, String)> = response
-                        .headers()
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-                        .collect();
-                    let last_modified = response
-                        .headers()
-                        .get(reqwest::header::LAST_MODIFIED)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| httpdate::parse_http_date(v).ok())
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map(|d| d.as_secs() as i64);
-                    let media_type = response
-                        .headers()
-                        .get(reqwest::header::CONTENT_TYPE)
-                        .and_then(|v| v.to_str().ok())
-                        .map(|ct| {
-                            let media = ct.split(';').next().unwrap_or("");
-                            media.trim().to_ascii_lowercase()
-                        })
-                        .filter(|media| !media.is_empty());
-                    let html = media_type.as_deref().is_none_or(|ct| {
-                        ct.starts_with("text/html") || ct.starts_with("application/xhtml")
-                    });
-                    let code = status.as_u16();
-                    let reason = status.canonical_reason().unwrap_or("").to_string();
-                    let mut record = |body: Vec<u8>| {
-                        exchanges.push(Exchanged {
-                            url: url.to_string(),
-                            time,
-                            request_headers: request_headers.clone(),
-                            status: code,
-                            reason: reason.clone(),
-                            response_headers: response_headers.clone(),
-                            body,
-                        })
-                    };
-                    if code == 304 {
-                        record(Vec::new());
-                        return (Outcome::NotModified, exchanges);
-                    }
-                    if code == 404 || code == 410 {
-                        record(Vec::new());
-                        return (Outcome::Gone, exchanges);
-                    }
-                    if status.is_success() {
-                        match read_limited(response, self.options.max_body_bytes).await {
-                            Ok(body) => {
-                                record(body.clone());
-                                if !html {
-                                    return (Outcome::Gone, exchanges);
-                                }
-                                return (
-                                    Outcome::Body {
-                                        body,
-                                        last_modified,
-                                        media_type,
-                                    },
-                                    exchanges,
-                                );
-                            }
-                            Err(e) => e,
-                        }
-                    } else if code == 429 || status.is_server_error() {
-                        record(Vec::new());
-                        FetchError::Status { status: code }
-                    } else {
-                        record(Vec::new());
-                        return (
-                            Outcome::Failed(FetchError::Status { status: code }),
-                            exchanges,
-                        );
-                    }
-                }
-            };
-            if attempt >= self.options.retries || matches!(failure, FetchError::BodyTooLarge { .. })
-            {
-                return (Outcome::Failed(failure), exchanges);
-            }
-            attempt += 1;
-            tokio::time::sleep(Duration::from_millis(250 << attempt.min(6))).await;
+            Outcome::NotModified => FetchResult::NotModified,
+            Outcome::Gone => FetchResult::Gone,
+            Outcome::Disallowed => FetchResult::Failed(FetchError::Disallowed),
+            Outcome::Failed(e) => FetchResult::Failed(e),
         }
     }
-}
-
-/// Reads a body, failing past `max` bytes (decoding errors — broken gzip — fail too).
-async fn read_limited(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, FetchError> {
-    let mut body = Vec::new();
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                if body.len() + chunk.len() > max {
-                    return Err(FetchError::BodyTooLarge { max });
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(None) => return Ok(body),
-            Err(e) => return Err(FetchError::Body { error: Arc::new(e) }),
-        }
-    }
-}
-
-fn push_error(list: &mut Vec<String>, error: String) {
-    if list.len() >= 5 {
-        list.remove(0);
-    }
-    list.push(crate::terminal::terminal_safe(&error).into_owned());
-}
-
-/// `url` parsed, with its `host[:port]`: what both request targets start from.
-fn parsed_with_host(url: &str) -> Result<(url::Url, String), FetchError> {
-    let parsed = url::Url::parse(url).map_err(|error| FetchError::BadUrl {
-        url: url.to_string(),
-        error,
-    })?;
-    let host = host_of(url).ok_or_else(|| FetchError::NoHost {
-        url: url.to_string(),
-    })?;
-    Ok((parsed, host))
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 impl Fetcher for HttpFetcher {
@@ -676,155 +224,45 @@ impl Fetcher for HttpFetcher {
         self.catalogue.url(page).unwrap_or("")
     }
 
+    /// Down the stack and back (see the module docs); a request without an answer was not
+    /// done by the unit's deadline.
     fn fetch(&mut self, unit: Unit, requests: &[FetchRequest]) -> Vec<Fetched> {
         let jobs: Vec<Job> = requests
             .iter()
             .enumerate()
-            .map(|(i, r)| {
-                (
-                    i,
-                    self.url(r.page).to_string(),
-                    r.validator.map(|v| (v.content_hash, v.captured)),
-                )
+            .map(|(index, r)| Job {
+                index,
+                url: self.url(r.page).to_string(),
+                validator: r.validator,
             })
             .collect();
-        let urls: Vec<String> = jobs.iter().map(|j| j.1.clone()).collect();
-        let replaying = self.monitor.replaying();
-        let done: Vec<JobDone> = if replaying {
-            self.replay_fetch(unit, &urls)
-        } else {
-            self.fetch_and_record(jobs, urls)
-        };
+        let answers = self.transport.run(unit, &jobs);
         let mut results: Vec<Option<FetchResult>> = vec![None; requests.len()];
-        let mut new_links: Vec<String> = Vec::new();
-        for (index, outcome, exchanges) in done {
-            let request = requests[index];
-            let url = self.url(request.page).to_string();
-            let host = host_of(&url).unwrap_or_default();
-            let mut counts = FetchCounts {
-                fetches: if replaying { 1 } else { exchanges.len() as u64 },
-                bytes: exchanges.iter().map(|e| e.body.len() as u64).sum(),
-                ..FetchCounts::default()
-            };
-            self.archive(unit, request, &exchanges);
-            let mut error = None;
-            let result = match outcome {
-                Outcome::Body {
-                    body,
-                    last_modified,
-                    media_type,
-                } => {
-                    let hash = xxhash_rust::xxh3::xxh3_64(&body);
-                    if request.validator.is_some_and(|v| v.content_hash == hash) {
-                        counts.not_modified += 1;
-                        FetchResult::NotModified
-                    } else {
-                        counts.copies += 1;
-                        let catalogue = &self.catalogue;
-                        let vocabulary = Arc::make_mut(&mut self.vocabulary);
-                        let (version, links) = page_version_from_html(
-                            &mut self.analyzer,
-                            vocabulary,
-                            &url,
-                            request.page,
-                            (unit, last_modified.unwrap_or_else(unix_now)),
-                            &body,
-                            media_type.as_deref(),
-                            &|u| catalogue.id(u),
-                        );
-                        if self.options.discovery == Discovery::Links {
-                            new_links.extend(links);
-                        }
-                        FetchResult::Copy(Arc::new(version))
-                    }
-                }
-                Outcome::NotModified => {
-                    counts.not_modified += 1;
-                    FetchResult::NotModified
-                }
-                Outcome::Gone => {
-                    counts.gone += 1;
-                    FetchResult::Gone
-                }
-                Outcome::Disallowed => {
-                    counts.robots_disallowed += 1;
-                    FetchResult::Failed(FetchError::Disallowed)
-                }
-                Outcome::Failed(e) => {
-                    counts.errors += 1;
-                    error = Some(e.clone());
-                    FetchResult::Failed(e)
-                }
-            };
-            results[index] = Some(result);
-            add_counts(
-                &mut self.monitor.totals.lock().expect("totals lock"),
-                &counts,
+        let mut links = Vec::new();
+        for answer in answers {
+            let index = answer.index;
+            let result = self.result_of(
+                unit,
+                requests[index].page,
+                &jobs[index].url,
+                answer.outcome,
+                &mut links,
             );
-            let mut hosts = self.monitor.hosts.lock().expect("host table lock");
-            let r = &mut hosts.entry(host).or_default().report;
-            add_counts(&mut r.counts, &counts);
-            if let Some(e) = error {
-                push_error(&mut r.last_errors, format!("unit {unit}: {url}: {e}"));
-            }
+            results[index] = Some(result);
         }
-        for link in new_links {
-            let n = normalise_url(&link);
-            if self.catalogue.id(&n).is_none()
-                && host_of(&n).is_some_and(|h| self.scope.contains(&h))
-                && self.frontier_set.insert(n.clone())
-            {
-                self.frontier.insert(self.frontier_next, n);
-                self.frontier_next += 1;
-            }
-        }
-        if let Err(e) = self.flush() {
-            eprintln!("warning: flushing the crawl's WARC output: {e}");
-        }
-        let monitor = &self.monitor;
+        self.enqueue_links(links);
         results
             .into_iter()
             .zip(requests)
             .map(|(r, req)| Fetched {
                 page: req.page,
-                result: r.unwrap_or_else(|| {
-                    monitor.totals.lock().expect("totals lock").errors += 1;
-                    FetchResult::Failed(FetchError::Deadline)
-                }),
+                result: r.unwrap_or(FetchResult::Failed(FetchError::Deadline)),
             })
             .collect()
     }
 
     fn discover(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId> {
-        if self.monitor.replaying() {
-            return match self.replay_next() {
-                Some(Recorded::Discover { interned, found }) => {
-                    for u in &interned {
-                        if let Some(h) = host_of(u) {
-                            self.scope.insert(h);
-                        }
-                        self.catalogue.intern(u);
-                    }
-                    found
-                }
-                other => {
-                    self.diverge(format!(
-                        "unit {unit}: a discovery where the journal has {other:?}"
-                    ));
-                    Vec::new()
-                }
-            };
-        }
-        let before = self.catalogue.len();
-        let found = self.discover_live(unit, known);
-        let interned = (before..self.catalogue.len())
-            .filter_map(|p| self.catalogue.url(p as PageId).map(str::to_string))
-            .collect();
-        self.record(Recorded::Discover {
-            interned,
-            found: found.clone(),
-        });
-        found
+        self.discover_journaled(unit, known)
     }
 
     fn vocabulary(&self) -> Option<&Arc<Vocabulary>> {
@@ -832,183 +270,12 @@ impl Fetcher for HttpFetcher {
     }
 }
 
-impl HttpFetcher {
-    /// A replayed fetch (a resumed crawl's committed unit): the outcomes the journal recorded
-    /// for these `urls`, or none, the crawl diverging, when it recorded something else.
-    fn replay_fetch(&mut self, unit: Unit, urls: &[String]) -> Vec<JobDone> {
-        match self.replay_next() {
-            Some(Recorded::Fetch {
-                urls: recorded,
-                outcomes,
-            }) if recorded == urls => outcomes
-                .into_iter()
-                .enumerate()
-                .filter_map(|(i, o)| replayed_outcome(o).map(|o| (i, o, Vec::new())))
-                .collect(),
-            other => {
-                let what = match other {
-                    Some(Recorded::Fetch { urls: r, .. }) => {
-                        format!("a fetch of {} other URLs", r.len())
-                    }
-                    Some(other) => format!("{other:?}"),
-                    None => "nothing".into(),
-                };
-                self.diverge(format!(
-                    "unit {unit}: the policy asked for {} URLs where the journal recorded {what}",
-                    urls.len()
-                ));
-                Vec::new()
-            }
-        }
-    }
-
-    /// A live fetch of `jobs`, its outcomes recorded in the journal (for a later resume).
-    fn fetch_and_record(&mut self, jobs: Vec<Job>, urls: Vec<String>) -> Vec<JobDone> {
-        let done = self.fetch_all(jobs);
-        let mut recorded = vec![RecordedOutcome::Missing; urls.len()];
-        for (i, outcome, _) in &done {
-            recorded[*i] = recorded_outcome(outcome);
-        }
-        self.record(Recorded::Fetch {
-            urls,
-            outcomes: recorded,
-        });
-        done
-    }
-
-    /// Writes a fetch's exchanges to the WARC output, if any (a failure is warned of).
-    fn archive(&mut self, unit: Unit, request: FetchRequest, exchanges: &[Exchanged]) {
-        if let Some(warc) = self.warc.as_mut() {
-            for e in exchanges {
-                let held = request.validator.map(|v| v.captured);
-                if let Err(err) = warc.exchange(
-                    unit,
-                    &Exchange {
-                        url: &e.url,
-                        time: e.time,
-                        request_headers: &e.request_headers,
-                        status: e.status,
-                        reason: &e.reason,
-                        response_headers: &e.response_headers,
-                        body: &e.body,
-                    },
-                    held,
-                ) {
-                    eprintln!("warning: writing the crawl's WARC output: {err}");
-                }
-            }
-        }
-    }
-
-    fn discover_live(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId> {
-        let mut found = Vec::new();
-        match self.options.discovery.clone() {
-            Discovery::None => {}
-            Discovery::Sitemaps(_) => {
-                let urls = self.read_sitemaps_live(unit);
-                let mut now = HashSet::with_capacity(urls.len());
-                for u in &urls {
-                    let n = normalise_url(u);
-                    let id = match self.catalogue.id(&n) {
-                        Some(id) => Some(id),
-                        None if found.len() < self.options.max_new_per_unit => {
-                            if let Some(h) = host_of(&n) {
-                                self.scope.insert(h);
-                            }
-                            self.catalogue.intern(&n)
-                        }
-                        None => None,
-                    };
-                    if let Some(id) = id {
-                        now.insert(id);
-                        if !self.listed.contains(&id) && !known(id) && !found.contains(&id) {
-                            found.push(id);
-                        }
-                    }
-                }
-                self.listed = now;
-            }
-            Discovery::Links => {
-                while found.len() < self.options.max_new_per_unit {
-                    let Some((_, url)) = self.frontier.pop_first() else {
-                        break;
-                    };
-                    self.frontier_set.remove(&url);
-                    if let Some(id) = self.catalogue.intern(&url) {
-                        if !known(id) {
-                            found.push(id);
-                        }
-                    }
-                }
-            }
-        }
-        found.sort_unstable();
-        found
-    }
-
-    /// Records the URLs the sitemaps list at the initial crawl, so discovery at unit 1 reports
-    /// only what is new since.
-    pub fn set_listed(&mut self, pages: impl IntoIterator<Item = PageId>) {
-        self.listed = pages.into_iter().collect();
-    }
-
-    /// Link URLs waiting in the frontier.
-    pub fn frontier_len(&self) -> usize {
-        self.frontier.len()
-    }
-}
-
-fn recorded_outcome(outcome: &Outcome) -> RecordedOutcome {
-    match outcome {
-        Outcome::Body {
-            body,
-            last_modified,
-            media_type,
-        } => RecordedOutcome::body(body, *last_modified, media_type.as_deref()),
-        Outcome::NotModified => RecordedOutcome::NotModified,
-        Outcome::Gone => RecordedOutcome::Gone,
-        Outcome::Disallowed => RecordedOutcome::Disallowed,
-        Outcome::Failed(e) => RecordedOutcome::Failed {
-            error: e.to_string(),
-        },
-    }
-}
-
-/// A recorded outcome as the fetch's own (`None`: not done by the deadline).
-fn replayed_outcome(recorded: RecordedOutcome) -> Option<Outcome> {
-    Some(match recorded {
-        RecordedOutcome::Body {
-            last_modified,
-            ref media_type,
-            ..
-        } => Outcome::Body {
-            body: recorded.body_bytes().unwrap_or_default(),
-            last_modified,
-            media_type: media_type.clone(),
-        },
-        RecordedOutcome::NotModified => Outcome::NotModified,
-        RecordedOutcome::Gone => Outcome::Gone,
-        RecordedOutcome::Disallowed => Outcome::Disallowed,
-        RecordedOutcome::Failed { error } => Outcome::Failed(FetchError::Recorded(error)),
-        RecordedOutcome::Missing => return None,
-    })
-}
-
-fn add_counts(to: &mut FetchCounts, c: &FetchCounts) {
-    to.fetches += c.fetches;
-    to.copies += c.copies;
-    to.not_modified += c.not_modified;
-    to.gone += c.gone;
-    to.errors += c.errors;
-    to.robots_disallowed += c.robots_disallowed;
-    to.bytes += c.bytes;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashMap;
     use std::net::SocketAddr;
+    use std::time::{Duration, Instant};
 
     use axum::body::Body;
     use axum::http::{header, StatusCode};
