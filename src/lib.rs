@@ -11,6 +11,8 @@
 //! * [`change`]: shingles and change-rate estimators.
 //! * [`cluster`]: page features and repeated-bisection clustering (papers 000, 002).
 //! * [`learn`]: score functions learned offline (paper 001's GP4C).
+//! * [`fetch`]: the [`fetch::Fetcher`] seam — snapshots replayed, or a real crawl over HTTP;
+//!   [`crawl`]: what the crawler knows of the pages it fetched.
 //! * [`policy`]: the [`policy::RefreshPolicy`] seam and the refresh policies.
 //! * [`sim`]: the time-stepped simulation, comparison sweeps and the estimate check.
 //! * [`server`]: the HTTP API and web UI; [`report`]: SVG charts.
@@ -25,6 +27,7 @@ pub mod cluster;
 pub mod corpus;
 pub mod crawl;
 pub mod error;
+pub mod fetch;
 pub mod index;
 pub mod learn;
 pub mod live;

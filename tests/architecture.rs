@@ -25,6 +25,7 @@ const STAGES: &[&str] = &[
     "index",
     "querylog",
     "quality",
+    "fetch",
     "crawl",
     "policy",
     "refresh",

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use refresher::corpus::{Clock, Corpus, PageTimeline, PageVersion, Unit};
-use refresher::crawl::http::warc_out::WarcOut;
-use refresher::crawl::http::{Discovery, HttpFetcher, HttpOptions};
-use refresher::crawl::Fetcher;
+use refresher::fetch::http::warc_out::WarcOut;
+use refresher::fetch::http::{Discovery, HttpFetcher, HttpOptions};
+use refresher::fetch::Fetcher;
 use refresher::index::ScoringKind;
 use refresher::live::{initial_crawl, CrawlEngine, CrawlUnit, EngineConfig};
 use refresher::policy::registry::family;

@@ -179,7 +179,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             seed: args.seed,
             warmup_units: args.warmup_units,
             crawl: if args.crawl {
-                use refresher::crawl::http::{Discovery, HttpOptions};
+                use refresher::fetch::http::{Discovery, HttpOptions};
                 anyhow::ensure!(
                     args.crawl_sitemap.is_some() || !args.crawl_seeds.is_empty(),
                     "--crawl needs --crawl-sitemap URL or --crawl-seeds URL,..."

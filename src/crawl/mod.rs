@@ -1,162 +1,30 @@
-//! The seam between deciding what to re-download and downloading it.
+//! The crawl state: what the crawler knows of the pages it fetched, owned by the refresh loop
+//! and offered read-only to policies.
 //!
-//! A [`Fetcher`] turns page ids into fetched copies at a time unit. The refresher
-//! ([`crate::refresh::Refresher`]) is its only caller; it never reads the live Web any other
-//! way, so what it learns in `online` mode is exactly what a deployed crawler would see.
-//!
-//! * [`SnapshotFetcher`]: the live Web replayed from WARC timelines (simulations, the server's
-//!   runs and the estimate check).
-//! * [`http::HttpFetcher`]: a real crawl over HTTP(S) (`refresher crawl`).
 //! * [`CrawlState`]: what the crawler knows of every page it has fetched (held copy, last
-//!   refresh, gone, visits), owned by the refresh loop and offered read-only to policies.
+//!   refresh, gone, visits).
 //! * [`CrawlKnowledge`] ([`CrawlState::knowledge`]): what the crawler knows about its own
 //!   copies — URLs, hosts, directories, the held-copy [`LinkGraph`] and its [`PageRank`].
-//! * [`UrlCatalogue`]: URL ↔ page id, growable for crawls that meet new URLs.
+//! * [`Frontier`]: pages met in fetched copies' links, never crawled ([`NewPages::Frontier`]).
 //!
-//! # Protocol
-//!
-//! The refresh loop drives a fetcher in this order, once per unit `t = 1, 2, …` (units strictly
-//! increase; unit 0 is the initial crawl, done before the loop):
-//!
-//! 1. [`Fetcher::fetch`] with the unit's refresh batch: distinct pages, each with the
-//!    [`Validator`] of the copy the repository holds (`None` when it holds none). The fetcher
-//!    returns exactly one [`Fetched`] per request, in request order. For a policy that plays
-//!    in rounds (`RefreshPolicy::uses_rounds`) the batch comes as one `fetch` per round, at the
-//!    same unit; the pages of all rounds are distinct and the validators are those of the
-//!    copies held at the start of the unit (nothing is applied between rounds).
-//! 2. [`Fetcher::discover`] (only when the loop crawls new pages outside the budget; never in
-//!    frontier mode, [`NewPages::Frontier`], where new pages are met in fetched copies' links
-//!    and fetched in step 1 like refreshes): pages
-//!    that became reachable at `t` and that the loop neither holds nor fetched in step 1. Their
-//!    first copies are then fetched in a second [`Fetcher::fetch`] call at the same unit.
-//!
-//! Guarantees a fetcher gives: results are owned (a fetch lends nothing, so an HTTP fetcher can
-//! implement the trait); the same `(page, unit, validator)` gives the same answer (snapshot
-//! fetchers are deterministic); a [`FetchResult::NotModified`] is only answered when the
-//! validator names the copy the live Web still shows (a conditional GET's 304).
-//!
-//! What must never be read: a fetcher answers for the unit it is asked about and nothing else.
-//! Policies never hold a fetcher; in `online` mode nothing a fetcher did not return at a unit
-//! reaches them.
+//! Fetching — the [`Fetcher`] trait and its protocol, its request and result types,
+//! [`SnapshotFetcher`], the HTTP fetcher and the [`UrlCatalogue`] — lives one stage down, in
+//! [`crate::fetch`]; it is re-exported here under its former paths (`crawl::Fetcher`,
+//! `crawl::http::HttpFetcher`, …).
 
-mod catalogue;
 pub mod frontier;
-pub mod http;
 pub mod knowledge;
 pub mod link_graph;
-mod snapshot;
 mod state;
 
-use std::sync::Arc;
-
-pub use catalogue::UrlCatalogue;
 pub use frontier::{Frontier, FrontierPage, NewPages};
 pub use knowledge::CrawlKnowledge;
 pub use link_graph::{pagerank, LinkGraph, PageRank};
-pub use snapshot::SnapshotFetcher;
 pub use state::{CrawlState, HeldCopy, PageCrawl};
 
-use crate::corpus::{PageId, PageVersion, Unit};
-use crate::text::Vocabulary;
-
-/// What identifies the copy the repository holds, sent with a fetch so the server can answer
-/// "not modified" (HTTP's `If-Modified-Since` / `If-None-Match`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Validator {
-    /// Capture time of the held copy (seconds since the Unix epoch): `Last-Modified`.
-    pub captured: i64,
-    /// xxh3 of the held copy's body: the strong `ETag`.
-    pub content_hash: u64,
-}
-
-impl Validator {
-    /// The validator of a held copy.
-    pub fn of(version: &PageVersion) -> Self {
-        Validator {
-            captured: version.capture_time,
-            content_hash: version.content_hash,
-        }
-    }
-}
-
-/// One page to fetch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FetchRequest {
-    pub page: PageId,
-    /// The held copy's validator; `None` when the repository holds no copy.
-    pub validator: Option<Validator>,
-}
-
-/// What a fetch brought back.
-#[derive(Debug, Clone)]
-pub enum FetchResult {
-    /// A copy other than the held one (or the first copy).
-    Copy(Arc<PageVersion>),
-    /// The held copy is still the live one (HTTP 304).
-    NotModified,
-    /// The page does not exist (now): 404/410, or not created yet.
-    Gone,
-    /// The fetch failed (unreachable host, timeout, robots.txt, the unit's deadline…): nothing
-    /// was learnt. The loop keeps the held copy and observes the refresh as finding no change.
-    Failed(FetchError),
-}
-
-/// Why a fetch learnt nothing ([`FetchResult::Failed`]). Its text is what a crawl's host
-/// report and journal record.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum FetchError {
-    /// robots.txt disallows the URL (or could not be read: then the host's every URL).
-    #[error("disallowed by robots.txt")]
-    Disallowed,
-    /// The unit's deadline passed before the fetch was done.
-    #[error("the unit's deadline passed before this fetch")]
-    Deadline,
-    /// A URL that does not parse.
-    #[error("{url}: {error}")]
-    BadUrl { url: String, error: url::ParseError },
-    /// A URL without a host.
-    #[error("{url}: no host")]
-    NoHost { url: String },
-    /// No answer: connection failed, timeout, too many redirects (the text names the causes).
-    #[error("{}", http::error_text(.error))]
-    Request { error: Arc<reqwest::Error> },
-    /// An answer whose status is neither a success nor 304, 404 or 410.
-    #[error("status {status}")]
-    Status { status: u16 },
-    /// A body longer than the limit (`HttpOptions::max_body_bytes`).
-    #[error("body over {max} bytes")]
-    BodyTooLarge { max: usize },
-    /// A body that could not be read or decoded (broken gzip).
-    #[error("reading the body: {}", http::error_text(.error))]
-    Body { error: Arc<reqwest::Error> },
-    /// A failure replayed from the crawl's journal, in the words it was recorded.
-    #[error("{0}")]
-    Recorded(String),
-}
-
-/// The answer to one [`FetchRequest`].
-#[derive(Debug, Clone)]
-pub struct Fetched {
-    pub page: PageId,
-    pub result: FetchResult,
-}
-
-/// Fetches pages from the live Web at a time unit. See the module docs for the protocol.
-pub trait Fetcher: Send {
-    /// Number of page ids allocated so far (ids are `0..page_count()`). May grow between calls
-    /// as the fetcher meets new URLs; never shrinks.
-    fn page_count(&self) -> usize;
-    /// The URL of an allocated page id.
-    fn url(&self, page: PageId) -> &str;
-    /// One result per request, in request order.
-    fn fetch(&mut self, unit: Unit, requests: &[FetchRequest]) -> Vec<Fetched>;
-    /// Pages first reachable at `unit` that `known` says the crawler neither holds nor has
-    /// just fetched, ascending.
-    fn discover(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId>;
-    /// The vocabulary the fetched copies' term ids refer to, when the fetcher grows its own
-    /// (a crawl meets words no snapshot held); it extends the one it started from. `None`:
-    /// the repository's vocabulary already holds every term (snapshots).
-    fn vocabulary(&self) -> Option<&Arc<Vocabulary>> {
-        None
-    }
-}
+// Fetching's former paths.
+pub use crate::fetch::http;
+pub use crate::fetch::{
+    FetchError, FetchRequest, FetchResult, Fetched, Fetcher, SnapshotFetcher, UrlCatalogue,
+    Validator,
+};

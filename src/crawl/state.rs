@@ -13,8 +13,8 @@ use crate::corpus::{PageId, PageVersion, Unit};
 
 use super::frontier::{Frontier, FrontierPage};
 use super::knowledge::cache::{HeldChange, KnowledgeCache};
-use super::Validator;
 use crate::cache::Cache;
+use crate::fetch::Validator;
 
 /// The repository's copy of a page, with its shingle sketch computed on first use (kept with
 /// the copy: a live crawler has no previous live version to compare a new copy with, only

@@ -131,7 +131,7 @@ impl Repository {
 
     /// The crawl of `corpus` at `unit` (every page present then) in a
     /// [`forward_only`](Self::forward_only) repository: what
-    /// [`SnapshotFetcher::repository_at`](crate::crawl::SnapshotFetcher::repository_at) builds
+    /// [`SnapshotFetcher::repository_at`](crate::fetch::SnapshotFetcher::repository_at) builds
     /// with tantivy.
     ///
     /// Built in bulk ([`ForwardIndex::from_docs`]); the result equals applying the crawl as

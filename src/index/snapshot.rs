@@ -1,6 +1,6 @@
 //! The live Web of a [`Corpus`] as repository updates: what fetching pages at a unit brings,
 //! for bulk paths that need no fetcher (the initial crawl, a unit's full change batch, an index
-//! built at a unit). [`crate::crawl::SnapshotFetcher`] fetches through these.
+//! built at a unit). [`crate::fetch::SnapshotFetcher`] fetches through these.
 
 use std::path::Path;
 use std::sync::Arc;

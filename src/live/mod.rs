@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, PageVersion, Unit};
-use crate::crawl::http::{FetchCounts, FetchMonitor, HttpFetcher};
-use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetcher};
+use crate::crawl::CrawlState;
+use crate::fetch::http::{FetchCounts, FetchMonitor, HttpFetcher};
+use crate::fetch::{FetchRequest, FetchResult, Fetcher};
 use crate::index::{IndexError, PageUpdate, Repository};
 use crate::policy::{FitMode, RefreshPolicy};
 use crate::quality::exact::{evaluate, UnitMetrics};
@@ -353,7 +354,7 @@ pub fn rendered_hash(corpus: &Corpus, version: &PageVersion) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crawl::http::{Discovery, HttpOptions};
+    use crate::fetch::http::{Discovery, HttpOptions};
     use crate::index::testutil::random_corpus;
     use crate::index::ScoringKind;
     use crate::policy::registry::family;

@@ -303,7 +303,7 @@ mod tests {
             let all: Vec<TermId> = (0..n).collect();
             repo.set_hook(Some(WorkloadTerms::from_ids(all)));
             let before = repo.forward().clone();
-            let batch = crate::crawl::SnapshotFetcher::new(&corpus).changes_at(2);
+            let batch = crate::fetch::SnapshotFetcher::new(&corpus).changes_at(2);
             let mut sink = RecordingSink::default();
             repo.apply(2, &batch, &mut sink).unwrap();
             let scorer = kind.scorer();
@@ -366,7 +366,7 @@ mod tests {
         let mut repo = Repository::forward_only_at(&corpus, 0, ScoringKind::Bm25);
         let mut measure =
             MultiTermDeltaQMeasure::new(&repo, Arc::clone(&workload), likelihood, pieces, 1);
-        let batch = crate::crawl::SnapshotFetcher::new(&corpus).changes_at(2);
+        let batch = crate::fetch::SnapshotFetcher::new(&corpus).changes_at(2);
         repo.apply(2, &batch, &mut crate::index::NullSink).unwrap();
         assert_eq!(measure.refits_from_query_lists(2), Some(pieces));
 

@@ -6,7 +6,8 @@
 
 use crate::corpus::{PageId, PageVersion, Unit};
 use crate::crawl::frontier::{url_terms, workload_match};
-use crate::crawl::{CrawlState, Fetcher};
+use crate::crawl::CrawlState;
+use crate::fetch::Fetcher;
 use crate::querylog::term_workload::TermWorkload;
 use crate::text::{Analyzer, Vocabulary};
 

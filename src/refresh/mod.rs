@@ -35,7 +35,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::corpus::{PageId, Unit};
-use crate::crawl::{CrawlState, FetchRequest, FetchResult, Fetched, Fetcher, HeldCopy, NewPages};
+use crate::crawl::{CrawlState, HeldCopy, NewPages};
+use crate::fetch::{FetchRequest, FetchResult, Fetched, Fetcher};
 use crate::index::{ApplyReport, IndexError, PageUpdate, Repository};
 use crate::policy::{ProbeOutcome, RefreshOutcome, RefreshPolicy};
 use crate::quality::exact::RankMemory;
@@ -616,7 +617,7 @@ mod tests {
     use super::*;
     use crate::cache::Cache;
     use crate::corpus::{Corpus, LiveWeb};
-    use crate::crawl::SnapshotFetcher;
+    use crate::fetch::SnapshotFetcher;
     use crate::index::testutil::random_corpus;
     use crate::index::ScoringKind;
     use crate::policy::registry::family;

@@ -66,7 +66,7 @@ pub enum EngineError {
     Index(#[from] IndexError),
     /// The HTTP fetcher could not be built.
     #[error("starting the fetcher: {0}")]
-    Fetcher(crate::crawl::http::FetcherError),
+    Fetcher(crate::fetch::http::FetcherError),
     /// The initial crawl fetched nothing.
     #[error(
         "the initial crawl fetched no page ({errors} errors, {disallowed} disallowed by robots.txt)"
@@ -111,7 +111,7 @@ pub struct RefreshSpec {
 /// Where a crawling served engine starts and how it fetches.
 #[derive(Debug, Clone)]
 pub struct CrawlSource {
-    pub options: crate::crawl::http::HttpOptions,
+    pub options: crate::fetch::http::HttpOptions,
     /// The initial URLs (a sitemap's are read at start when `options.discovery` names one).
     pub urls: Vec<String>,
     pub max_pages: usize,
@@ -189,7 +189,7 @@ pub struct EngineStatus {
     /// Why the engine stopped early, if it did.
     pub error: Option<String>,
     /// Fetch counts per host (a crawling engine).
-    pub hosts: Option<std::collections::BTreeMap<String, crate::crawl::http::HostReport>>,
+    pub hosts: Option<std::collections::BTreeMap<String, crate::fetch::http::HostReport>>,
 }
 
 /// A running served engine.
@@ -374,7 +374,7 @@ impl ServedEngine {
         source: &CrawlSource,
         period: Duration,
     ) -> Result<(), EngineError> {
-        use crate::crawl::http::{Discovery, HttpFetcher};
+        use crate::fetch::http::{Discovery, HttpFetcher};
         use crate::live::{initial_crawl, CrawlEngine, EngineConfig};
         let corpus = env.corpus;
         let mut fetcher =

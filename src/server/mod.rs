@@ -22,7 +22,7 @@ pub mod runs;
 pub mod search;
 pub mod snippet;
 
-use crate::crawl::SnapshotFetcher;
+use crate::fetch::SnapshotFetcher;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

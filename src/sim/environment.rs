@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
-use crate::crawl::SnapshotFetcher;
+use crate::fetch::SnapshotFetcher;
 use crate::index::{forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoringKind};
 use crate::policy::{ChangeHistory, PageHistory};
 use crate::quality::exact::{LiveTruth, RankMemory, RanksWanted, ScoresAtRanks};

@@ -29,7 +29,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::corpus::{LiveWeb, PageId, Unit};
-use crate::crawl::SnapshotFetcher;
+use crate::fetch::SnapshotFetcher;
 use crate::index::{
     ForwardDoc, ForwardIndex, IndexError, LiveScores, PageUpdate, Ranked, Repository,
 };

@@ -5,7 +5,8 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::corpus::{LiveWeb, PageId, Unit};
-use crate::crawl::{CrawlState, NewPages, SnapshotFetcher};
+use crate::crawl::{CrawlState, NewPages};
+use crate::fetch::SnapshotFetcher;
 use crate::index::{ForwardIndex, IndexError, LiveScores, Repository};
 use crate::policy::{FitMode, RefreshPolicy};
 use crate::quality::exact::{

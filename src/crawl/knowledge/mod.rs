@@ -5,7 +5,7 @@
 //! Legitimate in both fit modes: a crawler owns its copies and the URLs it met, so nothing here
 //! comes from the live Web. It offers, per page:
 //!
-//! * the URL (from the fetcher, [`super::Fetcher::url`]), its host (the *site*) and its
+//! * the URL (from the fetcher, [`crate::fetch::Fetcher::url`]), its host (the *site*) and its
 //!   directory (the URL path up to and including its last `/`), for pages the crawler has met
 //!   (held, fetched before, or linked from a fetched copy in frontier mode) — never for an id it
 //!   has no reason to know;

@@ -3,6 +3,9 @@
 //!
 //! The framing is written here (ten lines per record) rather than through the `warc` crate,
 //! whose writer calls `Write::write` without checking for short writes.
+//!
+//! [`WarcOut`] writes the records; `Warcing`, a decorator of the HTTP fetcher's transport, hands
+//! it every exchange of a batch, in job order, and flushes it after each batch.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -10,6 +13,9 @@ use std::path::{Path, PathBuf};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
+
+use super::transport::{Answer, Job, Transport};
+use crate::corpus::Unit;
 
 /// Appends records to one `.warc.gz` file per crawl unit in a directory.
 #[derive(Debug)]
@@ -185,6 +191,64 @@ impl WarcOut {
             f.get_ref().sync_data()?;
         }
         Ok(())
+    }
+}
+
+/// Writes every exchange of a batch to the crawl's WARC output, if it has one (a failure is
+/// warned of), and flushes the output after the batch. A `revisit` refers to the held copy's
+/// capture time.
+pub(super) struct Warcing<T> {
+    warc: Option<WarcOut>,
+    inner: T,
+}
+
+impl<T> Warcing<T> {
+    pub(super) fn new(warc: Option<WarcOut>, inner: T) -> Self {
+        Warcing { warc, inner }
+    }
+
+    pub(super) fn inner(&self) -> &T {
+        &self.inner
+    }
+
+    /// Flushes the WARC output, if any.
+    pub(super) fn flush(&mut self) -> io::Result<()> {
+        match self.warc.as_mut() {
+            Some(w) => w.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<T: Transport> Transport for Warcing<T> {
+    fn run(&mut self, unit: Unit, jobs: &[Job]) -> Vec<Answer> {
+        let answers = self.inner.run(unit, jobs);
+        if let Some(warc) = self.warc.as_mut() {
+            for answer in &answers {
+                let held = jobs[answer.index].validator.map(|v| v.captured);
+                for e in &answer.exchanges {
+                    if let Err(err) = warc.exchange(
+                        unit,
+                        &Exchange {
+                            url: &e.url,
+                            time: e.time,
+                            request_headers: &e.request_headers,
+                            status: e.status,
+                            reason: &e.reason,
+                            response_headers: &e.response_headers,
+                            body: &e.body,
+                        },
+                        held,
+                    ) {
+                        eprintln!("warning: writing the crawl's WARC output: {err}");
+                    }
+                }
+            }
+        }
+        if let Err(e) = self.flush() {
+            eprintln!("warning: flushing the crawl's WARC output: {e}");
+        }
+        answers
     }
 }
 

@@ -1,0 +1,151 @@
+//! How an [`HttpFetcher`] meets new pages ([`Discovery`]): sitemaps re-read at every unit (the
+//! URLs newly listed are the unit's new pages), or the out-links of fetched pages within the
+//! crawled hosts (a frontier, oldest first). Journaled like fetches: a replayed discovery
+//! re-interns the URLs it met, so page ids come out as they did live.
+
+use std::collections::HashSet;
+
+use super::hosts::host_of;
+use super::options::Discovery;
+use super::sitemap;
+use super::HttpFetcher;
+use crate::corpus::html::normalise_url;
+use crate::corpus::{PageId, Unit};
+
+impl HttpFetcher {
+    /// The URLs every configured sitemap lists now (nested sitemap indexes followed once);
+    /// journaled (a replay answers what was read).
+    pub fn read_sitemaps(&mut self, unit: Unit) -> Vec<String> {
+        if let Some(urls) = self.monitor.replay.replay_sitemaps(unit) {
+            return urls;
+        }
+        let urls = self.read_sitemaps_live(unit);
+        self.monitor.replay.record_sitemaps(urls.clone());
+        urls
+    }
+
+    fn read_sitemaps_live(&mut self, unit: Unit) -> Vec<String> {
+        let Discovery::Sitemaps(roots) = self.options().discovery.clone() else {
+            return Vec::new();
+        };
+        let mut urls = Vec::new();
+        let mut queue: Vec<(String, u8)> = roots.into_iter().map(|r| (r, 0)).collect();
+        let mut i = 0;
+        while i < queue.len() && i < 1000 {
+            let (sitemap_url, depth) = queue[i].clone();
+            i += 1;
+            match self.client().get_text(&sitemap_url) {
+                Ok(xml) => {
+                    let map = sitemap::parse(&xml);
+                    urls.extend(map.urls);
+                    if depth == 0 {
+                        queue.extend(map.sitemaps.into_iter().map(|s| (s, 1)));
+                    }
+                }
+                Err(e) => self
+                    .monitor
+                    .note_error(&sitemap_url, format!("unit {unit}: sitemap: {e}")),
+            }
+        }
+        urls
+    }
+
+    /// [`Fetcher::discover`](crate::fetch::Fetcher::discover), journaled.
+    pub(super) fn discover_journaled(
+        &mut self,
+        unit: Unit,
+        known: &dyn Fn(PageId) -> bool,
+    ) -> Vec<PageId> {
+        if let Some((interned, found)) = self.monitor.replay.replay_discovery(unit) {
+            for u in &interned {
+                if let Some(h) = host_of(u) {
+                    self.scope.insert(h);
+                }
+                self.catalogue.intern(u);
+            }
+            return found;
+        }
+        let before = self.catalogue.len();
+        let found = self.discover_live(unit, known);
+        let interned = (before..self.catalogue.len())
+            .filter_map(|p| self.catalogue.url(p as PageId).map(str::to_string))
+            .collect();
+        self.monitor
+            .replay
+            .record_discovery(interned, found.clone());
+        found
+    }
+
+    fn discover_live(&mut self, unit: Unit, known: &dyn Fn(PageId) -> bool) -> Vec<PageId> {
+        let mut found = Vec::new();
+        let max_new = self.options().max_new_per_unit;
+        match self.options().discovery.clone() {
+            Discovery::None => {}
+            Discovery::Sitemaps(_) => {
+                let urls = self.read_sitemaps_live(unit);
+                let mut now = HashSet::with_capacity(urls.len());
+                for u in &urls {
+                    let n = normalise_url(u);
+                    let id = match self.catalogue.id(&n) {
+                        Some(id) => Some(id),
+                        None if found.len() < max_new => {
+                            if let Some(h) = host_of(&n) {
+                                self.scope.insert(h);
+                            }
+                            self.catalogue.intern(&n)
+                        }
+                        None => None,
+                    };
+                    if let Some(id) = id {
+                        now.insert(id);
+                        if !self.listed.contains(&id) && !known(id) && !found.contains(&id) {
+                            found.push(id);
+                        }
+                    }
+                }
+                self.listed = now;
+            }
+            Discovery::Links => {
+                while found.len() < max_new {
+                    let Some((_, url)) = self.frontier.pop_first() else {
+                        break;
+                    };
+                    self.frontier_set.remove(&url);
+                    if let Some(id) = self.catalogue.intern(&url) {
+                        if !known(id) {
+                            found.push(id);
+                        }
+                    }
+                }
+            }
+        }
+        found.sort_unstable();
+        found
+    }
+
+    /// Puts the links of fetched copies that lead to unknown URLs within the crawl's scope at
+    /// the end of the frontier, in order, each once.
+    pub(super) fn enqueue_links(&mut self, links: Vec<String>) {
+        for link in links {
+            let n = normalise_url(&link);
+            if self.catalogue.id(&n).is_none()
+                && host_of(&n).is_some_and(|h| self.scope.contains(&h))
+                && self.frontier_set.insert(n.clone())
+            {
+                self.frontier.insert(self.frontier_next, n);
+                self.frontier_next += 1;
+            }
+        }
+    }
+
+    /// Records the URLs the sitemaps list at the initial crawl, so discovery at unit 1 reports
+    /// only what is new since.
+    pub fn set_listed(&mut self, pages: impl IntoIterator<Item = PageId>) {
+        self.listed = pages.into_iter().collect();
+    }
+
+    /// Link URLs waiting in the frontier.
+    pub fn frontier_len(&self) -> usize {
+        self.frontier.len()
+    }
+}
