@@ -738,6 +738,9 @@ fn write_point_rows(
 }
 
 /// The charts of one mode: Fig. 4 (budget needed per quality) and each measure against B.
+/// The budget axis of the charts: what B counts, and its scale.
+const BUDGET_AXIS: &str = "B, refreshes per unit (log scale)";
+
 fn write_charts(dir: &Path, mode: &str, c: &Comparison) -> anyhow::Result<()> {
     let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
     names.dedup();
@@ -768,7 +771,7 @@ fn write_charts(dir: &Path, mode: &str, c: &Comparison) -> anyhow::Result<()> {
     let fig4 = chart(
         "Budget needed for a repository quality",
         "mean repository quality",
-        "B",
+        BUDGET_AXIS,
         Scale::Linear,
         Scale::Log,
     )
@@ -785,7 +788,7 @@ fn write_charts(dir: &Path, mode: &str, c: &Comparison) -> anyhow::Result<()> {
         }),
         ("map_at_10", "mean MAP@10", |p| p.mean.map_at_10),
     ] {
-        let svg = chart(label, "B", label, Scale::Log, Scale::Linear)
+        let svg = chart(label, BUDGET_AXIS, label, Scale::Log, Scale::Linear)
             .render(&series(&|p| (p.budget as f64, f(p))));
         std::fs::write(dir.join(format!("{file}_vs_budget_{mode}.svg")), svg)?;
     }

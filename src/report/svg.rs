@@ -5,11 +5,103 @@
 
 use std::fmt::Write;
 
-/// Colours of successive series (colour-blind-safe Tableau 10).
-const PALETTE: [&str; 10] = [
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac",
+/// Colours of successive series: Okabe and Ito's colour-blind-safe palette ("Color Universal
+/// Design", 2008), its yellow last (faint on white).
+const PALETTE: [&str; 8] = [
+    "#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#000000", "#f0e442",
 ];
+
+/// Dash patterns of successive series: with [`MARKERS`], two series never look alike without
+/// colour (the legend shows both).
+const DASHES: [&str; 7] = ["", "7 3", "2 3", "9 3 2 3", "4 4", "12 3 3 3", "1 3"];
+
+/// Marker shapes of successive series.
+#[derive(Debug, Clone, Copy)]
+enum Marker {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+    TriangleDown,
+    Cross,
+    Plus,
+}
+
+const MARKERS: [Marker; 7] = [
+    Marker::Circle,
+    Marker::Square,
+    Marker::Triangle,
+    Marker::Diamond,
+    Marker::TriangleDown,
+    Marker::Cross,
+    Marker::Plus,
+];
+
+/// The series' marker of radius `r` at `(x, y)`, filled or stroked in `colour`.
+fn marker(kind: Marker, x: f64, y: f64, r: f64, colour: &str) -> String {
+    let filled = |d: String| {
+        format!(r#"<path class="marker" d="{d}" fill="{colour}" fill-opacity="0.85"/>"#)
+    };
+    let stroked = |d: String| {
+        format!(
+            r#"<path class="marker" d="{d}" stroke="{colour}" stroke-width="1.8" fill="none"/>"#
+        )
+    };
+    match kind {
+        Marker::Circle => format!(
+            r#"<circle class="marker" cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{colour}" fill-opacity="0.85"/>"#
+        ),
+        Marker::Square => filled(format!(
+            "M{:.1},{:.1}h{:.1}v{:.1}h{:.1}z",
+            x - r,
+            y - r,
+            2.0 * r,
+            2.0 * r,
+            -2.0 * r
+        )),
+        Marker::Triangle => filled(format!(
+            "M{x:.1},{:.1}L{:.1},{:.1}L{:.1},{:.1}z",
+            y - 1.2 * r,
+            x + 1.1 * r,
+            y + 0.8 * r,
+            x - 1.1 * r,
+            y + 0.8 * r
+        )),
+        Marker::Diamond => filled(format!(
+            "M{x:.1},{:.1}L{:.1},{y:.1}L{x:.1},{:.1}L{:.1},{y:.1}z",
+            y - 1.3 * r,
+            x + 1.3 * r,
+            y + 1.3 * r,
+            x - 1.3 * r
+        )),
+        Marker::TriangleDown => filled(format!(
+            "M{x:.1},{:.1}L{:.1},{:.1}L{:.1},{:.1}z",
+            y + 1.2 * r,
+            x + 1.1 * r,
+            y - 0.8 * r,
+            x - 1.1 * r,
+            y - 0.8 * r
+        )),
+        Marker::Cross => stroked(format!(
+            "M{:.1},{:.1}L{:.1},{:.1}M{:.1},{:.1}L{:.1},{:.1}",
+            x - r,
+            y - r,
+            x + r,
+            y + r,
+            x - r,
+            y + r,
+            x + r,
+            y - r
+        )),
+        Marker::Plus => stroked(format!(
+            "M{:.1},{y:.1}L{:.1},{y:.1}M{x:.1},{:.1}L{x:.1},{:.1}",
+            x - 1.2 * r,
+            x + 1.2 * r,
+            y - 1.2 * r,
+            y + 1.2 * r
+        )),
+    }
+}
 
 /// One named series of points.
 #[derive(Debug, Clone)]
@@ -255,6 +347,13 @@ impl Chart {
         pts: &[(f64, f64)],
     ) {
         let colour = PALETTE[i % PALETTE.len()];
+        let dash = DASHES[i % DASHES.len()];
+        let dash_attr = if dash.is_empty() {
+            String::new()
+        } else {
+            format!(r#" stroke-dasharray="{dash}""#)
+        };
+        let kind = MARKERS[i % MARKERS.len()];
         if self.lines && pts.len() > 1 {
             let d: Vec<String> = pts
                 .iter()
@@ -270,26 +369,31 @@ impl Chart {
                 .collect();
             let _ = write!(
                 out,
-                r#"<path d="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,
+                r#"<path d="{}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}/>"#,
                 d.join(" ")
             );
         }
-        let r = if self.lines { 3.0 } else { 2.0 };
+        let r = if self.lines { 3.5 } else { 2.5 };
         for &(x, y) in pts {
+            out.push_str(&marker(kind, frame.px(x), frame.py(y), r, colour));
+        }
+        // The legend shows the series as drawn: a line sample with its dashes and marker.
+        let ly = TOP + 10.0 + 18.0 * i as f64;
+        let lx = W - RIGHT + 8.0;
+        if self.lines {
             let _ = write!(
                 out,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="{r}" fill="{colour}" fill-opacity="0.8"/>"#,
-                frame.px(x),
-                frame.py(y)
+                r#"<line x1="{lx}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="{colour}" stroke-width="2"{dash_attr}/>"#,
+                ly - 4.0,
+                lx + 22.0,
+                ly - 4.0
             );
         }
-        let ly = TOP + 10.0 + 18.0 * i as f64;
-        let lx = W - RIGHT + 12.0;
+        out.push_str(&marker(kind, lx + 11.0, ly - 4.0, 3.5, colour));
         let _ = write!(
             out,
-            r#"<rect x="{lx}" y="{}" width="12" height="12" fill="{colour}"/><text x="{}" y="{}">{}</text>"#,
-            ly - 10.0,
-            lx + 18.0,
+            r#"<text x="{}" y="{}">{}</text>"#,
+            lx + 28.0,
             ly,
             escape(&s.name)
         );
@@ -464,7 +568,14 @@ mod tests {
         ]);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         // The B = 0 point is a labelled reference line, not a dot at the axis end.
-        assert_eq!(svg.matches("<circle").count(), 4);
+        assert_eq!(
+            svg.matches(r#"class="marker""#).count(),
+            4 + 2,
+            "4 points, 2 legend samples"
+        );
+        // Told apart without colour: each series its own marker and dashes.
+        assert!(svg.contains("<circle") && svg.contains(r#"<path class="marker""#));
+        assert!(svg.contains(r#"stroke-dasharray="7 3""#));
         assert_eq!(tick_labels(&svg, "zero-ref"), ["B = 0: 0.9"]);
         assert!(svg.contains("user-centric") && svg.contains("B &lt;needed&gt;"));
         assert!(!svg.contains("NaN") && !svg.contains("inf"));
