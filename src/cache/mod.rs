@@ -82,8 +82,9 @@ pub struct StoreStats {
 #[derive(Default)]
 pub struct Cache {
     /// Per store name, its `Store<Value>` twice: as itself (to read results) and as its
-    /// counters (to report them without knowing the value type).
-    stores: Mutex<BTreeMap<&'static str, Entry>>,
+    /// counters (to report them without knowing the value type). A sharded map: runs on
+    /// several threads look their stores up at every cached call.
+    stores: DashMap<&'static str, Entry>,
 }
 
 type Entry = (Arc<dyn Any + Send + Sync>, Arc<dyn Counted>);
@@ -131,10 +132,9 @@ impl Cache {
 
     /// Every store's counters, by name.
     pub fn stats(&self) -> BTreeMap<&'static str, StoreStats> {
-        let stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
-        stores
+        self.stores
             .iter()
-            .map(|(&name, (_, counted))| (name, counted.stats()))
+            .map(|entry| (*entry.key(), entry.value().1.stats()))
             .collect()
     }
 
@@ -152,13 +152,17 @@ impl Cache {
     }
 
     fn store<K: CacheKey + ?Sized>(&self) -> Arc<Store<K::Value>> {
-        let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
-        let (any, _) = stores.entry(K::STORE).or_insert_with(|| {
-            let store = Arc::new(Store::<K::Value>::with_max_bytes(K::MAX_BYTES));
-            (store.clone(), store)
-        });
-        Arc::clone(any)
-            .downcast::<Store<K::Value>>()
+        let any = match self.stores.get(K::STORE) {
+            Some(entry) => Arc::clone(&entry.value().0),
+            None => {
+                let entry = self.stores.entry(K::STORE).or_insert_with(|| {
+                    let store = Arc::new(Store::<K::Value>::with_max_bytes(K::MAX_BYTES));
+                    (store.clone(), store)
+                });
+                Arc::clone(&entry.value().0)
+            }
+        };
+        any.downcast::<Store<K::Value>>()
             .unwrap_or_else(|_| panic!("cache store {} holds two kinds of result", K::STORE))
     }
 }
