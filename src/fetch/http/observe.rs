@@ -155,17 +155,10 @@ fn push_error(list: &mut Vec<String>, error: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fetch::http::transport::Canned;
     use crate::fetch::http::transport::{Exchanged, Unchanged};
     use crate::fetch::{FetchError, Validator};
 
-    /// A transport that answers with what it was given.
-    struct Canned(Vec<Answer>);
-
-    impl Transport for Canned {
-        fn run(&mut self, _unit: Unit, _jobs: &[Job]) -> Vec<Answer> {
-            std::mem::take(&mut self.0)
-        }
-    }
 
     fn exchange(body: &[u8]) -> Exchanged {
         Exchanged {

@@ -223,15 +223,8 @@ fn replayed_outcome(recorded: RecordedOutcome) -> Option<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fetch::http::transport::Canned;
 
-    /// A transport that answers with what it was given, once.
-    struct Canned(Vec<Answer>);
-
-    impl Transport for Canned {
-        fn run(&mut self, _unit: Unit, _jobs: &[Job]) -> Vec<Answer> {
-            std::mem::take(&mut self.0)
-        }
-    }
 
     fn jobs(urls: &[&str]) -> Vec<Job> {
         urls.iter()

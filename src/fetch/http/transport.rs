@@ -101,3 +101,14 @@ impl<T: Transport> Transport for Unchanged<T> {
         answers
     }
 }
+
+/// A transport that answers with what it was given, once: the layers' tests stack a layer on it.
+#[cfg(test)]
+pub(super) struct Canned(pub(super) Vec<Answer>);
+
+#[cfg(test)]
+impl Transport for Canned {
+    fn run(&mut self, _unit: Unit, _jobs: &[Job]) -> Vec<Answer> {
+        std::mem::take(&mut self.0)
+    }
+}
