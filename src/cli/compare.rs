@@ -359,22 +359,18 @@ pub fn headline(c: &Comparison, pages: usize) -> Option<String> {
         .collect();
     reached.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
     let &(best, need) = reached.first()?;
+    // Two or three significant digits: a grid of powers of two decides no more.
     let amount = |b: f64| {
-        if b >= 100.0 {
+        if b >= 10.0 {
             format!("{b:.0}")
         } else {
-            format!("{b:.3}")
-                .trim_end_matches('0')
-                .trim_end_matches('.')
-                .to_string()
+            format!("{b:.1}")
         }
     };
-    let ratio = |b: f64| {
-        if need > 0.0 {
-            format!("{:.1}× more", b / need)
-        } else {
-            "more".to_string()
-        }
+    let ratio = |b: f64| match b / need {
+        r if !r.is_finite() => "more".to_string(),
+        r if r < 10.0 => format!("{r:.2}× more"),
+        r => format!("{r:.0}× more"),
     };
     let mut others: Vec<String> = Vec::new();
     if let Some(&(next, b)) = reached.get(1) {

@@ -159,7 +159,6 @@ mod tests {
     use crate::fetch::http::transport::{Exchanged, Unchanged};
     use crate::fetch::{FetchError, Validator};
 
-
     fn exchange(body: &[u8]) -> Exchanged {
         Exchanged {
             url: String::new(),

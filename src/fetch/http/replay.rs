@@ -225,7 +225,6 @@ mod tests {
     use super::*;
     use crate::fetch::http::transport::Canned;
 
-
     fn jobs(urls: &[&str]) -> Vec<Job> {
         urls.iter()
             .enumerate()
