@@ -275,3 +275,22 @@ fn version_names_the_commit_it_was_built_from() {
         "{commit}"
     );
 }
+
+/// One spelling per concept: `serve` names its policy `--policy`/`--param` as `simulate` and
+/// `crawl` do; the former `--refresh`/`--refresh-param` still parse.
+#[test]
+fn serve_names_its_policy_as_the_other_commands_do() {
+    let (_, help, _) = refresher(&["serve", "--help"]);
+    assert!(
+        help.contains("--policy <REFRESH>") || help.contains("--policy <"),
+        "{help}"
+    );
+    assert!(help.contains("--param <KEY=VALUE>"), "{help}");
+    // The old spelling parses (clap accepts it, so the error is about the missing corpus,
+    // not an unknown flag).
+    for old in [["--refresh", "sbr"], ["--refresh-param", "theta=0.1"]] {
+        let (ok, _, err) = refresher(&["serve", old[0], old[1]]);
+        assert!(!ok);
+        assert!(!err.contains("unexpected argument"), "{old:?}: {err}");
+    }
+}

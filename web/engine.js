@@ -1,5 +1,5 @@
 "use strict";
-// The served engine panel of the dashboard (`serve --refresh`): the index users search
+// The served engine panel of the dashboard (`serve --policy`): the index users search
 // refreshing itself, unit by unit, with the exact quality of that index at each unit.
 (() => {
   const panel = document.getElementById("engine");

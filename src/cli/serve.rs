@@ -51,10 +51,17 @@ pub struct Args {
     /// Keep the served index fresh with this refresh policy: the live Web advances one unit
     /// of the corpus's history every --unit-seconds and the policy refreshes --budget pages
     /// of the served index per unit (`GET /api/engine`, the dashboard's engine panel).
-    #[arg(long, requires = "budget", requires = "log")]
+    /// Named as on `simulate` and `crawl`; `--refresh`, its former name, still works.
+    #[arg(
+        long = "policy",
+        alias = "refresh",
+        requires = "budget",
+        requires = "log"
+    )]
     pub refresh: Option<String>,
-    /// A parameter of the --refresh policy, `key=value` (repeatable).
-    #[arg(long = "refresh-param", value_name = "KEY=VALUE", value_parser = super::policy_args::parse_param)]
+    /// A parameter of the --policy, `key=value` (repeatable; `--refresh-param`, its former
+    /// name, still works).
+    #[arg(long = "param", alias = "refresh-param", value_name = "KEY=VALUE", value_parser = super::policy_args::parse_param)]
     pub refresh_params: Vec<(String, String)>,
     /// Refreshes per unit of the served engine (B).
     #[arg(long, requires = "refresh")]
@@ -62,7 +69,7 @@ pub struct Args {
     /// Wall-clock seconds per unit of the served engine.
     #[arg(long, default_value_t = 10.0, requires = "refresh")]
     pub unit_seconds: f64,
-    /// Seed of a randomised --refresh policy.
+    /// Seed of a randomised --policy.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// The served engine fetches every held page at units 1..=W outside the budget (paper
@@ -115,8 +122,23 @@ fn raise_fd_limit() {
     }
 }
 
+/// The former spellings of `--policy` and `--param` on `serve`, if the command line used one.
+fn former_spelling(args: impl Iterator<Item = std::ffi::OsString>) -> Option<&'static str> {
+    args.filter_map(|a| a.into_string().ok()).find_map(|a| {
+        let flag = a.split('=').next().unwrap_or("");
+        match flag {
+            "--refresh" => Some("--refresh is now --policy"),
+            "--refresh-param" => Some("--refresh-param is now --param"),
+            _ => None,
+        }
+    })
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
+    if let Some(note) = former_spelling(std::env::args_os()) {
+        eprintln!("note: {note} (as on simulate and crawl); the old name still works");
+    }
     raise_fd_limit();
     let (corpus, _) = args.corpus.load()?;
     eprintln!(
@@ -223,4 +245,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::former_spelling;
+
+    #[test]
+    fn the_former_policy_flags_are_noticed_in_either_form() {
+        let of = |args: &[&str]| former_spelling(args.iter().map(std::ffi::OsString::from));
+        assert_eq!(
+            of(&["serve", "--refresh", "sbr"]),
+            Some("--refresh is now --policy")
+        );
+        assert_eq!(
+            of(&["serve", "--refresh-param=theta=0.1"]),
+            Some("--refresh-param is now --param")
+        );
+        assert_eq!(
+            of(&["serve", "--policy", "sbr", "--param", "theta=0.1"]),
+            None
+        );
+    }
 }

@@ -1,4 +1,4 @@
-//! The served engine (`serve --refresh P --budget B --unit-seconds S`): the search engine
+//! The served engine (`serve --policy P --budget B --unit-seconds S`): the search engine
 //! keeps its own index fresh. A background thread advances the live Web one unit every S
 //! seconds (the snapshot history of `--corpus`), runs the policy's refresh loop — the same
 //! [`crate::refresh::Refresher`] as `simulate --mode online` — and applies each unit's refreshes and new pages
@@ -35,16 +35,16 @@ use crate::sim::environment::measurement;
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// The index is served at another unit than 0, where the refresh loop starts.
-    #[error("--refresh: the engine starts from the crawl at unit 0, but --unit {unit} was asked")]
+    #[error("--policy: the engine starts from the crawl at unit 0, but --unit {unit} was asked")]
     ServedUnit { unit: Unit },
     /// A unit length that is not a positive number of seconds.
     #[error("--unit-seconds {seconds}: must be positive")]
     UnitSeconds { seconds: f64 },
     /// No workload to steer by.
-    #[error("--refresh needs --log: {0}")]
+    #[error("--policy needs --log: {0}")]
     NoWorkload(RunError),
     /// The policy was refused.
-    #[error("--refresh {policy}: {error}")]
+    #[error("--policy {policy}: {error}")]
     Policy { policy: String, error: PolicyError },
     /// The policy, built a second time for its label, was refused.
     #[error(transparent)]
@@ -92,7 +92,7 @@ pub enum EngineError {
     },
 }
 
-/// What `serve --refresh` asks for.
+/// What `serve --policy` asks for.
 #[derive(Debug, Clone)]
 pub struct RefreshSpec {
     pub policy: String,

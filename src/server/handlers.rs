@@ -244,7 +244,7 @@ pub async fn start_comparison(
     ))
 }
 
-/// `GET /api/engine`: the served engine's state (`{"enabled": false}` without `--refresh`).
+/// `GET /api/engine`: the served engine's state (`{"enabled": false}` without `--policy`).
 pub async fn engine_status(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
     Json(match state.engine.get() {
         Some(engine) => {

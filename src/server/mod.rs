@@ -114,7 +114,7 @@ pub struct AppState {
     /// Searches running or waiting for a slot.
     pub search_pending: std::sync::atomic::AtomicUsize,
     next_sweep: Mutex<u64>,
-    /// The served engine, when the server refreshes its own index (`serve --refresh`).
+    /// The served engine, when the server refreshes its own index (`serve --policy`).
     pub engine: std::sync::OnceLock<Arc<engine::ServedEngine>>,
 }
 

@@ -160,7 +160,7 @@ fn query_notes(text: &str, distinct: usize) -> Vec<String> {
 /// The searchable repository and the live Web it was crawled from.
 ///
 /// Simulation runs build their own repositories; this one changes only when the served engine
-/// (`serve --refresh`) applies a unit's refreshes, under the write lock, after which searches
+/// (`serve --policy`) applies a unit's refreshes, under the write lock, after which searches
 /// see the new copies and stale markers compare against the engine's current unit.
 pub struct SearchService {
     pub corpus: &'static Corpus,
