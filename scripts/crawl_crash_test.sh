@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash test for `crawl --index DIR` (issue 12): kill -9 the crawler at random moments, N
+# Crash test for `crawl --state-dir DIR` (issue 12): kill -9 the crawler at random moments, N
 # times, restart it with the same arguments until it finishes, and check that the resumed
 # crawl reports, unit for unit, what an uninterrupted crawl reports (the pages refreshed, the
 # counts, the judged quality, fresh@10 and MAP@10): the journal replays committed units and
@@ -53,7 +53,7 @@ crawl() { # $1 = directory; replaces the (sub)shell it runs in, so `$!` is the c
     --advance-clock "http://127.0.0.1:$port/_clock/advance" --min-host-delay-ms 0 \
     --log "$work/site/querylog/aol-synthetic.txt" --policy user-centric --budget 15 \
     --unit-seconds 0.25 --units $((weeks - 1)) --judge-with "$work/site/corpus" \
-    --index "$1/index" --warc-out "$1/warc" --json
+    --state-dir "$1/index" --warc-out "$1/warc" --json
 }
 
 # The per-unit report without wall times, measures to 12 significant digits (the judge's

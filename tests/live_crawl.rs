@@ -95,7 +95,7 @@ fn crawl_of_web_replay_is_judged_and_its_warc_output_reads_back() {
         .args(["--units", "4", "--min-host-delay-ms", "0", "--json"])
         .arg("--judge-with")
         .arg(&corpus)
-        .arg("--index")
+        .arg("--state-dir")
         .arg(dir.path().join("crawl-index"))
         .arg("--warc-out")
         .arg(dir.path().join("crawl-warc"))

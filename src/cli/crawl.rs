@@ -62,9 +62,10 @@ pub struct Args {
     /// change-history policies then start from observations). 0: none.
     #[arg(long, value_name = "W", default_value_t = 0)]
     pub warmup_units: u32,
-    /// Where the crawl keeps its state (`state.json`, rewritten atomically at each unit's
-    /// commit).
-    #[arg(long)]
+    /// The crawl-state directory: where the crawl keeps its journal and state (`state.json`,
+    /// rewritten atomically at each unit's commit), and resumes from. `--index`, its former
+    /// name (it is not a search index; `serve --index` is), still works.
+    #[arg(long = "state-dir", alias = "index", value_name = "DIR")]
     pub index: PathBuf,
     /// Write every fetch as WARC records here (`crawl-UUUUU.warc.gz` per unit).
     #[arg(long)]
@@ -194,7 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let previous = read_state(&args.index)?;
     let resume_through = resume_point(&args, previous.as_ref(), &fingerprint)?;
     std::fs::create_dir_all(&args.index)
-        .with_context(|| format!("creating --index {}", args.index.display()))?;
+        .with_context(|| format!("creating --state-dir {}", args.index.display()))?;
     let log = args.workload.read(&args.log)?;
     let judge = match &args.judge_with {
         Some(path) => {
@@ -326,7 +327,7 @@ fn resume_point(
         Some(state) => {
             anyhow::ensure!(
                 state["fingerprint"] == *fingerprint,
-                "--index {}: holds a crawl started with other settings ({}); use another directory to start anew",
+                "--state-dir {}: holds a crawl started with other settings ({}); use another directory to start anew",
                 args.index.display(),
                 state["fingerprint"]
             );
