@@ -294,3 +294,29 @@ fn serve_names_its_policy_as_the_other_commands_do() {
         assert!(!err.contains("unexpected argument"), "{old:?}: {err}");
     }
 }
+
+/// The README's list of policies is the registry's: every family `refresher policies` prints is
+/// named there, and nothing else is named as a policy.
+#[test]
+fn the_readme_lists_every_policy_family() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme.find("Policies: ").expect("README names its policies");
+    let end = start + readme[start..].find("`refresher policies` lists").unwrap();
+    let listed: std::collections::BTreeSet<&str> = readme[start..end]
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|name| !name.contains(' '))
+        .collect();
+    let (ok, out, err) = refresher(&["policies", "--json"]);
+    assert!(ok, "{err}");
+    let families: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: std::collections::BTreeSet<&str> = families
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, names, "README's policy list against `refresher policies`");
+}
