@@ -301,7 +301,9 @@ fn serve_names_its_policy_as_the_other_commands_do() {
 fn the_readme_lists_every_policy_family() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let start = readme.find("Policies: ").expect("README names its policies");
+    let start = readme
+        .find("Policies: ")
+        .expect("README names its policies");
     let end = start + readme[start..].find("`refresher policies` lists").unwrap();
     let listed: std::collections::BTreeSet<&str> = readme[start..end]
         .split('`')
@@ -318,5 +320,8 @@ fn the_readme_lists_every_policy_family() {
         .iter()
         .map(|f| f["name"].as_str().unwrap())
         .collect();
-    assert_eq!(listed, names, "README's policy list against `refresher policies`");
+    assert_eq!(
+        listed, names,
+        "README's policy list against `refresher policies`"
+    );
 }
