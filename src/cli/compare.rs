@@ -308,19 +308,17 @@ fn interpolated(row: &TargetRow) -> String {
 fn print_target_table(rows: &[TargetRow], q0: Option<f64>, cell: impl Fn(&TargetRow) -> String) {
     let shown = |r: &&TargetRow| r.gap_share.is_some() || q0.is_none_or(|q0| r.target_quality > q0);
     // Policies in their order; within each, gap targets first (a stable sort keeps the rest).
-    let mut order: Vec<&String> = Vec::new();
+    let mut policies: Vec<&String> = Vec::new();
     for r in rows {
-        if !order.contains(&&r.policy) {
-            order.push(&r.policy);
+        if !policies.contains(&&r.policy) {
+            policies.push(&r.policy);
         }
     }
     let mut rows: Vec<&TargetRow> = rows.iter().filter(shown).collect();
     rows.sort_by_key(|r| {
-        let policy = order.iter().position(|p| *p == &r.policy);
+        let policy = policies.iter().position(|p| *p == &r.policy);
         (policy, r.gap_share.is_none())
     });
-    let mut policies: Vec<&String> = rows.iter().map(|r| &r.policy).collect();
-    policies.dedup();
     let width = policies
         .iter()
         .map(|p| p.chars().count())

@@ -480,13 +480,9 @@ impl<M: PageModel> Planner<M> {
     /// Whether `choose(unit, ·)` will compute a new plan (the current one is due): online, or
     /// in oracle mode for a model that uses views ([`PageModel::uses_views`]).
     pub fn replans_at(&self, unit: Unit) -> bool {
-        let due = self.replans()
+        self.replans()
             && (self.schedule.plan.is_empty()
-                || unit >= self.plan_start.saturating_add(self.replan_every.max(1)));
-        // An open-ended run's plan covers a window: a new one before it runs out.
-        let past_window = self.horizon == OPEN_ENDED_UNITS
-            && unit >= self.plan_start + self.schedule.plan.len() as Unit;
-        due || past_window
+                || unit >= self.plan_start.saturating_add(self.replan_every.max(1)))
     }
 
     /// The pages to refresh at `unit` (at most `budget`, distinct): the planned ones, topped up
