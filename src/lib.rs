@@ -39,6 +39,7 @@ pub mod querylog;
 pub mod refresh;
 pub mod report;
 pub mod server;
+pub mod signal;
 pub mod sim;
 pub mod terminal;
 pub mod text;

@@ -25,6 +25,7 @@ const STAGES: &[&str] = &[
     "index",
     "querylog",
     "quality",
+    "signal",
     "fetch",
     "crawl",
     "policy",

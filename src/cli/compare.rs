@@ -148,7 +148,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             loaded.corpus.page_count()
         );
     }
-    let env = loaded.environment(args.scoring)?;
+    let mut env = loaded.environment(args.scoring)?;
+    env.publish_signals(&args.experiment.signal_settings()?, args.seed);
     let mut comparisons = Vec::new();
     // Round-robin, random and age make the same run in every mode: run once (kept in the
     // environment's cache), reported in each.
@@ -283,6 +284,7 @@ fn to_json(comparisons: &[Comparison]) -> serde_json::Value {
         "scoring": comparisons.first().map(|c| c.scoring.clone()),
         "modes": comparisons.iter().map(|c| c.mode).collect::<Vec<_>>(),
         "new_pages": comparisons.first().map(|c| c.new_pages),
+        "signals": comparisons.first().map(|c| c.signals.clone()),
         "rows": rows,
         "fixed_rows": fixed_rows,
         "curves": curves,

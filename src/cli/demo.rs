@@ -89,6 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             fit_viewing_exponent: false,
             pieces: 3,
             delta_q: refresher::quality::measure::DeltaQMethod::Estimate,
+            signals: vec!["none".into()],
         },
         budgets: Some(budgets),
         budget_shares: None,

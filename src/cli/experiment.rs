@@ -48,6 +48,21 @@ pub struct ExperimentArgs {
     #[arg(long = "delta-q", value_enum, default_value_t = DeltaQMethod::Estimate)]
     #[arg(help_heading = "Quality model")]
     pub delta_q: DeltaQMethod,
+    /// Change signals the site publishes, drawn from its true history with --seed (repeat to
+    /// combine a sitemap and a feed): none, lastmod[:coverage=C,recall=R,false-positive=F,delay=D],
+    /// lastmod:build-stamped, feed[:items=N,delay=D]. Online policies read them; oracle mode
+    /// ignores them.
+    #[arg(long = "signals", value_name = "SPEC", default_value = "none")]
+    #[arg(help_heading = "Input")]
+    pub signals: Vec<String>,
+}
+
+impl ExperimentArgs {
+    /// `--signals`, parsed.
+    pub fn signal_settings(&self) -> anyhow::Result<refresher::signal::SignalSettings> {
+        refresher::signal::SignalSettings::parse(&self.signals)
+            .map_err(|e| anyhow::anyhow!("--signals: {e}"))
+    }
 }
 
 /// How many refreshes a unit gets: `--budget B` or paper 001's `--budget-share F` (B = round(F ×

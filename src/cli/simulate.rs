@@ -105,8 +105,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let warmup_units = args.budget.warmup.checked(loaded.corpus.units())?;
     let oracle_history = args.budget.warmup.oracle_history_for(&[args.mode])?;
+    let signals = args.experiment.signal_settings()?;
     let load_seconds = started.elapsed().as_secs_f64();
-    let env = loaded.environment(args.scoring)?;
+    let mut env = loaded.environment(args.scoring)?;
+    env.publish_signals(&signals, args.seed);
     let environment_seconds = started.elapsed().as_secs_f64() - load_seconds;
     let mut config = RunConfig::new(budget, args.mode);
     config.seed = args.seed;

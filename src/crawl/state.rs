@@ -15,6 +15,7 @@ use super::frontier::{Frontier, FrontierPage};
 use super::knowledge::cache::{HeldChange, KnowledgeCache};
 use crate::cache::Cache;
 use crate::fetch::Validator;
+use crate::signal::{PageSignal, SignalReading};
 
 /// The repository's copy of a page, with its shingle sketch computed on first use (kept with
 /// the copy: a live crawler has no previous live version to compare a new copy with, only
@@ -68,6 +69,16 @@ pub struct CrawlState {
     frontier: Option<Frontier>,
     /// URLs, and the graph and PageRank computed on demand from the held copies.
     knowledge: KnowledgeCache,
+    /// The change signals read from the site, per page; `None` until a fetcher that reads
+    /// signals reported a reading ([`Self::note_signals`]).
+    signals: Option<SignalBook>,
+}
+
+/// The latest signal read of every page, and whether the site has a feed.
+#[derive(Debug, Clone, Default)]
+struct SignalBook {
+    pages: Vec<PageSignal>,
+    feed_channel: bool,
 }
 
 impl CrawlState {
@@ -80,6 +91,7 @@ impl CrawlState {
             pages: vec![PageCrawl::default(); page_count],
             frontier: None,
             knowledge: KnowledgeCache::default(),
+            signals: None,
         };
         for (p, v) in copies {
             state.grow(p as usize + 1);
@@ -327,6 +339,38 @@ impl CrawlState {
     /// Takes `page` out of the frontier (its first crawl was fetched).
     pub(crate) fn leave_frontier(&mut self, page: PageId) -> Option<FrontierPage> {
         self.frontier.as_mut().and_then(|f| f.remove(page))
+    }
+
+    /// Takes what one read of the site's signals brought (every unit, before the policy
+    /// chooses; see [`crate::fetch::Fetcher::signals`]).
+    pub(crate) fn note_signals(&mut self, reading: &SignalReading) {
+        let count = self.pages.len();
+        let book = self.signals.get_or_insert_with(SignalBook::default);
+        book.feed_channel |= reading.feed_channel;
+        let grow = |book: &mut SignalBook, n: usize| {
+            if n > book.pages.len() {
+                book.pages.resize(n, PageSignal::default());
+            }
+        };
+        grow(book, count);
+        for event in &reading.events {
+            grow(book, event.page as usize + 1);
+            book.pages[event.page as usize].note(event.kind);
+        }
+    }
+
+    /// Whether the crawler reads the site's change signals (then [`Self::signal`] answers).
+    pub fn reads_signals(&self) -> bool {
+        self.signals.is_some()
+    }
+
+    /// What the site's signals said of `page` so far (`None` when the crawler reads no
+    /// signals). Reflects only changes up to the current unit minus each channel's delay.
+    pub fn signal(&self, page: PageId) -> Option<PageSignal> {
+        let book = self.signals.as_ref()?;
+        let mut s = book.pages.get(page as usize).copied().unwrap_or_default();
+        s.feed_channel = book.feed_channel;
+        Some(s)
     }
 
     /// Page ids whose copy the repository holds.

@@ -21,6 +21,8 @@
 //!
 //! 1. [`Fetcher::page_count`] and [`Fetcher::url`]: the loop learns the URLs of the ids allocated
 //!    so far (they may have grown during the previous unit).
+//!    Then [`Fetcher::signals`]: what the site's sitemap and feed say at `t` (before the
+//!    policy chooses).
 //! 2. [`Fetcher::fetch`] with the unit's refresh batch: distinct pages, each with the
 //!    [`Validator`] of the copy the repository holds (`None` when it holds none). The fetcher
 //!    returns exactly one [`Fetched`] per request, in request order. For a policy that plays
@@ -60,6 +62,7 @@ pub use catalogue::UrlCatalogue;
 pub use snapshot::SnapshotFetcher;
 
 use crate::corpus::{PageId, PageVersion, Unit};
+use crate::signal::SignalReading;
 use crate::text::Vocabulary;
 
 /// What identifies the copy the repository holds, sent with a fetch so the server can answer
@@ -180,6 +183,13 @@ pub trait Fetcher: Send {
     /// (a crawl meets words no snapshot held); it extends the one it started from. `None`:
     /// the repository's vocabulary already holds every term (snapshots).
     fn vocabulary(&self) -> Option<&Arc<Vocabulary>> {
+        None
+    }
+    /// The change signals the site publishes, read at `unit` before the unit's fetches (its
+    /// sitemap's `<lastmod>` dates, its change feed; see [`crate::signal`]): what is new since
+    /// the previous read. They reflect only changes up to `unit` minus the channel's delay.
+    /// `None`: this fetcher reads no signals.
+    fn signals(&mut self, _unit: Unit) -> Option<SignalReading> {
         None
     }
 }

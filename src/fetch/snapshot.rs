@@ -7,18 +7,31 @@ use std::sync::Arc;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
 use crate::index::{snapshot, IndexError, PageUpdate, Repository, ScoringKind};
+use crate::signal::{PublishedSignals, SignalReading};
 
 use super::{FetchRequest, FetchResult, Fetched, Fetcher, Validator};
 
-/// Fetches from a [`Corpus`]'s timelines. Deterministic; never fails.
-#[derive(Debug, Clone, Copy)]
+/// Fetches from a [`Corpus`]'s timelines. Deterministic; never fails. With
+/// [`with_signals`](Self::with_signals) it also reads what the site's model publishes.
+#[derive(Debug, Clone)]
 pub struct SnapshotFetcher<'c> {
     corpus: &'c Corpus,
+    signals: Option<Arc<PublishedSignals>>,
 }
 
 impl<'c> SnapshotFetcher<'c> {
     pub fn new(corpus: &'c Corpus) -> Self {
-        SnapshotFetcher { corpus }
+        SnapshotFetcher {
+            corpus,
+            signals: None,
+        }
+    }
+
+    /// Reads `signals` (the corpus's sitemap and feed under a model) at every unit, as a
+    /// crawler reading them would ([`PublishedSignals::reading_at`]).
+    pub fn with_signals(mut self, signals: Option<Arc<PublishedSignals>>) -> Self {
+        self.signals = signals;
+        self
     }
 
     pub fn corpus(&self) -> &'c Corpus {
@@ -92,6 +105,14 @@ impl Fetcher for SnapshotFetcher<'_> {
                         .is_none()
             })
             .collect()
+    }
+
+    fn signals(&mut self, unit: Unit) -> Option<SignalReading> {
+        let signals = self.signals.as_ref()?;
+        Some(SignalReading {
+            events: signals.reading_at(unit),
+            feed_channel: signals.has_feed(),
+        })
     }
 }
 

@@ -15,6 +15,9 @@ use crate::cache::{Cache, CacheKey};
 use crate::change::cg_rate_per_unit;
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
+use crate::signal::trust::EXPLORATION_SHARE;
+use crate::signal::{PageSignal, SignalTrust};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Default shingle threshold of SBR and EBR when none is given: 0, i.e. every content change
@@ -190,6 +193,19 @@ pub struct Planner<M> {
     schedule: Arc<Schedule>,
     /// Where the planners of one environment share their schedules, if anywhere.
     cache: Option<Arc<Cache>>,
+    /// Online with change signals ([`Planner::choose_signalled`]): how far the site's signals
+    /// are trusted, the signal each chosen page had when chosen, and the exploration credit
+    /// carried between units.
+    signalled: Option<Signalled>,
+}
+
+/// The state of a planner that reads the site's change signals (online mode).
+#[derive(Debug, Clone, Default)]
+struct Signalled {
+    trust: SignalTrust,
+    /// The chosen pages' signals and held-copy units, read when their outcomes arrive.
+    pending: HashMap<PageId, (PageSignal, Unit)>,
+    explore_credit: f64,
 }
 
 /// A plan: per unit from its start, the pages to refresh; and the frequencies it realises.
@@ -298,6 +314,61 @@ fn schedule_of<M: PageModel>(model: &M, inputs: &ScheduleInputs<'_>) -> Schedule
     }
 }
 
+/// The expected share of the next `horizon` units a copy fetched now stays fresh, for a page
+/// changing at rate `lambda` (Poisson): `E[min(T, H)]/H = (1 − e^{−λH})/(λH)`, 1 for a page
+/// that never changes. A refresh's freshness lasts until the next change (Cho & Garcia-Molina,
+/// "Synchronizing a database to improve freshness", 2000: refreshing the fastest-changing
+/// pages buys the least freshness). Signal-reading planners use the refresh cycle `N/B` as `H`.
+pub fn fresh_share(lambda: f64, horizon: f64) -> f64 {
+    let x = lambda * horizon;
+    if x <= 1e-12 {
+        1.0
+    } else {
+        -(-x).exp_m1() / x
+    }
+}
+
+/// A page a signal-reading planner may give a signal slot to ([`Planner::choose_signalled`]).
+#[derive(Debug, Clone, Copy)]
+struct SignalCandidate {
+    /// `c_p · P(changed | signal) · D(λ_p)`.
+    value: f64,
+    /// `c_p · π_p · D(λ_p)`: the value without the signal (exploration).
+    prior_value: f64,
+    /// Its signal reports no change since its copy.
+    quiet: bool,
+    since: Unit,
+    page: PageId,
+}
+
+/// The `slots` best candidates: first `explore` quiet ones by value without the signal, then
+/// the rest by value; ties by oldest copy, then page id.
+fn best_signalled(candidates: Vec<SignalCandidate>, slots: usize, explore: usize) -> Vec<PageId> {
+    let by = |key: fn(&SignalCandidate) -> f64| {
+        move |a: &SignalCandidate, b: &SignalCandidate| {
+            key(b)
+                .total_cmp(&key(a))
+                .then(a.since.cmp(&b.since))
+                .then(a.page.cmp(&b.page))
+        }
+    };
+    let mut quiet: Vec<SignalCandidate> = candidates.iter().filter(|c| c.quiet).copied().collect();
+    quiet.sort_unstable_by(by(|c| c.prior_value));
+    let mut chosen: Vec<PageId> = quiet.iter().take(explore).map(|c| c.page).collect();
+    let mut rest: Vec<SignalCandidate> = candidates
+        .into_iter()
+        .filter(|c| !chosen.contains(&c.page))
+        .collect();
+    let wanted = slots - chosen.len();
+    if wanted < rest.len() {
+        rest.select_nth_unstable_by(wanted, by(|c| c.value));
+        rest.truncate(wanted);
+    }
+    rest.sort_unstable_by(by(|c| c.value));
+    chosen.extend(rest.into_iter().map(|c| c.page));
+    chosen
+}
+
 /// Default replanning period in online mode (units): frequent enough to follow the estimates,
 /// rare enough to keep a sweep over budgets and thresholds cheap.
 pub const DEFAULT_REPLAN_EVERY: u32 = 4;
@@ -370,6 +441,7 @@ impl<M: PageModel> Planner<M> {
             plan_budget: 0,
             schedule: Arc::default(),
             cache: None,
+            signalled: None,
         }
     }
 
@@ -383,6 +455,7 @@ impl<M: PageModel> Planner<M> {
         self.observations = vec![Observations::default(); n];
         self.last_refresh = vec![0; n];
         self.schedule = Arc::default();
+        self.signalled = None;
         self.cache = context.cache.clone();
         self.params = vec![(0.0, 0.0); n];
         if let (FitMode::Oracle, Some(history)) = (context.mode, context.history) {
@@ -557,6 +630,91 @@ impl<M: PageModel> Planner<M> {
         chosen
     }
 
+    /// Online, when the crawler reads the site's change signals. A signal class the run's own
+    /// fetches show to be informative ([`SignalTrust::is_informative`]) takes over the slots
+    /// the schedule gives its pages this unit: they go to the pages of that class with the
+    /// highest `c_p · P(changed since its copy | signal) · D(λ_p)` — the model's weight, times
+    /// the chance a refresh finds a change (the signal weighed by the learned trust against
+    /// the page's prior `π_p = 1 − e^{−λ_p·(t − t_p)}`), times how long the fresh copy is
+    /// expected to stay fresh ([`fresh_share`]). The other slots keep the schedule's pages, so
+    /// a site whose signals say nothing (a build-stamped sitemap) is crawled as without them;
+    /// the schedule's split of the budget between the classes is kept (as LambdaCrawl splits
+    /// its bandwidth between pages with and without complete change observations).
+    ///
+    /// A schedule plans for changes it cannot see; a signal shows them, and what is left to
+    /// decide is which signalled pages are worth most — each family by its own weight (SBR:
+    /// every change alike; EBR: how often users are shown the page; user-centric: its
+    /// expected ΔQ per change). A share of the signal slots ([`EXPLORATION_SHARE`], carried
+    /// over between units) goes first to quiet pages of highest `c_p · π_p · D(λ_p)`, so that
+    /// the changes signals miss keep being found and their recall measured. Ties by oldest
+    /// refresh, then page id.
+    fn choose_signalled(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
+        let before = self.last_refresh.clone();
+        let planned = self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p));
+        let mut state = self.signalled.take().unwrap_or_default();
+        let informative = |page: PageId| {
+            crawl
+                .signal(page)
+                .is_some_and(|s| s.class().any() && state.trust.is_informative(s.class()))
+        };
+        let (signal_slots, mut chosen): (Vec<PageId>, Vec<PageId>) =
+            planned.iter().partition(|&&p| informative(p));
+        let slots = signal_slots.len();
+        if slots > 0 {
+            for &p in &signal_slots {
+                self.last_refresh[p as usize] = before[p as usize];
+            }
+            state.explore_credit += slots as f64 * EXPLORATION_SHARE;
+            let explore = (state.explore_credit.floor() as usize).min(slots);
+            state.explore_credit -= explore as f64;
+            let kept: std::collections::HashSet<PageId> = chosen.iter().copied().collect();
+            let candidates: Vec<SignalCandidate> = (0..self.last_refresh.len() as PageId)
+                .filter(|&p| {
+                    !kept.contains(&p)
+                        && !self.observations[p as usize].gone
+                        && crawl.is_refreshable(p)
+                        && informative(p)
+                })
+                .map(|p| self.signal_candidate(p, unit, crawl, &state.trust))
+                .collect();
+            chosen.extend(best_signalled(candidates, slots, explore));
+            for &p in &chosen {
+                self.last_refresh[p as usize] = unit;
+            }
+        }
+        for &p in &chosen {
+            let signal = crawl.signal(p).unwrap_or_default();
+            state
+                .pending
+                .insert(p, (signal, crawl.page(p).last_refresh));
+        }
+        self.signalled = Some(state);
+        chosen
+    }
+
+    /// What [`Self::choose_signalled`] ranks page `p` by at `unit`.
+    fn signal_candidate(
+        &self,
+        p: PageId,
+        unit: Unit,
+        crawl: &CrawlState,
+        trust: &SignalTrust,
+    ) -> SignalCandidate {
+        let (lambda, weight) = self.params[p as usize];
+        let since = crawl.page(p).last_refresh;
+        let prior = -(-lambda * unit.saturating_sub(since) as f64).exp_m1();
+        let signal = crawl.signal(p).unwrap_or_default();
+        let posterior = trust.changed_probability(&signal, since, unit, prior);
+        let lasting = fresh_share(lambda, self.prior_interval);
+        SignalCandidate {
+            value: without_rounding_noise(weight * posterior * lasting),
+            prior_value: without_rounding_noise(weight * prior * lasting),
+            quiet: signal.flags_change_since(since) == Some(false),
+            since,
+            page: p,
+        }
+    }
+
     /// Records outcomes (online estimates read them at the next replan).
     fn record(&mut self, outcomes: &[RefreshOutcome]) {
         let theta = self.model.theta();
@@ -571,6 +729,11 @@ impl<M: PageModel> Planner<M> {
                 } else {
                     obs.record(o, theta);
                     self.model.record(o);
+                    if let Some(s) = self.signalled.as_mut() {
+                        if let Some((signal, since)) = s.pending.remove(&o.page) {
+                            s.trust.record(&signal, since, o.unit, o.changed || o.gone);
+                        }
+                    }
                 }
                 self.last_refresh[o.page as usize] = o.unit;
             }
@@ -604,6 +767,9 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
             m.insert("theta".into(), self.model.theta().into());
         }
         m.insert("replan_every".into(), self.replan_every.into());
+        if let Some(s) = &self.signalled {
+            m.insert("signal_trust".into(), s.trust.summary());
+        }
         m
     }
 
@@ -614,6 +780,9 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
+        if self.mode == FitMode::Online && crawl.reads_signals() {
+            return self.choose_signalled(unit, budget, crawl);
+        }
         self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p))
     }
 

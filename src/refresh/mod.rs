@@ -4,7 +4,8 @@
 //! A [`Refresher`] owns the repository, the refresh policy, the fetcher, the ΔQ measurement and
 //! the crawl state. [`Refresher::step`] is one time unit of refreshing:
 //!
-//! 1. refit the score-to-rank functions when due ([`MeasureDeltaQ::before_unit`]);
+//! 1. refit the score-to-rank functions when due ([`MeasureDeltaQ::before_unit`]); read what
+//!    the site's change signals say now into the crawl state ([`Fetcher::signals`]);
 //! 2. the policy chooses at most `B` distinct pages ([`RefreshPolicy::choose`]; in frontier
 //!    mode [`RefreshPolicy::choose_with_frontier`], among refreshes and frontier pages, and
 //!    ids the crawler does not know are dropped);
@@ -300,6 +301,9 @@ impl<'f> Refresher<'f> {
         {
             let fetcher = &self.fetcher;
             self.crawl.learn_urls(pages, |p| fetcher.url(p));
+        }
+        if let Some(reading) = self.fetcher.signals(unit) {
+            self.crawl.note_signals(&reading);
         }
 
         let mut timings = StepTimings::default();

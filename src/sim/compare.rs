@@ -264,6 +264,8 @@ pub struct Comparison {
     /// What oracle-mode runs were told of the history (`all` in online mode: nothing).
     pub oracle_history: crate::sim::run::OracleHistory,
     pub scoring: String,
+    /// The change signals the site published (`["none"]` without; [`crate::signal`]).
+    pub signals: Vec<String>,
     pub units: u32,
     pub workload_queries: usize,
     /// The ΔQ̄ estimator user-centric ran with in this mode.
@@ -438,6 +440,7 @@ pub fn sweep(
         warmup_units: config.warmup_units,
         oracle_history: config.oracle_history.as_told_in(config.mode),
         scoring: env.config.scoring.name().to_string(),
+        signals: env.signal_settings().labels(),
         units: env.units(),
         workload_queries: env.workload.queries.len(),
         uc_estimator: estimator.unwrap_or_else(|| {

@@ -322,6 +322,9 @@ pub struct RunResult {
     pub warmup_units: Unit,
     /// What an oracle-mode policy was told of the history ([`OracleHistory`]).
     pub oracle_history: OracleHistory,
+    /// The change signals the site published ([`crate::signal`]; `["none"]` without), which
+    /// online policies may read.
+    pub signals: Vec<String>,
     pub per_unit: Vec<UnitRecord>,
     /// Pages refreshed at each judged unit (index 0 = unit `warmup_units + 1`), in the
     /// policy's priority order.
@@ -768,6 +771,7 @@ impl<'a, 'e> RunJudge<'a, 'e> {
             mean_gp4c_ndcg: mean(&|r| r.gp4c_ndcg),
             warmup_units: config.warmup_units,
             oracle_history: config.oracle_history.as_told_in(config.mode),
+            signals: env.signal_settings().labels(),
             per_unit,
             refreshed_pages: self.refreshed_pages,
             trec: self.trec,
@@ -910,7 +914,7 @@ fn refresher_over<'e>(
         repo,
         crawl,
         policy,
-        Box::new(SnapshotFetcher::new(corpus)),
+        Box::new(SnapshotFetcher::new(corpus).with_signals(env.signals.clone())),
         measure,
         config.plan(units.saturating_sub(1), env.config.likelihood),
         &StartingPoint {
@@ -1194,6 +1198,9 @@ mod online_tests {
         /// Outcomes offered to the policy, counted where the test reads them after the run
         /// (the run owns the guard).
         observed: Arc<AtomicUsize>,
+        /// The delay of the site's change signals, when it publishes any: no date or feed item
+        /// the crawl state offers at unit `t` may be later than `t − delay`.
+        signal_delay: Option<Unit>,
     }
 
     impl RefreshPolicy for Guard {
@@ -1212,6 +1219,17 @@ mod online_tests {
         }
         fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
             self.unit = unit;
+            if let Some(delay) = self.signal_delay {
+                assert!(crawl.reads_signals(), "the site's signals were not read");
+                for p in 0..crawl.len() as PageId {
+                    let s = crawl.signal(p).expect("signals read");
+                    let latest = s.lastmod.into_iter().chain(s.feed).max();
+                    assert!(
+                        latest.is_none_or(|u| u + delay <= unit),
+                        "page {p}'s signal at unit {unit} shows unit {latest:?} (delay {delay})"
+                    );
+                }
+            }
             self.chosen = self.inner.choose(unit, budget, crawl);
             self.chosen.clone()
         }
@@ -1275,6 +1293,7 @@ mod online_tests {
                     chosen: Vec::new(),
                     unit: 0,
                     observed: Arc::clone(&observed),
+                    signal_delay: None,
                 };
                 let result = run(&env, Box::new(guard), &RunConfig::new(5, FitMode::Online));
                 let result = result.unwrap_or_else(|e| panic!("{} {params:?}: {e}", family.name));
@@ -1310,6 +1329,7 @@ mod online_tests {
                     chosen: Vec::new(),
                     unit: 0,
                     observed: Arc::clone(&observed),
+                    signal_delay: None,
                 };
                 let result = run(&env, Box::new(guard), &RunConfig::new(5, mode)).unwrap();
                 let refreshed: usize = result.per_unit.iter().map(|r| r.refreshed).sum();
@@ -1322,6 +1342,81 @@ mod online_tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn online_policies_read_no_signal_before_its_delay() {
+        let corpus = random_corpus(50, 7, 21);
+        let mut env = crate::sim::three_term_environment(&corpus, 3.0);
+        let settings = crate::signal::SignalSettings::parse(&[
+            "lastmod:coverage=0.7,recall=0.8,false-positive=0.1,delay=1",
+            "feed:items=3,delay=1",
+        ])
+        .unwrap();
+        env.publish_signals(&settings, 4);
+        let mut checked = 0;
+        for family in FAMILIES {
+            for params in parameter_values(family) {
+                let Ok(inner) = family.make(params.clone()) else {
+                    continue;
+                };
+                let observed = Arc::new(AtomicUsize::new(0));
+                let guard = Guard {
+                    inner,
+                    mode: None,
+                    chosen: Vec::new(),
+                    unit: 0,
+                    observed: Arc::clone(&observed),
+                    signal_delay: Some(1),
+                };
+                let result = run(&env, Box::new(guard), &RunConfig::new(5, FitMode::Online))
+                    .unwrap_or_else(|e| panic!("{} {params:?}: {e}", family.name));
+                assert_eq!(result.signals, settings.labels());
+                let refreshed: usize = result.per_unit.iter().map(|r| r.refreshed).sum();
+                assert!(
+                    refreshed > 0,
+                    "{} {params:?} refreshed nothing",
+                    family.name
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 2 * FAMILIES.len(), "{checked} policies checked");
+    }
+
+    #[test]
+    fn accurate_signals_are_trusted_online_and_ignored_by_an_oracle() {
+        let corpus = random_corpus(200, 10, 3);
+        let mut env = crate::sim::three_term_environment(&corpus, 3.0);
+        let make = |name: &str| crate::policy::family(name).unwrap().make([]).unwrap();
+        let blind: Vec<RunResult> = ["sbr", "ebr", "user-centric"]
+            .iter()
+            .map(|f| run(&env, make(f), &RunConfig::new(10, FitMode::Online)).unwrap())
+            .collect();
+        let oracle_blind = run(&env, make("ebr"), &RunConfig::new(10, FitMode::Oracle)).unwrap();
+        env.publish_signals(
+            &crate::signal::SignalSettings::parse(&["lastmod"]).unwrap(),
+            1,
+        );
+        for (f, blind) in ["sbr", "ebr", "user-centric"].iter().zip(&blind) {
+            let told = run(&env, make(f), &RunConfig::new(10, FitMode::Online)).unwrap();
+            let trust = &told.params["signal_trust"]["lastmod"];
+            assert!(trust["recall"].as_f64().unwrap() > 0.9, "{f}: {trust}");
+            assert!(
+                trust["false_alarm_rate"].as_f64().unwrap() < 0.1,
+                "{f}: {trust}"
+            );
+            // Told which pages changed, the refreshes find changes far more often.
+            assert!(
+                told.mean_change_ratio > blind.mean_change_ratio + 0.2,
+                "{f}: {} with signals, {} without",
+                told.mean_change_ratio,
+                blind.mean_change_ratio
+            );
+            assert!(told.mean.quality >= blind.mean.quality, "{f}");
+        }
+        let oracle = run(&env, make("ebr"), &RunConfig::new(10, FitMode::Oracle)).unwrap();
+        assert_eq!(oracle.refreshed_pages, oracle_blind.refreshed_pages);
     }
 
     #[test]

@@ -133,6 +133,9 @@ impl RefreshPolicy for UserCentricPolicy {
         if self.planned {
             let mut m = serde_json::Map::new();
             m.insert("estimator".into(), Estimator::Planned.as_str().into());
+            if let Some(trust) = self.planner.settings().remove("signal_trust") {
+                m.insert("signal_trust".into(), trust);
+            }
             m
         } else {
             self.by_index.settings()
