@@ -1955,3 +1955,61 @@ async fn quality_describes_a_multi_collection_corpus() {
         assert!(quality > 0.0 && quality <= 1.0, "{policy}: {info}");
     }
 }
+
+/// Change signals reach a run and a sweep from the API: the run reports them and the trust
+/// its policy learned; a spec that does not parse is a 400 naming `signals`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_and_sweeps_take_change_signals() {
+    let server = start(60, 6, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let info = &run_to_done(
+        &mut c,
+        &json!({"policy": "ebr", "budget": 4, "mode": "online", "signals": ["lastmod", "feed:items=5"]}),
+    )
+    .await;
+    assert_eq!(
+        info["signals"],
+        json!([
+            "lastmod:coverage=1,recall=1,false-positive=0,delay=0",
+            "feed:items=5,delay=0"
+        ]),
+        "{info}"
+    );
+    let (_, plain) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "sbr", "budget": 4}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(plain["signals"], json!(["none"]), "{plain}");
+    let (status, err) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "sbr", "budget": 4, "signals": ["lastmod:recall=2"]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert!(err.to_string().contains("signals"), "{err}");
+    let (status, sweep) = c
+        .send_json(
+            Method::POST,
+            "/api/compare",
+            &json!({"policies": ["sbr"], "budgets": [2], "mode": "online", "signals": ["feed"]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{sweep}");
+    let sweep_run = sweep["runs"][0].as_u64().unwrap();
+    let body = wait_for_status(&mut c, sweep_run, &["done"]).await;
+    assert_eq!(body["run"]["signals"], json!(["feed:items=50,delay=0"]));
+    let (_, comparison) = c.get_json("/api/compare").await.unwrap();
+    assert_eq!(
+        comparison["signals"],
+        json!(["feed:items=50,delay=0"]),
+        "{comparison}"
+    );
+}

@@ -24,3 +24,8 @@ function fmt(x, digits) { return x == null ? "–" : Number(x).toFixed(digits ==
 function showError(target, err) {
   target.replaceChildren(el("div", { class: "error", text: String(err.message || err) }));
 }
+
+// The `--signals` specs typed in a form field (separated by spaces; `none` or nothing: none).
+function signalSpecs(text) {
+  return text.split(/\s+/).filter((s) => s !== "");
+}

@@ -14,6 +14,7 @@ function byPolicy(curves) {
 
 function render(c) {
   $("oracle-note").hidden = !c.oracle_bound;
+  $("signals-shown").textContent = (c.signals && c.signals.length) ? "signals: " + c.signals.join(", ") : "";
   const groups = byPolicy(c.curves);
   fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_quality]) })));
   freshChart.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_fresh_at_10]) })));
@@ -68,7 +69,7 @@ $("sweep-form").addEventListener("submit", async e => {
   const budgets = list("budgets");
   const thetas = list("thetas");
   try {
-    const r = await postJSON("/api/compare", { policies, budgets, thetas, mode: $("mode").value, delta_q: $("delta-q").value, new_pages: $("new-pages").value, warmup_units: Number($("warmup").value), oracle_history: $("oracle-history").value });
+    const r = await postJSON("/api/compare", { policies, budgets, thetas, mode: $("mode").value, delta_q: $("delta-q").value, new_pages: $("new-pages").value, warmup_units: Number($("warmup").value), oracle_history: $("oracle-history").value, signals: signalSpecs($("signals").value) });
     $("message").textContent = `Sweep #${r.sweep} queued (${r.runs.length} runs).`;
     offerSweeps(r.sweep);
     $("view").value = String(r.sweep);

@@ -24,7 +24,7 @@ function redraw() {
     cancel.addEventListener("click", () => postJSON(`/api/runs/${info.id}/cancel`, {}).then(refresh).catch(e => showError($("message"), e)));
     return el("tr", { "data-run": info.id, "data-status": info.status },
       el("td", { text: String(info.id), title: meaning("run_id") }), el("td", { text: info.policy }), numberCell(info.budget, "budget"),
-      el("td", { text: (info.delta_q === "exact" ? info.mode + " (exact ΔQ)" : info.mode) + (info.new_pages === "frontier" ? ", new pages in B" : "") + (info.warmup_units > 0 ? ", warm-up " + info.warmup_units : "") + (info.oracle_history === "warm-up" ? ", oracle told the warm-up only" : (info.mode === "oracle" ? " (knows the future: a bound)" : "")) }), el("td", { text: info.workload }),
+      el("td", { text: (info.delta_q === "exact" ? info.mode + " (exact ΔQ)" : info.mode) + (info.new_pages === "frontier" ? ", new pages in B" : "") + (info.warmup_units > 0 ? ", warm-up " + info.warmup_units : "") + (info.oracle_history === "warm-up" ? ", oracle told the warm-up only" : (info.mode === "oracle" ? " (knows the future: a bound)" : "")) + (info.signals && info.signals.join(",") !== "none" ? ", signals " + info.signals.join(" + ") : "") }), el("td", { text: info.workload }),
       el("td", { class: "status", text: info.status + (info.error ? ": " + info.error : "") }),
       numberCell(`${info.units_done}/${info.units_total}`, "units_done"),
       numberCell(fmt(info.latest && info.latest.quality), "quality_now"),
@@ -101,7 +101,7 @@ function parseParams(text) {
 $("run-form").addEventListener("submit", async e => {
   e.preventDefault();
   try {
-    const info = await postJSON("/api/runs", { policy: $("policy").value, budget: Number($("budget").value), mode: $("mode").value, workload: $("workload").value, delta_q: $("delta-q").value, new_pages: $("new-pages").value, warmup_units: Number($("warmup").value), oracle_history: $("oracle-history").value, params: parseParams($("params").value) });
+    const info = await postJSON("/api/runs", { policy: $("policy").value, budget: Number($("budget").value), mode: $("mode").value, workload: $("workload").value, delta_q: $("delta-q").value, new_pages: $("new-pages").value, warmup_units: Number($("warmup").value), oracle_history: $("oracle-history").value, signals: signalSpecs($("signals").value), params: parseParams($("params").value) });
     $("message").textContent = `Run #${info.id} queued.`;
     runs.set(info.id, { info, history: [] });
     follow(info.id);

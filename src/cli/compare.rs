@@ -148,8 +148,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             loaded.corpus.page_count()
         );
     }
-    let mut env = loaded.environment(args.scoring)?;
-    env.publish_signals(&args.experiment.signal_settings()?, args.seed);
+    let signals = args.experiment.signal_settings()?;
+    let env = loaded.environment(args.scoring)?;
     let mut comparisons = Vec::new();
     // Round-robin, random and age make the same run in every mode: run once (kept in the
     // environment's cache), reported in each.
@@ -165,6 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             warmup_units,
             oracle_history,
             targets: args.targets.clone().unwrap_or_default(),
+            signals: signals.clone(),
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
         let c = sweep(&env, &config, &|done, total| {

@@ -107,8 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let oracle_history = args.budget.warmup.oracle_history_for(&[args.mode])?;
     let signals = args.experiment.signal_settings()?;
     let load_seconds = started.elapsed().as_secs_f64();
-    let mut env = loaded.environment(args.scoring)?;
-    env.publish_signals(&signals, args.seed);
+    let env = loaded.environment(args.scoring)?;
     let environment_seconds = started.elapsed().as_secs_f64() - load_seconds;
     let mut config = RunConfig::new(budget, args.mode);
     config.seed = args.seed;
@@ -116,6 +115,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     config.warmup_units = warmup_units;
     config.oracle_history = oracle_history;
     config.displacement = args.displacement;
+    config.signals = signals;
     if let Some(u) = args.trec_unit {
         if u <= warmup_units || u >= env.units() {
             anyhow::bail!(

@@ -57,6 +57,9 @@ pub struct SweepSpec {
     /// units' changes only).
     #[serde(default)]
     pub oracle_history: crate::sim::run::OracleHistory,
+    /// The change signals the site publishes in every run (`--signals` specs; default none).
+    #[serde(default)]
+    pub signals: Vec<String>,
 }
 
 /// The body of `GET /api/compare`.
@@ -79,6 +82,9 @@ pub struct Comparison {
     /// bound no crawler reaches (the page says so).
     #[serde(default)]
     pub oracle_bound: bool,
+    /// The change signals of the runs shown, each setting once (`["none"]` without).
+    #[serde(default)]
+    pub signals: Vec<String>,
 }
 
 /// Validates a sweep and queues its runs (policy-major, budgets ascending), all or none.
@@ -179,6 +185,7 @@ pub fn start_sweep(
             warmup_units: spec.warmup_units,
             oracle_history: spec.oracle_history,
             displacement: false,
+            signals: spec.signals.clone(),
         })
         .collect();
     // All validated, then all queued (or none): a refused sweep leaves nothing behind and
@@ -303,6 +310,12 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
             info.mode == FitMode::Oracle
                 && info.oracle_history == crate::sim::run::OracleHistory::All
         }),
+        signals: {
+            let mut all: Vec<String> = infos.iter().flat_map(|i| i.signals.clone()).collect();
+            all.sort();
+            all.dedup();
+            all
+        },
     }
 }
 

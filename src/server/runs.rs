@@ -76,6 +76,9 @@ pub enum RunError {
     /// The environment or the run failed in the index.
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// A `signals` spec that does not parse.
+    #[error("`signals`: {0}")]
+    Signals(#[from] crate::signal::SignalSpecError),
 }
 
 /// The policies a server offers.
@@ -147,9 +150,19 @@ pub struct RunSpec {
     /// when the run completes (`displacement` of the run; as `simulate --displacement`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub displacement: bool,
+    /// The change signals the site publishes, as `--signals` specs (`["lastmod",
+    /// "feed:items=50"]`; default none): online policies read them.
+    #[serde(default)]
+    pub signals: Vec<String>,
 }
 
 impl RunSpec {
+    /// `signals`, parsed (400 on a spec that does not parse).
+    pub fn signal_settings(&self) -> Result<crate::signal::SignalSettings, ApiError> {
+        crate::signal::SignalSettings::parse(&self.signals)
+            .map_err(|e| ApiError::BadParameter(format!("`signals`: {e}")))
+    }
+
     /// Every parameter given, `theta` included; `Err` when θ is given both ways.
     pub fn all_params(&self) -> Result<Vec<(String, ParamValue)>, RunError> {
         refuse_file_params(self.params.keys())?;
@@ -250,6 +263,8 @@ pub struct RunInfo {
     pub workload: WorkloadSource,
     /// How ΔQ_A is measured.
     pub delta_q: DeltaQMethod,
+    /// The change signals the site published (`["none"]` without).
+    pub signals: Vec<String>,
     pub sweep: Option<u64>,
     pub status: RunStatus,
     pub error: Option<String>,
@@ -319,6 +334,11 @@ impl Run {
             scoring: self.scoring,
             workload: self.spec.workload,
             delta_q: self.spec.delta_q,
+            signals: self
+                .spec
+                .signal_settings()
+                .map(|s| s.labels())
+                .unwrap_or_else(|_| self.spec.signals.clone()),
             sweep: self.sweep,
             status: s.status,
             error: s.error.clone(),
@@ -541,6 +561,7 @@ impl RunManager {
                 "the corpus has a single time unit: there is nothing to refresh".into(),
             ));
         }
+        spec.signal_settings()?;
         crate::sim::run::check_warmup_units("`warmup_units`", spec.warmup_units, units)
             .map_err(|e| ApiError::BadParameter(e.to_string()))?;
         crate::sim::run::check_oracle_history(
@@ -707,6 +728,7 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
     }
     config.new_pages = run.spec.new_pages;
     config.displacement = run.spec.displacement;
+    config.signals = crate::signal::SignalSettings::parse(&run.spec.signals)?;
     let mut cancelled = false;
     let result = run_with(&env, policy, &config, &mut |record| {
         run.push(record);

@@ -3,6 +3,9 @@
 //! as a crawler reading those files every unit would ([`PublishedSignals::reading_at`]).
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::cache::{Cache, CacheKey};
 
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
 
@@ -50,6 +53,50 @@ impl PublishedPage {
             since = v.0;
         }
         since
+    }
+}
+
+/// Everything [`PublishedSignals`] are computed from, and so the key under which the runs of
+/// one environment share them in its [`Cache`] (the corpus is the environment's own).
+pub struct PublishedInputs<'a> {
+    pub corpus: &'a Corpus,
+    pub settings: &'a SignalSettings,
+    pub seed: u64,
+}
+
+impl CacheKey for PublishedInputs<'_> {
+    type Value = PublishedSignals;
+    const STORE: &'static str = "published signals";
+    const MAX_BYTES: usize = 256 << 20;
+
+    fn write_key(&self, bytes: &mut Vec<u8>) {
+        bytes.extend_from_slice(&self.seed.to_le_bytes());
+        for label in self.settings.labels() {
+            bytes.extend_from_slice(label.as_bytes());
+            bytes.push(0);
+        }
+    }
+
+    fn value_bytes(s: &PublishedSignals) -> usize {
+        s.pages
+            .iter()
+            .map(|p| 48 + 8 * p.versions.len() + 4 * p.date_moves.len())
+            .sum::<usize>()
+            + s.feed_by_unit
+                .iter()
+                .map(|u| 24 + 4 * u.len())
+                .sum::<usize>()
+    }
+}
+
+impl PublishedSignals {
+    /// The signals of `inputs`, from `cache` when a run of the same environment computed them.
+    pub fn shared(cache: &Cache, inputs: &PublishedInputs<'_>) -> Arc<PublishedSignals> {
+        cache
+            .get_or_compute(inputs, || {
+                PublishedSignals::of_corpus(inputs.corpus, inputs.settings, inputs.seed)
+            })
+            .0
     }
 }
 

@@ -131,6 +131,8 @@ pub struct SweepConfig {
     pub oracle_history: crate::sim::run::OracleHistory,
     /// The targets of the table ([`default_targets`] when empty).
     pub targets: Vec<Target>,
+    /// The change signals the site publishes ([`RunConfig::signals`]).
+    pub signals: crate::signal::SignalSettings,
 }
 
 /// The default budget grid: 0, then powers of two up to the largest number of pages present
@@ -299,6 +301,7 @@ impl SweepConfig {
         rc.warmup_units = self.warmup_units;
         rc.oracle_history = self.oracle_history;
         rc.measure_unread_delta_q = false;
+        rc.signals = self.signals.clone();
         rc
     }
 }
@@ -324,7 +327,7 @@ pub enum SweepError {
 ///
 /// A point is keyed by everything its run depends on apart from the mode and what the mode
 /// decides (the history an oracle is told): family, parameters (neither at `B = 0`), budget,
-/// seed, new-page setting, warm-up; the environment (corpus, workload, scoring) is the
+/// seed, new-page setting, warm-up, signals; the environment (corpus, workload, scoring) is the
 /// cache's own.
 struct ModeFreeRun(String);
 
@@ -349,6 +352,7 @@ impl ModeFreeRun {
             config.seed,
             config.new_pages,
             config.warmup_units,
+            config.signals.labels(),
         ]);
         Some(ModeFreeRun(key.to_string()))
     }
@@ -440,7 +444,7 @@ pub fn sweep(
         warmup_units: config.warmup_units,
         oracle_history: config.oracle_history.as_told_in(config.mode),
         scoring: env.config.scoring.name().to_string(),
-        signals: env.signal_settings().labels(),
+        signals: config.signals.labels(),
         units: env.units(),
         workload_queries: env.workload.queries.len(),
         uc_estimator: estimator.unwrap_or_else(|| {
@@ -678,6 +682,7 @@ mod tests {
             warmup_units: 0,
             oracle_history: Default::default(),
             targets: Vec::new(),
+            signals: Default::default(),
         };
         let none = |_: usize, _: usize| {};
         for mode in [FitMode::Oracle, FitMode::Online] {

@@ -16,6 +16,7 @@ use crate::quality::multi_term::MultiTermDeltaQMeasure;
 use crate::quality::score_rank::{ScoreRankFn, DEFAULT_PIECES};
 use crate::quality::viewing::{view_weights_of, ViewingLikelihood};
 use crate::querylog::term_workload::TermWorkload;
+use crate::signal::publish::PublishedInputs;
 use crate::signal::{PublishedSignals, SignalSettings};
 
 use super::shared_evaluations::SharedEvaluations;
@@ -72,9 +73,6 @@ pub struct Environment<'c> {
     /// view weights, SBR/EBR schedules), computed once and shared by every run; dropped with
     /// the environment ([`crate::cache`]).
     pub cache: Arc<Cache>,
-    /// What the site publishes about its changes (sitemap dates, a feed), read by every run's
-    /// fetcher; `None`: no signals ([`Self::publish_signals`]).
-    pub signals: Option<Arc<PublishedSignals>>,
 }
 
 impl<'c> Environment<'c> {
@@ -147,23 +145,26 @@ impl<'c> Environment<'c> {
             history,
             evaluations,
             cache: Arc::default(),
-            signals: None,
         })
     }
 
-    /// Makes the site publish change signals under `settings`, drawn with `seed` (`none`: no
-    /// signals, the default): every run of this environment reads them through its fetcher.
-    pub fn publish_signals(&mut self, settings: &SignalSettings, seed: u64) {
-        self.signals = (!settings.is_none())
-            .then(|| Arc::new(PublishedSignals::of_corpus(self.corpus, settings, seed)));
-    }
-
-    /// The signal model the site publishes under (`none` when it publishes none).
-    pub fn signal_settings(&self) -> SignalSettings {
-        self.signals
-            .as_ref()
-            .map(|s| s.settings().clone())
-            .unwrap_or_default()
+    /// What the site publishes about its changes under `settings`, drawn with `seed` (`None`
+    /// for `none`), shared by the runs of this environment.
+    pub fn published_signals(
+        &self,
+        settings: &SignalSettings,
+        seed: u64,
+    ) -> Option<Arc<PublishedSignals>> {
+        (!settings.is_none()).then(|| {
+            PublishedSignals::shared(
+                &self.cache,
+                &PublishedInputs {
+                    corpus: self.corpus,
+                    settings,
+                    seed,
+                },
+            )
+        })
     }
 
     pub fn units(&self) -> Unit {

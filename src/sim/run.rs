@@ -19,6 +19,7 @@ use crate::quality::trec;
 use crate::quality::SearchQuality;
 use crate::quality::ViewingLikelihood;
 use crate::refresh::{Refresher, RunPlan, StartingPoint, StepReport};
+use crate::signal::SignalSettings;
 use crate::text::TermId;
 
 use super::displacement::{Displacement, DisplacementTracker, Judge};
@@ -57,6 +58,10 @@ pub struct RunConfig {
     /// queries every refreshed page touches once more per refresh. The run is otherwise the
     /// same (tested).
     pub displacement: bool,
+    /// The change signals the site publishes (sitemap dates, a feed; [`crate::signal`]), drawn
+    /// from its true history with `seed`; online policies may read them. Default `none` (the
+    /// papers' protocol).
+    pub signals: SignalSettings,
 }
 
 /// What an oracle-mode policy is told of the true history of changes.
@@ -212,6 +217,7 @@ impl RunConfig {
             oracle_history: OracleHistory::All,
             measure_unread_delta_q: true,
             displacement: false,
+            signals: SignalSettings::default(),
         }
     }
 }
@@ -771,7 +777,7 @@ impl<'a, 'e> RunJudge<'a, 'e> {
             mean_gp4c_ndcg: mean(&|r| r.gp4c_ndcg),
             warmup_units: config.warmup_units,
             oracle_history: config.oracle_history.as_told_in(config.mode),
-            signals: env.signal_settings().labels(),
+            signals: config.signals.labels(),
             per_unit,
             refreshed_pages: self.refreshed_pages,
             trec: self.trec,
@@ -914,7 +920,10 @@ fn refresher_over<'e>(
         repo,
         crawl,
         policy,
-        Box::new(SnapshotFetcher::new(corpus).with_signals(env.signals.clone())),
+        Box::new(
+            SnapshotFetcher::new(corpus)
+                .with_signals(env.published_signals(&config.signals, config.seed)),
+        ),
         measure,
         config.plan(units.saturating_sub(1), env.config.likelihood),
         &StartingPoint {
@@ -1347,13 +1356,12 @@ mod online_tests {
     #[test]
     fn online_policies_read_no_signal_before_its_delay() {
         let corpus = random_corpus(50, 7, 21);
-        let mut env = crate::sim::three_term_environment(&corpus, 3.0);
+        let env = crate::sim::three_term_environment(&corpus, 3.0);
         let settings = crate::signal::SignalSettings::parse(&[
             "lastmod:coverage=0.7,recall=0.8,false-positive=0.1,delay=1",
             "feed:items=3,delay=1",
         ])
         .unwrap();
-        env.publish_signals(&settings, 4);
         let mut checked = 0;
         for family in FAMILIES {
             for params in parameter_values(family) {
@@ -1369,7 +1377,12 @@ mod online_tests {
                     observed: Arc::clone(&observed),
                     signal_delay: Some(1),
                 };
-                let result = run(&env, Box::new(guard), &RunConfig::new(5, FitMode::Online))
+                let config = RunConfig {
+                    signals: settings.clone(),
+                    seed: 4,
+                    ..RunConfig::new(5, FitMode::Online)
+                };
+                let result = run(&env, Box::new(guard), &config)
                     .unwrap_or_else(|e| panic!("{} {params:?}: {e}", family.name));
                 assert_eq!(result.signals, settings.labels());
                 let refreshed: usize = result.per_unit.iter().map(|r| r.refreshed).sum();
@@ -1387,7 +1400,7 @@ mod online_tests {
     #[test]
     fn accurate_signals_are_trusted_online_and_ignored_by_an_oracle() {
         let corpus = random_corpus(200, 10, 3);
-        let mut env = crate::sim::three_term_environment(&corpus, 3.0);
+        let env = crate::sim::three_term_environment(&corpus, 3.0);
         let make = |name: &str| crate::policy::family(name).unwrap().make([]).unwrap();
         let blind: Vec<RunResult> = ["sbr", "ebr", "user-centric"]
             .iter()
@@ -1415,7 +1428,7 @@ mod online_tests {
             );
             assert!(told.mean.quality >= blind.mean.quality, "{f}");
         }
-        let oracle = run(&env, make("ebr"), &RunConfig::new(10, FitMode::Oracle)).unwrap();
+        let oracle = run(&env, make("ebr"), &signalled(FitMode::Oracle)).unwrap();
         assert_eq!(oracle.refreshed_pages, oracle_blind.refreshed_pages);
     }
 
