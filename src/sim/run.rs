@@ -1407,12 +1407,12 @@ mod online_tests {
             .map(|f| run(&env, make(f), &RunConfig::new(10, FitMode::Online)).unwrap())
             .collect();
         let oracle_blind = run(&env, make("ebr"), &RunConfig::new(10, FitMode::Oracle)).unwrap();
-        env.publish_signals(
-            &crate::signal::SignalSettings::parse(&["lastmod"]).unwrap(),
-            1,
-        );
+        let signalled = |mode| RunConfig {
+            signals: crate::signal::SignalSettings::parse(&["lastmod"]).unwrap(),
+            ..RunConfig::new(10, mode)
+        };
         for (f, blind) in ["sbr", "ebr", "user-centric"].iter().zip(&blind) {
-            let told = run(&env, make(f), &RunConfig::new(10, FitMode::Online)).unwrap();
+            let told = run(&env, make(f), &signalled(FitMode::Online)).unwrap();
             let trust = &told.params["signal_trust"]["lastmod"];
             assert!(trust["recall"].as_f64().unwrap() > 0.9, "{f}: {trust}");
             assert!(
