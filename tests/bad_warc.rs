@@ -186,37 +186,50 @@ fn broken_warc_header_is_an_error_at_the_record() {
         page("http://s.org/b", "beta"),
     ];
     let path = write(dir.path(), "broken.warc", &records.concat());
-    assert_damaged(&path, 3, "broken WARC header", 1);
+    // Only the broken record is lost: reading resumes at the next `WARC/1.` line.
+    assert_damaged(&path, 3, "reading resumes at the next record", 2);
     let gz = write(dir.path(), "broken.warc.gz", &gzip_members(&records));
-    assert_damaged(&gz, 3, "broken WARC header", 1);
-    // Broken before any record: an error.
+    assert_damaged(&gz, 3, "broken WARC header", 2);
+    // Broken first record: what follows is still read.
     let first = write(
         dir.path(),
         "first.warc",
-        &[broken.to_vec(), warcinfo()].concat(),
+        &[broken.to_vec(), page("http://s.org/a", "alpha")].concat(),
     );
-    assert_malformed(&first, 1, "broken WARC header");
+    assert_damaged(&first, 1, "broken WARC header", 1);
+    // Nothing intact at all: an error naming the file and the record.
+    let only = write(dir.path(), "only.warc", broken);
+    assert_malformed(&only, 1, "broken WARC header");
 }
 
 #[test]
 fn wrong_content_length_is_an_error_at_the_record() {
     let dir = tempfile::tempdir().unwrap();
     let block = http("200 OK", b"<p>body of the page</p>");
-    for (name, error) in [("long.warc", 7), ("short.warc", -5)] {
+    // Too long, the block swallows the start of the next record (lost with it); too short,
+    // the next record is found again.
+    for (name, error, next_found) in [("long.warc", 7, false), ("short.warc", -5, true)] {
         let records = vec![
             warcinfo(),
             response_with("http://s.org/a", DATE, &block, error),
             page("http://s.org/b", "beta"),
         ];
-        let path = write(dir.path(), name, &records.concat());
-        assert_fails(&path, 2, "Content-Length");
-        let gz = write(dir.path(), &format!("{name}.gz"), &gzip_members(&records));
-        assert_fails(&gz, 2, "Content-Length");
+        for (file, bytes) in [
+            (name.to_string(), records.concat()),
+            (format!("{name}.gz"), gzip_members(&records)),
+        ] {
+            let path = write(dir.path(), &file, &bytes);
+            if next_found {
+                assert_damaged(&path, 2, "Content-Length", 1);
+            } else {
+                assert_fails(&path, 2, "Content-Length");
+            }
+        }
         // After an intact page, the page is kept and the damage reported.
         let mut after_a_page = records.clone();
         after_a_page.insert(1, page("http://s.org/c", "gamma"));
         let path = write(dir.path(), &format!("kept-{name}"), &after_a_page.concat());
-        assert_damaged(&path, 3, "Content-Length", 1);
+        assert_damaged(&path, 3, "Content-Length", 1 + usize::from(next_found));
     }
     // Too long in the last record: the file ends inside the body.
     let records = [

@@ -120,9 +120,8 @@ pub struct IngestReport {
     /// Collections whose units are the crawl's own, read from the `WARC-Refresher-Unit` of
     /// every capture (a `refresher crawl`'s WARC output), not from capture dates.
     pub crawl_unit_collections: usize,
-    /// Files whose framing broke after some intact records: where reading stopped (file,
-    /// record, byte offset, reason). The records before it were kept; the rest of the file
-    /// was not read.
+    /// Broken records of archive files that still held intact ones (file, record, byte
+    /// offset, reason, and where reading resumed if it did); every intact record was kept.
     pub damaged: Vec<SkippedInput>,
     /// Response records not used, with file, record and reason.
     pub skipped: Vec<SkippedInput>,
@@ -663,26 +662,22 @@ fn read_files(
     let mut batch = Vec::with_capacity(BATCH);
     for (path_index, path) in files.iter().enumerate() {
         let mut file = ArchiveFile::open_with_progress(path, Some(bar.clone()))?;
-        while let Some(item) = file.next() {
+        // Broken framing costs the records it breaks; the reader goes on where it can.
+        let mut damages: Vec<SkippedInput> = Vec::new();
+        for item in file.by_ref() {
             let item = match item {
                 Ok(item) => item,
-                // Broken framing after intact records: keep those, report where it broke.
                 Err(InputError::Malformed {
                     path,
                     location,
                     message,
-                }) if file.records_read() > 0 => {
-                    stats.damaged.push(SkippedInput {
+                }) => {
+                    damages.push(SkippedInput {
                         path,
                         location,
-                        reason: format!(
-                            "{message}; the {} {} record(s) before it were read, the rest of \
-                             the file was not",
-                            file.records_read(),
-                            file.format()
-                        ),
+                        reason: message,
                     });
-                    break;
+                    continue;
                 }
                 Err(e) => return Err(e),
             };
@@ -747,6 +742,25 @@ fn read_files(
             }
         }
         stats.records += file.records_read();
+        if file.records_read() == 0 {
+            if let Some(first) = damages.into_iter().next() {
+                return Err(InputError::malformed(
+                    first.path,
+                    first.location,
+                    first.reason,
+                ));
+            }
+        } else {
+            let read = format!(
+                "; {} intact {} record(s) of the file were read",
+                file.records_read(),
+                file.format()
+            );
+            stats.damaged.extend(damages.into_iter().map(|mut d| {
+                d.reason.push_str(&read);
+                d
+            }));
+        }
     }
     if !batch.is_empty() {
         let _ = tx.send(batch);

@@ -43,11 +43,12 @@
 //! A `WARC-Refresher-Unit` header (written by `refresher crawl`) is kept as the record's
 //! `crawl_unit`.
 //!
-//! Problems that break the framing end the file, because nothing after them can be trusted
-//! to start at a record boundary (and skipping would silently lose an unknown number of pages).
-//! The iterator yields the error, naming the record and the byte offset where it starts (in
-//! the decompressed stream of a gzip file), and stops; [`super::ingest`] keeps the records
-//! read before it and reports the damage, and fails only a file with no record before it:
+//! Problems that break the framing cost the record they are in: the iterator yields an error
+//! naming the record and the byte offset where it starts (in the decompressed stream of a gzip
+//! file), then reads on from the next line that starts with `WARC/1.` (the message says where
+//! it resumed, or that nothing follows). A corrupt or truncated gzip stream, or the end of the
+//! file, ends it. [`super::ingest`] keeps every intact record, reports each damage, and fails
+//! only a file with no intact record:
 //! * a truncated or corrupt gzip stream → [`InputError::Malformed`] at `record N`;
 //! * a broken WARC header (no `WARC/x.y` line, a line that is not `Name: value`, a
 //!   non-numeric `Content-Length`) → [`InputError::Malformed`] at `record N`;
@@ -197,8 +198,12 @@ pub struct WarcFile {
     consumed: u64,
     /// Offset (in the decompressed WARC) where the record being read starts.
     record_start: u64,
-    /// Records read so far (complete ones).
+    /// Records met so far, damaged ones included (record numbers count both).
     record: u64,
+    /// Records met so far whose framing was broken.
+    damaged: u64,
+    /// The first line of the next record, found by [`WarcFile::resync`] after damage.
+    pending_line: Option<Vec<u8>>,
     /// Damage found after the last record's block (its `CRLF CRLF` cut off), reported once
     /// that record has been handed out.
     trailing_damage: Option<String>,
@@ -232,6 +237,8 @@ impl WarcFile {
             consumed: 0,
             record_start: 0,
             record: 0,
+            damaged: 0,
+            pending_line: None,
             trailing_damage: None,
             done: false,
         }
@@ -242,9 +249,36 @@ impl WarcFile {
         self.gzip
     }
 
-    /// Number of complete records read so far.
+    /// Number of complete records read so far (damaged ones not counted).
     pub fn records_read(&self) -> u64 {
-        self.record
+        self.record - self.damaged
+    }
+
+    /// After broken framing, reads on to the next line that starts a WARC record
+    /// (`WARC/1.`), keeps it for the next read and returns its offset; `None` when the file
+    /// holds no further record or cannot be read further (a corrupt gzip stream).
+    ///
+    /// A line inside a body that happens to start with `WARC/1.` is taken for a record too;
+    /// its header then fails to parse and the search goes on, so no bad record comes out.
+    fn resync(&mut self) -> Option<u64> {
+        let mut at_line_start = true;
+        loop {
+            let mut line = Vec::new();
+            let n = (&mut self.reader)
+                .take(MAX_HEADER_BYTES as u64)
+                .read_until(b'\n', &mut line)
+                .ok()?;
+            if n == 0 {
+                return None;
+            }
+            let start = self.consumed;
+            self.consumed += n as u64;
+            if at_line_start && line.starts_with(b"WARC/1.") {
+                self.pending_line = Some(line);
+                return Some(start);
+            }
+            at_line_start = line.ends_with(b"\n");
+        }
     }
 
     /// An error in the record being read, naming where it starts: the byte offset in the
@@ -291,8 +325,8 @@ impl WarcFile {
 
     /// Reads one record's header and block; `Ok(None)` at a clean end of file.
     fn read_record(&mut self) -> Result<Option<(WarcHeaders, Vec<u8>)>, Framing> {
-        self.record_start = self.consumed;
-        let mut header = Vec::with_capacity(1024);
+        let mut header = self.pending_line.take().unwrap_or_default();
+        self.record_start = self.consumed - header.len() as u64;
         loop {
             let room = (MAX_HEADER_BYTES - header.len()) as u64;
             let n = (&mut self.reader)
@@ -520,8 +554,42 @@ impl Iterator for WarcFile {
                 Some(Ok(self.classify(headers, block)))
             }
             Err(e) => {
-                self.done = true;
-                Some(Err(self.framing_error(e)))
+                // Damage inside the decompressed WARC (not a broken gzip stream or the end
+                // of the file): the next record may still be found and read.
+                let resumable = matches!(
+                    e,
+                    Framing::Header(_) | Framing::TooLong(_) | Framing::BadEnd
+                );
+                let error = self.framing_error(e);
+                self.record += 1;
+                self.damaged += 1;
+                let resumed = if resumable { self.resync() } else { None };
+                self.done = resumed.is_none();
+                let InputError::Malformed {
+                    path,
+                    location,
+                    message,
+                } = error
+                else {
+                    return Some(Err(error));
+                };
+                let after = match resumed {
+                    Some(at) => format!(
+                        "; reading resumes at the next record, found at byte {at}{}",
+                        if self.gzip {
+                            " of the decompressed stream"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None if resumable => "; no further record follows in the file".to_string(),
+                    None => String::new(),
+                };
+                Some(Err(InputError::Malformed {
+                    path,
+                    location,
+                    message: format!("{message}{after}"),
+                }))
             }
             Ok(None) => {
                 self.done = true;
@@ -947,6 +1015,36 @@ mod tests {
         for item in &items[2..] {
             assert!(matches!(item, WarcItem::Other { .. }), "{item:?}");
         }
+    }
+
+    #[test]
+    fn damage_between_records_costs_only_the_damaged_record() {
+        let page = |url: &str| {
+            record(
+                "response",
+                &format!("WARC-Target-URI: {url}\r\n"),
+                b"HTTP/1.1 200 OK\r\n\r\n<p>x</p>",
+            )
+        };
+        let first = page("http://s.org/a");
+        let garbage = b"not a record\r\nWARC-Type: response\r\n\r\n".to_vec();
+        let bytes = [first.clone(), garbage.clone(), page("http://s.org/b")].concat();
+        let items = read(bytes);
+        assert_eq!(items.len(), 3);
+        assert!(matches!(&items[0], Ok(WarcItem::Response(r)) if r.record == 1));
+        let err = items[1].as_ref().unwrap_err().to_string();
+        let resumed = first.len() + garbage.len();
+        assert!(
+            err.contains("record 2")
+                && err.contains(&format!("starts at byte {}", first.len()))
+                && err.contains(&format!(
+                    "resumes at the next record, found at byte {resumed}"
+                )),
+            "{err}"
+        );
+        assert!(
+            matches!(&items[2], Ok(WarcItem::Response(r)) if r.record == 3 && r.target_uri == "http://s.org/b")
+        );
     }
 
     #[test]
