@@ -129,7 +129,7 @@ fn print_readable(path: &str, summary: &CorpusSummary, report: &IngestReport, se
     }
     if !report.damaged.is_empty() {
         println!(
-            "damaged files          {} (intact records before the damage were read)",
+            "damaged files          {} (every intact record was read)",
             report.damaged.len()
         );
         for damage in &report.damaged {
