@@ -1,5 +1,7 @@
-//! Bad WARC input: every case ends in a precise error or a counted skip naming the file and
-//! the record, never in a panic or a silently wrong count.
+//! Bad WARC input: every case ends in a precise error, a reported damage or a counted skip
+//! naming the file and the record, never in a panic or a silently wrong count. A file whose
+//! framing breaks after intact records keeps those records and reports where it broke (file,
+//! record, byte offset); one with no intact page before the damage is an error.
 
 mod common;
 
@@ -76,6 +78,39 @@ fn load(path: &Path) -> Result<(Corpus, IngestReport), InputError> {
     load_corpus(path, &IngestOptions::default())
 }
 
+/// Asserts the file loads with its `pages` intact pages and reports one damage at `record`
+/// naming the file, a byte offset and `what`.
+fn assert_damaged(path: &Path, record: u64, what: &str, pages: usize) {
+    let (corpus, report) = match load(path) {
+        Ok(loaded) => loaded,
+        Err(e) => panic!("{} did not load: {e}", path.display()),
+    };
+    assert_eq!(corpus.page_count(), pages);
+    assert_eq!(report.damaged.len(), 1, "{:?}", report.damaged);
+    let damage = &report.damaged[0];
+    assert_eq!(damage.path, path);
+    assert_eq!(damage.location, format!("record {record}"));
+    let text = damage.to_string();
+    assert!(text.contains(what), "`{what}` not in: {text}");
+    assert!(
+        text.contains("starts at byte") || text.contains("at byte"),
+        "{text}"
+    );
+}
+
+/// Asserts loading fails naming the file, `record N` and `what`: no intact page came before
+/// the damage.
+fn assert_fails(path: &Path, record: u64, what: &str) {
+    let text = match load(path) {
+        Ok(_) => panic!("{} loaded, expected an error", path.display()),
+        Err(e) => e.to_string(),
+    };
+    let name = path.file_name().unwrap().to_string_lossy();
+    assert!(text.contains(name.as_ref()), "{text}");
+    assert!(text.contains(&format!("record {record}")), "{text}");
+    assert!(text.contains(what), "`{what}` not in: {text}");
+}
+
 /// Asserts a `Malformed` error at `record` whose message names the file and contains `what`.
 fn assert_malformed(path: &Path, record: u64, what: &str) {
     let err = match load(path) {
@@ -127,7 +162,7 @@ fn truncated_gzip_is_an_error_at_the_record() {
     // Cut inside the third member.
     let cut = &full[..first_two + (full.len() - first_two) / 2];
     let path = write(dir.path(), "cut.warc.gz", cut);
-    assert_malformed(&path, 3, "gzip");
+    assert_damaged(&path, 3, "gzip", 1);
 }
 
 #[test]
@@ -137,7 +172,7 @@ fn corrupt_gzip_bytes_are_an_error_at_the_record() {
     // Garbage appended after the last member is not a gzip header.
     bytes.extend_from_slice(b"this is not gzip");
     let path = write(dir.path(), "garbage.warc.gz", &bytes);
-    assert_malformed(&path, 4, "gzip");
+    assert_damaged(&path, 4, "gzip", 2);
 }
 
 #[test]
@@ -151,25 +186,50 @@ fn broken_warc_header_is_an_error_at_the_record() {
         page("http://s.org/b", "beta"),
     ];
     let path = write(dir.path(), "broken.warc", &records.concat());
-    assert_malformed(&path, 3, "broken WARC header");
+    // Only the broken record is lost: reading resumes at the next `WARC/1.` line.
+    assert_damaged(&path, 3, "reading resumes at the next record", 2);
     let gz = write(dir.path(), "broken.warc.gz", &gzip_members(&records));
-    assert_malformed(&gz, 3, "broken WARC header");
+    assert_damaged(&gz, 3, "broken WARC header", 2);
+    // Broken first record: what follows is still read.
+    let first = write(
+        dir.path(),
+        "first.warc",
+        &[broken.to_vec(), page("http://s.org/a", "alpha")].concat(),
+    );
+    assert_damaged(&first, 1, "broken WARC header", 1);
+    // Nothing intact at all: an error naming the file and the record.
+    let only = write(dir.path(), "only.warc", broken);
+    assert_malformed(&only, 1, "broken WARC header");
 }
 
 #[test]
 fn wrong_content_length_is_an_error_at_the_record() {
     let dir = tempfile::tempdir().unwrap();
     let block = http("200 OK", b"<p>body of the page</p>");
-    for (name, error) in [("long.warc", 7), ("short.warc", -5)] {
+    // Too long, the block swallows the start of the next record (lost with it); too short,
+    // the next record is found again.
+    for (name, error, next_found) in [("long.warc", 7, false), ("short.warc", -5, true)] {
         let records = vec![
             warcinfo(),
             response_with("http://s.org/a", DATE, &block, error),
             page("http://s.org/b", "beta"),
         ];
-        let path = write(dir.path(), name, &records.concat());
-        assert_malformed(&path, 2, "Content-Length");
-        let gz = write(dir.path(), &format!("{name}.gz"), &gzip_members(&records));
-        assert_malformed(&gz, 2, "Content-Length");
+        for (file, bytes) in [
+            (name.to_string(), records.concat()),
+            (format!("{name}.gz"), gzip_members(&records)),
+        ] {
+            let path = write(dir.path(), &file, &bytes);
+            if next_found {
+                assert_damaged(&path, 2, "Content-Length", 1);
+            } else {
+                assert_fails(&path, 2, "Content-Length");
+            }
+        }
+        // After an intact page, the page is kept and the damage reported.
+        let mut after_a_page = records.clone();
+        after_a_page.insert(1, page("http://s.org/c", "gamma"));
+        let path = write(dir.path(), &format!("kept-{name}"), &after_a_page.concat());
+        assert_damaged(&path, 3, "Content-Length", 1 + usize::from(next_found));
     }
     // Too long in the last record: the file ends inside the body.
     let records = [
@@ -177,7 +237,7 @@ fn wrong_content_length_is_an_error_at_the_record() {
         response_with("http://s.org/a", DATE, &block, 50),
     ];
     let path = write(dir.path(), "last_long.warc", &records.concat());
-    assert_malformed(&path, 2, "Content-Length");
+    assert_fails(&path, 2, "Content-Length");
 }
 
 #[test]
@@ -186,7 +246,7 @@ fn file_ending_inside_a_warc_header_is_an_error() {
     let mut bytes = three_pages().concat();
     bytes.extend_from_slice(b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Date: 2013");
     let path = write(dir.path(), "tail.warc", &bytes);
-    assert_malformed(&path, 4, "ends inside a WARC header");
+    assert_damaged(&path, 4, "ends inside a WARC header", 2);
 }
 
 /// A response record whose WARC header says `Content-Length: {length}` (any text).
@@ -222,13 +282,13 @@ fn content_length_near_2_pow_64_is_an_error_not_a_panic() {
             response_claiming("http://s.org/b", length, &block),
         ];
         let path = write(dir.path(), &format!("huge{i}.warc"), &records.concat());
-        assert_malformed(&path, 3, "Content-Length");
+        assert_damaged(&path, 3, "Content-Length", 1);
         let gz = write(
             dir.path(),
             &format!("huge{i}.warc.gz"),
             &gzip_members(&records),
         );
-        assert_malformed(&gz, 3, "Content-Length");
+        assert_damaged(&gz, 3, "Content-Length", 1);
     }
 }
 
@@ -242,10 +302,10 @@ fn content_length_beyond_the_remaining_bytes_is_an_error() {
         response_claiming("http://s.org/b", "100000000", &block),
     ];
     let path = write(dir.path(), "beyond.warc", &records.concat());
-    assert_malformed(&path, 2, "remain");
+    assert_fails(&path, 2, "remain");
     // Compressed: the remaining size is unknown, the file simply ends inside the body.
     let gz = write(dir.path(), "beyond.warc.gz", &gzip_members(&records));
-    assert_malformed(&gz, 2, "Content-Length");
+    assert_fails(&gz, 2, "Content-Length");
     // Above the maximum record size, whatever the file holds.
     let over = (refresher::corpus::warc_reader::MAX_RECORD_BYTES + 1).to_string();
     let records = vec![
@@ -253,7 +313,7 @@ fn content_length_beyond_the_remaining_bytes_is_an_error() {
         response_claiming("http://s.org/b", &over, &block),
     ];
     let gz = write(dir.path(), "over.warc.gz", &gzip_members(&records));
-    assert_malformed(&gz, 2, "maximum record size");
+    assert_fails(&gz, 2, "maximum record size");
 }
 
 /// A `.warc.gz` whose header never ends (one endless line, or endless header lines) is
@@ -274,7 +334,7 @@ fn a_header_that_never_ends_is_bounded() {
             &format!("endless-{name}.warc.gz"),
             &gzip_members(&records),
         );
-        assert_malformed(&gz, 3, "WARC header longer than");
+        assert_damaged(&gz, 3, "WARC header longer than", 1);
     }
 }
 
@@ -366,7 +426,7 @@ fn empty_inputs_are_empty_errors() {
     match load(no_warcs.path()) {
         Err(InputError::Empty { path, message }) => {
             assert_eq!(path, no_warcs.path());
-            assert!(message.contains("no *.warc or *.warc.gz"), "{message}");
+            assert!(message.contains("no *.warc, *.warc.gz"), "{message}");
         }
         other => panic!("expected Empty, got {:?}", other.map(|_| ())),
     }
@@ -396,6 +456,7 @@ fn directory_reads_warc_files_in_name_order() {
 fn cli_reports_bad_input_without_panicking() {
     let dir = tempfile::tempdir().unwrap();
     let full = gzip_members(&three_pages());
+    // Damaged after an intact page: read, with a warning naming file, record and offset.
     let path = write(dir.path(), "cut.warc.gz", &full[..full.len() - 10]);
     let out = std::process::Command::new(common::refresher_bin())
         .args(["ingest", "--corpus"])
@@ -403,8 +464,25 @@ fn cli_reports_bad_input_without_panicking() {
         .output()
         .expect("run refresher");
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: damaged archive file:")
+            && stderr.contains("cut.warc.gz: record 3")
+            && stderr.contains("byte"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("damaged files          1"), "{stdout}");
+    // Damaged before any page: an error naming the file and the record.
+    let path = write(dir.path(), "cut-early.warc.gz", &full[..30]);
+    let out = std::process::Command::new(common::refresher_bin())
+        .args(["ingest", "--corpus"])
+        .arg(&path)
+        .output()
+        .expect("run refresher");
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("cut.warc.gz: record 3"), "{stderr}");
+    assert!(stderr.contains("cut-early.warc.gz: record 1"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     // A missing log: a clear error naming it, once.
     let good = write(dir.path(), "good.warc", &three_pages().concat());

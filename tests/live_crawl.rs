@@ -146,6 +146,13 @@ fn crawl_of_web_replay_is_judged_and_its_warc_output_reads_back() {
         text.contains("revisit record(s) read as unchanged re-captures"),
         "{text}"
     );
+    // The crawl's 0.3-second units (the initial crawl and 4 more) are kept, not merged into
+    // one weekly unit by the capture dates.
+    assert!(
+        text.contains("units: the crawl's own (WARC-Refresher-Unit) in 1 collection(s)")
+            && text.contains("pages in all   5 units"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -75,6 +75,29 @@ fn print_readable(path: &str, summary: &CorpusSummary, report: &IngestReport, se
             report.revisits
         );
     }
+    if report.resource_pages > 0 {
+        println!(
+            "{} resource record(s) holding a page read as captures",
+            report.resource_pages
+        );
+    }
+    if report.crawl_unit_collections > 0 {
+        println!(
+            "units: the crawl's own (WARC-Refresher-Unit) in {} collection(s)",
+            report.crawl_unit_collections
+        );
+    }
+    if !report.artefacts.is_empty() {
+        let parts: Vec<String> = report
+            .artefacts
+            .iter()
+            .map(|(kind, n)| format!("{n} {kind}"))
+            .collect();
+        println!(
+            "crawl artefacts, not pages: {} (robots.txt, sitemaps and feeds are counted, not indexed)",
+            parts.join(", ")
+        );
+    }
     if !report.other_by_type.is_empty() {
         let parts: Vec<String> = report
             .other_by_type
@@ -103,6 +126,15 @@ fn print_readable(path: &str, summary: &CorpusSummary, report: &IngestReport, se
             "{} capture(s) identical to the page's previous version (not new versions)",
             report.unchanged
         );
+    }
+    if !report.damaged.is_empty() {
+        println!(
+            "damaged files          {} (every intact record was read)",
+            report.damaged.len()
+        );
+        for damage in &report.damaged {
+            println!("  {}", terminal_safe(&damage.to_string()));
+        }
     }
     println!("skipped records        {}", report.skipped.len());
     for skip in &report.skipped {

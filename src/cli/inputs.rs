@@ -110,9 +110,19 @@ impl CorpusArgs {
         Ok(sources)
     }
 
+    /// Reads the corpus; a damaged archive file whose intact records were kept is warned of
+    /// on stderr (file, record, byte offset), whatever the command.
     pub fn load(&self) -> anyhow::Result<(Corpus, IngestReport)> {
         let sources = self.sources()?;
-        load_collections(&sources).with_context(|| format!("reading corpus {}", self.display()))
+        let (corpus, report) = load_collections(&sources)
+            .with_context(|| format!("reading corpus {}", self.display()))?;
+        for damage in &report.damaged {
+            eprintln!(
+                "warning: damaged archive file: {}",
+                refresher::report::terminal_safe(&damage.to_string())
+            );
+        }
+        Ok((corpus, report))
     }
 }
 

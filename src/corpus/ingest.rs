@@ -29,7 +29,9 @@
 //! [`IngestReport::revisits`] (and, like any re-capture of an unchanged page, in `unchanged`
 //! when they repeat the page's previous version). Records of other types (`request`,
 //! `metadata`, `resource`, `warcinfo`, ...) are counted by type in
-//! [`IngestReport::other_by_type`]. A 404/410 capture marks the page gone from its unit
+//! [`IngestReport::other_by_type`]. Crawl artefacts (`robots.txt`, sitemaps, RSS/Atom feeds,
+//! told by media type and content; see [`super::artefact`]) and revisits of their URLs are
+//! counted by kind in [`IngestReport::artefacts`] and are not pages. A 404/410 capture marks the page gone from its unit
 //! until a later 2xx capture. Other statuses (3xx, 5xx, ...) say nothing about the page's content and
 //! are reported skips.
 //!
@@ -46,8 +48,10 @@ use rayon::prelude::*;
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::archive::ArchiveFile;
+use super::artefact::{crawl_artefact, CrawlArtefact};
 use super::html::{self, indexed_text, sorted_counts, ExtractedPage};
-use super::warc_reader::{ResponseRecord, RevisitRecord, WarcFile, WarcItem};
+use super::warc_reader::{ResponseRecord, RevisitRecord, WarcItem};
 use super::{
     clock::WEEK_SECONDS, Clock, Corpus, PageCounts, PageId, PageTimeline, PageVersion, Unit,
 };
@@ -95,6 +99,10 @@ pub struct IngestReport {
     pub other_by_type: BTreeMap<String, u64>,
     /// `revisit` records read as unchanged re-captures of the payload they refer to.
     pub revisits: u64,
+    /// Crawl artefacts (`robots`, `sitemap`, `sitemap_index`, `feed`; see
+    /// [`super::artefact`]) by kind: response and revisit records counted here, never
+    /// indexed as pages.
+    pub artefacts: BTreeMap<String, u64>,
     /// Response bodies whose codings were undone, by coding (`chunked`, `gzip`, `deflate`,
     /// `br`).
     pub decoded: BTreeMap<String, u64>,
@@ -107,6 +115,14 @@ pub struct IngestReport {
     /// Captures identical to the page's previous version (same body, or gone again): not new
     /// versions.
     pub unchanged: u64,
+    /// `resource` records holding a page (no HTTP header), read as 200 captures.
+    pub resource_pages: u64,
+    /// Collections whose units are the crawl's own, read from the `WARC-Refresher-Unit` of
+    /// every capture (a `refresher crawl`'s WARC output), not from capture dates.
+    pub crawl_unit_collections: usize,
+    /// Broken records of archive files that still held intact ones (file, record, byte
+    /// offset, reason, and where reading resumed if it did); every intact record was kept.
+    pub damaged: Vec<SkippedInput>,
     /// Response records not used, with file, record and reason.
     pub skipped: Vec<SkippedInput>,
     /// Bodies that were not valid UTF-8 and were decoded lossily (U+FFFD for bad bytes).
@@ -219,10 +235,12 @@ pub(crate) struct Capture {
     pub revisit: bool,
     /// Index of the collection the capture was read from (its clock's origin).
     pub collection: u32,
+    /// The crawl unit the record was written in (`WARC-Refresher-Unit`), if it says.
+    pub crawl_unit: Option<u32>,
 }
 
-/// The WARC files `path` stands for: itself, or the `*.warc` / `*.warc.gz` files of a
-/// directory sorted by name.
+/// The archive files `path` stands for: itself, or the `*.warc`, `*.warc.gz`, `*.arc` and
+/// `*.arc.gz` files of a directory sorted by name (each file's format is told by its content).
 pub fn warc_files(path: &Path) -> Result<Vec<PathBuf>, InputError> {
     let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, e))?;
     if !meta.is_dir() {
@@ -233,7 +251,10 @@ pub fn warc_files(path: &Path) -> Result<Vec<PathBuf>, InputError> {
         let entry = entry.map_err(|e| InputError::io(path, e))?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if (name.ends_with(".warc") || name.ends_with(".warc.gz")) && entry.path().is_file() {
+        let archive = [".warc", ".warc.gz", ".arc", ".arc.gz"]
+            .iter()
+            .any(|ext| name.ends_with(ext));
+        if archive && entry.path().is_file() {
             files.push(entry.path());
         }
     }
@@ -241,7 +262,7 @@ pub fn warc_files(path: &Path) -> Result<Vec<PathBuf>, InputError> {
     if files.is_empty() {
         return Err(InputError::Empty {
             path: path.to_path_buf(),
-            message: "directory holds no *.warc or *.warc.gz files".to_string(),
+            message: "directory holds no *.warc, *.warc.gz, *.arc or *.arc.gz files".to_string(),
         });
     }
     Ok(files)
@@ -265,6 +286,13 @@ struct ReadStats {
     decoded: BTreeMap<String, u64>,
     /// Revisit records with their reading order and file.
     revisits: Vec<(u64, usize, RevisitRecord)>,
+    /// Crawl artefacts by kind, and the URLs they were captured at (their revisits are
+    /// artefacts too).
+    artefacts: BTreeMap<String, u64>,
+    artefact_urls: HashMap<String, CrawlArtefact>,
+    resource_pages: u64,
+    /// Where damaged files stopped being read.
+    damaged: Vec<SkippedInput>,
 }
 
 /// Reads a corpus: a WARC file, a directory of them, or a directory of collection folders
@@ -301,8 +329,8 @@ pub fn collection_paths(path: &Path) -> Result<Vec<PathBuf>, InputError> {
     if folders.is_empty() {
         return Err(InputError::Empty {
             path: path.to_path_buf(),
-            message: "directory holds no *.warc or *.warc.gz files, nor folders of them \
-                      (collections)"
+            message: "directory holds no *.warc, *.warc.gz, *.arc or *.arc.gz files, nor \
+                      folders of them (collections)"
                 .to_string(),
         });
     }
@@ -412,11 +440,14 @@ pub fn load_collections(
     let mut report = IngestReport::default();
     let mut captures: Vec<Capture> = Vec::new();
     let mut origins = Vec::with_capacity(sources.len());
+    let mut crawl_unit_bases = Vec::with_capacity(sources.len());
     let mut first_url_of: HashMap<String, usize> = HashMap::new();
     let terms = ProvisionalTerms::default();
     for (ci, (path, options)) in sources.iter().enumerate() {
         let next_seq = captures.iter().map(|c| c.seq + 1).max().unwrap_or(0);
-        let mut part = read_collection(path, ci as u32, next_seq, &terms, &mut report)?;
+        let (mut part, crawl_unit_base) =
+            read_collection(path, ci as u32, next_seq, &terms, &mut report)?;
+        crawl_unit_bases.push(crawl_unit_base);
         // A URL in two collections is refused: it would have two clocks.
         for c in &part {
             if let Some(&other) = first_url_of.get(&c.url) {
@@ -446,6 +477,7 @@ pub fn load_collections(
         captures,
         terms,
         &origins,
+        &crawl_unit_bases,
         first_options.unit_seconds,
         &mut report,
     );
@@ -502,15 +534,17 @@ fn describe_collections(
     infos
 }
 
-/// Reads and extracts one collection's WARC files (captures tagged with `collection`, their
-/// `seq` from `seq_base`), resolves its revisits, and adds its counters to `report`.
+/// Reads and extracts one collection's archive files (captures tagged with `collection`,
+/// their `seq` from `seq_base`), resolves its revisits, and adds its counters to `report`.
+/// Also returns the collection's first crawl unit when every capture carries one (see
+/// [`build_corpus`]).
 fn read_collection(
     path: &Path,
     collection: u32,
     seq_base: u64,
     terms: &ProvisionalTerms,
     report: &mut IngestReport,
-) -> Result<Vec<Capture>, InputError> {
+) -> Result<(Vec<Capture>, Option<u32>), InputError> {
     let files = warc_files(path)?;
     let total_bytes: u64 = files
         .iter()
@@ -549,8 +583,20 @@ fn read_collection(
     });
     bar.finish_and_clear();
     let mut stats = read_result?;
+    // A revisit of an artefact's URL repeats the artefact: counted with it, not resolved.
     let revisits = std::mem::take(&mut stats.revisits)
         .into_iter()
+        .filter(|(_, _, r)| {
+            let refers = r.refers_to_uri.as_ref().unwrap_or(&r.target_uri);
+            let kind = stats
+                .artefact_urls
+                .get(&r.target_uri)
+                .or_else(|| stats.artefact_urls.get(refers));
+            if let Some(kind) = kind {
+                *stats.artefacts.entry(kind.name().to_string()).or_default() += 1;
+            }
+            kind.is_none()
+        })
         .map(|(seq, file, r)| (seq_base + seq, file, r))
         .collect();
     resolve_revisits(&mut captures, revisits, &files, &mut stats.skipped);
@@ -558,6 +604,12 @@ fn read_collection(
     report.files += files.len();
     report.records += stats.records;
     report.other_records += stats.other;
+    report.resource_pages += stats.resource_pages;
+    let damaged = stats.damaged.len();
+    report.damaged.extend(stats.damaged);
+    for (k, v) in stats.artefacts {
+        *report.artefacts.entry(k).or_default() += v;
+    }
     for (k, v) in stats.other_by_type {
         *report.other_by_type.entry(k).or_default() += v;
     }
@@ -575,15 +627,28 @@ fn read_collection(
             reason: "body is not valid UTF-8; decoded lossily".to_string(),
         }));
     if captures.is_empty() {
+        let damage: Vec<String> = report.damaged[report.damaged.len() - damaged..]
+            .iter()
+            .map(|d| format!("; damaged: {d}"))
+            .collect();
         return Err(InputError::Empty {
             path: path.to_path_buf(),
             message: format!(
-                "no usable response records (read {} records, {} skipped)",
-                stats.records, skipped
+                "no usable response records (read {} records, {} skipped{})",
+                stats.records,
+                skipped,
+                damage.concat()
             ),
         });
     }
-    Ok(captures)
+    // A crawl's own output numbers its units; every capture must say, or dates decide.
+    let crawl_unit_base = captures
+        .iter()
+        .map(|c| c.crawl_unit)
+        .collect::<Option<Vec<u32>>>()
+        .and_then(|units| units.into_iter().min());
+    report.crawl_unit_collections += usize::from(crawl_unit_base.is_some());
+    Ok((captures, crawl_unit_base))
 }
 
 /// The reading stage: every file in order, response records in batches to `tx`.
@@ -596,10 +661,37 @@ fn read_files(
     let mut seq = 0u64;
     let mut batch = Vec::with_capacity(BATCH);
     for (path_index, path) in files.iter().enumerate() {
-        let mut file = WarcFile::open_with_progress(path, Some(bar.clone()))?;
+        let mut file = ArchiveFile::open_with_progress(path, Some(bar.clone()))?;
+        // Broken framing costs the records it breaks; the reader goes on where it can.
+        let mut damages: Vec<SkippedInput> = Vec::new();
         for item in file.by_ref() {
-            match item? {
+            let item = match item {
+                Ok(item) => item,
+                Err(InputError::Malformed {
+                    path,
+                    location,
+                    message,
+                }) => {
+                    damages.push(SkippedInput {
+                        path,
+                        location,
+                        reason: message,
+                    });
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            match item {
                 WarcItem::Response(response) => {
+                    if let Some(kind) = crawl_artefact(
+                        &response.target_uri,
+                        response.content_type.as_deref(),
+                        &response.body,
+                    ) {
+                        *stats.artefacts.entry(kind.name().to_string()).or_default() += 1;
+                        stats.artefact_urls.insert(response.target_uri, kind);
+                        continue;
+                    }
                     if !is_usable_status(response.status) {
                         stats.skipped.push(SkippedInput {
                             path: path.clone(),
@@ -613,6 +705,7 @@ fn read_files(
                         continue;
                     }
                     stats.body_bytes += response.body.len() as u64;
+                    stats.resource_pages += u64::from(response.resource);
                     for coding in &response.decoded {
                         *stats.decoded.entry(coding.to_string()).or_default() += 1;
                     }
@@ -649,6 +742,25 @@ fn read_files(
             }
         }
         stats.records += file.records_read();
+        if file.records_read() == 0 {
+            if let Some(first) = damages.into_iter().next() {
+                return Err(InputError::malformed(
+                    first.path,
+                    first.location,
+                    first.reason,
+                ));
+            }
+        } else {
+            let read = format!(
+                "; {} intact {} record(s) of the file were read",
+                file.records_read(),
+                file.format()
+            );
+            stats.damaged.extend(damages.into_iter().map(|mut d| {
+                d.reason.push_str(&read);
+                d
+            }));
+        }
     }
     if !batch.is_empty() {
         let _ = tx.send(batch);
@@ -742,6 +854,7 @@ fn resolve_revisits(
         copy.seq = seq;
         copy.url = r.target_uri;
         copy.capture_time = r.capture_time;
+        copy.crawl_unit = r.crawl_unit;
         copy.revisit = true;
         if r.payload_digest.is_some() {
             copy.payload_digest = r.payload_digest;
@@ -785,6 +898,7 @@ pub(crate) fn extract_capture(
         payload_digest: response.payload_digest,
         revisit: false,
         collection: 0,
+        crawl_unit: response.crawl_unit,
     };
     if is_gone_status(response.status) {
         return (capture, false);
@@ -809,10 +923,14 @@ pub(crate) fn extract_capture(
 ///
 /// `origins[c]` is the start of unit 0 of collection `c` (each collection is aligned at its own
 /// first unit); the corpus's clock is the first collection's, spanning the longest collection.
+/// When `crawl_unit_bases[c]` is `Some(first)`, collection `c` is a crawl's own output and a
+/// capture's unit is its `crawl_unit - first` instead of the one its date falls in: the
+/// crawl's units may be seconds long, and a date-based clock would merge them.
 pub(crate) fn build_corpus(
-    mut captures: Vec<Capture>,
+    captures: Vec<Capture>,
     provisional: ProvisionalTerms,
     origins: &[i64],
+    crawl_unit_bases: &[Option<u32>],
     unit_seconds: i64,
     report: &mut IngestReport,
 ) -> Corpus {
@@ -824,7 +942,16 @@ pub(crate) fn build_corpus(
             units: 0,
         })
         .collect();
-    let unit_of = |c: &Capture| clocks[c.collection as usize].unit_of(c.capture_time);
+    let unit_of = |c: &Capture| {
+        let base = crawl_unit_bases
+            .get(c.collection as usize)
+            .copied()
+            .flatten();
+        match (base, c.crawl_unit) {
+            (Some(first), Some(unit)) => unit - first,
+            _ => clocks[c.collection as usize].unit_of(c.capture_time),
+        }
+    };
     let last_unit = captures.iter().map(unit_of).max().unwrap_or(0);
     let clock = Clock {
         units: last_unit + 1,
@@ -842,42 +969,7 @@ pub(crate) fn build_corpus(
         }
     }
 
-    // Byte order of URLs gives page ids; within a URL, capture order.
-    captures.sort_by(|a, b| {
-        a.url
-            .as_bytes()
-            .cmp(b.url.as_bytes())
-            .then(a.capture_time.cmp(&b.capture_time))
-            .then(a.seq.cmp(&b.seq))
-    });
-    // Keep the latest capture of each (URL, unit).
-    let mut kept: Vec<Capture> = Vec::with_capacity(captures.len());
-    for c in captures {
-        if let Some(prev) = kept.last() {
-            if prev.url == c.url && unit_of(prev) == unit_of(&c) {
-                report.superseded += 1;
-                kept.pop();
-            }
-        }
-        kept.push(c);
-    }
-    // Drop captures that repeat the page's previous version.
-    let mut versions: Vec<Capture> = Vec::with_capacity(kept.len());
-    for c in kept {
-        if let Some(prev) = versions.last() {
-            let same_state = if is_gone_status(prev.status) {
-                is_gone_status(c.status)
-            } else {
-                !is_gone_status(c.status) && prev.content_hash == c.content_hash
-            };
-            if prev.url == c.url && same_state {
-                report.unchanged += 1;
-                continue;
-            }
-        }
-        versions.push(c);
-    }
-    let kept = versions;
+    let kept = timeline_versions(captures, &unit_of, report);
 
     // Page ids and the link-matching map.
     let mut urls: Vec<&str> = kept.iter().map(|c| c.url.as_str()).collect();
@@ -946,6 +1038,54 @@ pub(crate) fn build_corpus(
     Corpus::from_parts(clock, pages, vocabulary)
 }
 
+/// The captures that become versions, in page-id (URL byte) order, then unit order: the
+/// latest capture of each (URL, unit), without those that repeat the page's previous
+/// version (counted in `report`).
+fn timeline_versions(
+    mut captures: Vec<Capture>,
+    unit_of: &dyn Fn(&Capture) -> u32,
+    report: &mut IngestReport,
+) -> Vec<Capture> {
+    // Byte order of URLs gives page ids; within a URL, unit then capture order (the same
+    // as capture order unless a crawl's units say otherwise).
+    captures.sort_by(|a, b| {
+        a.url
+            .as_bytes()
+            .cmp(b.url.as_bytes())
+            .then(unit_of(a).cmp(&unit_of(b)))
+            .then(a.capture_time.cmp(&b.capture_time))
+            .then(a.seq.cmp(&b.seq))
+    });
+    // Keep the latest capture of each (URL, unit).
+    let mut kept: Vec<Capture> = Vec::with_capacity(captures.len());
+    for c in captures {
+        if let Some(prev) = kept.last() {
+            if prev.url == c.url && unit_of(prev) == unit_of(&c) {
+                report.superseded += 1;
+                kept.pop();
+            }
+        }
+        kept.push(c);
+    }
+    // Drop captures that repeat the page's previous version.
+    let mut versions: Vec<Capture> = Vec::with_capacity(kept.len());
+    for c in kept {
+        if let Some(prev) = versions.last() {
+            let same_state = if is_gone_status(prev.status) {
+                is_gone_status(c.status)
+            } else {
+                !is_gone_status(c.status) && prev.content_hash == c.content_hash
+            };
+            if prev.url == c.url && same_state {
+                report.unchanged += 1;
+                continue;
+            }
+        }
+        versions.push(c);
+    }
+    versions
+}
+
 /// Interns one capture's distinct terms (provisional ids in first-occurrence order, their
 /// text in `provisional`): their `(final id, count)` pairs, unsorted. `final_id` remembers the
 /// final id of each provisional id already interned. A term's text moves into the vocabulary
@@ -996,6 +1136,8 @@ mod tests {
                     payload_digest: None,
                     decoded: Vec::new(),
                     content_type: Some("text/html".to_string()),
+                    crawl_unit: None,
+                    resource: false,
                 },
             )
             .0
@@ -1006,7 +1148,14 @@ mod tests {
         let mut report = IngestReport::default();
         let origin = captures.iter().map(|c| c.capture_time).min().unwrap_or(0);
         let terms = TERMS.take();
-        let corpus = build_corpus(captures, terms, &[origin], WEEK_SECONDS, &mut report);
+        let corpus = build_corpus(
+            captures,
+            terms,
+            &[origin],
+            &[None],
+            WEEK_SECONDS,
+            &mut report,
+        );
         (corpus, report)
     }
 
@@ -1097,6 +1246,42 @@ mod tests {
             }
         );
         assert_eq!(corpus.timeline(0).versions[1].counts, PageCounts::default());
+    }
+
+    #[test]
+    fn a_crawls_own_units_place_its_captures() {
+        // A crawl of 12-second units: dates alone would put all of it in one weekly unit.
+        let at = |seq, url, unit: u32, body| {
+            let mut c = capture(seq, url, 1_000 + 12 * i64::from(unit), 200, body);
+            c.crawl_unit = Some(unit);
+            c
+        };
+        let captures = || {
+            vec![
+                at(0, "http://s/a", 3, "<p>one</p>"),
+                at(1, "http://s/a", 4, "<p>two</p>"),
+                at(2, "http://s/b", 3, "<p>bee</p>"),
+                at(3, "http://s/a", 6, "<p>three</p>"),
+            ]
+        };
+        let mut report = IngestReport::default();
+        let first = captures();
+        let corpus = build_corpus(
+            first,
+            TERMS.take(),
+            &[1_036],
+            &[Some(3)],
+            WEEK_SECONDS,
+            &mut report,
+        );
+        assert_eq!(corpus.units(), 4);
+        let units: Vec<Unit> = corpus.timeline(0).versions.iter().map(|v| v.unit).collect();
+        assert_eq!(units, vec![0, 1, 3]);
+        assert_eq!(report.records_per_unit, vec![2, 1, 0, 1]);
+        // Without a crawl unit base, dates decide: one weekly unit.
+        let (corpus, report) = build(captures());
+        assert_eq!(corpus.units(), 1);
+        assert_eq!(report.superseded, 2);
     }
 
     #[test]

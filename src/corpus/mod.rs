@@ -6,6 +6,10 @@
 //! this trait, the exact metrics read the truth through it, and a real crawler would implement
 //! it over HTTP with wall-clock units.
 
+pub mod arc_reader;
+pub mod archive;
+pub mod archive_stream;
+pub mod artefact;
 pub mod clock;
 pub mod generate;
 pub mod html;

@@ -2,7 +2,8 @@
 //!
 //! Compression is detected from the gzip magic bytes (`1f 8b`), not from the file name, and a
 //! gzip file is read with [`flate2::read::MultiGzDecoder`] because WARC writers (warcio,
-//! Heritrix) compress every record as its own gzip member. Record framing, the WARC headers
+//! Heritrix) compress every record as its own gzip member ([`super::archive`] opens a file and
+//! sends ARC files to [`super::arc_reader`] instead). Record framing, the WARC headers
 //! and the HTTP block are all parsed here (the `warc` crate's reader panicked on a
 //! `Content-Length` near 2^64 and buffered a header that never ends without bound), so every
 //! length is bounded and every problem is reported with the file and record number.
@@ -33,12 +34,21 @@
 //!
 //! `revisit` records (both the `identical-payload-digest` and `server-not-modified` profiles)
 //! come out as [`WarcItem::Revisit`]: an unchanged re-capture, whose payload is the one it
-//! refers to; [`super::ingest`] resolves it. `request`, `metadata`, `resource`, `warcinfo`,
-//! `conversion` and `continuation` records come out as [`WarcItem::Other`] with their type, and
-//! are counted by type in the ingest summary.
+//! refers to; [`super::ingest`] resolves it. A `resource` record holding a page (an http(s)
+//! `WARC-Target-URI` and an HTML WARC `Content-Type`, or none and an HTML-looking block) is
+//! what browser-based archivers write instead of a response: it comes out as a
+//! [`WarcItem::Response`] with status 200 and the block as body. `request`, `metadata`, other
+//! `resource`, `warcinfo`, `conversion` and `continuation` records come out as
+//! [`WarcItem::Other`] with their type, and are counted by type in the ingest summary.
+//! A `WARC-Refresher-Unit` header (written by `refresher crawl`) is kept as the record's
+//! `crawl_unit`.
 //!
-//! Problems that break the framing are hard errors, because nothing after them can be trusted
-//! to start at a record boundary (and skipping would silently lose an unknown number of pages):
+//! Problems that break the framing cost the record they are in: the iterator yields an error
+//! naming the record and the byte offset where it starts (in the decompressed stream of a gzip
+//! file), then reads on from the next line that starts with `WARC/1.` (the message says where
+//! it resumed, or that nothing follows). A corrupt or truncated gzip stream, or the end of the
+//! file, ends it. [`super::ingest`] keeps every intact record, reports each damage, and fails
+//! only a file with no intact record:
 //! * a truncated or corrupt gzip stream → [`InputError::Malformed`] at `record N`;
 //! * a broken WARC header (no `WARC/x.y` line, a line that is not `Name: value`, a
 //!   non-numeric `Content-Length`) → [`InputError::Malformed`] at `record N`;
@@ -46,22 +56,21 @@
 //!   or (uncompressed files) beyond the bytes that remain → [`InputError::Malformed`];
 //! * a `Content-Length` that does not land on the `CRLF CRLF` ending the record (too short or
 //!   too long), or a file that ends inside a record → [`InputError::Malformed`] at `record N`;
+//!   but a file that ends right after a whole block, without (all of) its `CRLF CRLF`, yields
+//!   that record first and then the error;
 //! * an empty file, or a file holding no WARC record at all → [`InputError::Empty`].
 //!
 //! Bodies that are not valid UTF-8 are *not* rejected here: the reader hands out bytes and the
 //! HTML stage decodes them lossily and counts them (see [`super::ingest::IngestReport`]).
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use flate2::read::MultiGzDecoder;
 use indicatif::ProgressBar;
 
+use super::archive_stream::{DecodedStream, READ_BUFFER};
 use crate::error::{InputError, SkippedInput};
-
-/// Buffer size for file reads; large enough that gzip inflation, not syscalls, dominates.
-const READ_BUFFER: usize = 1 << 20;
 
 /// Largest HTTP body a `Content-Encoding` may inflate to (a guard against compression bombs);
 /// a record whose body would be larger is a counted skip.
@@ -86,9 +95,19 @@ pub struct ResponseRecord {
     /// The codings that were undone to get `body` (`chunked`, `gzip`, `deflate`, `br`).
     pub decoded: Vec<&'static str>,
     /// Media type of the HTTP `Content-Type` header, lower case, without parameters
-    /// (`text/html`); `None` when the header is missing or empty.
+    /// (`text/html`); `None` when the header is missing or empty. For a `resource` record,
+    /// the WARC `Content-Type`'s.
     pub content_type: Option<String>,
+    /// The crawl unit the record says it was fetched in (the [`CRAWL_UNIT_HEADER`] that
+    /// `refresher crawl` writes), if it has one.
+    pub crawl_unit: Option<u32>,
+    /// Built from a `resource` record holding a page (no HTTP header; status taken as 200).
+    pub resource: bool,
 }
+
+/// The WARC header in which `refresher crawl` records the crawl unit of each `response` and
+/// `revisit` record it writes (see [`crate::fetch::http::warc_out`]), lower case as looked up.
+pub const CRAWL_UNIT_HEADER: &str = "warc-refresher-unit";
 
 /// A `revisit` record: the page was captured again at `capture_time` and its payload is the
 /// one the record refers to (an unchanged re-capture).
@@ -108,6 +127,8 @@ pub struct RevisitRecord {
     pub refers_to_uri: Option<String>,
     /// `WARC-Refers-To-Date`, seconds since the Unix epoch, if given and parsable.
     pub refers_to_date: Option<i64>,
+    /// The crawl unit the record says it was fetched in, as for [`ResponseRecord`].
+    pub crawl_unit: Option<u32>,
 }
 
 /// One WARC record, classified.
@@ -134,22 +155,6 @@ pub const MAX_HEADER_BYTES: usize = 1 << 20;
 /// kilobytes to a few megabytes; a larger value is corruption (a length near 2^64 once made
 /// the `warc` crate's framing arithmetic overflow and panic), not a page.
 pub const MAX_RECORD_BYTES: u64 = 256 << 20;
-
-/// Advances a progress bar by the on-disk (compressed) bytes read.
-struct ProgressRead<R> {
-    inner: R,
-    bar: Option<ProgressBar>,
-}
-
-impl<R: Read> Read for ProgressRead<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if let Some(bar) = &self.bar {
-            bar.inc(n as u64);
-        }
-        Ok(n)
-    }
-}
 
 /// The named fields of one WARC header, names lowercased, values as written (first wins).
 #[derive(Debug, Default)]
@@ -191,8 +196,17 @@ pub struct WarcFile {
     plain_len: Option<u64>,
     /// Bytes of decompressed WARC consumed so far.
     consumed: u64,
-    /// Records read so far (complete ones).
+    /// Offset (in the decompressed WARC) where the record being read starts.
+    record_start: u64,
+    /// Records met so far, damaged ones included (record numbers count both).
     record: u64,
+    /// Records met so far whose framing was broken.
+    damaged: u64,
+    /// The first line of the next record, found by [`WarcFile::resync`] after damage.
+    pending_line: Option<Vec<u8>>,
+    /// Damage found after the last record's block (its `CRLF CRLF` cut off), reported once
+    /// that record has been handed out.
+    trailing_damage: Option<String>,
     done: bool,
 }
 
@@ -204,59 +218,30 @@ impl WarcFile {
 
     /// Like [`WarcFile::open`], advancing `bar` by the file bytes read.
     pub fn open_with_progress(path: &Path, bar: Option<ProgressBar>) -> Result<Self, InputError> {
-        let file = File::open(path).map_err(|e| InputError::io(path, e))?;
-        let len = file.metadata().map_err(|e| InputError::io(path, e))?.len();
-        if len == 0 {
-            return Err(InputError::Empty {
-                path: path.to_path_buf(),
-                message: "empty file (0 bytes), expected WARC records".to_string(),
-            });
-        }
-        let mut raw = BufReader::with_capacity(READ_BUFFER, ProgressRead { inner: file, bar });
-        let head = raw.fill_buf().map_err(|e| InputError::io(path, e))?;
-        let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-        let decoded: Box<dyn Read + Send> = if gzip {
-            Box::new(MultiGzDecoder::new(raw))
-        } else {
-            Box::new(raw)
-        };
-        Ok(WarcFile {
-            path: path.to_path_buf(),
-            gzip,
-            reader: BufReader::with_capacity(READ_BUFFER, decoded),
-            plain_len: (!gzip).then_some(len),
-            consumed: 0,
-            record: 0,
-            done: false,
-        })
+        Ok(Self::new(DecodedStream::open(path, bar)?))
     }
 
     /// Reads WARC records from `bytes` held in memory (a file's content, detected the same
     /// way); `label` names the input in messages. The fuzz targets feed the reader this way.
     pub fn from_bytes(label: &Path, bytes: Vec<u8>) -> Result<Self, InputError> {
-        if bytes.is_empty() {
-            return Err(InputError::Empty {
-                path: label.to_path_buf(),
-                message: "empty file (0 bytes), expected WARC records".to_string(),
-            });
-        }
-        let len = bytes.len() as u64;
-        let gzip = bytes.len() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
-        let raw = std::io::Cursor::new(bytes);
-        let decoded: Box<dyn Read + Send> = if gzip {
-            Box::new(MultiGzDecoder::new(raw))
-        } else {
-            Box::new(raw)
-        };
-        Ok(WarcFile {
-            path: label.to_path_buf(),
-            gzip,
-            reader: BufReader::with_capacity(READ_BUFFER, decoded),
-            plain_len: (!gzip).then_some(len),
+        Ok(Self::new(DecodedStream::from_bytes(label, bytes)?))
+    }
+
+    /// Reads WARC records from an opened (and, if gzip, decompressing) stream.
+    pub(crate) fn new(stream: DecodedStream) -> Self {
+        WarcFile {
+            path: stream.path,
+            gzip: stream.gzip,
+            reader: stream.reader,
+            plain_len: stream.plain_len,
             consumed: 0,
+            record_start: 0,
             record: 0,
+            damaged: 0,
+            pending_line: None,
+            trailing_damage: None,
             done: false,
-        })
+        }
     }
 
     /// Whether the file is gzip-compressed.
@@ -264,16 +249,55 @@ impl WarcFile {
         self.gzip
     }
 
-    /// Number of complete records read so far.
+    /// Number of complete records read so far (damaged ones not counted).
     pub fn records_read(&self) -> u64 {
-        self.record
+        self.record - self.damaged
     }
 
+    /// After broken framing, reads on to the next line that starts a WARC record
+    /// (`WARC/1.`), keeps it for the next read and returns its offset; `None` when the file
+    /// holds no further record or cannot be read further (a corrupt gzip stream).
+    ///
+    /// A line inside a body that happens to start with `WARC/1.` is taken for a record too;
+    /// its header then fails to parse and the search goes on, so no bad record comes out.
+    fn resync(&mut self) -> Option<u64> {
+        let mut at_line_start = true;
+        loop {
+            let mut line = Vec::new();
+            let n = (&mut self.reader)
+                .take(MAX_HEADER_BYTES as u64)
+                .read_until(b'\n', &mut line)
+                .ok()?;
+            if n == 0 {
+                return None;
+            }
+            let start = self.consumed;
+            self.consumed += n as u64;
+            if at_line_start && line.starts_with(b"WARC/1.") {
+                self.pending_line = Some(line);
+                return Some(start);
+            }
+            at_line_start = line.ends_with(b"\n");
+        }
+    }
+
+    /// An error in the record being read, naming where it starts: the byte offset in the
+    /// file, or in the decompressed stream of a gzip file (its records' compressed offsets
+    /// are not tracked).
     fn malformed(&self, message: impl Into<String>) -> InputError {
         InputError::malformed(
             &self.path,
             format!("record {}", self.record + 1),
-            message.into(),
+            format!(
+                "{} (the record starts at byte {}{})",
+                message.into(),
+                self.record_start,
+                if self.gzip {
+                    " of the decompressed stream"
+                } else {
+                    ""
+                }
+            ),
         )
     }
 
@@ -301,7 +325,8 @@ impl WarcFile {
 
     /// Reads one record's header and block; `Ok(None)` at a clean end of file.
     fn read_record(&mut self) -> Result<Option<(WarcHeaders, Vec<u8>)>, Framing> {
-        let mut header = Vec::with_capacity(1024);
+        let mut header = self.pending_line.take().unwrap_or_default();
+        self.record_start = self.consumed - header.len() as u64;
         loop {
             let room = (MAX_HEADER_BYTES - header.len()) as u64;
             let n = (&mut self.reader)
@@ -338,7 +363,9 @@ impl WarcFile {
         }
         if let Some(file_len) = self.plain_len {
             let remaining = file_len.saturating_sub(self.consumed);
-            if length.saturating_add(4) > remaining {
+            // The record's closing CRLF CRLF may be missing at the end of the file (reported
+            // after the record), so only the block itself must fit.
+            if length > remaining {
                 return Err(Framing::TooLong(format!(
                     "Content-Length {length} is beyond the {remaining} bytes that remain in \
                      the file: the file is truncated or the Content-Length is too long"
@@ -360,7 +387,22 @@ impl WarcFile {
         while got < 4 {
             let k = self.reader.read(&mut end[got..]).map_err(Framing::Io)?;
             if k == 0 {
-                return Err(Framing::BadEnd);
+                // The file ends right after the block: the record is whole, only its
+                // `CRLF CRLF` is missing (a writer cut short), so it is read and the damage
+                // reported after it.
+                self.consumed += got as u64;
+                self.trailing_damage = Some(format!(
+                    "the file ends without the CRLF CRLF that ends the last record \
+                     ({got} of its 4 bytes present, at byte {}{}); the record itself is whole \
+                     and was read",
+                    self.consumed,
+                    if self.gzip {
+                        " of the decompressed stream"
+                    } else {
+                        ""
+                    }
+                ));
+                return Ok(Some((headers, block)));
             }
             got += k;
         }
@@ -376,10 +418,18 @@ impl WarcFile {
         let text = |name: &str| headers.get(name);
         let warc_type = text("warc-type").unwrap_or_default();
         let revisit = warc_type.eq_ignore_ascii_case("revisit");
-        if !revisit && !warc_type.eq_ignore_ascii_case("response") {
+        let resource_page = warc_type.eq_ignore_ascii_case("resource")
+            && resource_page_type(&headers, &block).is_some();
+        if !revisit && !resource_page && !warc_type.eq_ignore_ascii_case("response") {
             return WarcItem::Other { record, warc_type };
         }
-        let kind = if revisit { "revisit" } else { "response" };
+        let kind = if revisit {
+            "revisit"
+        } else if resource_page {
+            "resource"
+        } else {
+            "response"
+        };
         let skip = |reason: String| {
             WarcItem::Skipped(SkippedInput {
                 path: self.path.clone(),
@@ -402,6 +452,21 @@ impl WarcFile {
             }
         };
         let payload_digest = text("warc-payload-digest").filter(|d| !d.is_empty());
+        let crawl_unit = text(CRAWL_UNIT_HEADER).and_then(|u| u.parse::<u32>().ok());
+        if resource_page {
+            return WarcItem::Response(ResponseRecord {
+                record,
+                target_uri,
+                capture_time,
+                status: 200,
+                content_type: resource_page_type(&headers, &block),
+                body: block,
+                payload_digest,
+                decoded: Vec::new(),
+                crawl_unit,
+                resource: true,
+            });
+        }
         if revisit {
             let named = |name: &str| headers.get(name).filter(|v| !v.is_empty());
             let profile = text("warc-profile").unwrap_or_default();
@@ -416,6 +481,7 @@ impl WarcFile {
                 refers_to_date: named("warc-refers-to-date")
                     .and_then(|d| chrono::DateTime::parse_from_rfc3339(&d).ok())
                     .map(|t| t.timestamp()),
+                crawl_unit,
             });
         }
         match decode_http_block(&block) {
@@ -428,9 +494,42 @@ impl WarcFile {
                 payload_digest,
                 decoded: http.decoded,
                 content_type: http.content_type,
+                crawl_unit,
+                resource: false,
             }),
             Err(reason) => skip(format!("HTTP block of {target_uri}: {reason}")),
         }
+    }
+}
+
+/// The media type of a `resource` record that holds a web page, or `None` when it is not one.
+///
+/// Archiving tools that capture a page without its HTTP exchange (browser-based archivers,
+/// `warcio`'s resource records) store the page body as the block, its media type in the WARC
+/// `Content-Type`. It is a page when its `WARC-Target-URI` is http(s) and the media type is
+/// HTML, or when there is no specific media type and the block starts like HTML; wget's
+/// `metadata://` resources, logs (`text/plain`) and manifests are not pages.
+fn resource_page_type(headers: &WarcHeaders, block: &[u8]) -> Option<String> {
+    let uri = headers.get("warc-target-uri")?.to_ascii_lowercase();
+    if !(uri.starts_with("http://") || uri.starts_with("https://")) {
+        return None;
+    }
+    let media = headers
+        .get("content-type")
+        .map(|t| {
+            t.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .filter(|t| !t.is_empty());
+    match media.as_deref() {
+        Some("text/html" | "application/xhtml+xml") => media,
+        None | Some("application/octet-stream") => (super::ContentType::classify(None, block)
+            == super::ContentType::Html)
+            .then(|| "text/html".to_string()),
+        Some(_) => None,
     }
 }
 
@@ -441,14 +540,56 @@ impl Iterator for WarcFile {
         if self.done {
             return None;
         }
+        if let Some(damage) = self.trailing_damage.take() {
+            self.done = true;
+            return Some(Err(InputError::malformed(
+                &self.path,
+                format!("record {}", self.record),
+                damage,
+            )));
+        }
         match self.read_record() {
             Ok(Some((headers, block))) => {
                 self.record += 1;
                 Some(Ok(self.classify(headers, block)))
             }
             Err(e) => {
-                self.done = true;
-                Some(Err(self.framing_error(e)))
+                // Damage inside the decompressed WARC (not a broken gzip stream or the end
+                // of the file): the next record may still be found and read.
+                let resumable = matches!(
+                    e,
+                    Framing::Header(_) | Framing::TooLong(_) | Framing::BadEnd
+                );
+                let error = self.framing_error(e);
+                self.record += 1;
+                self.damaged += 1;
+                let resumed = if resumable { self.resync() } else { None };
+                self.done = resumed.is_none();
+                let InputError::Malformed {
+                    path,
+                    location,
+                    message,
+                } = error
+                else {
+                    return Some(Err(error));
+                };
+                let after = match resumed {
+                    Some(at) => format!(
+                        "; reading resumes at the next record, found at byte {at}{}",
+                        if self.gzip {
+                            " of the decompressed stream"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None if resumable => "; no further record follows in the file".to_string(),
+                    None => String::new(),
+                };
+                Some(Err(InputError::Malformed {
+                    path,
+                    location,
+                    message: format!("{message}{after}"),
+                }))
             }
             Ok(None) => {
                 self.done = true;
@@ -812,6 +953,130 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record(warc_type: &str, extra: &str, block: &[u8]) -> Vec<u8> {
+        let mut out = format!(
+            "WARC/1.1\r\nWARC-Type: {warc_type}\r\nWARC-Date: 2024-05-01T10:00:00Z\r\n{extra}\
+             Content-Length: {}\r\n\r\n",
+            block.len()
+        )
+        .into_bytes();
+        out.extend_from_slice(block);
+        out.extend_from_slice(b"\r\n\r\n");
+        out
+    }
+
+    fn read(bytes: Vec<u8>) -> Vec<Result<WarcItem, InputError>> {
+        WarcFile::from_bytes(Path::new("t.warc"), bytes)
+            .unwrap()
+            .collect()
+    }
+
+    #[test]
+    fn resource_records_holding_pages_are_captures() {
+        let page = b"<!doctype html><title>Saved</title><p>saved page</p>";
+        let bytes = [
+            record(
+                "resource",
+                "WARC-Target-URI: https://s.org/saved\r\nContent-Type: text/html; charset=utf-8\r\n",
+                page,
+            ),
+            // No Content-Type: sniffed.
+            record("resource", "WARC-Target-URI: http://s.org/sniffed\r\n", page),
+            // wget's log and manifest are not pages.
+            record(
+                "resource",
+                "WARC-Target-URI: metadata://gnu.org/software/wget/warc/wget.log\r\n\
+                 Content-Type: text/plain\r\n",
+                b"<html> in a log line",
+            ),
+            record(
+                "resource",
+                "WARC-Target-URI: http://s.org/notes.txt\r\nContent-Type: text/plain\r\n",
+                b"plain",
+            ),
+            record(
+                "metadata",
+                "WARC-Target-URI: http://s.org/saved\r\nContent-Type: text/html\r\n",
+                page,
+            ),
+        ]
+        .concat();
+        let items: Vec<WarcItem> = read(bytes).into_iter().map(Result::unwrap).collect();
+        for (i, url) in [(0, "https://s.org/saved"), (1, "http://s.org/sniffed")] {
+            let WarcItem::Response(r) = &items[i] else {
+                panic!("{:?}", items[i])
+            };
+            assert_eq!((r.target_uri.as_str(), r.status), (url, 200));
+            assert_eq!(r.body, page);
+            assert_eq!(r.content_type.as_deref(), Some("text/html"));
+            assert!(r.resource);
+        }
+        for item in &items[2..] {
+            assert!(matches!(item, WarcItem::Other { .. }), "{item:?}");
+        }
+    }
+
+    #[test]
+    fn damage_between_records_costs_only_the_damaged_record() {
+        let page = |url: &str| {
+            record(
+                "response",
+                &format!("WARC-Target-URI: {url}\r\n"),
+                b"HTTP/1.1 200 OK\r\n\r\n<p>x</p>",
+            )
+        };
+        let first = page("http://s.org/a");
+        let garbage = b"not a record\r\nWARC-Type: response\r\n\r\n".to_vec();
+        let bytes = [first.clone(), garbage.clone(), page("http://s.org/b")].concat();
+        let items = read(bytes);
+        assert_eq!(items.len(), 3);
+        assert!(matches!(&items[0], Ok(WarcItem::Response(r)) if r.record == 1));
+        let err = items[1].as_ref().unwrap_err().to_string();
+        let resumed = first.len() + garbage.len();
+        assert!(
+            err.contains("record 2")
+                && err.contains(&format!("starts at byte {}", first.len()))
+                && err.contains(&format!(
+                    "resumes at the next record, found at byte {resumed}"
+                )),
+            "{err}"
+        );
+        assert!(
+            matches!(&items[2], Ok(WarcItem::Response(r)) if r.record == 3 && r.target_uri == "http://s.org/b")
+        );
+    }
+
+    #[test]
+    fn a_last_record_without_its_closing_crlf_is_read_then_reported() {
+        let block = b"HTTP/1.1 200 OK\r\n\r\n<p>last</p>";
+        let first = record("response", "WARC-Target-URI: http://s.org/a\r\n", block);
+        for cut in [4, 2, 1] {
+            let mut bytes = [first.clone(), first.clone()].concat();
+            bytes.truncate(bytes.len() - cut);
+            let items = read(bytes);
+            assert_eq!(items.len(), 3, "cut {cut}");
+            assert!(matches!(&items[1], Ok(WarcItem::Response(r)) if r.body == b"<p>last</p>"));
+            let err = items[2].as_ref().unwrap_err().to_string();
+            assert!(
+                err.contains("t.warc") && err.contains("record 2") && err.contains("CRLF CRLF"),
+                "{err}"
+            );
+            assert!(
+                err.contains(&format!("byte {}", 2 * first.len() - cut)),
+                "{err}"
+            );
+        }
+        // Garbage after the last record: an error at the record after it, with its offset.
+        let mut bytes = first.clone();
+        bytes.extend_from_slice(b"\x00\x00garbage\r\n\r\n");
+        let items = read(bytes);
+        let err = items[1].as_ref().unwrap_err().to_string();
+        assert!(
+            err.contains("record 2") && err.contains(&format!("starts at byte {}", first.len())),
+            "{err}"
+        );
+    }
 
     #[test]
     fn http_block_status_and_body() {

@@ -4,6 +4,11 @@
 //! The framing is written here (ten lines per record) rather than through the `warc` crate,
 //! whose writer calls `Write::write` without checking for short writes.
 //!
+//! Every `response` and `revisit` record carries `WARC-Refresher-Unit: <n>`, the crawl unit it
+//! was fetched in (a WARC extension header; other readers ignore it). A crawl's units may be
+//! seconds long, so `refresher ingest` places the captures by it rather than by their dates
+//! when every capture of a collection has one.
+//!
 //! [`WarcOut`] writes the records; `Warcing`, a decorator of the HTTP fetcher's transport, hands
 //! it every exchange of a batch, in job order, and flushes it after each batch.
 
@@ -16,6 +21,10 @@ use flate2::Compression;
 
 use super::transport::{Answer, Job, Transport};
 use crate::corpus::Unit;
+
+/// The header naming a record's crawl unit (read back by
+/// [`crate::corpus::warc_reader::CRAWL_UNIT_HEADER`]).
+pub const UNIT_HEADER: &str = "WARC-Refresher-Unit";
 
 /// Appends records to one `.warc.gz` file per crawl unit in a directory.
 #[derive(Debug)]
@@ -165,6 +174,7 @@ impl WarcOut {
             if let Some(held) = held_date {
                 headers.push(("WARC-Refers-To-Date", iso(held)));
             }
+            headers.push((UNIT_HEADER, unit.to_string()));
             return self.write_record(unit, &headers, head.as_bytes());
         }
         head.push_str(&format!("Content-Length: {}\r\n\r\n", e.body.len()));
@@ -179,6 +189,7 @@ impl WarcOut {
                 ("WARC-Target-URI", e.url.to_string()),
                 ("WARC-Concurrent-To", request_id),
                 ("Content-Type", "application/http; msgtype=response".into()),
+                (UNIT_HEADER, unit.to_string()),
             ],
             &block,
         )
@@ -266,4 +277,44 @@ fn iso(time: i64) -> String {
     chrono::DateTime::from_timestamp(time, 0)
         .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::warc_reader::{WarcFile, WarcItem};
+
+    #[test]
+    fn responses_and_revisits_carry_their_crawl_unit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = WarcOut::new(dir.path()).unwrap();
+        let exchange = |status, body: &'static [u8]| Exchange {
+            url: "http://s.org/a",
+            time: 1_000_000 + i64::from(status),
+            request_headers: &[],
+            status,
+            reason: "OK",
+            response_headers: &[],
+            body,
+        };
+        out.exchange(7, &exchange(200, b"<p>a</p>"), None).unwrap();
+        out.exchange(7, &exchange(304, b""), Some(1_000_200))
+            .unwrap();
+        out.flush().unwrap();
+        let items: Vec<WarcItem> = WarcFile::open(&WarcOut::path_of(dir.path(), 7))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(items.len(), 4);
+        assert!(matches!(&items[0], WarcItem::Other { warc_type, .. } if warc_type == "request"));
+        let WarcItem::Response(response) = &items[1] else {
+            panic!("{:?}", items[1])
+        };
+        assert_eq!(response.crawl_unit, Some(7));
+        assert_eq!(response.body, b"<p>a</p>");
+        let WarcItem::Revisit(revisit) = &items[3] else {
+            panic!("{:?}", items[3])
+        };
+        assert_eq!(revisit.crawl_unit, Some(7));
+    }
 }
