@@ -325,3 +325,60 @@ fn the_readme_lists_every_policy_family() {
         "README's policy list against `refresher policies`"
     );
 }
+
+/// `--signals` reaches a simulation: the run reports the spec in full and, online, the trust its
+/// policy learned; a spec that does not parse is refused naming `--signals` and the setting.
+#[test]
+fn simulate_reads_change_signals_and_reports_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().to_str().unwrap();
+    let (ok, _, err) = refresher(&[
+        "generate",
+        "--out",
+        site,
+        "--pages",
+        "80",
+        "--weeks",
+        "5",
+        "--queries",
+        "800",
+        "--seed",
+        "5",
+    ]);
+    assert!(ok, "{err}");
+    let corpus = dir.path().join("corpus");
+    let log = dir.path().join("querylog/aol-synthetic.txt");
+    let (corpus, log) = (corpus.to_str().unwrap(), log.to_str().unwrap());
+    let simulate = |signals: &[&str]| {
+        let mut args = vec![
+            "simulate", "--corpus", corpus, "--log", log, "--policy", "ebr", "--budget", "8",
+            "--mode", "online", "--json",
+        ];
+        for s in signals {
+            args.extend(["--signals", s]);
+        }
+        refresher(&args)
+    };
+    let (ok, out, err) = simulate(&["lastmod", "feed:items=5"]);
+    assert!(ok, "{err}");
+    let run: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        run["signals"],
+        serde_json::json!([
+            "lastmod:coverage=1,recall=1,false-positive=0,delay=0",
+            "feed:items=5,delay=0"
+        ])
+    );
+    let trust = &run["params"]["signal_trust"];
+    assert!(trust.as_object().is_some_and(|t| !t.is_empty()), "{run}");
+    let (ok, out, err) = simulate(&[]);
+    assert!(ok, "{err}");
+    let run: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(run["signals"], serde_json::json!(["none"]));
+    let (ok, _, err) = simulate(&["lastmod:recall=1.5"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--signals") && err.contains("recall=1.5"),
+        "{err}"
+    );
+}
