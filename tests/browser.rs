@@ -756,6 +756,7 @@ async fn the_served_engine_moves_on_the_dashboard_and_search_finds_new_content()
             seed: 1,
             warmup_units: 0,
             crawl: None,
+            signals: Default::default(),
         })
     })
     .await

@@ -1269,6 +1269,7 @@ async fn the_served_engine_refreshes_the_index_users_search() {
             seed: 1,
             warmup_units: 0,
             crawl: None,
+            signals: Default::default(),
         })
     })
     .await
@@ -1388,6 +1389,7 @@ async fn served_queries_join_the_engines_workload() {
             seed: 1,
             warmup_units: 0,
             crawl: None,
+            signals: Default::default(),
         })
     })
     .await
@@ -1439,6 +1441,7 @@ async fn the_served_engine_crawls_web_replay() {
             max_pages: 10_000,
             advance_clock: Some(format!("http://{replay}/_clock/advance")),
         }),
+        signals: Default::default(),
     };
     tokio::task::spawn_blocking(move || state.start_engine(&spec))
         .await
@@ -2012,4 +2015,49 @@ async fn runs_and_sweeps_take_change_signals() {
         json!(["feed:items=50,delay=0"]),
         "{comparison}"
     );
+}
+
+/// `serve --policy … --signals`: the served engine's policy reads the replayed site's signals
+/// and `GET /api/engine` reports them; a crawling engine refuses modelled signals (it reads the
+/// crawled site's own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_engine_reads_modelled_change_signals() {
+    use refresher::server::engine::RefreshSpec;
+    let server = start(80, 8, Duration::ZERO).await;
+    let mut c = HttpClient::new(&server.url()).unwrap();
+    let signals = refresher::signal::SignalSettings::parse(&["lastmod"]).unwrap();
+    let spec = RefreshSpec {
+        policy: "ebr".into(),
+        params: Vec::new(),
+        budget: 8,
+        unit_seconds: 0.05,
+        seed: 1,
+        warmup_units: 0,
+        crawl: None,
+        signals: signals.clone(),
+    };
+    let refused = RefreshSpec {
+        crawl: Some(refresher::server::engine::CrawlSource {
+            options: refresher::fetch::http::HttpOptions::default(),
+            urls: vec!["http://127.0.0.1:9/".into()],
+            max_pages: 10,
+            advance_clock: None,
+        }),
+        ..spec.clone()
+    };
+    let state = server.state.clone();
+    let err = tokio::task::spawn_blocking(move || state.start_engine(&refused))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.to_string().contains("--signals"), "{err}");
+    let state = server.state.clone();
+    tokio::task::spawn_blocking(move || state.start_engine(&spec))
+        .await
+        .unwrap()
+        .unwrap();
+    let engine = engine_when_finished(&mut c).await;
+    assert_eq!(engine["signals"], json!(signals.labels()), "{engine}");
+    assert!(engine["error"].is_null(), "{engine}");
+    assert!(engine["refreshes"].as_u64().unwrap() > 0, "{engine}");
 }

@@ -69,9 +69,19 @@ pub struct Args {
     /// Wall-clock seconds per unit of the served engine.
     #[arg(long, default_value_t = 10.0, requires = "refresh")]
     pub unit_seconds: f64,
-    /// Seed of a randomised --policy.
+    /// Seed of a randomised --policy (and of the --signals draws).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Change signals the replayed site publishes, read by the served engine's --policy
+    /// (repeatable; as simulate's --signals): none, lastmod[:coverage=C,recall=R,false-positive=F,delay=D],
+    /// lastmod:build-stamped, feed[:items=N,delay=D].
+    #[arg(
+        long = "signals",
+        value_name = "SPEC",
+        default_value = "none",
+        requires = "refresh"
+    )]
+    pub signals: Vec<String>,
     /// The served engine fetches every held page at units 1..=W outside the budget (paper
     /// 001 §5.2's warm-up). 0: none.
     #[arg(long, value_name = "W", default_value_t = 0, requires = "refresh")]
@@ -200,6 +210,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             unit_seconds: args.unit_seconds,
             seed: args.seed,
             warmup_units: args.warmup_units,
+            signals: refresher::signal::SignalSettings::parse(&args.signals)
+                .map_err(|e| anyhow::anyhow!("--signals: {e}"))?,
             crawl: if args.crawl {
                 use refresher::fetch::http::{Discovery, HttpOptions};
                 anyhow::ensure!(

@@ -61,6 +61,9 @@ pub enum EngineError {
     /// The engine was started already.
     #[error("the engine was started already")]
     AlreadyStarted,
+    /// Modelled signals asked of a crawling engine, which reads the site's own.
+    #[error("--signals models the replayed site's signals; a crawling engine (--crawl) reads the crawled site's own sitemap and feed")]
+    SignalsWithCrawl,
     /// The refresh loop or the served index failed.
     #[error(transparent)]
     Index(#[from] IndexError),
@@ -106,6 +109,9 @@ pub struct RefreshSpec {
     /// Refresh by crawling over HTTP instead of replaying the corpus's history (the corpus
     /// then judges the crawl and names the pages the index serves).
     pub crawl: Option<CrawlSource>,
+    /// The change signals the replayed site publishes ([`crate::signal`]; `none` by default).
+    /// A crawling engine reads the crawled site's own instead.
+    pub signals: crate::signal::SignalSettings,
 }
 
 /// Where a crawling served engine starts and how it fetches.
@@ -182,6 +188,8 @@ pub struct EngineStatus {
     pub errors: usize,
     /// Distinct served queries merged into the workload the engine steers by.
     pub served_queries: usize,
+    /// The change signals the replayed site publishes (`["none"]` without).
+    pub signals: Vec<String>,
     /// Quality of the served index at the current unit (unit 0: before any refresh).
     #[serde(flatten)]
     pub search: SearchQuality,
@@ -232,8 +240,12 @@ impl ServedEngine {
                 &fresh,
             )
         };
+        if spec.crawl.is_some() && !spec.signals.is_none() {
+            return Err(EngineError::SignalsWithCrawl);
+        }
         let mut config = RunConfig::new(spec.budget, FitMode::Online);
         config.seed = spec.seed;
+        config.signals = spec.signals.clone();
         config.warmup_units =
             crate::sim::run::check_warmup_units("--warmup-units", spec.warmup_units, env.units())?;
         let label = {
@@ -254,6 +266,7 @@ impl ServedEngine {
                 policy: spec.policy.clone(),
                 label,
                 budget: spec.budget,
+                signals: spec.signals.labels(),
                 unit_seconds: spec.unit_seconds,
                 unit: 0,
                 last_unit: env.units().saturating_sub(1),
