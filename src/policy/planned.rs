@@ -631,8 +631,9 @@ impl<M: PageModel> Planner<M> {
     }
 
     /// Online, when the crawler reads the site's change signals. A signal class the run's own
-    /// fetches show to be informative ([`SignalTrust::is_informative`]) takes over the slots
-    /// the schedule gives its pages this unit: they go to the pages of that class with the
+    /// fetches show to be informative at a copy's age ([`SignalTrust::is_informative`]) takes
+    /// over the slots the schedule gives such pages this unit: they go to the pages of that
+    /// class and age with the
     /// highest `c_p · P(changed since its copy | signal) · D(λ_p)` — the model's weight, times
     /// the chance a refresh finds a change (the signal weighed by the learned trust against
     /// the page's prior `π_p = 1 − e^{−λ_p·(t − t_p)}`), times how long the fresh copy is
@@ -653,9 +654,12 @@ impl<M: PageModel> Planner<M> {
         let planned = self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p));
         let mut state = self.signalled.take().unwrap_or_default();
         let informative = |page: PageId| {
-            crawl
-                .signal(page)
-                .is_some_and(|s| s.class().any() && state.trust.is_informative(s.class()))
+            crawl.signal(page).is_some_and(|s| {
+                s.class().any()
+                    && state
+                        .trust
+                        .is_informative(s.class(), crawl.page(page).last_refresh, unit)
+            })
         };
         let (signal_slots, mut chosen): (Vec<PageId>, Vec<PageId>) =
             planned.iter().partition(|&&p| informative(p));

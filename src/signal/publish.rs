@@ -28,6 +28,18 @@ struct PublishedPage {
 }
 
 impl PublishedPage {
+    /// A page with `timeline`'s versions and no signal drawn yet.
+    fn of_timeline(timeline: &crate::corpus::PageTimeline) -> Self {
+        PublishedPage {
+            versions: timeline
+                .versions
+                .iter()
+                .map(|v| (v.unit, v.is_present()))
+                .collect(),
+            ..PublishedPage::default()
+        }
+    }
+
     fn present_at(&self, unit: Unit) -> bool {
         let after = self.versions.partition_point(|v| v.0 <= unit);
         after > 0 && self.versions[after - 1].1
@@ -116,15 +128,7 @@ impl PublishedSignals {
         let lastmod = settings.lastmod().copied();
         let pages: Vec<PublishedPage> = (0..corpus.page_count() as PageId)
             .map(|p| {
-                let mut page = PublishedPage {
-                    versions: corpus
-                        .timeline(p)
-                        .versions
-                        .iter()
-                        .map(|v| (v.unit, v.is_present()))
-                        .collect(),
-                    ..PublishedPage::default()
-                };
+                let mut page = PublishedPage::of_timeline(corpus.timeline(p));
                 if let Some(m) = lastmod.filter(|m| !m.build_stamped) {
                     page.covered = keyed_uniform(seed, p, 0, COVERAGE) < m.coverage;
                     let moves = |u: Unit, changed: bool| {
@@ -303,16 +307,9 @@ mod tests {
     }
 
     fn changes(corpus: &Corpus, p: PageId) -> Vec<Unit> {
-        let page = PublishedPage {
-            versions: corpus
-                .timeline(p)
-                .versions
-                .iter()
-                .map(|v| (v.unit, v.is_present()))
-                .collect(),
-            ..PublishedPage::default()
-        };
-        page.change_units().collect()
+        PublishedPage::of_timeline(corpus.timeline(p))
+            .change_units()
+            .collect()
     }
 
     #[test]

@@ -118,13 +118,14 @@ impl SignalTrust {
         }
     }
 
-    /// Whether the signals of `class` tell changed pages from unchanged ones, by this run's
-    /// fetches: the posterior means of `r = P(flag | changed)` and `f = P(flag | unchanged)`
-    /// over every age are more than two posterior standard deviations apart (`r − f` > 2σ).
-    /// A build-stamped sitemap (`r ≈ f ≈ 1`) never is; an accurate one is after a few
-    /// refreshes; one never tested is not.
-    pub fn is_informative(&self, class: SignalClass) -> bool {
-        let c = self.confusion(class);
+    /// Whether the signals of `class` tell changed pages from unchanged ones for a copy held
+    /// since `since`, at `now`, by this run's fetches of copies of that age: the posterior
+    /// means of `r = P(flag | changed)` and `f = P(flag | unchanged)` are more than two
+    /// posterior standard deviations apart (`r − f` > 2σ). A build-stamped sitemap
+    /// (`r ≈ f ≈ 1`) never is; an accurate one is after a few refreshes; a date that moves
+    /// falsely now and then is for young copies and not for old ones; one never tested is not.
+    pub fn is_informative(&self, class: SignalClass, since: Unit, now: Unit) -> bool {
+        let c = self.classes[class.index()][age_bucket(since, now)];
         let beta = |hits: u64, misses: u64| {
             let (a, b) = (1.0 + hits as f64, 1.0 + misses as f64);
             (a / (a + b), a * b / ((a + b) * (a + b) * (a + b + 1.0)))
@@ -216,9 +217,10 @@ mod tests {
         assert!(quiet < 0.02, "{quiet}");
         let any = stamped.changed_probability(&dated(5), 3, 6, 0.25);
         let class = dated(5).class();
-        assert!(accurate.is_informative(class));
-        assert!(!stamped.is_informative(class));
-        assert!(!SignalTrust::default().is_informative(class));
+        assert!(accurate.is_informative(class, 3, 6));
+        assert!(!accurate.is_informative(class, 3, 40), "an age never tested");
+        assert!(!stamped.is_informative(class, 3, 6));
+        assert!(!SignalTrust::default().is_informative(class, 3, 6));
         assert!((any - 0.25).abs() < 0.02, "{any}");
         let summary = accurate.summary();
         assert!(summary["lastmod"]["recall"].as_f64().unwrap() > 0.95);
