@@ -467,9 +467,11 @@ pub fn parse_w3c_datetime(text: &str) -> Result<f64, String> {
             return Ok(t.and_utc().timestamp() as f64);
         }
     }
+    // Escaped: the text comes from a site and ends up on a terminal.
+    let shown: String = text.chars().take(40).collect();
     Err(format!(
         "`{}` is not a W3C datetime (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)",
-        crate::report::terminal_safe(&text.chars().take(40).collect::<String>())
+        shown.escape_debug()
     ))
 }
 
