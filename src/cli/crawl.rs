@@ -96,7 +96,8 @@ pub struct Args {
     /// as web-replay's does; --feed adds more). These requests do not count against B; they
     /// are counted apart. Dates are read as units on --judge-with's clock when judging (the
     /// clock web-replay publishes them on), else on the crawl's own (unit 0 starting when
-    /// the crawl started, units of --unit-seconds).
+    /// the crawl started, units of --unit-seconds): a crawl of web-replay reading its dates
+    /// needs --judge-with (its collection's dates are not wall-clock times).
     #[arg(long)]
     pub read_signals: bool,
     /// An Atom feed of recent changes to read every unit (repeatable; implies --read-signals).
