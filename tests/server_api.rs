@@ -1414,8 +1414,7 @@ async fn the_served_engine_crawls_web_replay() {
         std::sync::Arc::new(server.corpus.clone()),
         ReplayOptions {
             clock: ReplayClock::Manual,
-            robots: None,
-            latency: Duration::ZERO,
+            ..ReplayOptions::manual()
         },
     ));
     let (replay, _) = refresher::web_replay::spawn(site.clone(), "127.0.0.1:0".parse().unwrap())

@@ -90,6 +90,19 @@ pub struct Args {
     /// --sitemap, links with --seeds, none with --urls).
     #[arg(long, value_enum)]
     pub discover: Option<DiscoverArg>,
+    /// Read the sites' change signals every unit and give them to the policy (planned
+    /// policies act on them): the <lastmod> dates of the sitemaps (--sitemap's, and those
+    /// robots.txt names in `Sitemap:` lines) and the Atom feeds (robots.txt may name them too,
+    /// as web-replay's does; --feed adds more). These requests do not count against B; they
+    /// are counted apart. Dates are read as units on --judge-with's clock when judging (the
+    /// clock web-replay publishes them on), else on the crawl's own (unit 0 starting when
+    /// the crawl started, units of --unit-seconds): a crawl of web-replay reading its dates
+    /// needs --judge-with (its collection's dates are not wall-clock times).
+    #[arg(long)]
+    pub read_signals: bool,
+    /// An Atom feed of recent changes to read every unit (repeatable; implies --read-signals).
+    #[arg(long = "feed", value_name = "URL")]
+    pub feeds: Vec<String>,
     /// Most pages the initial crawl fetches.
     #[arg(long, default_value_t = 10_000)]
     pub max_pages: usize,
@@ -176,6 +189,9 @@ struct UnitLine {
     not_modified: u64,
     errors: u64,
     robots_disallowed: u64,
+    /// Sitemap and feed requests (outside B).
+    sitemap_requests: u64,
+    feed_requests: u64,
     seconds: f64,
     refreshed_urls: Vec<String>,
 }
@@ -205,13 +221,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => None,
     };
     let initial_urls = listed_urls(&args)?;
-    let mut fetcher = open_fetcher(&args, judge.as_ref(), resume_through)?;
+    let clock = date_clock(&args, judge.as_ref(), previous.as_ref());
+    let date_origin = (reads_signals(&args) && judge.is_none()).then_some(clock.origin);
+    let mut fetcher = open_fetcher(&args, judge.as_ref(), resume_through, clock)?;
     let initial = crawl_initially(
         &args,
         &mut fetcher,
         initial_urls,
         resume_through,
         &fingerprint,
+        date_origin,
     )?;
 
     let env_config = EnvironmentConfig {
@@ -260,6 +279,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         label: &label,
         lines,
         judge_error: None,
+        date_origin,
     };
     crawl.run(&mut engine, env.as_ref())?;
     report(&args, &engine, &crawl.lines, crawl.judge_error)
@@ -298,7 +318,37 @@ fn fingerprint_of(args: &Args) -> serde_json::Value {
     if args.warmup_units > 0 {
         fingerprint["warmup_units"] = args.warmup_units.into();
     }
+    if reads_signals(args) {
+        fingerprint["read_signals"] = true.into();
+        fingerprint["feeds"] = serde_json::json!(args.feeds);
+    }
     fingerprint
+}
+
+fn reads_signals(args: &Args) -> bool {
+    args.read_signals || !args.feeds.is_empty()
+}
+
+/// The clock the crawl reads dates on (see `--read-signals`): the judge's, else its own,
+/// whose origin a resumed crawl takes from its state.
+fn date_clock(
+    args: &Args,
+    judge: Option<&Corpus>,
+    previous: Option<&serde_json::Value>,
+) -> refresher::signal::DateClock {
+    match judge {
+        Some(c) => refresher::signal::DateClock::of(&c.clock),
+        None => refresher::signal::DateClock {
+            origin: previous
+                .and_then(|s| s["date_origin"].as_f64())
+                .unwrap_or_else(|| {
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0.0, |d| d.as_secs_f64())
+                }),
+            unit_seconds: args.unit_seconds,
+        },
+    }
 }
 
 /// The state a previous crawl left in `index` (`None`: a new crawl directory).
@@ -371,7 +421,15 @@ fn open_fetcher(
     args: &Args,
     judge: Option<&Corpus>,
     resume_through: Option<Unit>,
+    date_clock: refresher::signal::DateClock,
 ) -> anyhow::Result<HttpFetcher> {
+    for feed in &args.feeds {
+        anyhow::ensure!(
+            url::Url::parse(feed).is_ok_and(|u| matches!(u.scheme(), "http" | "https")),
+            "--feed {}: not an http(s) URL",
+            refresher::report::terminal_safe(feed)
+        );
+    }
     let discovery = match fetcher_discovery(args) {
         DiscoverArg::Sitemap => {
             let s = args
@@ -391,6 +449,9 @@ fn open_fetcher(
         resolve: args.resolve.iter().cloned().collect::<HashMap<_, _>>(),
         obey_robots: !args.ignore_robots,
         discovery,
+        read_signals: reads_signals(args),
+        feeds: args.feeds.clone(),
+        date_clock,
         ..HttpOptions::default()
     };
     let base_vocabulary = judge
@@ -430,6 +491,7 @@ fn crawl_initially(
     mut initial_urls: Vec<String>,
     resume_through: Option<Unit>,
     fingerprint: &serde_json::Value,
+    date_origin: Option<f64>,
 ) -> anyhow::Result<Vec<(u32, Arc<PageVersion>)>> {
     if args.sitemap.is_some() {
         initial_urls.extend(fetcher.read_sitemaps(0));
@@ -454,6 +516,8 @@ fn crawl_initially(
                 "units_committed": 0,
                 "pages": fetcher.page_count(),
                 "totals": fetcher.monitor().totals(),
+                "signal_requests": fetcher.monitor().signal_counts(),
+                "date_origin": date_origin,
             }),
         )?;
     }
@@ -532,6 +596,8 @@ struct UnitLoop<'a> {
     lines: Vec<serde_json::Value>,
     /// Why judging stopped, if it did.
     judge_error: Option<String>,
+    /// Unit 0's start on the crawl's own date clock (kept for a resume).
+    date_origin: Option<f64>,
 }
 
 impl UnitLoop<'_> {
@@ -576,6 +642,8 @@ impl UnitLoop<'_> {
                     "units_committed": unit,
                     "pages": engine.refresher().page_count(),
                     "totals": engine.monitor().totals(),
+                    "signal_requests": engine.monitor().signal_counts(),
+                    "date_origin": self.date_origin,
                     "policy": self.label,
                     "budget": args.budget,
                 }),
@@ -633,6 +701,8 @@ fn unit_line(
         not_modified: done.counts.not_modified,
         errors: done.counts.errors,
         robots_disallowed: done.counts.robots_disallowed,
+        sitemap_requests: done.signal_requests.sitemap_requests,
+        feed_requests: done.signal_requests.feed_requests,
         seconds: done.seconds,
         refreshed_urls: done
             .step
@@ -671,6 +741,7 @@ fn report(
     judge_error: Option<String>,
 ) -> anyhow::Result<()> {
     let totals = engine.monitor().totals();
+    let signal_requests = engine.monitor().signal_counts();
     let judged: Vec<SearchQuality> = lines
         .iter()
         .filter_map(|l| {
@@ -700,17 +771,22 @@ fn report(
             "not_modified": totals.not_modified,
             "errors": totals.errors,
             "robots_disallowed": totals.robots_disallowed,
+            "signal_requests": signal_requests,
             "hosts": engine.monitor().hosts(),
             "judge_error": judge_error,
         });
         println!("{value}");
     } else {
         println!(
-            "{} fetches, {} not modified, {} errors, {} disallowed by robots.txt{}",
+            "{} fetches, {} not modified, {} errors, {} disallowed by robots.txt; {} sitemap and {} feed requests outside B ({} not modified, {} failed){}",
             totals.fetches,
             totals.not_modified,
             totals.errors,
             totals.robots_disallowed,
+            signal_requests.sitemap_requests,
+            signal_requests.feed_requests,
+            signal_requests.not_modified,
+            signal_requests.errors,
             mean.map(|m| format!(
                 "; mean quality {:.4}, fresh@10 {:.4}, MAP@10 {:.4}",
                 m.quality, m.fresh_at_10, m.map_at_10

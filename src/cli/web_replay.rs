@@ -31,6 +31,18 @@ pub struct Args {
     /// Wait this many milliseconds before every answer (a slow site).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
     pub latency_ms: u64,
+    /// Change signals the site publishes, drawn from the collection's history with --seed
+    /// exactly as `simulate --signals` draws them (repeat to combine a sitemap and a feed):
+    /// lastmod[:coverage=C,recall=R,false-positive=F,delay=D], lastmod:build-stamped,
+    /// feed[:items=N,delay=D], none. The default, `lastmod`, is an accurate <lastmod> on
+    /// every sitemap entry. Dates are the start of their unit on the collection's clock;
+    /// a feed is served at /feed.atom (Atom) on every host, and robots.txt names the sitemap
+    /// and feed in `Sitemap:` lines.
+    #[arg(long = "signals", value_name = "SPEC", default_value = "lastmod")]
+    pub signals: Vec<String>,
+    /// Seed of the signal model's draws (give `simulate` the same --seed).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 fn parse_seconds(s: &str) -> Result<f64, super::ArgError> {
@@ -51,6 +63,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    let signals = refresher::signal::SignalSettings::parse(&args.signals)
+        .map_err(|e| anyhow::anyhow!("--signals: {e}"))?;
     let (corpus, _) = args.corpus.load()?;
     let clock = match args.unit_seconds {
         Some(s) => ReplayClock::Every(Duration::from_secs_f64(s)),
@@ -62,13 +76,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             clock,
             robots,
             latency: Duration::from_millis(args.latency_ms),
+            signals,
+            signal_seed: args.seed,
         },
     ));
     eprintln!(
-        "collection: {} pages over {} units, hosts: {}",
+        "collection: {} pages over {} units, hosts: {}; signals: {} (seed {})",
         site.corpus().page_count(),
         site.corpus().units(),
-        site.hosts().join(", ")
+        site.hosts().join(", "),
+        site.signals(),
+        args.seed
     );
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
     runtime.block_on(async move {

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, PageVersion, Unit};
 use crate::crawl::CrawlState;
-use crate::fetch::http::{FetchCounts, FetchMonitor, HttpFetcher};
+use crate::fetch::http::{FetchCounts, FetchMonitor, HttpFetcher, SignalCounts};
 use crate::fetch::{FetchRequest, FetchResult, Fetcher};
 use crate::index::{IndexError, PageUpdate, Repository};
 use crate::policy::{FitMode, RefreshPolicy};
@@ -104,6 +104,8 @@ pub struct CrawlUnit {
     pub step: StepReport,
     /// Fetch counts of this unit.
     pub counts: FetchCounts,
+    /// Sitemap and feed requests of this unit (outside the budget).
+    pub signal_requests: SignalCounts,
     pub seconds: f64,
     /// Replayed from the journal (a resumed crawl's committed unit), not fetched.
     pub replayed: bool,
@@ -209,6 +211,7 @@ impl CrawlEngine {
     pub fn step(&mut self, unit: Unit, deadline: Option<Instant>) -> Result<CrawlUnit, LiveError> {
         let started = Instant::now();
         let before = self.monitor.totals();
+        let signals_before = self.monitor.signal_counts();
         let replayed = self.monitor.replaying();
         self.monitor
             .set_deadline(if replayed { None } else { deadline });
@@ -232,6 +235,7 @@ impl CrawlEngine {
                 robots_disallowed: after.robots_disallowed - before.robots_disallowed,
                 bytes: after.bytes - before.bytes,
             },
+            signal_requests: self.monitor.signal_counts().since(signals_before),
             seconds: started.elapsed().as_secs_f64(),
             replayed,
         })
@@ -534,5 +538,154 @@ mod tests {
             assert_eq!(totals.errors, 0);
             assert!(totals.fetches as usize >= urls.len());
         }
+    }
+
+    /// Issue 49: a crawl reading the change signals `web-replay` publishes equals
+    /// `simulate --signals` with the same seed, unit by unit: the sitemap's dates and the
+    /// feed's items reach the crawl state as the simulation's reading gives them, and the
+    /// crawl decides and scores as the simulation. A crawl resumed from its journal replays
+    /// the same readings without reading the site again.
+    #[test]
+    fn a_crawl_reading_signals_decides_and_scores_as_the_simulation_with_signals() {
+        use crate::signal::{DateClock, PageSignal, PublishedSignals, SignalSettings};
+        let corpus = random_corpus(60, 7, 29);
+        let env_config = EnvironmentConfig {
+            scoring: ScoringKind::Bm25,
+            likelihood: ViewingLikelihood::default(),
+            pieces: 3,
+            delta_q: DeltaQMethod::Estimate,
+        };
+        let settings = SignalSettings::parse(&[
+            "lastmod:coverage=0.6,recall=0.8,false-positive=0.2",
+            "feed:items=5",
+        ])
+        .unwrap();
+        let (seed, budget, policy) = (7, 4, "user-centric");
+        let mut env = Environment::new(&corpus, workload(&corpus), env_config.clone()).unwrap();
+        env.publish_signals(&settings, seed);
+        let mut sim_config = RunConfig::new(budget, FitMode::Online);
+        sim_config.seed = seed;
+        let simulated = run(&env, family(policy).unwrap().make([]).unwrap(), &sim_config).unwrap();
+
+        let site = ReplaySite::new(
+            Arc::new(corpus.clone()),
+            web_replay::ReplayOptions {
+                signals: settings.clone(),
+                signal_seed: seed,
+                ..web_replay::ReplayOptions::manual()
+            },
+        );
+        let (site, addr, _server) = web_replay::serve_on_loopback(site).unwrap();
+        let options = HttpOptions {
+            min_host_delay: Duration::ZERO,
+            resolve: HashMap::from([("example.org".to_string(), addr)]),
+            discovery: Discovery::Sitemaps(vec!["https://example.org/sitemap.xml".into()]),
+            read_signals: true,
+            date_clock: DateClock::of(&corpus.clock),
+            ..HttpOptions::default()
+        };
+        let journal = tempfile::tempdir().unwrap();
+        let urls: Vec<String> = (0..corpus.page_count() as PageId)
+            .map(|p| corpus.url(p).to_string())
+            .collect();
+        let config = EngineConfig {
+            budget,
+            seed,
+            environment: env_config.clone(),
+            last_unit: Some(corpus.units() - 1),
+            warmup_units: 0,
+        };
+        let start = |replay_through: Option<Unit>| {
+            let mut fetcher =
+                HttpFetcher::new(options.clone(), Arc::clone(&corpus.vocabulary), None).unwrap();
+            fetcher.set_journal(journal.path(), replay_through).unwrap();
+            let initial = initial_crawl(&mut fetcher, &urls, usize::MAX);
+            fetcher.set_listed(initial.iter().map(|c| c.0).collect::<Vec<_>>());
+            if replay_through.is_none() {
+                fetcher.monitor().commit(0).unwrap();
+            }
+            CrawlEngine::new(
+                fetcher,
+                &initial,
+                Arc::clone(&env.workload),
+                family(policy).unwrap().make([]).unwrap(),
+                &config,
+            )
+            .unwrap()
+        };
+        let mut engine = start(None);
+        let model = PublishedSignals::of_corpus(&corpus, &settings, seed);
+        let mut expected = vec![PageSignal::default(); corpus.page_count()];
+        let signals_of = |engine: &CrawlEngine| -> Vec<(Option<Unit>, Option<Unit>)> {
+            (0..corpus.page_count() as PageId)
+                .map(|p| {
+                    let s = engine.refresher().crawl().signal(p).expect("signals read");
+                    assert!(s.feed_channel, "page {p}: the feed was read");
+                    (s.lastmod, s.feed)
+                })
+                .collect()
+        };
+        let mut chosen = Vec::new();
+        let (mut dated, mut fed) = (0, 0);
+        for unit in 1..corpus.units() {
+            assert_eq!(site.advance(), Some(unit));
+            let crawled = engine.step(unit, None).unwrap();
+            assert_eq!(crawled.counts.errors, 0, "unit {unit}");
+            assert!(
+                crawled.signal_requests.sitemap_requests >= 1
+                    && crawled.signal_requests.feed_requests >= 1
+                    && crawled.signal_requests.errors == 0,
+                "unit {unit}: {:?}",
+                crawled.signal_requests
+            );
+            for e in model.reading_at(unit) {
+                expected[e.page as usize].note(e.kind);
+            }
+            let read = signals_of(&engine);
+            let wanted: Vec<(Option<Unit>, Option<Unit>)> =
+                expected.iter().map(|s| (s.lastmod, s.feed)).collect();
+            assert_eq!(read, wanted, "unit {unit}: the signals read");
+            dated = read.iter().filter(|s| s.0 == Some(unit)).count().max(dated);
+            fed += read.iter().filter(|s| s.1 == Some(unit)).count();
+            let index = unit as usize - 1;
+            assert_eq!(
+                crawled.step.refreshed, simulated.refreshed_pages[index],
+                "unit {unit}: chosen pages"
+            );
+            chosen.push(crawled.step.refreshed.clone());
+            let judged = engine.judge(&env, unit).unwrap();
+            let sim = &simulated.per_unit[index];
+            for (name, a, b) in [
+                ("quality", judged.search.quality, sim.search.quality),
+                (
+                    "fresh@10",
+                    judged.search.fresh_at_10,
+                    sim.search.fresh_at_10,
+                ),
+                ("MAP@10", judged.search.map_at_10, sim.search.map_at_10),
+            ] {
+                assert!(
+                    (a - b).abs() < 1e-9,
+                    "unit {unit} {name}: crawl {a} vs simulation {b}"
+                );
+            }
+        }
+        // The model's coverage left entries undated, its dates moved, its feed spoke.
+        assert!(expected.iter().any(|s| s.lastmod.is_none()));
+        assert!(dated > 0 && fed > 0, "{dated} {fed}");
+        let counts = engine.monitor().signal_counts();
+        let read = signals_of(&engine);
+
+        // Resumed from the journal (the site stays at its last unit): the same readings, the
+        // same choices, the same requests counted.
+        let last = corpus.units() - 1;
+        let mut resumed = start(Some(last));
+        for (unit, was) in (1..=last).zip(&chosen) {
+            let replayed = resumed.step(unit, None).unwrap();
+            assert!(replayed.replayed, "unit {unit}");
+            assert_eq!(&replayed.step.refreshed, was, "unit {unit} replayed");
+        }
+        assert_eq!(signals_of(&resumed), read);
+        assert_eq!(resumed.monitor().signal_counts(), counts);
     }
 }

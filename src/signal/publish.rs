@@ -214,6 +214,36 @@ impl PublishedSignals {
         items
     }
 
+    /// The items of one host's feed at `unit` (what `web-replay` serves as that host's
+    /// `/feed.atom`), newest first: the newest changes of the pages `on_host` accepts, whole
+    /// units at a time up to the feed's length, as [`Self::feed_at`] does for a one-host site.
+    /// Every item of unit `unit − delay` is among them (a unit shows at most `N` per host).
+    pub fn feed_of_host(
+        &self,
+        unit: Unit,
+        on_host: impl Fn(PageId) -> bool,
+    ) -> Vec<(PageId, Unit)> {
+        let Some(feed) = self.settings.feed() else {
+            return Vec::new();
+        };
+        let newest = unit
+            .saturating_sub(feed.delay)
+            .min(self.feed_by_unit.len().saturating_sub(1) as Unit);
+        let mut items = Vec::new();
+        for u in (1..=newest).rev() {
+            items.extend(
+                self.feed_by_unit[u as usize]
+                    .iter()
+                    .filter(|&&p| on_host(p))
+                    .map(|&p| (p, u)),
+            );
+            if items.len() >= feed.items {
+                break;
+            }
+        }
+        items
+    }
+
     /// What a crawler that read the sitemap and the feed at every unit before `unit` learns by
     /// reading them at `unit` (at unit 1, its first read, every dated entry): each page whose
     /// date differs from the last read, and the feed items of unit `unit − delay`.
@@ -421,6 +451,32 @@ mod tests {
             "a 5-item feed loses changes ({shown} of {total})"
         );
         assert!(shown > 0);
+    }
+
+    #[test]
+    fn a_hosts_feed_holds_its_items_of_the_unit_and_older_ones_to_its_length() {
+        let corpus = site();
+        let s = PublishedSignals::of_corpus(&corpus, &settings(&["feed:items=5"]), 5);
+        let even = |p: PageId| p.is_multiple_of(2);
+        for t in 1..corpus.units() {
+            let feed = s.feed_of_host(t, even);
+            assert!(feed.iter().all(|&(p, u)| even(p) && u <= t));
+            let this_unit: Vec<PageId> = s
+                .reading_at(t)
+                .iter()
+                .map(|e| e.page)
+                .filter(|&p| even(p))
+                .collect();
+            let shown: Vec<PageId> = feed
+                .iter()
+                .filter(|&&(_, u)| u == t)
+                .map(|&(p, _)| p)
+                .collect();
+            assert_eq!(shown, this_unit, "unit {t}");
+            // Older units fill the feed up to its length (whole units at a time).
+            let older = feed.iter().filter(|&&(_, u)| u < t).count();
+            assert!(older == 0 || this_unit.len() < 5, "unit {t}");
+        }
     }
 
     #[test]

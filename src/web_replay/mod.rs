@@ -6,12 +6,16 @@
 //! strong `ETag` (the hash of the served bytes), `304` to a conditional request that names the
 //! served version (`If-None-Match`, else `If-Modified-Since`), `404` for a page gone or not
 //! created yet. Every host of the collection is served from one address, dispatched on the
-//! `Host` header; `/robots.txt` and `/sitemap.xml` (the present URLs with `<lastmod>`) are
-//! answered for every host.
+//! `Host` header; `/robots.txt` (with `Sitemap:` lines), `/sitemap.xml` (the present URLs, with
+//! the `<lastmod>` dates of the site's change-signal model) and, with a feed channel,
+//! `/feed.atom` are answered for every host ([`publish`]). The model is
+//! [`ReplayOptions::signals`] (`--signals`, default `lastmod`: an accurate date on every
+//! entry) drawn with [`ReplayOptions::signal_seed`], as `simulate --signals --seed` draws it.
 //!
 //! The clock moves every `unit_seconds` or, with a manual clock, when `POST /_clock/advance`
 //! is called (deterministic tests and demos); `GET /_clock` tells the unit.
 
+mod publish;
 pub mod render;
 
 use std::collections::HashMap;
@@ -27,6 +31,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
+use crate::signal::{PublishedSignals, SignalSettings};
+
+pub use publish::SITEMAP_URL_LIMIT;
 
 /// How the replayed site's clock moves.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,6 +52,23 @@ pub struct ReplayOptions {
     pub robots: Option<String>,
     /// Added before every answer (a slow site).
     pub latency: Duration,
+    /// What the site publishes about its changes (sitemap dates, a feed).
+    pub signals: SignalSettings,
+    /// The seed of the signal model's draws (`simulate --seed`).
+    pub signal_seed: u64,
+}
+
+impl ReplayOptions {
+    /// A manual clock, no latency, robots.txt allowing everything, accurate sitemap dates.
+    pub fn manual() -> Self {
+        ReplayOptions {
+            clock: ReplayClock::Manual,
+            robots: None,
+            latency: Duration::ZERO,
+            signals: SignalSettings::accurate_lastmod(),
+            signal_seed: 1,
+        }
+    }
 }
 
 /// A collection served as a website (see the module docs).
@@ -54,6 +78,14 @@ pub struct ReplaySite {
     pages: HashMap<(String, String), PageId>,
     /// The collection's hosts, in first-URL order.
     hosts: Vec<String>,
+    /// The scheme of each host's URLs (what its sitemap and feed links use).
+    schemes: Vec<String>,
+    /// Per page, its host's number (`u32::MAX`: a URL without a host).
+    host_of_page: Vec<u32>,
+    /// The signal model applied to the collection (`None`: `--signals none`).
+    published: Option<PublishedSignals>,
+    /// Most URLs one sitemap lists before it becomes an index of parts.
+    sitemap_url_limit: usize,
     unit: AtomicU32,
     options: ReplayOptions,
 }
@@ -62,21 +94,48 @@ impl ReplaySite {
     pub fn new(corpus: Arc<Corpus>, options: ReplayOptions) -> Self {
         let mut pages = HashMap::with_capacity(corpus.page_count());
         let mut hosts: Vec<String> = Vec::new();
+        let mut schemes: Vec<String> = Vec::new();
+        let mut host_of_page = vec![u32::MAX; corpus.page_count()];
         for p in 0..corpus.page_count() as PageId {
-            if let Some((host, path)) = host_and_path(corpus.url(p)) {
-                if !hosts.contains(&host) {
-                    hosts.push(host.clone());
-                }
+            let url = corpus.url(p);
+            if let Some((host, path)) = host_and_path(url) {
+                let h = match hosts.iter().position(|k| *k == host) {
+                    Some(h) => h,
+                    None => {
+                        hosts.push(host.clone());
+                        let scheme = url.split_once("://").map_or("https", |(s, _)| s);
+                        schemes.push(scheme.to_ascii_lowercase());
+                        hosts.len() - 1
+                    }
+                };
+                host_of_page[p as usize] = h as u32;
                 pages.entry((host, path)).or_insert(p);
             }
         }
+        let published = (!options.signals.is_none())
+            .then(|| PublishedSignals::of_corpus(&corpus, &options.signals, options.signal_seed));
         ReplaySite {
             corpus,
             pages,
             hosts,
+            schemes,
+            host_of_page,
+            published,
+            sitemap_url_limit: SITEMAP_URL_LIMIT,
             unit: AtomicU32::new(0),
             options,
         }
+    }
+
+    /// Splits sitemaps into parts of at most `limit` URLs (tests of the sitemap index).
+    pub fn with_sitemap_url_limit(mut self, limit: usize) -> Self {
+        self.sitemap_url_limit = limit.max(1);
+        self
+    }
+
+    /// What the site publishes about its changes.
+    pub fn signals(&self) -> &SignalSettings {
+        &self.options.signals
     }
 
     /// The unit the site shows now.
@@ -120,35 +179,6 @@ impl ReplaySite {
             [only] => self.pages.get(&(only.clone(), path.to_string())).copied(),
             _ => None,
         }
-    }
-
-    /// `/sitemap.xml`: the URLs present now (of `host` when it is one of the collection's,
-    /// else of every host), in page order, with the capture time of their present version.
-    fn sitemap(&self, host: Option<&str>) -> String {
-        let unit = self.unit();
-        let only = host
-            .map(|h| h.to_ascii_lowercase())
-            .filter(|h| self.hosts.contains(h));
-        let mut xml = String::from(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
-        );
-        for p in 0..self.corpus.page_count() as PageId {
-            let url = self.corpus.url(p);
-            if let Some(h) = &only {
-                if host_and_path(url).is_none_or(|(uh, _)| &uh != h) {
-                    continue;
-                }
-            }
-            if let PageState::Present(v) = self.corpus.page_at(p, unit) {
-                xml.push_str("<url><loc>");
-                render::escape_into(&mut xml, url);
-                xml.push_str("</loc><lastmod>");
-                xml.push_str(&iso8601(v.capture_time));
-                xml.push_str("</lastmod></url>\n");
-            }
-        }
-        xml.push_str("</urlset>\n");
-        xml
     }
 }
 
@@ -196,12 +226,6 @@ impl ClockClient {
 
 pub use crate::corpus::url::host_and_path;
 
-fn iso8601(time: i64) -> String {
-    chrono::DateTime::from_timestamp(time, 0)
-        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
-        .unwrap_or_else(|| "1970-01-01T00:00:00Z".into())
-}
-
 fn http_date(time: i64) -> String {
     let t = if time >= 0 {
         UNIX_EPOCH + Duration::from_secs(time as u64)
@@ -245,14 +269,14 @@ pub async fn spawn(
 pub fn manual_on_loopback(
     corpus: Arc<Corpus>,
 ) -> std::io::Result<(Arc<ReplaySite>, SocketAddr, tokio::runtime::Runtime)> {
-    let site = Arc::new(ReplaySite::new(
-        corpus,
-        ReplayOptions {
-            clock: ReplayClock::Manual,
-            robots: None,
-            latency: Duration::ZERO,
-        },
-    ));
+    serve_on_loopback(ReplaySite::new(corpus, ReplayOptions::manual()))
+}
+
+/// [`manual_on_loopback`] for a site built by the caller (other signals, other limits).
+pub fn serve_on_loopback(
+    site: ReplaySite,
+) -> std::io::Result<(Arc<ReplaySite>, SocketAddr, tokio::runtime::Runtime)> {
+    let site = Arc::new(site);
     let runtime = tokio::runtime::Runtime::new()?;
     let (addr, _) = runtime.block_on(spawn(
         Arc::clone(&site),
@@ -337,20 +361,22 @@ async fn answer(State(site): State<Arc<ReplaySite>>, request: Request<Body>) -> 
     }
     let host_only = host.as_deref();
     let mut response = match path.as_str() {
-        "/robots.txt" => text(
-            StatusCode::OK,
-            "text/plain; charset=utf-8",
-            site.options
+        "/robots.txt" => {
+            let mut robots = site
+                .options
                 .robots
                 .clone()
-                .unwrap_or_else(|| "User-agent: *\nDisallow:\n".into()),
-        ),
-        "/sitemap.xml" => text(
-            StatusCode::OK,
-            "application/xml; charset=utf-8",
-            site.sitemap(host_only),
-        ),
-        _ => page(&site, host_only, &path, headers),
+                .unwrap_or_else(|| "User-agent: *\nDisallow:\n".into());
+            if !robots.ends_with('\n') {
+                robots.push('\n');
+            }
+            robots.push_str(&site.robots_sitemap_lines(host_only));
+            text(StatusCode::OK, "text/plain; charset=utf-8", robots)
+        }
+        _ => match site.published(host_only, &path) {
+            Some(doc) => published(doc, headers),
+            None => page(&site, host_only, &path, headers),
+        },
     };
     response.headers_mut().insert(
         "x-replay-unit",
@@ -358,6 +384,28 @@ async fn answer(State(site): State<Arc<ReplaySite>>, request: Request<Body>) -> 
     );
     if method == Method::HEAD {
         *response.body_mut() = Body::empty();
+    }
+    response
+}
+
+/// A sitemap or feed, `304` to a conditional request naming its `ETag`.
+fn published(doc: publish::Document, headers: &HeaderMap) -> Response {
+    let matches = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').map(str::trim).any(|t| t == doc.etag));
+    let mut response = if matches {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, doc.content_type)],
+            doc.body,
+        )
+            .into_response()
+    };
+    if let Ok(v) = HeaderValue::from_str(&doc.etag) {
+        response.headers_mut().insert(header::ETAG, v);
     }
     response
 }
@@ -418,8 +466,7 @@ mod tests {
             Arc::new(random_corpus(40, 6, 21)),
             ReplayOptions {
                 clock,
-                robots: None,
-                latency: Duration::ZERO,
+                ..ReplayOptions::manual()
             },
         ))
     }
@@ -520,10 +567,164 @@ mod tests {
             .map(|s| s.split("</loc>").next().unwrap())
             .collect();
         assert_eq!(listed, present);
+        // The default model: an accurate date on every entry, the start of the unit of the
+        // page's last change (or creation) on the collection's clock.
+        let clock = crate::signal::DateClock::of(&site.corpus.clock);
+        let dates: Vec<Unit> = xml
+            .split("<lastmod>")
+            .skip(1)
+            .map(|s| {
+                let d = crate::signal::parse_w3c_datetime(s.split("</lastmod>").next().unwrap());
+                clock.unit_of(d.unwrap())
+            })
+            .collect();
+        assert_eq!(dates.len(), present.len());
+        assert!(dates.iter().all(|&d| d <= 1));
+        let (_, headers, _) = get(&site, Method::GET, "/sitemap.xml", &[]).await;
+        let etag = headers[header::ETAG].to_str().unwrap().to_string();
+        let (s, _, b) = get(
+            &site,
+            Method::GET,
+            "/sitemap.xml",
+            &[("if-none-match", &etag)],
+        )
+        .await;
+        assert_eq!((s, b.as_str()), (StatusCode::NOT_MODIFIED, ""));
         let (_, _, robots) = get(&site, Method::GET, "/robots.txt", &[]).await;
         assert!(robots.contains("Disallow:\n"));
+        assert!(
+            robots.contains("Sitemap: https://example.org/sitemap.xml\n"),
+            "{robots}"
+        );
+        assert!(!robots.contains("feed.atom"), "{robots}");
         let (s, _, _) = get(&site, Method::DELETE, "/robots.txt", &[]).await;
         assert_eq!(s, StatusCode::METHOD_NOT_ALLOWED);
+    }
+
+    fn signalled_site(specs: &[&str], limit: usize) -> Arc<ReplaySite> {
+        Arc::new(
+            ReplaySite::new(
+                Arc::new(random_corpus(40, 6, 21)),
+                ReplayOptions {
+                    signals: SignalSettings::parse(specs).unwrap(),
+                    signal_seed: 3,
+                    ..ReplayOptions::manual()
+                },
+            )
+            .with_sitemap_url_limit(limit),
+        )
+    }
+
+    /// The `<loc>`s and `<lastmod>`s (as units) of a urlset.
+    fn entries(site: &ReplaySite, xml: &str) -> Vec<(String, Option<Unit>)> {
+        let clock = crate::signal::DateClock::of(&site.corpus.clock);
+        let parsed = crate::fetch::http::sitemap::parse(xml);
+        parsed
+            .urls
+            .into_iter()
+            .zip(parsed.lastmod)
+            .map(|(u, d)| {
+                let d = d.map(|d| clock.unit_of(crate::signal::parse_w3c_datetime(&d).unwrap()));
+                (u, d)
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_sitemap_and_feed_show_what_the_model_publishes() {
+        let site = signalled_site(
+            &[
+                "lastmod:coverage=0.6,recall=0.8,false-positive=0.2",
+                "feed:items=3",
+            ],
+            usize::MAX,
+        );
+        let corpus = Arc::clone(&site.corpus);
+        let model = PublishedSignals::of_corpus(&corpus, site.signals(), 3);
+        let clock = crate::signal::DateClock::of(&corpus.clock);
+        let (mut undated, mut fed) = (0, 0);
+        for unit in 1..corpus.units() {
+            site.advance();
+            let (_, _, xml) = get(&site, Method::GET, "/sitemap.xml", &[]).await;
+            let expected: Vec<(String, Option<Unit>)> = (0..corpus.page_count() as PageId)
+                .filter(|&p| corpus.page_at(p, unit).present().is_some())
+                .map(|p| (corpus.url(p).to_string(), model.lastmod_at(p, unit)))
+                .collect();
+            undated += expected.iter().filter(|e| e.1.is_none()).count();
+            assert_eq!(entries(&site, &xml), expected, "unit {unit}");
+            let (s, headers, atom) = get(&site, Method::GET, "/feed.atom", &[]).await;
+            assert_eq!(s, StatusCode::OK);
+            assert!(headers[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("application/atom+xml"));
+            let entries: Vec<(String, Unit)> = crate::fetch::http::feed::parse(&atom)
+                .unwrap()
+                .0
+                .into_iter()
+                .map(|e| {
+                    let t = crate::signal::parse_w3c_datetime(&e.updated).unwrap();
+                    (e.url, clock.unit_of(t))
+                })
+                .collect();
+            let expected: Vec<(String, Unit)> = model
+                .feed_at(unit)
+                .into_iter()
+                .map(|(p, u)| (corpus.url(p).to_string(), u))
+                .collect();
+            fed += entries.len();
+            assert_eq!(entries, expected, "unit {unit}");
+        }
+        assert!(undated > 0 && fed > 0, "{undated} {fed}");
+        let (_, _, robots) = get(&site, Method::GET, "/robots.txt", &[]).await;
+        assert!(
+            robots.contains("Sitemap: https://example.org/feed.atom\n"),
+            "{robots}"
+        );
+        // Without a feed channel there is no feed.
+        let (s, _, _) = get(
+            &signalled_site(&["none"], 5),
+            Method::GET,
+            "/feed.atom",
+            &[],
+        )
+        .await;
+        assert_eq!(s, StatusCode::NOT_FOUND);
+    }
+
+    #[tokio::test]
+    async fn a_large_sitemap_becomes_an_index_of_gzipped_parts() {
+        use std::io::Read;
+        let site = signalled_site(&["lastmod"], 7);
+        site.advance();
+        let (_, _, index) = get(&site, Method::GET, "/sitemap.xml", &[]).await;
+        let parsed = crate::fetch::http::sitemap::parse(&index);
+        let present = (0..site.corpus.page_count() as PageId)
+            .filter(|&p| site.corpus.page_at(p, 1).present().is_some())
+            .count();
+        assert_eq!(parsed.sitemaps.len(), present.div_ceil(7), "{index}");
+        let mut listed = Vec::new();
+        for part in &parsed.sitemaps {
+            let path = part.strip_prefix("https://example.org").unwrap();
+            let request = Request::builder()
+                .uri(path)
+                .header("host", "example.org")
+                .body(Body::empty())
+                .unwrap();
+            let response = router(Arc::clone(&site)).oneshot(request).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{part}");
+            let gz = response.into_body().collect().await.unwrap().to_bytes();
+            let mut xml = String::new();
+            flate2::read::GzDecoder::new(&gz[..])
+                .read_to_string(&mut xml)
+                .unwrap();
+            let part_entries = entries(&site, &xml);
+            assert!(part_entries.len() <= 7 && part_entries.iter().all(|e| e.1.is_some()));
+            listed.extend(part_entries);
+        }
+        assert_eq!(listed.len(), present);
+        let (s, _, _) = get(&site, Method::GET, "/sitemap-99.xml.gz", &[]).await;
+        assert_eq!(s, StatusCode::NOT_FOUND);
     }
 
     #[tokio::test]

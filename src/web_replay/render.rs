@@ -4,8 +4,11 @@
 //! the captured bytes. The replayed page is rendered from that, so that the crawler's own HTML
 //! extraction ([`crate::corpus::html::extract`]) reads back exactly the title, text and links
 //! the simulator indexes: the crawl and the simulation index the same words. The capture's
-//! content hash is written into the page, so two captures the corpus tells apart are served as
-//! different bytes (and different `ETag`s) even when their extracted text is equal.
+//! content hash and capture time are written into the page, so two captures the corpus tells
+//! apart are served as different bytes (and different `ETag`s) even when their extracted text
+//! is equal — and even when their content is: a page deleted and re-created with the very
+//! same body is a new version to the simulator (a copy held from before the deletion is not
+//! fresh), so it must be new bytes to a crawl too.
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -20,6 +23,8 @@ pub fn render(corpus: &Corpus, version: &PageVersion) -> String {
     escape_into(&mut html, &version.title);
     html.push_str("</title><meta name=\"capture-digest\" content=\"");
     html.push_str(&format!("{:016x}", version.content_hash));
+    html.push_str("\"><meta name=\"capture-time\" content=\"");
+    html.push_str(&version.capture_time.to_string());
     html.push_str("\"></head>\n<body><p>");
     escape_into(&mut html, &version.text);
     html.push_str("</p>\n");
@@ -81,6 +86,23 @@ mod tests {
             }
         }
         assert!(checked > 30);
+    }
+
+    /// A page deleted and re-created with the very same body: the simulator holds two
+    /// versions (a copy of the first is not fresh once the second is live), so they are served
+    /// as different bytes. (This was why a crawl of a generated site judged one page fresh at
+    /// units where `simulate` judged it stale.)
+    #[test]
+    fn a_recreated_page_with_the_same_body_is_served_as_new_bytes() {
+        let corpus = random_corpus(3, 2, 1);
+        let first = (*corpus.timeline(0).versions[0]).clone();
+        let mut again = first.clone();
+        again.unit = first.unit + 2;
+        again.capture_time = first.capture_time + 2 * 7 * 86_400;
+        assert_eq!(first.content_hash, again.content_hash);
+        let (a, b) = (render(&corpus, &first), render(&corpus, &again));
+        assert_ne!(entity_hash(a.as_bytes()), entity_hash(b.as_bytes()));
+        assert_eq!(extract(&a, None).text, extract(&b, None).text);
     }
 
     #[test]

@@ -19,6 +19,14 @@ use super::transport::{Answer, Exchanged, Job, Outcome, Transport};
 use crate::corpus::Unit;
 use crate::fetch::{FetchError, Validator};
 
+/// What a conditional GET of a document brought ([`HttpClient::get_document`]).
+pub(super) enum Document {
+    /// `304`: the copy read before is still the document.
+    NotModified,
+    /// The document as sent (maybe gzipped), with its `ETag`.
+    Body { body: Vec<u8>, etag: Option<String> },
+}
+
 /// The HTTP client, its runtime and its settings.
 pub(super) struct HttpClient {
     runtime: tokio::runtime::Runtime,
@@ -64,28 +72,53 @@ impl HttpClient {
         &self.options
     }
 
-    /// The body of `url` as text (a sitemap): one plain GET, neither journaled, archived nor
-    /// counted.
-    pub(super) fn get_text(&self, url: &str) -> Result<String, FetchError> {
+    /// A document (a sitemap, a feed) by a conditional GET: `If-None-Match` with `etag`, the
+    /// `ETag` of the copy read before. Polite (the host's turn, as a fetch), neither
+    /// journaled, archived nor counted here; its body is at most `max` bytes as sent
+    /// (a gzipped sitemap is decompressed by the caller).
+    pub(super) fn get_document(
+        &self,
+        url: &str,
+        etag: Option<&str>,
+        max: usize,
+    ) -> Result<Document, FetchError> {
         let (target, host_header) = self.target(url)?;
+        let host = host_of(url).unwrap_or_default();
         let client = self.client.clone();
-        let max = self.options.max_body_bytes;
-        self.runtime.block_on(async move {
+        let turn = TaskContext {
+            client: self.client.clone(),
+            hosts: Arc::clone(&self.hosts),
+            options: Arc::new(self.options.clone()),
+            targets: Vec::new(),
+        };
+        self.runtime.block_on(async {
+            turn.wait_turn(&host).await;
             let mut request = client.get(target);
             if let Some(h) = host_header {
                 request = request.header(reqwest::header::HOST, h);
+            }
+            if let Some(tag) = etag {
+                request = request.header(reqwest::header::IF_NONE_MATCH, tag);
             }
             let response = request
                 .send()
                 .await
                 .map_err(|e| FetchError::Request { error: Arc::new(e) })?;
+            if response.status() == reqwest::StatusCode::NOT_MODIFIED && etag.is_some() {
+                return Ok(Document::NotModified);
+            }
             if !response.status().is_success() {
                 return Err(FetchError::Status {
                     status: response.status().as_u16(),
                 });
             }
+            let etag = response
+                .headers()
+                .get(reqwest::header::ETAG)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             let body = read_limited(response, max).await?;
-            Ok(String::from_utf8_lossy(&body).into_owned())
+            Ok(Document::Body { body, etag })
         })
     }
 

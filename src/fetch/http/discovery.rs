@@ -7,46 +7,22 @@ use std::collections::HashSet;
 
 use super::hosts::host_of;
 use super::options::Discovery;
-use super::sitemap;
 use super::HttpFetcher;
 use crate::corpus::html::normalise_url;
 use crate::corpus::{PageId, Unit};
 
 impl HttpFetcher {
-    /// The URLs every configured sitemap lists now (nested sitemap indexes followed once);
-    /// journaled (a replay answers what was read).
+    /// The URLs every configured sitemap lists now (nested sitemap indexes followed, gzipped
+    /// sitemaps decompressed); journaled (a replay answers what was read).
     pub fn read_sitemaps(&mut self, unit: Unit) -> Vec<String> {
-        if let Some(urls) = self.monitor.replay.replay_sitemaps(unit) {
+        if let Some((urls, requests)) = self.monitor.replay.replay_sitemaps(unit) {
+            self.monitor.add_signal_counts(requests);
             return urls;
         }
-        let urls = self.read_sitemaps_live(unit);
-        self.monitor.replay.record_sitemaps(urls.clone());
-        urls
-    }
-
-    fn read_sitemaps_live(&mut self, unit: Unit) -> Vec<String> {
-        let Discovery::Sitemaps(roots) = self.options().discovery.clone() else {
-            return Vec::new();
-        };
-        let mut urls = Vec::new();
-        let mut queue: Vec<(String, u8)> = roots.into_iter().map(|r| (r, 0)).collect();
-        let mut i = 0;
-        while i < queue.len() && i < 1000 {
-            let (sitemap_url, depth) = queue[i].clone();
-            i += 1;
-            match self.client().get_text(&sitemap_url) {
-                Ok(xml) => {
-                    let map = sitemap::parse(&xml);
-                    urls.extend(map.urls);
-                    if depth == 0 {
-                        queue.extend(map.sitemaps.into_iter().map(|s| (s, 1)));
-                    }
-                }
-                Err(e) => self
-                    .monitor
-                    .note_error(&sitemap_url, format!("unit {unit}: sitemap: {e}")),
-            }
-        }
+        let before = self.monitor.signal_counts();
+        let urls = self.sitemap_urls(unit);
+        let requests = self.monitor.signal_counts().since(before);
+        self.monitor.replay.record_sitemaps(urls.clone(), requests);
         urls
     }
 
@@ -56,7 +32,8 @@ impl HttpFetcher {
         unit: Unit,
         known: &dyn Fn(PageId) -> bool,
     ) -> Vec<PageId> {
-        if let Some((interned, found)) = self.monitor.replay.replay_discovery(unit) {
+        if let Some((interned, found, requests)) = self.monitor.replay.replay_discovery(unit) {
+            self.monitor.add_signal_counts(requests);
             for u in &interned {
                 if let Some(h) = host_of(u) {
                     self.scope.insert(h);
@@ -66,13 +43,15 @@ impl HttpFetcher {
             return found;
         }
         let before = self.catalogue.len();
+        let counted = self.monitor.signal_counts();
         let found = self.discover_live(unit, known);
         let interned = (before..self.catalogue.len())
             .filter_map(|p| self.catalogue.url(p as PageId).map(str::to_string))
             .collect();
+        let requests = self.monitor.signal_counts().since(counted);
         self.monitor
             .replay
-            .record_discovery(interned, found.clone());
+            .record_discovery(interned, found.clone(), requests);
         found
     }
 
@@ -82,7 +61,7 @@ impl HttpFetcher {
         match self.options().discovery.clone() {
             Discovery::None => {}
             Discovery::Sitemaps(_) => {
-                let urls = self.read_sitemaps_live(unit);
+                let urls = self.sitemap_urls(unit);
                 let mut now = HashSet::with_capacity(urls.len());
                 for u in &urls {
                     let n = normalise_url(u);

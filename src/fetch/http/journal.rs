@@ -1,4 +1,5 @@
-//! The crawl's journal: what every fetch and discovery of a unit brought back, committed with
+//! The crawl's journal: what every fetch, discovery and reading of the change signals of a unit
+//! brought back (with the sitemap and feed requests it made), committed with
 //! the unit (`journal/unit-UUUUU.jsonl`, written beside and renamed into place). A restarted
 //! crawl replays its committed units from the journal through the same parsing, policy and
 //! index code — the same decisions, the same vocabulary, the same repository — and goes on
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 
+use super::signals::{SignalCounts, SignalRead};
 use crate::corpus::{PageId, Unit};
 
 /// One fetch batch or discovery, as recorded.
@@ -17,7 +19,14 @@ use crate::corpus::{PageId, Unit};
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Recorded {
     /// The URLs a sitemap reading listed.
-    Sitemaps { urls: Vec<String> },
+    Sitemaps {
+        urls: Vec<String>,
+        /// The sitemap requests it made (absent in journals written before they were counted).
+        #[serde(default, skip_serializing_if = "SignalCounts::is_zero")]
+        requests: SignalCounts,
+    },
+    /// What a reading of the sites' change signals learned (see [`SignalRead`]).
+    Signals { read: SignalRead },
     /// A fetch batch: the URLs asked for, in request order, and what each brought.
     Fetch {
         urls: Vec<String>,
@@ -27,6 +36,9 @@ pub enum Recorded {
     Discover {
         interned: Vec<String>,
         found: Vec<PageId>,
+        /// The sitemap requests it made.
+        #[serde(default, skip_serializing_if = "SignalCounts::is_zero")]
+        requests: SignalCounts,
     },
 }
 
@@ -176,6 +188,7 @@ mod tests {
         let body = RecordedOutcome::body(b"\xff\x00<p>not utf-8</p>", Some(7), Some("text/html"));
         j.record(Recorded::Sitemaps {
             urls: vec!["https://a/x".into()],
+            requests: SignalCounts::default(),
         });
         j.commit(0).unwrap();
         j.record(Recorded::Fetch {
@@ -187,6 +200,7 @@ mod tests {
         j.record(Recorded::Discover {
             interned: vec!["https://a/z".into()],
             found: vec![2],
+            requests: SignalCounts::default(),
         });
         j.commit(2).unwrap();
 

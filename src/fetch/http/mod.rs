@@ -17,6 +17,10 @@
 //! unit's new pages, as the simulator's model of page creation), or the out-links of fetched
 //! pages within the crawled hosts (a frontier), or none.
 //!
+//! Change signals ([`HttpOptions::read_signals`], `signals.rs`): every unit, before the policy
+//! chooses, the sitemaps' `<lastmod>` dates and the Atom feeds (`feed.rs`) are re-read by
+//! conditional GETs, outside the budget and counted apart ([`SignalCounts`]).
+//!
 //! # Layers
 //!
 //! A fetch batch goes down a stack of transports, each one concern, and comes back up as raw
@@ -33,16 +37,19 @@
 //!
 //! On top, [`HttpFetcher`] turns jobs into requests and answers into [`FetchResult`]s: it
 //! reads each new body (growing its vocabulary) and queues its links for discovery
-//! (`discovery.rs`, journaled too). The per-host table the client and the counters share is
+//! (`discovery.rs`, journaled too), and reads the change signals (`signals.rs`, journaled
+//! too). The per-host table the client and the counters share is
 //! `hosts.rs`; the settings are `options.rs`.
 
 mod client;
 mod discovery;
+pub mod feed;
 mod hosts;
 pub mod journal;
 mod observe;
 mod options;
 mod replay;
+mod signals;
 pub mod sitemap;
 mod transport;
 pub mod warc_out;
@@ -64,6 +71,7 @@ use warc_out::{WarcOut, Warcing};
 pub use hosts::{host_of, FetchCounts, HostReport};
 pub use observe::FetchMonitor;
 pub use options::{Discovery, FetcherError, HttpOptions};
+pub use signals::{SignalCounts, SignalRead};
 
 /// The transport stack under an [`HttpFetcher`] (see the module docs).
 type Layers = Observing<Unchanged<Warcing<Replaying<HttpClient>>>>;
@@ -82,6 +90,8 @@ pub struct HttpFetcher {
     frontier_next: u64,
     /// The URLs the sitemaps listed at the last reading.
     listed: HashSet<PageId>,
+    /// What the change-signal readings keep between units (`signals.rs`).
+    signal_reader: signals::SignalReader,
     monitor: FetchMonitor,
 }
 
@@ -115,6 +125,7 @@ impl HttpFetcher {
             frontier_set: HashSet::new(),
             frontier_next: 0,
             listed: HashSet::new(),
+            signal_reader: signals::SignalReader::default(),
             monitor,
         })
     }
@@ -267,6 +278,15 @@ impl Fetcher for HttpFetcher {
 
     fn vocabulary(&self) -> Option<&Arc<Vocabulary>> {
         Some(&self.vocabulary)
+    }
+
+    /// With [`HttpOptions::read_signals`]: the sitemaps' dates and the feeds' entries new
+    /// since the previous unit (`signals.rs`).
+    fn signals(&mut self, unit: Unit) -> Option<crate::signal::SignalReading> {
+        if !self.options().read_signals {
+            return None;
+        }
+        Some(self.read_signals_journaled(unit))
     }
 }
 

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::hosts::{host_of, FetchCounts, HostReport, Hosts};
 use super::replay::Replay;
+use super::signals::SignalCounts;
 use super::transport::{Answer, Job, Outcome, Transport};
 use crate::corpus::Unit;
 
@@ -18,6 +19,8 @@ pub struct FetchMonitor {
     pub(super) totals: Arc<Mutex<FetchCounts>>,
     pub(super) deadline: Arc<Mutex<Option<Instant>>>,
     pub(super) replay: Replay,
+    /// Sitemap and feed requests (outside the fetch counts and the budget).
+    pub(super) signal_counts: Arc<Mutex<SignalCounts>>,
 }
 
 impl FetchMonitor {
@@ -44,6 +47,19 @@ impl FetchMonitor {
     /// Counts over every fetch so far.
     pub fn totals(&self) -> FetchCounts {
         self.totals.lock().expect("totals lock").clone()
+    }
+
+    /// Sitemap and feed requests so far (a resumed crawl's replayed units included).
+    pub fn signal_counts(&self) -> SignalCounts {
+        *self.signal_counts.lock().expect("signal counts lock")
+    }
+
+    /// Adds one reading's requests (live, or replayed from the journal).
+    pub(super) fn add_signal_counts(&self, counts: SignalCounts) {
+        self.signal_counts
+            .lock()
+            .expect("signal counts lock")
+            .add(counts);
     }
 
     /// Counts per host, by host name.

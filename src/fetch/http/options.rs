@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::signal::DateClock;
+
 /// How a crawl learns of pages after its initial crawl.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Discovery {
@@ -37,6 +39,16 @@ pub struct HttpOptions {
     pub discovery: Discovery,
     /// Most new pages discovery may add in one unit.
     pub max_new_per_unit: usize,
+    /// Read the sites' change signals every unit ([`crate::fetch::Fetcher::signals`]): the
+    /// `<lastmod>` of the sitemaps (the discovery's, and those robots.txt names) and the
+    /// feeds (robots.txt `Sitemap:` lines naming Atom feeds, and [`Self::feeds`]).
+    pub read_signals: bool,
+    /// Atom feeds to read besides those robots.txt names (`--feed`).
+    pub feeds: Vec<String>,
+    /// The clock dates are read on: a date is the unit it falls in.
+    pub date_clock: DateClock,
+    /// Largest sitemap or feed, as sent and decompressed (sitemaps.org's 50 MiB).
+    pub max_document_bytes: usize,
 }
 
 impl Default for HttpOptions {
@@ -52,6 +64,13 @@ impl Default for HttpOptions {
             obey_robots: true,
             discovery: Discovery::None,
             max_new_per_unit: 10_000,
+            read_signals: false,
+            feeds: Vec::new(),
+            date_clock: DateClock {
+                origin: 0.0,
+                unit_seconds: 1.0,
+            },
+            max_document_bytes: 50 << 20,
         }
     }
 }

@@ -1,13 +1,14 @@
 //! Journal replay: while a resumed crawl's committed units remain in its journal
-//! ([`super::journal`]), fetches, discoveries and sitemap readings answer from it; a live unit's
-//! are recorded in it. [`Replaying`] does it for fetch batches, as a [`Transport`] decorator
-//! (a replayed batch never reaches the transport below); discovery and sitemap readings change
-//! the fetcher's own catalogue and scope, so they go through the [`Replay`] handle's
-//! `replay_*`/`record_*` pairs instead.
+//! ([`super::journal`]), fetches, discoveries, sitemap readings and readings of the change
+//! signals answer from it; a live unit's are recorded in it. [`Replaying`] does it for fetch
+//! batches, as a [`Transport`] decorator (a replayed batch never reaches the transport below);
+//! discoveries and readings change the fetcher's own catalogue, scope and signal state, so
+//! they go through the [`Replay`] handle's `replay_*`/`record_*` pairs instead.
 
 use std::sync::{Arc, Mutex};
 
 use super::journal::{Journal, Recorded, RecordedOutcome};
+use super::signals::{SignalCounts, SignalRead};
 use super::transport::{Answer, Job, Outcome, Transport};
 use crate::corpus::{PageId, Unit};
 use crate::fetch::FetchError;
@@ -61,49 +62,88 @@ impl Replay {
         }
     }
 
-    /// A replayed sitemap reading: the URLs the journal recorded (none, the crawl diverging,
-    /// when it recorded something else). `None`: not replaying, read live.
-    pub(super) fn replay_sitemaps(&self, unit: Unit) -> Option<Vec<String>> {
+    /// A replayed sitemap reading: the URLs the journal recorded and the requests it made
+    /// (none, the crawl diverging, when it recorded something else). `None`: not replaying,
+    /// read live.
+    pub(super) fn replay_sitemaps(&self, unit: Unit) -> Option<(Vec<String>, SignalCounts)> {
         if !self.replaying() {
             return None;
         }
         Some(match self.next() {
-            Some(Recorded::Sitemaps { urls }) => urls,
+            Some(Recorded::Sitemaps { urls, requests }) => (urls, requests),
             other => {
                 self.diverge(format!(
                     "unit {unit}: a sitemap reading where the journal has {other:?}"
                 ));
-                Vec::new()
+                (Vec::new(), SignalCounts::default())
             }
         })
     }
 
     /// Records a live sitemap reading.
-    pub(super) fn record_sitemaps(&self, urls: Vec<String>) {
-        self.record(Recorded::Sitemaps { urls });
+    pub(super) fn record_sitemaps(&self, urls: Vec<String>, requests: SignalCounts) {
+        self.record(Recorded::Sitemaps { urls, requests });
+    }
+
+    /// A replayed reading of the change signals (an empty one, the crawl diverging, when the
+    /// journal recorded something else). `None`: not replaying, read live.
+    pub(super) fn replay_signals(&self, unit: Unit) -> Option<SignalRead> {
+        if !self.replaying() {
+            return None;
+        }
+        Some(match self.next() {
+            Some(Recorded::Signals { read }) => read,
+            other => {
+                self.diverge(format!(
+                    "unit {unit}: a reading of the change signals where the journal has {other:?}"
+                ));
+                SignalRead::default()
+            }
+        })
+    }
+
+    /// Records a live reading of the change signals.
+    pub(super) fn record_signals(&self, read: SignalRead) {
+        self.record(Recorded::Signals { read });
     }
 
     /// A replayed discovery: the URLs it interned (in id order) and the pages it found, as
     /// the journal recorded them (none, the crawl diverging, when it recorded something else).
     /// `None`: not replaying, discover live.
-    pub(super) fn replay_discovery(&self, unit: Unit) -> Option<(Vec<String>, Vec<PageId>)> {
+    pub(super) fn replay_discovery(
+        &self,
+        unit: Unit,
+    ) -> Option<(Vec<String>, Vec<PageId>, SignalCounts)> {
         if !self.replaying() {
             return None;
         }
         Some(match self.next() {
-            Some(Recorded::Discover { interned, found }) => (interned, found),
+            Some(Recorded::Discover {
+                interned,
+                found,
+                requests,
+            }) => (interned, found, requests),
             other => {
                 self.diverge(format!(
                     "unit {unit}: a discovery where the journal has {other:?}"
                 ));
-                (Vec::new(), Vec::new())
+                (Vec::new(), Vec::new(), SignalCounts::default())
             }
         })
     }
 
     /// Records a live discovery.
-    pub(super) fn record_discovery(&self, interned: Vec<String>, found: Vec<PageId>) {
-        self.record(Recorded::Discover { interned, found });
+    pub(super) fn record_discovery(
+        &self,
+        interned: Vec<String>,
+        found: Vec<PageId>,
+        requests: SignalCounts,
+    ) {
+        self.record(Recorded::Discover {
+            interned,
+            found,
+            requests,
+        });
     }
 
     /// A replayed fetch (a resumed crawl's committed unit): the outcomes the journal recorded

@@ -1,0 +1,436 @@
+//! Reading the sites' change signals: [`Fetcher::signals`](crate::fetch::Fetcher::signals) of
+//! an [`HttpFetcher`] (with [`HttpOptions::read_signals`](super::HttpOptions::read_signals)).
+//!
+//! Every unit, before the policy chooses, the fetcher re-reads the documents a site publishes
+//! about its changes: the sitemaps (the discovery's, and every `Sitemap:` line of the robots.txt
+//! files read so far; nested indexes followed, gzipped ones decompressed) and the Atom feeds
+//! (a robots.txt `Sitemap:` line may name one, as sitemaps.org allows, and `--feed` adds more).
+//! Each document is fetched by a conditional GET against the copy read before (a `304` is
+//! cheap), politely, and bounded ([`HttpOptions::max_document_bytes`](super::HttpOptions)).
+//! These requests are not fetches of pages: they do not count against the budget, and are
+//! counted apart ([`SignalCounts`]).
+//!
+//! Dates are read as units on the crawl's clock ([`crate::signal::DateClock`]), never after the
+//! unit read. What a reading reports is what is new since the previous one, as
+//! [`crate::signal::PublishedSignals::reading_at`] models it: each page whose `<lastmod>`
+//! differs from the previous read (every dated page at the first read), and the feed entries
+//! dated after the newest one read before. An entry naming a URL the crawl has no page id for
+//! yet (a page the sitemap lists before discovery interns it) is reported at the first reading
+//! after it is interned: policies read signals only when choosing, so it is in time.
+//!
+//! Each reading is journaled as what it changed ([`SignalRead`]): a resumed crawl replays the
+//! same readings. Bad documents (not XML of a known kind, truncated gzip, bad dates) are
+//! counted against their host's errors with their URL and what is wrong; they never stop a
+//! unit.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read as _;
+
+use super::client::Document;
+use super::hosts::RobotsRule;
+use super::options::Discovery;
+use super::{feed, sitemap, HttpFetcher};
+use crate::corpus::html::normalise_url;
+use crate::corpus::Unit;
+use crate::signal::{parse_w3c_datetime, SignalEvent, SignalKind, SignalReading};
+
+/// Most documents (sitemaps, parts, feeds) one reading fetches.
+const MAX_DOCUMENTS: usize = 1000;
+/// Sitemap indexes nest at most this deep (an index of per-host indexes of parts).
+const MAX_INDEX_DEPTH: u8 = 2;
+/// Most events kept waiting for their URL to be interned (the oldest go first).
+const MAX_PENDING: usize = 100_000;
+
+/// Sitemap and feed requests: outside the budget and the fetch counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SignalCounts {
+    /// Requests for sitemaps (indexes and parts included).
+    pub sitemap_requests: u64,
+    /// Requests for feeds.
+    pub feed_requests: u64,
+    /// Of those, answered `304` (the copy read before still holds).
+    pub not_modified: u64,
+    /// Of those, failed: unreachable, a status, too large, not a sitemap or feed, broken gzip.
+    pub errors: u64,
+}
+
+impl SignalCounts {
+    pub fn is_zero(&self) -> bool {
+        *self == SignalCounts::default()
+    }
+
+    pub fn add(&mut self, other: SignalCounts) {
+        self.sitemap_requests += other.sitemap_requests;
+        self.feed_requests += other.feed_requests;
+        self.not_modified += other.not_modified;
+        self.errors += other.errors;
+    }
+
+    /// `self − before` (the requests of one reading).
+    pub fn since(&self, before: SignalCounts) -> SignalCounts {
+        SignalCounts {
+            sitemap_requests: self.sitemap_requests - before.sitemap_requests,
+            feed_requests: self.feed_requests - before.feed_requests,
+            not_modified: self.not_modified - before.not_modified,
+            errors: self.errors - before.errors,
+        }
+    }
+}
+
+/// What one reading of the signals changed, as journaled.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SignalRead {
+    /// Sitemap entries whose date differs from the previous read: the page's URL and its
+    /// `<lastmod>` as a unit (`None`: no longer listed with a date).
+    pub dates: Vec<(String, Option<Unit>)>,
+    /// Feed entries dated after the newest one read before: the page's URL and the unit of
+    /// its change.
+    pub feed_items: Vec<(String, Unit)>,
+    /// The feeds whose newest entry moved: the feed's URL and that entry's unit.
+    pub feed_marks: Vec<(String, Unit)>,
+    /// A feed was read.
+    pub feed_read: bool,
+    /// The requests the reading made.
+    pub requests: SignalCounts,
+}
+
+/// What the fetcher keeps between readings.
+#[derive(Debug, Default)]
+pub(super) struct SignalReader {
+    /// The dated entries of the previous read: page URL → `<lastmod>` unit.
+    dates: HashMap<String, Unit>,
+    /// Per feed URL, the unit of the newest entry read.
+    feed_marks: HashMap<String, Unit>,
+    /// Events whose URL has no page id yet, oldest first.
+    pending: Vec<(String, SignalKind)>,
+    /// Per document URL, its `ETag` and text as last read (for conditional GETs).
+    documents: HashMap<String, (String, String)>,
+    /// The page URLs the sitemaps listed at a unit's reading (that unit's discovery reuses
+    /// them instead of reading again).
+    pub(super) listed: Option<(Unit, Vec<String>)>,
+}
+
+/// One document read: a sitemap (or index), or a feed.
+enum Read {
+    Sitemap(sitemap::Sitemap),
+    Feed(Vec<feed::FeedEntry>),
+}
+
+impl HttpFetcher {
+    /// [`Fetcher::signals`](crate::fetch::Fetcher::signals): a reading, journaled.
+    pub(super) fn read_signals_journaled(&mut self, unit: Unit) -> SignalReading {
+        let read = match self.monitor.replay.replay_signals(unit) {
+            Some(read) => {
+                self.monitor.add_signal_counts(read.requests);
+                read
+            }
+            None => {
+                let read = self.read_signals_live(unit);
+                self.monitor.replay.record_signals(read.clone());
+                read
+            }
+        };
+        self.apply_signal_read(read)
+    }
+
+    /// Takes a reading into the reader's state; the events it brings, by page id (and those
+    /// that waited for their URL's id, first).
+    fn apply_signal_read(&mut self, read: SignalRead) -> SignalReading {
+        let reader = &mut self.signal_reader;
+        let mut waiting = std::mem::take(&mut reader.pending);
+        for (url, date) in read.dates {
+            match date {
+                Some(u) => {
+                    reader.dates.insert(url.clone(), u);
+                    waiting.push((url, SignalKind::Lastmod(u)));
+                }
+                None => {
+                    reader.dates.remove(&url);
+                }
+            }
+        }
+        waiting.extend(
+            read.feed_items
+                .into_iter()
+                .map(|(url, u)| (url, SignalKind::FeedItem(u))),
+        );
+        for (feed, u) in read.feed_marks {
+            reader.feed_marks.insert(feed, u);
+        }
+        let mut events = Vec::new();
+        for (url, kind) in waiting {
+            match self.catalogue.id(&url) {
+                Some(page) => events.push(SignalEvent { page, kind }),
+                None => reader.pending.push((url, kind)),
+            }
+        }
+        if reader.pending.len() > MAX_PENDING {
+            let excess = reader.pending.len() - MAX_PENDING;
+            reader.pending.drain(..excess);
+        }
+        SignalReading {
+            events,
+            feed_channel: read.feed_read,
+        }
+    }
+
+    /// The documents to read: the discovery's sitemaps, the sitemaps and feeds robots.txt
+    /// names (hosts in name order), the `--feed` URLs; each once.
+    fn signal_sources(&self) -> Vec<String> {
+        let mut sources = Vec::new();
+        if let Discovery::Sitemaps(roots) = &self.options().discovery {
+            sources.extend(roots.iter().cloned());
+        }
+        {
+            let hosts = self.monitor.hosts.lock().expect("host table lock");
+            let mut named: Vec<(&String, &Vec<String>)> = hosts
+                .iter()
+                .filter_map(|(h, s)| match &s.robots {
+                    Some(RobotsRule::Rules(r)) => Some((h, &r.sitemaps)),
+                    _ => None,
+                })
+                .collect();
+            named.sort();
+            for (_, sitemaps) in named {
+                sources.extend(sitemaps.iter().cloned());
+            }
+        }
+        sources.extend(self.options().feeds.iter().cloned());
+        let mut seen = HashSet::new();
+        sources.retain(|s| seen.insert(s.clone()));
+        sources
+    }
+
+    fn read_signals_live(&mut self, unit: Unit) -> SignalRead {
+        let before = self.monitor.signal_counts();
+        let clock = self.options().date_clock;
+        let feeds: HashSet<String> = self.options().feeds.iter().cloned().collect();
+        let mut queue: Vec<(String, u8)> =
+            self.signal_sources().into_iter().map(|s| (s, 0)).collect();
+        let mut queued: HashSet<String> = queue.iter().map(|q| q.0.clone()).collect();
+        let mut now: Vec<(String, Unit)> = Vec::new();
+        let mut listed = Vec::new();
+        let mut read = SignalRead::default();
+        let mut i = 0;
+        while i < queue.len() && i < MAX_DOCUMENTS {
+            let (url, depth) = queue[i].clone();
+            i += 1;
+            let Some(document) = self.read_document(unit, &url, feeds.contains(&url)) else {
+                continue;
+            };
+            let mut bad_dates = Vec::new();
+            match document {
+                Read::Sitemap(map) => {
+                    if depth < MAX_INDEX_DEPTH {
+                        for nested in map.sitemaps {
+                            if queued.insert(nested.clone()) {
+                                queue.push((nested, depth + 1));
+                            }
+                        }
+                    }
+                    for (loc, date) in map.urls.into_iter().zip(map.lastmod) {
+                        let page = normalise_url(&loc);
+                        if let Some(date) = date {
+                            match parse_w3c_datetime(&date) {
+                                Ok(t) => now.push((page.clone(), clock.unit_of(t).min(unit))),
+                                Err(e) => bad_dates.push(format!("<lastmod> of {loc}: {e}")),
+                            }
+                        }
+                        listed.push(page);
+                    }
+                }
+                Read::Feed(entries) => {
+                    read.feed_read = true;
+                    let mark = self.signal_reader.feed_marks.get(&url).copied();
+                    let mut newest = mark;
+                    for e in entries {
+                        match parse_w3c_datetime(&e.updated) {
+                            Ok(t) => {
+                                let u = clock.unit_of(t).min(unit);
+                                if mark.is_none_or(|m| u > m) {
+                                    read.feed_items.push((normalise_url(&e.url), u));
+                                }
+                                newest = Some(newest.map_or(u, |n| n.max(u)));
+                            }
+                            Err(err) => bad_dates.push(format!("<updated> of {}: {err}", e.url)),
+                        }
+                    }
+                    if let Some(n) = newest.filter(|&n| Some(n) != mark) {
+                        read.feed_marks.push((url.clone(), n));
+                    }
+                }
+            }
+            if let Some(first) = bad_dates.first() {
+                self.monitor.note_error(
+                    &url,
+                    format!(
+                        "unit {unit}: {url}: {} bad date(s) skipped, the first: {first}",
+                        bad_dates.len()
+                    ),
+                );
+            }
+        }
+        // Dates as of this reading against the previous one's.
+        let mut seen = HashSet::with_capacity(now.len());
+        for (page, date) in now {
+            if seen.insert(page.clone()) && self.signal_reader.dates.get(&page) != Some(&date) {
+                read.dates.push((page, Some(date)));
+            }
+        }
+        let mut gone: Vec<&String> = self
+            .signal_reader
+            .dates
+            .keys()
+            .filter(|p| !seen.contains(*p))
+            .collect();
+        gone.sort();
+        read.dates
+            .extend(gone.into_iter().map(|p| (p.clone(), None)));
+        self.signal_reader.listed = Some((unit, listed));
+        read.requests = self.monitor.signal_counts().since(before);
+        read
+    }
+
+    /// One document by a conditional GET (a `304` reads the copy kept), decompressed when
+    /// gzipped, classified and parsed; counted. `None` when it could not be read (the
+    /// error noted against its host, naming the URL and what is wrong).
+    fn read_document(&mut self, unit: Unit, url: &str, feed_expected: bool) -> Option<Read> {
+        let max = self.options().max_document_bytes;
+        let kept = self.signal_reader.documents.get(url).map(|d| d.0.clone());
+        let got = self.client().get_document(url, kept.as_deref(), max);
+        let text = match got {
+            Ok(Document::NotModified) => {
+                self.count(|c| c.not_modified += 1);
+                self.signal_reader.documents.get(url).map(|d| d.1.clone())
+            }
+            Ok(Document::Body { body, etag }) => match decoded(body, max) {
+                Ok(text) => {
+                    match etag {
+                        Some(tag) => {
+                            self.signal_reader
+                                .documents
+                                .insert(url.to_string(), (tag, text.clone()));
+                        }
+                        None => {
+                            self.signal_reader.documents.remove(url);
+                        }
+                    }
+                    Some(text)
+                }
+                Err(e) => {
+                    self.document_error(unit, url, feed_expected, e);
+                    return None;
+                }
+            },
+            Err(e) => {
+                self.document_error(unit, url, feed_expected, e.to_string());
+                return None;
+            }
+        };
+        let text = text?;
+        if feed::is_feed(&text) {
+            self.count(|c| c.feed_requests += 1);
+            let (entries, skipped) = feed::parse(&text).ok()?;
+            if skipped > 0 {
+                self.monitor.note_error(
+                    url,
+                    format!("unit {unit}: feed {url}: {skipped} entries without a link or a date skipped"),
+                );
+            }
+            return Some(Read::Feed(entries));
+        }
+        self.count(|c| c.sitemap_requests += 1);
+        if !(text.contains("<urlset") || text.contains("<sitemapindex")) {
+            self.count(|c| c.errors += 1);
+            self.monitor.note_error(
+                url,
+                format!("unit {unit}: {url}: neither a sitemap (<urlset>, <sitemapindex>) nor an Atom feed"),
+            );
+            return None;
+        }
+        Some(Read::Sitemap(sitemap::parse(&text)))
+    }
+
+    fn document_error(&mut self, unit: Unit, url: &str, feed: bool, error: String) {
+        self.count(|c| {
+            if feed {
+                c.feed_requests += 1;
+            } else {
+                c.sitemap_requests += 1;
+            }
+            c.errors += 1;
+        });
+        let what = if feed { "feed" } else { "sitemap" };
+        self.monitor
+            .note_error(url, format!("unit {unit}: {what} {url}: {error}"));
+    }
+
+    fn count(&self, f: impl FnOnce(&mut SignalCounts)) {
+        let mut c = SignalCounts::default();
+        f(&mut c);
+        self.monitor.add_signal_counts(c);
+    }
+
+    /// The page URLs the sitemaps list now, for discovery at `unit` (nested indexes followed,
+    /// gzipped parts decompressed): this unit's signal reading's when it read them, else read.
+    pub(super) fn sitemap_urls(&mut self, unit: Unit) -> Vec<String> {
+        if let Some((u, urls)) = self.signal_reader.listed.take() {
+            if u == unit {
+                return urls;
+            }
+        }
+        let Discovery::Sitemaps(roots) = self.options().discovery.clone() else {
+            return Vec::new();
+        };
+        let mut urls = Vec::new();
+        let mut queue: Vec<(String, u8)> = roots.into_iter().map(|r| (r, 0)).collect();
+        let mut i = 0;
+        while i < queue.len() && i < MAX_DOCUMENTS {
+            let (url, depth) = queue[i].clone();
+            i += 1;
+            if let Some(Read::Sitemap(map)) = self.read_document(unit, &url, false) {
+                urls.extend(map.urls);
+                if depth < MAX_INDEX_DEPTH {
+                    queue.extend(map.sitemaps.into_iter().map(|s| (s, depth + 1)));
+                }
+            }
+        }
+        urls
+    }
+}
+
+/// A document's text: gunzipped when it is gzip (a `.xml.gz` sitemap), at most `max` bytes.
+fn decoded(body: Vec<u8>, max: usize) -> Result<String, String> {
+    if !body.starts_with(&[0x1f, 0x8b]) {
+        return Ok(String::from_utf8_lossy(&body).into_owned());
+    }
+    let mut text = Vec::new();
+    flate2::read::GzDecoder::new(&body[..])
+        .take(max as u64 + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| format!("broken or truncated gzip: {e}"))?;
+    if text.len() > max {
+        return Err(format!("over {max} bytes decompressed"));
+    }
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzip_is_decompressed_within_bounds_and_broken_gzip_says_so() {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"<urlset></urlset>").unwrap();
+        let gz = gz.finish().unwrap();
+        assert_eq!(decoded(gz.clone(), 100).unwrap(), "<urlset></urlset>");
+        assert!(decoded(gz.clone(), 5).unwrap_err().contains("over 5 bytes"));
+        let truncated = gz[..gz.len() / 2].to_vec();
+        assert!(decoded(truncated, 100)
+            .unwrap_err()
+            .contains("broken or truncated gzip"));
+        assert_eq!(decoded(b"plain".to_vec(), 100).unwrap(), "plain");
+    }
+}
