@@ -561,10 +561,10 @@ mod tests {
         ])
         .unwrap();
         let (seed, budget, policy) = (7, 4, "user-centric");
-        let mut env = Environment::new(&corpus, workload(&corpus), env_config.clone()).unwrap();
-        env.publish_signals(&settings, seed);
+        let env = Environment::new(&corpus, workload(&corpus), env_config.clone()).unwrap();
         let mut sim_config = RunConfig::new(budget, FitMode::Online);
         sim_config.seed = seed;
+        sim_config.signals = settings.clone();
         let simulated = run(&env, family(policy).unwrap().make([]).unwrap(), &sim_config).unwrap();
 
         let site = ReplaySite::new(
