@@ -198,20 +198,7 @@ impl PublishedSignals {
     /// The feed's items at `unit` (what a reader fetching it then sees), newest first:
     /// `(page, unit of the change)`, at most the feed's length per host.
     pub fn feed_at(&self, unit: Unit) -> Vec<(PageId, Unit)> {
-        let Some(feed) = self.settings.feed() else {
-            return Vec::new();
-        };
-        let newest = unit
-            .saturating_sub(feed.delay)
-            .min(self.feed_by_unit.len().saturating_sub(1) as Unit);
-        let mut items = Vec::new();
-        for u in (1..=newest).rev() {
-            items.extend(self.feed_by_unit[u as usize].iter().map(|&p| (p, u)));
-            if items.len() >= feed.items {
-                break;
-            }
-        }
-        items
+        self.feed_of_host(unit, |_| true)
     }
 
     /// The items of one host's feed at `unit` (what `web-replay` serves as that host's

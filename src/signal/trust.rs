@@ -218,7 +218,10 @@ mod tests {
         let any = stamped.changed_probability(&dated(5), 3, 6, 0.25);
         let class = dated(5).class();
         assert!(accurate.is_informative(class, 3, 6));
-        assert!(!accurate.is_informative(class, 3, 40), "an age never tested");
+        assert!(
+            !accurate.is_informative(class, 3, 40),
+            "an age never tested"
+        );
         assert!(!stamped.is_informative(class, 3, 6));
         assert!(!SignalTrust::default().is_informative(class, 3, 6));
         assert!((any - 0.25).abs() < 0.02, "{any}");

@@ -15,7 +15,7 @@
 //! The clock moves every `unit_seconds` or, with a manual clock, when `POST /_clock/advance`
 //! is called (deterministic tests and demos); `GET /_clock` tells the unit.
 
-mod publish;
+pub mod publish;
 pub mod render;
 
 use std::collections::HashMap;
