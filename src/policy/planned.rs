@@ -562,7 +562,8 @@ impl<M: PageModel> Planner<M> {
     /// when the plan leaves spare capacity by the pages of highest remaining marginal value
     /// `c_p · ∂F/∂f(λ_p, f_p)`, ties by oldest last refresh, then page id (with nothing left to
     /// gain, that is the Age policy). Pages observed gone are skipped.
-    /// Only pages `known` to the crawler are chosen (every page outside frontier mode).
+    /// Only pages `known` to the crawler are chosen (every page outside frontier mode). The
+    /// caller marks what it finally chooses ([`Self::mark_chosen`]).
     fn choose_pages(
         &mut self,
         unit: Unit,
@@ -624,9 +625,6 @@ impl<M: PageModel> Planner<M> {
             rest.sort_unstable_by(best_first);
             chosen.extend(rest.into_iter().map(|(_, _, p)| p as PageId));
         }
-        for &p in &chosen {
-            self.last_refresh[p as usize] = unit;
-        }
         chosen
     }
 
@@ -650,7 +648,6 @@ impl<M: PageModel> Planner<M> {
     /// the changes signals miss keep being found and their recall measured. Ties by oldest
     /// refresh, then page id.
     fn choose_signalled(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
-        let before = self.last_refresh.clone();
         let planned = self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p));
         let mut state = self.signalled.take().unwrap_or_default();
         let informative = |page: PageId| {
@@ -665,9 +662,6 @@ impl<M: PageModel> Planner<M> {
             planned.iter().partition(|&&p| informative(p));
         let slots = signal_slots.len();
         if slots > 0 {
-            for &p in &signal_slots {
-                self.last_refresh[p as usize] = before[p as usize];
-            }
             state.explore_credit += slots as f64 * EXPLORATION_SHARE;
             let explore = (state.explore_credit.floor() as usize).min(slots);
             state.explore_credit -= explore as f64;
@@ -682,10 +676,8 @@ impl<M: PageModel> Planner<M> {
                 .map(|p| self.signal_candidate(p, unit, crawl, &state.trust))
                 .collect();
             chosen.extend(best_signalled(candidates, slots, explore));
-            for &p in &chosen {
-                self.last_refresh[p as usize] = unit;
-            }
         }
+        self.mark_chosen(unit, &chosen);
         for &p in &chosen {
             let signal = crawl.signal(p).unwrap_or_default();
             state
@@ -694,6 +686,13 @@ impl<M: PageModel> Planner<M> {
         }
         self.signalled = Some(state);
         chosen
+    }
+
+    /// Notes `chosen` as refreshed at `unit` (the schedule's phases continue from it).
+    fn mark_chosen(&mut self, unit: Unit, chosen: &[PageId]) {
+        for &p in chosen {
+            self.last_refresh[p as usize] = unit;
+        }
     }
 
     /// What [`Self::choose_signalled`] ranks page `p` by at `unit`.
@@ -787,7 +786,9 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
         if self.mode == FitMode::Online && crawl.reads_signals() {
             return self.choose_signalled(unit, budget, crawl);
         }
-        self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p))
+        let chosen = self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p));
+        self.mark_chosen(unit, &chosen);
+        chosen
     }
 
     fn observe(&mut self, outcomes: &[RefreshOutcome]) {
