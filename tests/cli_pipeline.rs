@@ -219,9 +219,51 @@ fn simulate_compare_and_estimate_check_end_to_end() {
     }
     let fixed_sbr = |r: &&serde_json::Value| r["policy"] == "sbr";
     assert!(fixed.iter().filter(fixed_sbr).count() > 0);
+    // Each budget with its 95 % interval over the bootstrap's resamples of the queries: ordered
+    // ends, not all of them a single point.
+    let mut spread = 0;
+    for r in rows.iter().chain(fixed) {
+        let interval = &r["budget_interval"];
+        let (low, high) = (interval["low"].as_f64(), interval["high"].as_f64());
+        let low = low.unwrap_or_else(|| panic!("no interval in {r}"));
+        if let Some(high) = high {
+            assert!(low <= high, "{r}");
+            spread += usize::from(low < high);
+        }
+    }
+    assert!(spread > 0, "every interval a single point");
     let csv = std::fs::read_to_string(out.join("fig4_table_fixed.csv")).unwrap();
     assert_eq!(csv.lines().count(), fixed.len() + 1);
-    assert!(csv.lines().next().unwrap().ends_with("budget_interpolated"));
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with("budget_interpolated,budget_interval_low,budget_interval_high"));
+    // Without intervals the same runs and tables, only the intervals gone.
+    let without_intervals = {
+        let mut args = args.clone();
+        args.retain(|a| *a != "--out" && *a != out.to_str().unwrap());
+        args.push("--no-intervals");
+        json(&args)
+    };
+    let strip = |mut v: serde_json::Value| {
+        for key in ["rows", "fixed_rows"] {
+            for r in v[key].as_array_mut().unwrap() {
+                r.as_object_mut().unwrap().remove("budget_interval");
+            }
+        }
+        for sweep in v["sweeps"].as_array_mut().unwrap() {
+            let sweep = sweep.as_object_mut().unwrap();
+            sweep.remove("seconds");
+            for key in ["rows", "fixed_rows"] {
+                for r in sweep[key].as_array_mut().unwrap() {
+                    r.as_object_mut().unwrap().remove("budget_interval");
+                }
+            }
+        }
+        v
+    };
+    assert_eq!(strip(without_intervals), strip(cmp.clone()));
     let curves = cmp["curves"].as_array().unwrap();
     assert_eq!(curves.len(), 7 * 3 * 2);
     for c in curves {

@@ -45,7 +45,7 @@ fn compare_table_keeps_whole_labels_and_theta_errors_name_theta() {
         .find(|l| l.starts_with("Found (oracle mode, parameters fixed before the run): to recover 90 % of the quality lost to staleness, "))
         .unwrap_or_else(|| panic!("no finding in:\n{out}"));
     assert!(
-        found.contains(" refreshes per unit (") && found.contains("% of the pages)"),
+        found.contains(" refreshes per unit (") && found.contains("% of the pages; 95 % interval "),
         "{found}"
     );
     assert!(
@@ -85,6 +85,49 @@ fn compare_table_keeps_whole_labels_and_theta_errors_name_theta() {
         })
         .collect();
     assert!(starts.windows(2).all(|w| w[0] == w[1]), "{out}");
+
+    // The first screen (no --metrics): the site and workload, then per mode the finding and
+    // one table of budgets per share of the staleness gap with their intervals; the grid,
+    // envelope and per-budget tables only on request.
+    let (ok, first, err) = refresher(&[
+        "compare",
+        "--corpus",
+        corpus,
+        "--log",
+        log,
+        "--policies",
+        "user-centric,round-robin",
+        "--budgets",
+        "0,4,60",
+        "--mode",
+        "oracle,online",
+    ]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = first.lines().collect();
+    assert!(lines.len() <= 50, "{} lines:\n{first}", lines.len());
+    assert!(
+        lines[0].starts_with("site: ") && lines[1].starts_with("workload: "),
+        "{first}"
+    );
+    for mode in ["oracle", "online"] {
+        let found = format!("Found ({mode} mode, parameters fixed before the run)");
+        assert!(lines.iter().any(|l| l.starts_with(&found)), "{first}");
+    }
+    let header = lines
+        .iter()
+        .find(|l| l.starts_with("policy "))
+        .unwrap_or_else(|| panic!("no table in:\n{first}"));
+    assert!(
+        header.contains("50 % gap") && header.contains("99 % gap"),
+        "{header}"
+    );
+    let uc = lines
+        .iter()
+        .find(|l| l.starts_with("user-centric "))
+        .unwrap();
+    assert!(uc.contains('(') && uc.contains('–'), "no interval in {uc}");
+    assert!(!first.contains("user-centric quality"), "{first}");
+    assert!(!first.contains("hindsight envelope"), "{first}");
 
     for (flags, expected) in [
         (

@@ -12,8 +12,10 @@ use refresher::policy::family::{expand_sweep, GridDefault, ParamValue, PolicyFam
 use refresher::policy::registry::{family, DEFAULT_COMPARISON};
 use refresher::policy::user_centric::Estimator;
 use refresher::policy::FitMode;
+use refresher::quality::bootstrap::Interval;
 use refresher::report::svg::{Chart, Scale, Series};
 use refresher::sim::compare::{default_budgets, sweep, Comparison, SweepConfig, Target, TargetRow};
+use refresher::sim::intervals::ratio_interval;
 
 use super::experiment::{budget_from_share, csv_file, ExperimentArgs, WarmupArgs};
 use super::policy_args;
@@ -91,18 +93,27 @@ pub struct Args {
     #[arg(long)]
     #[arg(help_heading = "Output")]
     pub json: bool,
-    /// Which per-budget metrics the text output shows: mean quality per policy, or every
-    /// measure (fresh@10, MAP@10, obsolete pages, papers 000/002's measures, …; always in
-    /// `curves.csv` under --out).
+    /// How much the text output shows: the first screen (the finding and the budget per share
+    /// of the staleness gap, with intervals), also every target table and the mean quality per
+    /// budget, or also every measure (fresh@10, MAP@10, obsolete pages, papers 000/002's
+    /// measures, …; always in `curves.csv` under --out).
     #[arg(help_heading = "Output")]
-    #[arg(long, value_enum, default_value_t = MetricsShown::Quality)]
+    #[arg(long, value_enum, default_value_t = MetricsShown::Summary)]
     pub metrics: MetricsShown,
+    /// Skip the 95 % intervals (a bootstrap over the workload's queries, read from the same
+    /// runs): every evaluation then sums no resamples.
+    #[arg(long)]
+    #[arg(help_heading = "Output")]
+    pub no_intervals: bool,
 }
 
-/// How much of the per-budget metric table `compare` prints (`--metrics`).
+/// How much `compare` prints beyond its first screen (`--metrics`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum MetricsShown {
-    /// Mean repository quality per policy and budget.
+    /// The finding and the budget per share of the staleness gap, with intervals.
+    Summary,
+    /// Also every target table (grid, hindsight envelope, absolute qualities) and the mean
+    /// repository quality per policy and budget.
     Quality,
     /// Every measure per policy and budget.
     All,
@@ -166,6 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             oracle_history,
             targets: args.targets.clone().unwrap_or_default(),
             signals: signals.clone(),
+            intervals: !args.no_intervals,
         };
         let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
         let c = sweep(&env, &config, &|done, total| {
@@ -183,15 +195,65 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         value["collections"] = loaded.corpus.collections_json();
         println!("{value}");
     } else {
+        print_inputs(&loaded);
         super::inputs::print_collections(&loaded.corpus);
         for c in &comparisons {
             print_summary(c, loaded.corpus.page_count(), args.metrics);
         }
         if let Some(dir) = &args.out {
-            println!("outputs written to {}", dir.display());
+            println!(
+                "outputs written to {}: compare.json, fig4_table.csv, fig4_table_fixed.csv, curves.csv, runs.csv, charts fig4_<mode>.svg and <measure>_vs_budget_<mode>.svg",
+                dir.display()
+            );
         }
     }
     Ok(())
+}
+
+/// What was compared, in two lines: the site and the workload.
+fn print_inputs(loaded: &super::experiment::Loaded) {
+    let corpus = &loaded.corpus;
+    let hosts: usize = corpus.collections.iter().map(|c| c.sites.len()).sum();
+    let dates = match (corpus.collections.first(), corpus.collections.last()) {
+        (Some(first), Some(last)) => format!(
+            ", captured {} .. {}",
+            first
+                .first_capture_date
+                .get(..10)
+                .unwrap_or(&first.first_capture_date),
+            last.last_capture_date
+                .get(..10)
+                .unwrap_or(&last.last_capture_date)
+        ),
+        _ => String::new(),
+    };
+    let paths: Vec<&str> = corpus.collections.iter().map(|c| c.path.as_str()).collect();
+    let line = format!(
+        "site: {} pages on {hosts} host{}, {} units of {} days{dates} ({})",
+        corpus.page_count(),
+        if hosts == 1 { "" } else { "s" },
+        corpus.units(),
+        corpus.clock.unit_seconds as f64 / 86_400.0,
+        paths.join(", ")
+    );
+    println!("{}", refresher::report::terminal_safe(&line));
+    let report = &loaded.workload.report;
+    let line = format!(
+        "workload: {} queries users submitted {} times in all, kept of {} distinct ({} filter), from {}",
+        loaded.workload.queries.len(),
+        loaded
+            .workload
+            .queries
+            .iter()
+            .map(|q| q.frequency)
+            .sum::<u64>(),
+        report.distinct_queries,
+        clap::ValueEnum::to_possible_value(&report.filter)
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default(),
+        loaded.args.log.display()
+    );
+    println!("{}", refresher::report::terminal_safe(&line));
 }
 
 /// The swept values per parameter: `--thetas` (θ in [0, 1]) and each `--sweep`.
@@ -347,39 +409,66 @@ fn print_target_table(rows: &[TargetRow], q0: Option<f64>, cell: impl Fn(&Target
     }
 }
 
+/// A budget as the first screen prints it: two or three significant digits (a grid of powers
+/// of two decides no more).
+fn amount(b: f64) -> String {
+    if b >= 10.0 {
+        format!("{b:.0}")
+    } else {
+        format!("{b:.1}")
+    }
+}
+
+/// A 95 % interval as `lo–hi` (an end not reached on the grid: empty, `lo–`).
+fn interval_text(interval: Interval, unit: &str) -> String {
+    let end = |e: Option<f64>| {
+        e.map(|v| format!("{}{unit}", amount(v)))
+            .unwrap_or_default()
+    };
+    format!("{}–{}", end(interval.low), end(interval.high))
+}
+
 /// The comparison's finding in one sentence: at 90 % of the staleness gap, with parameters
 /// fixed before the run (no hindsight), the policy that needs the least budget, the next one
-/// and round-robin, with their ratios. `None` when no policy reaches that target on the grid.
+/// and round-robin, with their ratios, each with its 95 % interval over the bootstrap's
+/// resamples of the workload's queries when the sweep has them. `None` when no policy reaches
+/// that target on the grid.
 pub fn headline(c: &Comparison, pages: usize) -> Option<String> {
     const GAP: f64 = 0.9;
-    let mut reached: Vec<(&str, f64)> = c
+    let mut reached: Vec<(&TargetRow, f64)> = c
         .fixed_rows
         .iter()
         .filter(|r| r.gap_share.is_some_and(|g| (g - GAP).abs() < 1e-9))
-        .filter_map(|r| Some((r.policy.as_str(), r.budget_interpolated?)))
+        .filter_map(|r| Some((r, r.budget_interpolated?)))
         .collect();
-    reached.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+    reached.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.policy.cmp(&b.0.policy)));
     let &(best, need) = reached.first()?;
-    // Two or three significant digits: a grid of powers of two decides no more.
-    let amount = |b: f64| {
-        if b >= 10.0 {
-            format!("{b:.0}")
-        } else {
-            format!("{b:.1}")
+    let ratio = |row: &TargetRow, b: f64| {
+        let times = match b / need {
+            r if !r.is_finite() => "more".to_string(),
+            r if r < 10.0 => format!("{r:.2}× more"),
+            r => format!("{r:.0}× more"),
+        };
+        match ratio_interval(row, best) {
+            Some(i) => format!("{times}, {}", interval_text(i, "×")),
+            None => times,
         }
-    };
-    let ratio = |b: f64| match b / need {
-        r if !r.is_finite() => "more".to_string(),
-        r if r < 10.0 => format!("{r:.2}× more"),
-        r => format!("{r:.0}× more"),
     };
     let mut others: Vec<String> = Vec::new();
     if let Some(&(next, b)) = reached.get(1) {
-        others.push(format!("{next} needs {} ({})", amount(b), ratio(b)));
+        others.push(format!(
+            "{} needs {} ({})",
+            next.policy,
+            amount(b),
+            ratio(next, b)
+        ));
     }
-    if best != "round-robin" && reached.get(1).map(|r| r.0) != Some("round-robin") {
-        match reached.iter().find(|r| r.0 == "round-robin") {
-            Some(&(_, b)) => others.push(format!("round-robin {} ({})", amount(b), ratio(b))),
+    let second = reached.get(1).map(|r| r.0.policy.as_str());
+    if best.policy != "round-robin" && second != Some("round-robin") {
+        match reached.iter().find(|r| r.0.policy == "round-robin") {
+            Some(&(row, b)) => {
+                others.push(format!("round-robin {} ({})", amount(b), ratio(row, b)))
+            }
             None if c.fixed_rows.iter().any(|r| r.policy == "round-robin") => {
                 others.push("round-robin does not reach it on the grid".to_string())
             }
@@ -387,14 +476,67 @@ pub fn headline(c: &Comparison, pages: usize) -> Option<String> {
         }
     }
     let share = 100.0 * need / pages.max(1) as f64;
+    let sure = best
+        .budget_interval
+        .map(|i| format!("; 95 % interval {}", interval_text(i, "")))
+        .unwrap_or_default();
     Some(format!(
-        "Found ({} mode, parameters fixed before the run): to recover {:.0} % of the quality lost to staleness, {best} needs {} refreshes per unit ({share:.2} % of the pages){}{}.",
+        "Found ({} mode, parameters fixed before the run): to recover {:.0} % of the quality lost to staleness, {} needs {} refreshes per unit ({share:.2} % of the pages{sure}){}{}.",
         c.mode.as_str(),
         GAP * 100.0,
+        best.policy,
         amount(need),
         if others.is_empty() { "" } else { "; " },
         others.join(", "),
     ))
+}
+
+/// The first screen's table: per policy, the budget needed (parameters fixed before the run,
+/// log-B interpolated) for each share of the staleness gap, with its 95 % interval.
+fn print_gap_table(rows: &[TargetRow]) {
+    let rows: Vec<&TargetRow> = rows.iter().filter(|r| r.gap_share.is_some()).collect();
+    let mut policies: Vec<&str> = Vec::new();
+    for r in &rows {
+        if !policies.contains(&r.policy.as_str()) {
+            policies.push(&r.policy);
+        }
+    }
+    let cell = |r: &TargetRow| match (r.budget_interpolated, r.budget_interval) {
+        (Some(b), Some(i)) => format!("{} ({})", amount(b), interval_text(i, "")),
+        (Some(b), None) => amount(b),
+        (None, _) => "–".to_string(),
+    };
+    let cells: Vec<String> = rows.iter().map(|r| cell(r)).collect();
+    let width = cells
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(7)
+        + 2;
+    let label = policies
+        .iter()
+        .map(|p| p.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6)
+        + 2;
+    print!("{:<label$}", "policy");
+    for r in rows
+        .iter()
+        .filter(|r| Some(&r.policy.as_str()) == policies.first())
+    {
+        let share = r.gap_share.unwrap_or_default() * 100.0;
+        print!("{:>width$}", format!("{share} % gap"));
+    }
+    println!();
+    for p in policies {
+        print!("{p:<label$}");
+        for (_, c) in rows.iter().zip(&cells).filter(|(r, _)| r.policy == p) {
+            print!("{c:>width$}");
+        }
+        println!();
+    }
 }
 
 fn print_summary(c: &Comparison, pages: usize, metrics: MetricsShown) {
@@ -418,6 +560,17 @@ fn print_summary(c: &Comparison, pages: usize, metrics: MetricsShown) {
     }
     if let Some(line) = headline(c, pages) {
         println!("{line}");
+    }
+    if let Some(q0) = c.unrefreshed_quality {
+        println!(
+            "Refreshes per unit to recover N % of the {:.4} of quality lost to staleness (unrefreshed quality {q0:.4}), parameters fixed before the run, read between grid points on log B; in brackets the 95 % interval over {} resamples of the workload's queries (an open end: not reached on the grid):",
+            1.0 - q0,
+            refresher::quality::bootstrap::RESAMPLES,
+        );
+    }
+    print_gap_table(&c.fixed_rows);
+    if metrics == MetricsShown::Summary {
+        return;
     }
     println!("Budget B needed per unit to reach a mean repository quality (paper 003 Fig. 4; – = not reached):");
     if let Some(q0) = c.unrefreshed_quality {
@@ -598,6 +751,8 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         "budget_needed",
         "gap_share",
         "budget_interpolated",
+        "budget_interval_low",
+        "budget_interval_high",
     ];
     let mut table = csv_file(&dir.join("fig4_table.csv"))?;
     table.write_record(header)?;
@@ -660,6 +815,13 @@ fn write_target_rows(
             .budget_interpolated
             .map(|b| b.to_string())
             .unwrap_or_default();
+        // The interval's ends; empty when not reached (or without intervals).
+        let end = |e: Option<f64>| e.map(|b| b.to_string()).unwrap_or_default();
+        let (low, high) = r
+            .budget_interval
+            .map_or((String::new(), String::new()), |i| {
+                (end(i.low), end(i.high))
+            });
         csv.write_record([
             mode.to_string(),
             r.policy.to_string(),
@@ -667,6 +829,8 @@ fn write_target_rows(
             need,
             share,
             between,
+            low,
+            high,
         ])?;
     }
     Ok(())

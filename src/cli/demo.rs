@@ -109,10 +109,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         new_pages: refresher::crawl::NewPages::OutsideBudget,
         out: Some(args.out.join("compare")),
         json: false,
+        no_intervals: false,
         metrics: if args.verbose {
             super::compare::MetricsShown::All
         } else {
-            super::compare::MetricsShown::Quality
+            super::compare::MetricsShown::Summary
         },
     })
 }

@@ -4,12 +4,14 @@
 //! * [`score_rank`]: per-query score-to-rank functions `F_q` and their inverses.
 //! * [`estimate`]: the cheap ΔQ_A estimate that drives the user-centric refresher.
 //! * [`measure`]: the ΔQ measurement sink fed by the index hook, with its refit cadence.
+//! * [`bootstrap`]: how sure a comparison can be (a bootstrap over the workload's queries).
 //! * [`search_quality`]: the (quality, fresh@10, MAP@10) triple every output reports.
 //! * [`multi_term`]: the ΔQ_A estimate over the workload queries as issued (beyond the paper).
 //! * [`exact_delta`]: the exact ΔQ_A of one refresh under the evaluated metric.
 //! * [`exact`]: the exact metrics (Eq. 5 quality, top-10 freshness, MAP@10), whose evaluations
 //!   keep each query's match list up to date (`match_lists`); [`trec`]: export.
 
+pub mod bootstrap;
 pub mod estimate;
 pub mod exact;
 pub mod exact_delta;

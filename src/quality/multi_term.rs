@@ -378,15 +378,16 @@ mod tests {
             queries: &queries,
         };
         let ranks = move |len: usize| ScoreRankFn::needed_ranks(len, pieces);
-        let (_, handed) = evaluate_and_rank(
+        let handed = evaluate_and_rank(
             &mut RankMemory::default(),
             &lists,
             &truth,
             &likelihood,
             &|_| true,
             Some(&ranks),
-        );
-        let handed = handed.unwrap();
+        )
+        .at_ranks
+        .unwrap();
         let want = fit_query_table(&repo, &queries, pieces);
         let same = |table: &ScoreRankTable| {
             table.len() == want.len() && (0..n).all(|q| table.get(q) == want.get(q))

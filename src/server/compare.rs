@@ -272,6 +272,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
             mean_change_rate: None,
             mean_gp4c_ndcg: None,
             paper: info.paper_measures,
+            resampled_quality: None,
         };
         if at_fixed_parameters(&info) {
             fixed_points.insert((name.clone(), info.budget), point.clone());

@@ -19,9 +19,12 @@ use crate::quality::search_quality::mean_keys;
 use crate::quality::SearchQuality;
 
 use super::environment::Environment;
+use super::intervals::add_intervals;
 pub use super::run::PaperMeasures;
 use super::run::{run, RunConfig};
 use crate::crawl::NewPages;
+use crate::quality::bootstrap::Interval;
+use std::sync::Arc;
 
 /// Target qualities of the Fig. 4 table (paper 003 Fig. 4's absolute targets).
 pub const TARGET_QUALITIES: [f64; 6] = [0.90, 0.95, 0.98, 0.99, 0.995, 0.999];
@@ -133,6 +136,9 @@ pub struct SweepConfig {
     pub targets: Vec<Target>,
     /// The change signals the site publishes ([`RunConfig::signals`]).
     pub signals: crate::signal::SignalSettings,
+    /// Judge every run under the bootstrap's resamples too ([`RunConfig::bootstrap`]), so each
+    /// target row carries its interval ([`TargetRow::budget_interval`]).
+    pub intervals: bool,
 }
 
 /// The default budget grid: 0, then powers of two up to the largest number of pages present
@@ -175,6 +181,10 @@ pub struct SweepPoint {
     /// Papers 000 and 002's measures of the run.
     #[serde(flatten)]
     pub paper: PaperMeasures,
+    /// The run's mean quality under each resample of the workload's queries
+    /// ([`crate::quality::bootstrap`]), when it was judged so.
+    #[serde(skip)]
+    pub resampled_quality: Option<Arc<[f64]>>,
 }
 
 /// A run's new-page figures (see [`crate::sim::run::DiscoveryDelay`]), when it reported them.
@@ -253,6 +263,14 @@ pub struct TargetRow {
     /// from `B = 0`; `None` when no budget of the grid reaches the target.
     #[serde(default)]
     pub budget_interpolated: Option<f64>,
+    /// How sure [`Self::budget_interpolated`] is: its 95 % percentile interval over the
+    /// bootstrap's resamples of the workload's queries ([`crate::quality::bootstrap`]; an end
+    /// `null` is not reached on the grid). Absent when the runs were not judged so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_interval: Option<Interval>,
+    /// The interpolated budget under each resample (what intervals of ratios read).
+    #[serde(skip)]
+    pub resampled_budgets: Option<Arc<[Option<f64>]>>,
 }
 
 /// The result of a sweep.
@@ -302,6 +320,7 @@ impl SweepConfig {
         rc.oracle_history = self.oracle_history;
         rc.measure_unread_delta_q = false;
         rc.signals = self.signals.clone();
+        rc.bootstrap = self.intervals;
         rc
     }
 }
@@ -367,8 +386,9 @@ impl CacheKey for ModeFreeRun {
         bytes.extend_from_slice(self.0.as_bytes());
     }
 
-    fn value_bytes(_: &SweepPoint) -> usize {
-        std::mem::size_of::<SweepPoint>() + 256
+    fn value_bytes(point: &SweepPoint) -> usize {
+        let resampled = point.resampled_quality.as_ref().map_or(0, |r| r.len());
+        std::mem::size_of::<SweepPoint>() + 256 + resampled * std::mem::size_of::<f64>()
     }
 }
 
@@ -412,6 +432,7 @@ pub fn sweep(
                 mean_change_rate: Some(r.mean_change_rate),
                 mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
                 paper: PaperMeasures::of_run(&r),
+                resampled_quality: r.resampled_quality.map(Arc::from),
             };
             if let Some(key) = shared {
                 env.cache.insert(&key, point.clone());
@@ -423,11 +444,12 @@ pub fn sweep(
     let curves = best_curves(&config.policies, &config.budgets, &points);
     let fixed_curves = best_curves(&config.policies, &config.budgets, &fixed_points);
     // Q₀: every policy's B = 0 run is the same repository; without one in the grid, one run.
-    let unrefreshed = match points.iter().find(|p| p.budget == 0) {
-        Some(p) => p.mean.quality,
+    let (unrefreshed, unrefreshed_resampled) = match points.iter().find(|p| p.budget == 0) {
+        Some(p) => (p.mean.quality, p.resampled_quality.clone()),
         None => {
             let nothing = family("round-robin")?.make([])?;
-            run(env, nothing, &config.run_config(0))?.mean.quality
+            let r = run(env, nothing, &config.run_config(0))?;
+            (r.mean.quality, r.resampled_quality.map(Arc::from))
         }
     };
     let targets = if config.targets.is_empty() {
@@ -435,8 +457,12 @@ pub fn sweep(
     } else {
         config.targets.clone()
     };
-    let rows = target_rows(&config.policies, &curves, &targets, Some(unrefreshed));
-    let fixed_rows = target_rows(&config.policies, &fixed_curves, &targets, Some(unrefreshed));
+    let mut rows = target_rows(&config.policies, &curves, &targets, Some(unrefreshed));
+    let mut fixed_rows = target_rows(&config.policies, &fixed_curves, &targets, Some(unrefreshed));
+    if let Some(q0) = &unrefreshed_resampled {
+        add_intervals(&mut rows, &points, q0);
+        add_intervals(&mut fixed_rows, &fixed_points, q0);
+    }
     let estimator = estimator_given(config);
     Ok(Comparison {
         mode: config.mode,
@@ -640,6 +666,8 @@ pub fn target_rows(
                     quality,
                     unrefreshed,
                 ),
+                budget_interval: None,
+                resampled_budgets: None,
             });
         }
     }
@@ -662,6 +690,7 @@ mod tests {
             mean_change_rate: None,
             mean_gp4c_ndcg: None,
             paper: PaperMeasures::default(),
+            resampled_quality: None,
         }
     }
 
@@ -683,6 +712,7 @@ mod tests {
             oracle_history: Default::default(),
             targets: Vec::new(),
             signals: Default::default(),
+            intervals: true,
         };
         let none = |_: usize, _: usize| {};
         for mode in [FitMode::Oracle, FitMode::Online] {

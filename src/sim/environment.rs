@@ -21,6 +21,7 @@ use crate::signal::{PublishedSignals, SignalSettings};
 
 use super::shared_evaluations::SharedEvaluations;
 use crate::cache::Cache;
+use crate::quality::bootstrap::QueryResamples;
 
 /// Settings shared by every run over one environment.
 #[derive(Debug, Clone)]
@@ -73,6 +74,11 @@ pub struct Environment<'c> {
     /// view weights, SBR/EBR schedules), computed once and shared by every run; dropped with
     /// the environment ([`crate::cache`]).
     pub cache: Arc<Cache>,
+    /// The bootstrap's resamples of the workload's queries, drawn the first time a run asks
+    /// for intervals ([`Self::query_resamples`]).
+    resamples: std::sync::OnceLock<QueryResamples>,
+    /// Per unit, the ideal quality (Eq. 5's denominator) under each of those resamples.
+    resampled_ideals: dashmap::DashMap<crate::corpus::Unit, Arc<[f64]>>,
 }
 
 impl<'c> Environment<'c> {
@@ -145,7 +151,31 @@ impl<'c> Environment<'c> {
             history,
             evaluations,
             cache: Arc::default(),
+            resamples: Default::default(),
+            resampled_ideals: Default::default(),
         })
+    }
+
+    /// The standard resamples of the workload's queries ([`QueryResamples::standard`]), drawn
+    /// once: every run of this environment reads the same ones.
+    pub fn query_resamples(&self) -> &QueryResamples {
+        self.resamples.get_or_init(|| {
+            let frequencies: Vec<f64> = self.workload.queries.iter().map(|q| q.frequency).collect();
+            QueryResamples::standard(&frequencies)
+        })
+    }
+
+    /// The ideal quality of `unit` under each of [`Self::query_resamples`], summed once.
+    pub fn resampled_ideals(&self, unit: crate::corpus::Unit) -> Arc<[f64]> {
+        if let Some(ideals) = self.resampled_ideals.get(&unit) {
+            return Arc::clone(&ideals);
+        }
+        let ideals: Arc<[f64]> = self
+            .query_resamples()
+            .weighted_sums(&self.truths[unit as usize].query_ideals)
+            .into();
+        self.resampled_ideals.insert(unit, Arc::clone(&ideals));
+        ideals
     }
 
     /// What the site publishes about its changes under `settings`, drawn with `seed` (`None`

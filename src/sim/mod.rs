@@ -17,6 +17,7 @@ pub mod compare;
 pub mod displacement;
 pub mod environment;
 pub mod estimate_check;
+pub mod intervals;
 pub mod run;
 pub use crate::change::schedule_metrics;
 pub mod shared_evaluations;

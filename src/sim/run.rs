@@ -24,7 +24,7 @@ use crate::text::TermId;
 
 use super::displacement::{Displacement, DisplacementTracker, Judge};
 use super::environment::{measurement, Environment};
-use super::shared_evaluations::SharedEvaluations;
+use super::shared_evaluations::{Evaluated, SharedEvaluations};
 use crate::change::schedule_metrics;
 
 /// What varies between runs over one environment.
@@ -62,6 +62,10 @@ pub struct RunConfig {
     /// from its true history with `seed`; online policies may read them. Default `none` (the
     /// papers' protocol).
     pub signals: SignalSettings,
+    /// Also judge every unit under each resample of the workload's queries
+    /// ([`crate::quality::bootstrap`]; [`RunResult::resampled_quality`]): what a comparison's
+    /// intervals read. Off by default; the run is otherwise the same.
+    pub bootstrap: bool,
 }
 
 /// What an oracle-mode policy is told of the true history of changes.
@@ -218,6 +222,7 @@ impl RunConfig {
             measure_unread_delta_q: true,
             displacement: false,
             signals: SignalSettings::default(),
+            bootstrap: false,
         }
     }
 }
@@ -332,6 +337,10 @@ pub struct RunResult {
     /// online policies may read.
     pub signals: Vec<String>,
     pub per_unit: Vec<UnitRecord>,
+    /// With [`RunConfig::bootstrap`]: the mean quality over the judged units under each
+    /// resample of the workload's queries, in the environment's resample order.
+    #[serde(skip)]
+    pub resampled_quality: Option<Vec<f64>>,
     /// Pages refreshed at each judged unit (index 0 = unit `warmup_units + 1`), in the
     /// policy's priority order.
     #[serde(skip)]
@@ -493,6 +502,8 @@ struct RunJudge<'a, 'e> {
     /// The repository's lists as ranked at the previous unit: each unit re-ranks from them.
     rank_memory: RankMemory,
     displacement: Option<DisplacementTracker>,
+    /// With [`RunConfig::bootstrap`]: per resample, the sum over judged units of the quality.
+    resampled_sums: Option<Vec<f64>>,
 }
 
 /// What one unit's refreshes brought: how many changed, the ΔQ estimate, and the
@@ -529,6 +540,9 @@ impl<'a, 'e> RunJudge<'a, 'e> {
             displacement: config
                 .displacement
                 .then(|| DisplacementTracker::new(&env.workload.queries)),
+            resampled_sums: config
+                .bootstrap
+                .then(|| vec![0.0; env.query_resamples().resamples()]),
         }
     }
 
@@ -692,7 +706,8 @@ impl<'a, 'e> RunJudge<'a, 'e> {
         let mut scores_at_ranks = None;
         let state = SharedEvaluations::key(unit, held.iter().copied());
         let mut evaluated_here = false;
-        let metrics: UnitMetrics = env.evaluations.get_or_evaluate(state, || {
+        let bootstrap = self.resampled_sums.is_some();
+        let evaluated = env.evaluations.get_or_evaluate(state, bootstrap, || {
             evaluated_here = true;
             let lists = EvaluatedLists {
                 repository: repo.forward(),
@@ -702,17 +717,30 @@ impl<'a, 'e> RunJudge<'a, 'e> {
             let ranks = refit_pieces.map(|pieces| {
                 move |len: usize| crate::quality::score_rank::ScoreRankFn::needed_ranks(len, pieces)
             });
-            let (metrics, at_ranks) = evaluate_and_rank(
+            let evaluation = evaluate_and_rank(
                 rank_memory,
                 &lists,
-                &env.truths[unit as usize],
+                truth,
                 &env.config.likelihood,
                 &fresh,
                 ranks.as_ref().map(|r| r as &RanksWanted),
             );
-            scores_at_ranks = at_ranks.map(Arc::new);
-            metrics
+            scores_at_ranks = evaluation.at_ranks.map(Arc::new);
+            Evaluated {
+                metrics: evaluation.metrics,
+                resampled: bootstrap.then(|| {
+                    env.query_resamples()
+                        .quality(&evaluation.query_credits, &env.resampled_ideals(unit))
+                        .into()
+                }),
+            }
         });
+        if let (Some(sums), Some(resampled)) = (&mut self.resampled_sums, &evaluated.resampled) {
+            for (sum, q) in sums.iter_mut().zip(resampled.iter()) {
+                *sum += q;
+            }
+        }
+        let metrics = evaluated.metrics;
         if let (false, Some(pieces)) = (evaluated_here, refit_pieces) {
             // Another run evaluated this state: its refit lists are shared rather than ranked
             // again by this run's estimate.
@@ -778,6 +806,10 @@ impl<'a, 'e> RunJudge<'a, 'e> {
             warmup_units: config.warmup_units,
             oracle_history: config.oracle_history.as_told_in(config.mode),
             signals: config.signals.labels(),
+            resampled_quality: self.resampled_sums.map(|sums| {
+                let units = per_unit.len().max(1) as f64;
+                sums.into_iter().map(|s| s / units).collect()
+            }),
             per_unit,
             refreshed_pages: self.refreshed_pages,
             trec: self.trec,

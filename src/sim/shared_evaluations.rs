@@ -27,6 +27,14 @@ use dashmap::DashMap;
 use crate::corpus::Unit;
 use crate::quality::exact::{ScoresAtRanks, UnitMetrics};
 
+/// A repository state's exact metrics at a unit and, when asked for, its quality under each
+/// resample of the workload's queries ([`crate::quality::bootstrap`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluated {
+    pub metrics: UnitMetrics,
+    pub resampled: Option<Arc<[f64]>>,
+}
+
 /// Held states remembered at most (about 100 bytes each): a long-lived server's environment
 /// stops remembering new states past this, and evaluates them as before.
 const MAX_STATES: usize = 1 << 20;
@@ -38,7 +46,7 @@ const MAX_QUERY_LIST_BYTES: usize = 256 << 20;
 /// The metrics of every (unit, held state) evaluated so far. See the module docs.
 #[derive(Debug, Default)]
 pub struct SharedEvaluations {
-    by_state: DashMap<(Unit, u128), UnitMetrics>,
+    by_state: DashMap<(Unit, u128), Evaluated>,
     /// Per state met again and fit's piece count: the lists its refits read.
     query_lists: DashMap<((Unit, u128), usize), Arc<ScoresAtRanks>>,
     query_list_bytes: AtomicUsize,
@@ -55,22 +63,27 @@ impl SharedEvaluations {
         (unit, xxhash_rust::xxh3::xxh3_128(&bytes))
     }
 
-    /// The metrics of the state `key`, computed by `evaluate` the first time it is asked for.
+    /// The evaluation of the state `key`, computed by `evaluate` the first time it is asked
+    /// for; with `resampled`, one that has its resampled qualities (a state evaluated without
+    /// them is evaluated again, and kept with them).
     pub fn get_or_evaluate(
         &self,
         key: (Unit, u128),
-        evaluate: impl FnOnce() -> UnitMetrics,
-    ) -> UnitMetrics {
-        if let Some(m) = self.by_state.get(&key) {
-            return *m;
+        resampled: bool,
+        evaluate: impl FnOnce() -> Evaluated,
+    ) -> Evaluated {
+        if let Some(e) = self.by_state.get(&key) {
+            if !resampled || e.resampled.is_some() {
+                return e.clone();
+            }
         }
         // Evaluated outside the map's lock: two runs reaching a new state together may both
         // evaluate it (the same metrics), rather than one waiting on a shard the other holds.
-        let metrics = evaluate();
+        let evaluated = evaluate();
         if self.by_state.len() < MAX_STATES {
-            self.by_state.insert(key, metrics);
+            self.by_state.insert(key, evaluated.clone());
         }
-        metrics
+        evaluated
     }
 
     /// The lists a `pieces`-piece score-to-rank refit reads from the state `key`, ranked by
@@ -171,28 +184,31 @@ mod tests {
     #[test]
     fn a_state_is_evaluated_once_and_states_differ_by_unit_and_version() {
         let shared = SharedEvaluations::default();
+        let plain = |unit, quality| Evaluated {
+            metrics: metrics(unit, quality),
+            resampled: None,
+        };
         let held = [Some(0), None, Some(3)];
         let key = SharedEvaluations::key(2, held.iter().copied());
-        assert_eq!(
-            shared
-                .get_or_evaluate(key, || metrics(2, 0.5))
-                .search
-                .quality,
-            0.5
-        );
-        let again = shared.get_or_evaluate(key, || panic!("evaluated twice"));
-        assert_eq!(again, metrics(2, 0.5));
+        let first = shared.get_or_evaluate(key, false, || plain(2, 0.5));
+        assert_eq!(first.metrics.search.quality, 0.5);
+        let again = shared.get_or_evaluate(key, false, || panic!("evaluated twice"));
+        assert_eq!(again, plain(2, 0.5));
+        // Asked for resampled qualities it lacks, the state is evaluated again and kept so.
+        let resampled = Evaluated {
+            resampled: Some(Arc::from(vec![0.4, 0.6])),
+            ..plain(2, 0.5)
+        };
+        let with = shared.get_or_evaluate(key, true, || resampled.clone());
+        assert_eq!(with, resampled);
+        let kept = shared.get_or_evaluate(key, true, || panic!("evaluated a third time"));
+        assert_eq!(kept, resampled);
         let other_unit = SharedEvaluations::key(3, held.iter().copied());
         let other_version = SharedEvaluations::key(2, [Some(0), None, Some(2)].into_iter());
         let dropped = SharedEvaluations::key(2, [Some(0), None, None].into_iter());
         assert!(other_unit != key && other_version != key && dropped != key);
-        assert_eq!(
-            shared
-                .get_or_evaluate(other_version, || metrics(2, 0.25))
-                .search
-                .quality,
-            0.25
-        );
+        let other = shared.get_or_evaluate(other_version, false, || plain(2, 0.25));
+        assert_eq!(other.metrics.search.quality, 0.25);
         assert_eq!(shared.len(), 2);
         assert_eq!(
             *shared.live_view_weights(5, || vec![1.0, 2.0]),

@@ -70,7 +70,7 @@ pub fn evaluate_with(
         scorer,
         queries,
     };
-    evaluate_and_rank(memory, &lists, truth, likelihood, is_fresh, None).0
+    evaluate_and_rank(memory, &lists, truth, likelihood, is_fresh, None).metrics
 }
 
 /// The repository lists an evaluation ranks: `queries`' lists in `repository` under `scorer`.
@@ -78,6 +78,18 @@ pub struct EvaluatedLists<'a> {
     pub repository: &'a ForwardIndex,
     pub scorer: &'a dyn Scorer,
     pub queries: &'a [MetricQuery],
+}
+
+/// What [`evaluate_and_rank`] found.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub metrics: UnitMetrics,
+    /// Each query's list length and repository scores at the ranks asked for.
+    pub at_ranks: Option<ScoresAtRanks>,
+    /// Each query's term of Eq. 5's numerator, `f_q·Σ_r I(r)·S(W_t[p_r], q)` (in `queries`
+    /// order; their sum is `metrics.absolute_quality`): what a bootstrap over the queries
+    /// re-weights ([`crate::quality::bootstrap`]).
+    pub query_credits: Vec<f64>,
 }
 
 /// [`evaluate_with`], and with `ranks` each query's list length and repository scores at
@@ -89,7 +101,7 @@ pub fn evaluate_and_rank(
     likelihood: &ViewingLikelihood,
     is_fresh: &(dyn Fn(PageId) -> bool + Sync),
     ranks: Option<&RanksWanted>,
-) -> (UnitMetrics, Option<ScoresAtRanks>) {
+) -> Evaluation {
     let EvaluatedLists {
         repository,
         scorer,
@@ -156,13 +168,7 @@ pub fn evaluate_and_rank(
         .collect();
     memory.ranked_all(&prepared, scorer);
     let absolute_quality: f64 = per_query.iter().map(|p| p.absolute).sum();
-    let mean = |values: Vec<f64>| {
-        if values.is_empty() {
-            1.0
-        } else {
-            values.iter().sum::<f64>() / values.len() as f64
-        }
-    };
+    let mean = mean_or_one;
     let metrics = UnitMetrics {
         unit: truth.unit,
         search: SearchQuality {
@@ -203,13 +209,28 @@ pub fn evaluate_and_rank(
             })
         },
     };
+    let query_credits = per_query.iter().map(|p| p.absolute).collect();
     let at_ranks = ranks.map(|_| {
         per_query
             .into_iter()
             .map(|p| p.at_ranks.unwrap_or_default())
             .collect()
     });
-    (metrics, at_ranks)
+    Evaluation {
+        metrics,
+        at_ranks,
+        query_credits,
+    }
+}
+
+/// The mean of `values`; 1 when there are none (no query to judge: nothing shown is stale or
+/// irrelevant).
+fn mean_or_one(values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        1.0
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
 }
 
 /// Ranks the repository's result list of `q` into `order` (which holds its previous ranking,

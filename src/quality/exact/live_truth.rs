@@ -51,6 +51,8 @@ pub struct LiveTruth {
     pub(super) lists: Vec<LiveList>,
     /// Denominator of Eq. 5: the quality an engine synchronised with the live Web would give.
     pub ideal: f64,
+    /// Each query's term of [`Self::ideal`] (`f_q` included; in the workload's order).
+    pub query_ideals: Vec<f64>,
     /// Per page, the unit of its live version (`None`: no live copy): freshness in one lookup
     /// instead of a search of the page's timeline.
     pub(super) versions: Vec<Option<Unit>>,
@@ -129,7 +131,8 @@ impl LiveTruth {
             })
             .collect();
         memory.ranked_all(&prepared, live.scorer());
-        let ideal = lists.iter().map(|(_, i, _)| i).sum();
+        let query_ideals: Vec<f64> = lists.iter().map(|(_, i, _)| *i).collect();
+        let ideal = query_ideals.iter().sum();
         let at_ranks = ranks.map(|_| {
             lists
                 .iter()
@@ -140,6 +143,7 @@ impl LiveTruth {
             unit: live.unit(),
             lists: lists.into_iter().map(|(l, _, _)| l).collect(),
             ideal,
+            query_ideals,
             versions: live.held_versions().to_vec(),
         };
         (truth, at_ranks)

@@ -550,7 +550,7 @@ fn incremental_evaluation_equals_full_re_evaluation() {
                 scorer: scorer.as_ref(),
                 queries: &queries,
             };
-            let (metrics, handed) = evaluate_and_rank(
+            let evaluation = evaluate_and_rank(
                 &mut live_memory.clone(),
                 &evaluated,
                 &truth,
@@ -558,8 +558,15 @@ fn incremental_evaluation_equals_full_re_evaluation() {
                 &fresh,
                 Some(&ranks),
             );
-            assert_eq!(metrics, want, "{kind} unit {unit} (handing over ranks)");
-            let handed = handed.expect("ranks were asked for");
+            assert_eq!(
+                evaluation.metrics, want,
+                "{kind} unit {unit} (handing over ranks)"
+            );
+            // Each query's credit is its term of the quality's numerator.
+            let credits: f64 = evaluation.query_credits.iter().sum();
+            assert_eq!(credits, want.absolute_quality);
+            assert_eq!(truth.query_ideals.iter().sum::<f64>(), truth.ideal);
+            let handed = evaluation.at_ranks.expect("ranks were asked for");
             assert_eq!(handed.len(), queries.len());
             let bits = |v: &[Score]| v.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
             for ((q, (len, scores)), (handed_len, handed_scores)) in
