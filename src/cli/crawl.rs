@@ -288,7 +288,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// The policy `--policy` and `--param` name, once the flags a crawl cannot honour are
 /// refused.
 fn policy_of(args: &Args) -> anyhow::Result<Box<dyn RefreshPolicy>> {
-    let given = policy_args::collect(&args.params, &[]);
+    let given = policy_args::collect(&args.params, &[])?;
     let policy = family(&args.policy)
         .and_then(|f| f.make(given.iter().map(|(k, v, _)| (k.as_str(), v.clone()))))
         .map_err(|e| policy_args::explain(e, &given, "--policy"))?;

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod estimate_check;
 pub mod experiment;
 pub mod export_changes;
+pub mod former_flags;
 pub mod generate;
 pub mod gp4c;
 pub mod ingest;
