@@ -13,6 +13,7 @@ pub mod ingest;
 pub mod inputs;
 pub mod policies;
 pub mod policy_args;
+pub mod reference;
 pub mod replay;
 pub mod serve;
 pub mod simulate;
