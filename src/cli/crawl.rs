@@ -206,6 +206,11 @@ fn write_state(dir: &Path, state: &serde_json::Value) -> anyhow::Result<()> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    // `--index`, accepted by clap as an alias of `--state-dir`.
+    super::former_flags::print_notes(&super::former_flags::aliases_used(
+        std::env::args_os(),
+        &[("--index", "--state-dir")],
+    ));
     let policy = policy_of(&args)?;
     let fingerprint = fingerprint_of(&args);
     let previous = read_state(&args.index)?;

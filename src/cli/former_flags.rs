@@ -3,6 +3,7 @@
 //! stderr naming the spelling to write instead, and is refused beside the current spelling when
 //! the two give different values (neither silently wins).
 
+use std::ffi::OsString;
 use std::fmt::Display;
 
 /// A setting given by a former spelling.
@@ -29,6 +30,36 @@ pub fn print_notes(uses: &[FormerUse]) {
     for used in uses {
         eprintln!("{}", used.note());
     }
+}
+
+/// The uses of former spellings that clap accepts as aliases of the current flag (`#[arg(alias
+/// = …)]`, so the parsed arguments cannot tell them apart): each `(former, current)` pair found
+/// on the command line `args`, as `--former VALUE` or `--former=VALUE`.
+pub fn aliases_used(
+    args: impl Iterator<Item = OsString>,
+    aliases: &[(&'static str, &'static str)],
+) -> Vec<FormerUse> {
+    let args: Vec<String> = args
+        .map(|a| a.to_string_lossy().into_owned())
+        .take_while(|a| a != "--")
+        .collect();
+    let mut uses = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) => (flag, Some(value)),
+            None => (arg.as_str(), None),
+        };
+        if let Some(&(former, current)) = aliases.iter().find(|(former, _)| *former == flag) {
+            let value = inline
+                .or(args.get(i + 1).map(String::as_str))
+                .unwrap_or("…");
+            uses.push(FormerUse {
+                flag: former,
+                instead: format!("{current} {value}"),
+            });
+        }
+    }
+    uses
 }
 
 /// Two spellings of one setting given with different values.
@@ -107,6 +138,35 @@ mod tests {
         assert_eq!((value, used), (Some(0.1), None));
         let (value, used) = one_of::<u32>("--warmup-units", None, "--warmup", None).unwrap();
         assert_eq!((value, used), (None, None));
+    }
+
+    #[test]
+    fn aliases_are_found_in_either_form_with_their_values() {
+        let args = [
+            "serve",
+            "--refresh",
+            "sbr",
+            "--refresh-param=theta=0.1",
+            "--policy",
+        ];
+        let uses = aliases_used(
+            args.iter().map(OsString::from),
+            &[("--refresh", "--policy"), ("--refresh-param", "--param")],
+        );
+        let notes: Vec<String> = uses.iter().map(FormerUse::note).collect();
+        assert_eq!(
+            notes,
+            [
+                "note: --refresh is kept as an alias; write --policy sbr",
+                "note: --refresh-param is kept as an alias; write --param theta=0.1",
+            ]
+        );
+        let current = ["crawl", "--state-dir", "d", "--", "--index"];
+        let uses = aliases_used(
+            current.iter().map(OsString::from),
+            &[("--index", "--state-dir")],
+        );
+        assert!(uses.is_empty());
     }
 
     #[test]
