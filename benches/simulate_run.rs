@@ -58,9 +58,16 @@ fn main() {
             "--mode",
             "online",
         ],
-        &["--policy", "sbr", "--theta", "0.1", "--budget", "64"],
+        &["--policy", "sbr", "--param", "theta=0.1", "--budget", "64"],
         &[
-            "--policy", "ebr", "--theta", "0.1", "--budget", "64", "--mode", "online",
+            "--policy",
+            "ebr",
+            "--param",
+            "theta=0.1",
+            "--budget",
+            "64",
+            "--mode",
+            "online",
         ],
         &["--policy", "round-robin", "--budget", "1024"],
     ];

@@ -11,7 +11,7 @@ mod cli;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// A search engine that decides what to re-crawl by what its users search for.
 #[derive(Parser)]
@@ -56,6 +56,9 @@ enum Command {
     ExportChanges(cli::export_changes::Args),
     /// Paper 001's GP4C: learn a refresh score function by genetic programming.
     Gp4c(cli::gp4c::Args),
+    /// Write the flag reference (docs/cli, one page per command) from these definitions.
+    #[command(hide = true)]
+    HelpReference(cli::reference::Args),
 }
 
 fn main() {
@@ -83,6 +86,7 @@ fn main() {
         Command::Webfountain(args) => cli::webfountain::run(args),
         Command::ExportChanges(args) => cli::export_changes::run(args),
         Command::Gp4c(args) => cli::gp4c::run(args),
+        Command::HelpReference(args) => cli::reference::run(args, Cli::command()),
     };
     if let Err(err) = result {
         // Errors quote their inputs (paths, lines, header values): no escape sequence reaches

@@ -203,7 +203,8 @@ fn a_trained_function_is_what_simulate_then_refreshes_by() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, log) = site(dir.path());
     let function = dir.path().join("gp4c.txt");
-    let train = |out: &std::path::Path| {
+    // `spelling`: the warm-up and budget-share flags, former or current.
+    let train = |out: &std::path::Path, spelling: [&str; 2]| {
         json(&[
             "gp4c",
             "train",
@@ -219,16 +220,16 @@ fn a_trained_function_is_what_simulate_then_refreshes_by() {
             "20",
             "--generations",
             "3",
-            "--warmup",
+            spelling[0],
             "1",
-            "--resources",
+            spelling[1],
             "0.1",
             "--out",
             out.to_str().unwrap(),
             "--json",
         ])
     };
-    let report = train(&function);
+    let report = train(&function, ["--warmup", "--resources"]);
     let folds = report["folds"].as_array().unwrap();
     assert_eq!(folds.len(), 5);
     for f in folds {
@@ -242,9 +243,9 @@ fn a_trained_function_is_what_simulate_then_refreshes_by() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("gp4c.json")).unwrap())
             .unwrap();
     assert_eq!(saved, report);
-    // The same seed trains the same function.
+    // The same seed trains the same function, whichever spelling names the settings.
     let again = dir.path().join("again.txt");
-    train(&again);
+    train(&again, ["--warmup-units", "--budget-share"]);
     assert_eq!(std::fs::read_to_string(&again).unwrap(), text);
 
     // simulate refreshes by the file, exactly as by the same function given inline.

@@ -18,6 +18,7 @@ use refresher::sim::compare::{default_budgets, sweep, Comparison, SweepConfig, T
 use refresher::sim::intervals::ratio_interval;
 
 use super::experiment::{budget_from_share, csv_file, ExperimentArgs, WarmupArgs};
+use super::former_flags::{Disagree, FormerUse};
 use super::policy_args;
 
 #[derive(clap::Args)]
@@ -41,17 +42,15 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     #[arg(help_heading = "Policy")]
     pub policies: Option<Vec<String>>,
-    /// Shingle thresholds θ swept for sbr/ebr (comma-separated; default 0.1,…,1.0).
-    /// Shorthand for `--sweep theta=…`.
-    #[arg(long, value_delimiter = ',')]
-    #[arg(help_heading = "Policy")]
+    /// Kept as an alias of `--sweep theta=θ1,θ2,…` (prints a note).
+    #[arg(long, hide = true, value_delimiter = ',', value_name = "θ1,θ2,…")]
     pub thetas: Option<Vec<f64>>,
     /// A parameter given to every compared policy that has it, `key=value` (repeatable).
     #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
     #[arg(help_heading = "Policy")]
     pub params: Vec<(String, String)>,
     /// Values swept for a parameter, `key=v1,v2,…` (repeatable; overrides the family's own
-    /// grid, see `refresher policies`).
+    /// grid, see `refresher policies`), e.g. `theta=0.1,0.5,0.9` for sbr and ebr.
     #[arg(long = "sweep", value_name = "KEY=V1,V2,…", value_parser = policy_args::parse_param)]
     #[arg(help_heading = "Policy")]
     pub sweeps: Vec<(String, String)>,
@@ -70,11 +69,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     #[arg(help_heading = "Quality model")]
     pub scoring: ScoringKind,
-    /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios, the pooled rate, the pooled
-    /// rate with a view-weight prior, change probability × gain given a change, the refresh index,
-    /// or EBR's plan with measured gains as weights [default: planned online, whittle oracle].
-    #[arg(long, value_enum)]
-    #[arg(help_heading = "Policy")]
+    /// Kept as an alias of `--param estimator=E` (prints a note).
+    #[arg(long, hide = true, value_enum, value_name = "E")]
     pub uc_estimator: Option<Estimator>,
     /// Seed of randomised policies.
     #[arg(long, default_value_t = 1)]
@@ -129,15 +125,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(|p| family(p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| anyhow::anyhow!("--policies: {e}"))?;
-    let grids = sweep_grids(&args)?;
-    let given = policy_args::collect(
-        &args.params,
-        &[(
-            "--uc-estimator",
-            "estimator",
-            args.uc_estimator.map(|e| e.as_str().to_string()),
-        )],
-    );
+    let shorthands = [policy_args::Shorthand {
+        flag: "--uc-estimator",
+        key: "estimator",
+        value: args.uc_estimator.map(|e| e.as_str().to_string()),
+    }];
+    let given = policy_args::collect(&args.params, &shorthands)?;
+    let (grids, thetas_used) = sweep_grids(&args)?;
+    let mut former = policy_args::former_uses(&shorthands);
+    former.extend(thetas_used);
+    super::former_flags::print_notes(&former);
     let fixed: Vec<_> = given
         .iter()
         .map(|(k, v, _)| (k.clone(), v.clone()))
@@ -256,15 +253,13 @@ fn print_inputs(loaded: &super::experiment::Loaded) {
     println!("{}", refresher::report::terminal_safe(&line));
 }
 
-/// The swept values per parameter: `--thetas` (θ in [0, 1]) and each `--sweep`.
-fn sweep_grids(args: &Args) -> anyhow::Result<BTreeMap<String, Vec<f64>>> {
-    let mut grids: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    if let Some(thetas) = &args.thetas {
-        if let Some(t) = thetas.iter().find(|t| !(0.0..=1.0).contains(*t)) {
-            anyhow::bail!("--thetas: {t} is outside [0, 1]");
-        }
-        grids.insert("theta".into(), thetas.clone());
-    }
+/// The values swept per parameter key.
+type Grids = BTreeMap<String, Vec<f64>>;
+
+/// The swept values per parameter: each `--sweep`, and `--thetas` (θ in [0, 1]), the former
+/// spelling of `--sweep theta=`, with its use to note.
+fn sweep_grids(args: &Args) -> anyhow::Result<(Grids, Option<FormerUse>)> {
+    let mut grids = Grids::new();
     for (key, values) in &args.sweeps {
         let grid = values
             .split(',')
@@ -273,7 +268,35 @@ fn sweep_grids(args: &Args) -> anyhow::Result<BTreeMap<String, Vec<f64>>> {
             .map_err(|_| anyhow::anyhow!("--sweep {key}: `{values}` is not a list of numbers"))?;
         grids.insert(key.clone(), grid);
     }
-    Ok(grids)
+    let Some(thetas) = &args.thetas else {
+        return Ok((grids, None));
+    };
+    if let Some(t) = thetas.iter().find(|t| !(0.0..=1.0).contains(*t)) {
+        anyhow::bail!("--thetas: {t} is outside [0, 1]");
+    }
+    let list = |grid: &[f64]| {
+        grid.iter()
+            .map(f64::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    match grids.get("theta") {
+        Some(swept) if swept != thetas => {
+            return Err(Disagree::new(
+                format!("--sweep theta={}", list(swept)),
+                "--sweep",
+                format!("--thetas {}", list(thetas)),
+                "--thetas",
+            )
+            .into())
+        }
+        _ => grids.insert("theta".into(), thetas.clone()),
+    };
+    let used = FormerUse {
+        flag: "--thetas",
+        instead: format!("--sweep theta={}", list(thetas)),
+    };
+    Ok((grids, Some(used)))
 }
 
 /// Checks every run's parameters (the fixed ones and the grids) before any input is read,

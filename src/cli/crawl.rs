@@ -206,6 +206,11 @@ fn write_state(dir: &Path, state: &serde_json::Value) -> anyhow::Result<()> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    // `--index`, accepted by clap as an alias of `--state-dir`.
+    super::former_flags::print_notes(&super::former_flags::aliases_used(
+        std::env::args_os(),
+        &[("--index", "--state-dir")],
+    ));
     let policy = policy_of(&args)?;
     let fingerprint = fingerprint_of(&args);
     let previous = read_state(&args.index)?;
@@ -288,7 +293,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// The policy `--policy` and `--param` name, once the flags a crawl cannot honour are
 /// refused.
 fn policy_of(args: &Args) -> anyhow::Result<Box<dyn RefreshPolicy>> {
-    let given = policy_args::collect(&args.params, &[]);
+    let given = policy_args::collect(&args.params, &[])?;
     let policy = family(&args.policy)
         .and_then(|f| f.make(given.iter().map(|(k, v, _)| (k.as_str(), v.clone()))))
         .map_err(|e| policy_args::explain(e, &given, "--policy"))?;

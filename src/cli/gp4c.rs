@@ -32,7 +32,13 @@ pub enum Fitness {
     Ndcg,
 }
 
+/// What `--budget-share` is when not given: the paper's 5 % per cycle.
+const DEFAULT_BUDGET_SHARE: f64 = 0.05;
+/// What `--warmup-units` is when not given: the paper's two cycles.
+const DEFAULT_WARMUP_UNITS: u32 = 2;
+
 #[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("source").required(true).multiple(false))]
 pub struct TrainArgs {
     /// The corpus (its page × unit change matrix is the training data), or with
     /// --changes-file a gp4c change file instead.
@@ -59,12 +65,19 @@ pub struct TrainArgs {
     /// Use every cycle in every segment instead of the paper's thirds.
     #[arg(long)]
     pub no_time_split: bool,
-    /// Share of a segment's pages visited per cycle (paper: 0.05; k = ⌊share × pages⌋).
-    #[arg(long, default_value_t = 0.05)]
-    pub resources: f64,
-    /// Warm-up cycles of each simulated segment (paper: 2).
-    #[arg(long, default_value_t = 2)]
-    pub warmup: u32,
+    /// Share of a segment's pages visited per cycle, in (0, 1] (paper: 0.05; k = ⌊share ×
+    /// pages⌋) [default: 0.05].
+    #[arg(long, value_name = "F")]
+    pub budget_share: Option<f64>,
+    /// Kept as an alias of --budget-share (prints a note).
+    #[arg(long, hide = true, value_name = "F")]
+    pub resources: Option<f64>,
+    /// Warm-up cycles of each simulated segment (paper: 2) [default: 2].
+    #[arg(long, value_name = "W")]
+    pub warmup_units: Option<u32>,
+    /// Kept as an alias of --warmup-units (prints a note).
+    #[arg(long, hide = true, value_name = "W")]
+    pub warmup: Option<u32>,
     /// Which rule picks the written function: the best in training (the paper's), or
     /// validation-penalised Sum / Avg.
     #[arg(long, value_enum, default_value_t = Rule::Best)]
@@ -77,18 +90,17 @@ pub struct TrainArgs {
     pub json: bool,
 }
 
-/// `--corpus` or `--changes-file`.
+/// `--corpus` (with its `--unit-days`) or `--changes-file`.
 #[derive(clap::Args)]
-#[group(required = true, multiple = false)]
 pub struct OptionalCorpus {
     /// A WARC file or directory of them.
-    #[arg(long)]
+    #[arg(long, group = "source")]
     pub corpus: Option<PathBuf>,
     /// A change file in gp4c's layout (`export-changes --format gp4c` writes one).
-    #[arg(long)]
+    #[arg(long, group = "source")]
     pub changes_file: Option<PathBuf>,
     /// Length of one time unit in days (with --corpus).
-    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "changes_file")]
     pub unit_days: u32,
 }
 
@@ -122,8 +134,24 @@ fn report_path(out: &Path) -> PathBuf {
 }
 
 fn train_command(args: TrainArgs) -> anyhow::Result<()> {
-    if !(args.resources > 0.0 && args.resources <= 1.0) {
-        anyhow::bail!("--resources {}: must be in (0, 1]", args.resources);
+    use super::former_flags::one_of;
+    let (budget_share, share_alias) = one_of(
+        "--budget-share",
+        args.budget_share,
+        "--resources",
+        args.resources,
+    )?;
+    let (warmup_units, warmup_alias) =
+        one_of("--warmup-units", args.warmup_units, "--warmup", args.warmup)?;
+    let former: Vec<_> = share_alias.into_iter().chain(warmup_alias).collect();
+    super::former_flags::print_notes(&former);
+    let budget_share = budget_share.unwrap_or(DEFAULT_BUDGET_SHARE);
+    if !(budget_share > 0.0 && budget_share <= 1.0) {
+        let flag = match (args.budget_share, args.resources) {
+            (None, Some(_)) => "--resources",
+            _ => "--budget-share",
+        };
+        anyhow::bail!("{flag} {budget_share}: must be in (0, 1]");
     }
     let matrix = matrix(&args.corpus)?;
     let gp = GpConfig {
@@ -138,8 +166,8 @@ fn train_command(args: TrainArgs) -> anyhow::Result<()> {
     let mut config = TrainConfig::new(gp, metric, args.terminals, args.seed);
     config.folds = args.folds as usize;
     config.time_split = !args.no_time_split;
-    config.resources = args.resources;
-    config.warmup = args.warmup as usize;
+    config.resources = budget_share;
+    config.warmup = warmup_units.unwrap_or(DEFAULT_WARMUP_UNITS) as usize;
     let bar = refresher::progress::bar(config.folds as u64, "gp4c folds", false);
     let report = train(&matrix, &config, &|fold| bar.set_position(fold as u64))
         .map_err(|e| anyhow::anyhow!("gp4c train: {e}"))?;

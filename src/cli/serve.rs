@@ -132,23 +132,16 @@ fn raise_fd_limit() {
     }
 }
 
-/// The former spellings of `--policy` and `--param` on `serve`, if the command line used one.
-fn former_spelling(args: impl Iterator<Item = std::ffi::OsString>) -> Option<&'static str> {
-    args.filter_map(|a| a.into_string().ok()).find_map(|a| {
-        let flag = a.split('=').next().unwrap_or("");
-        match flag {
-            "--refresh" => Some("--refresh is now --policy"),
-            "--refresh-param" => Some("--refresh-param is now --param"),
-            _ => None,
-        }
-    })
-}
+/// The former spellings of `--policy` and `--param` on `serve`, accepted as clap aliases.
+const FORMER_SPELLINGS: &[(&str, &str)] =
+    &[("--refresh", "--policy"), ("--refresh-param", "--param")];
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
-    if let Some(note) = former_spelling(std::env::args_os()) {
-        eprintln!("note: {note} (as on simulate and crawl); the old name still works");
-    }
+    super::former_flags::print_notes(&super::former_flags::aliases_used(
+        std::env::args_os(),
+        FORMER_SPELLINGS,
+    ));
     raise_fd_limit();
     let (corpus, _) = args.corpus.load()?;
     eprintln!(
@@ -257,26 +250,4 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::former_spelling;
-
-    #[test]
-    fn the_former_policy_flags_are_noticed_in_either_form() {
-        let of = |args: &[&str]| former_spelling(args.iter().map(std::ffi::OsString::from));
-        assert_eq!(
-            of(&["serve", "--refresh", "sbr"]),
-            Some("--refresh is now --policy")
-        );
-        assert_eq!(
-            of(&["serve", "--refresh-param=theta=0.1"]),
-            Some("--refresh-param is now --param")
-        );
-        assert_eq!(
-            of(&["serve", "--policy", "sbr", "--param", "theta=0.1"]),
-            None
-        );
-    }
 }

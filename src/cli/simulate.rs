@@ -23,15 +23,15 @@ pub struct Args {
     #[arg(long)]
     #[arg(help_heading = "Policy")]
     pub policy: String,
-    /// A parameter of the policy, `key=value` (repeatable; `refresher policies` lists them).
+    /// A parameter of the policy, `key=value` (repeatable; `refresher policies` lists them),
+    /// e.g. `theta=0.3` (sbr, ebr), `estimator=whittle` or `window=4` (user-centric).
     #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
     #[arg(help_heading = "Policy")]
     pub params: Vec<(String, String)>,
     #[command(flatten)]
     pub budget: BudgetArgs,
-    /// Shingle threshold θ of sbr/ebr, in [0, 1] (shorthand for `--param theta=θ`).
-    #[arg(long)]
-    #[arg(help_heading = "Policy")]
+    /// Kept as an alias of `--param theta=θ` (prints a note).
+    #[arg(long, hide = true, value_name = "θ")]
     pub theta: Option<f64>,
     /// Fit policy parameters on the whole history (oracle, paper 003) or only on what was
     /// observed (online).
@@ -42,15 +42,11 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     #[arg(help_heading = "Quality model")]
     pub scoring: ScoringKind,
-    /// User-centric: estimate ΔQ̄ by paper 003's mean of ratios, the pooled rate, the pooled
-    /// rate with a view-weight prior, change probability × gain given a change, the refresh index,
-    /// or EBR's plan with measured gains as weights [default: planned online, whittle oracle].
-    #[arg(long, value_enum)]
-    #[arg(help_heading = "Policy")]
+    /// Kept as an alias of `--param estimator=E` (prints a note).
+    #[arg(long, hide = true, value_enum, value_name = "E")]
     pub uc_estimator: Option<Estimator>,
-    /// User-centric: average over the last W refreshes of each page only.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    #[arg(help_heading = "Policy")]
+    /// Kept as an alias of `--param window=W` (prints a note).
+    #[arg(long, hide = true, value_name = "W", value_parser = clap::value_parser!(u32).range(1..))]
     pub uc_window: Option<u32>,
     /// Seed of randomised policies.
     #[arg(long, default_value_t = 1)]
@@ -87,7 +83,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let given = given_params(&args);
+    let shorthands = shorthands(&args);
+    let given = policy_args::collect(&args.params, &shorthands)?;
+    super::former_flags::print_notes(&policy_args::former_uses(&shorthands));
     let policy = family(&args.policy)
         .and_then(|f| f.make(given.iter().map(|(k, v, _)| (k.as_str(), v.clone()))))
         .map_err(|e| policy_args::explain(e, &given, "--policy"))?;
@@ -150,24 +148,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The policy parameters as given: `--param`s and the shorthand flags.
-fn given_params(args: &Args) -> Vec<(String, ParamValue, String)> {
-    policy_args::collect(
-        &args.params,
-        &[
-            ("--theta", "theta", args.theta.map(|t| t.to_string())),
-            (
-                "--uc-estimator",
-                "estimator",
-                args.uc_estimator.map(|e| e.as_str().to_string()),
-            ),
-            (
-                "--uc-window",
-                "window",
-                args.uc_window.map(|w| w.to_string()),
-            ),
-        ],
-    )
+/// The former shorthands of `--param theta=`, `estimator=` and `window=`.
+fn shorthands(args: &Args) -> [policy_args::Shorthand; 3] {
+    use policy_args::Shorthand;
+    [
+        Shorthand {
+            flag: "--theta",
+            key: "theta",
+            value: args.theta.map(|t| t.to_string()),
+        },
+        Shorthand {
+            flag: "--uc-estimator",
+            key: "estimator",
+            value: args.uc_estimator.map(|e| e.as_str().to_string()),
+        },
+        Shorthand {
+            flag: "--uc-window",
+            key: "window",
+            value: args.uc_window.map(|w| w.to_string()),
+        },
+    ]
 }
 
 /// Where the wall time went: reading the inputs, the policy-independent environment (live
