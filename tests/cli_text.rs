@@ -342,7 +342,7 @@ fn the_readme_lists_every_policy_family() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let start = readme
-        .find("Policies: ")
+        .find("**Policies**: ")
         .expect("README names its policies");
     let end = start + readme[start..].find("`refresher policies` lists").unwrap();
     let listed: std::collections::BTreeSet<&str> = readme[start..end]
@@ -645,5 +645,53 @@ fn strip_seconds(value: &mut serde_json::Value) {
         }
         serde_json::Value::Array(items) => items.iter_mut().for_each(strip_seconds),
         _ => {}
+    }
+}
+
+/// The README's command table has one row per command, and each has its reference page in
+/// `docs/cli/` (which `the_cli_reference_pages_match_the_code` holds to the code); the
+/// defaults the README states are those the reference gives.
+#[test]
+fn the_readme_lists_every_command_and_states_true_defaults() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let listed: std::collections::BTreeSet<String> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `refresher "))
+        .filter_map(|l| l.split('`').next())
+        .map(|c| c.replace(' ', "-"))
+        .collect();
+    let pages: std::collections::BTreeSet<String> = std::fs::read_dir(root.join("docs/cli"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|f| f.strip_suffix(".md").map(str::to_string))
+        .filter(|f| f != "README")
+        .collect();
+    assert_eq!(listed, pages, "README's commands against docs/cli/");
+    let reference = |command: &str| {
+        std::fs::read_to_string(root.join(format!("docs/cli/{command}.md"))).unwrap()
+    };
+    // Each (command, flag, default) the README states in prose.
+    for (command, flag, default, said) in [
+        ("simulate", "--unit-days", "7", "a week by default"),
+        (
+            "simulate",
+            "--max-skipped-share",
+            "0.5",
+            "`--max-skipped-share` (default 0.5)",
+        ),
+        ("serve", "--unit-seconds", "10", "every\n10 s"),
+        ("compare", "--metrics", "summary", "`--metrics summary`"),
+    ] {
+        let page = reference(command);
+        let section = page
+            .split("\n### ")
+            .find(|s| s.starts_with(&format!("`{flag}")))
+            .unwrap_or_else(|| panic!("docs/cli/{command}.md has no {flag}"));
+        assert!(
+            section.contains(&format!("Default: `{default}`")),
+            "{command} {flag}: the README says {default}:\n{section}"
+        );
+        assert!(readme.contains(said), "README no longer says {said:?}");
     }
 }

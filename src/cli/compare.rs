@@ -586,9 +586,10 @@ fn print_summary(c: &Comparison, pages: usize, metrics: MetricsShown) {
     }
     if let Some(q0) = c.unrefreshed_quality {
         println!(
-            "Refreshes per unit to recover N % of the {:.4} of quality lost to staleness (unrefreshed quality {q0:.4}), parameters fixed before the run, read between grid points on log B; in brackets the 95 % interval over {} resamples of the workload's queries (an open end: not reached on the grid):",
+            "Refreshes per unit to recover N % of the {:.4} of quality lost to staleness (unrefreshed quality {q0:.4}), parameters fixed before the run, read between grid points on log B; in brackets the 95 % interval over {} resamples of the workload's queries, and {} seeds for policies that draw at random (an open end: not reached on the grid):",
             1.0 - q0,
             refresher::quality::bootstrap::RESAMPLES,
+            refresher::sim::compare::SEEDS_PER_INTERVAL,
         );
     }
     print_gap_table(&c.fixed_rows);

@@ -42,6 +42,7 @@ impl RefreshPolicy for RoundRobin {
         Reads {
             delta_q: false,
             fit_mode: false,
+            seed: false,
         }
     }
 
@@ -97,6 +98,7 @@ impl RefreshPolicy for UniformRandom {
         Reads {
             delta_q: false,
             fit_mode: false,
+            seed: true,
         }
     }
 
@@ -140,6 +142,7 @@ impl RefreshPolicy for OldestFirst {
         Reads {
             delta_q: false,
             fit_mode: false,
+            seed: false,
         }
     }
 

@@ -251,14 +251,20 @@ pub struct Reads {
     /// `true`; a family that says `false` is run both ways by a test of `sim::run`, which
     /// requires the same runs.
     pub fit_mode: bool,
+    /// What the policy chooses depends on the context's `seed` (random draws). A comparison's
+    /// intervals then also vary the seed ([`crate::sim::compare::SEEDS_PER_INTERVAL`]). A
+    /// family that says `false` is run with two seeds by a test of `sim::run`, which requires
+    /// the same runs.
+    pub seed: bool,
 }
 
 impl Default for Reads {
-    /// No ΔQ; the fit mode (conservatively).
+    /// No ΔQ; the fit mode (conservatively); no seed.
     fn default() -> Self {
         Reads {
             delta_q: false,
             fit_mode: true,
+            seed: false,
         }
     }
 }

@@ -419,7 +419,12 @@ pub fn sweep(
                     ..SweepPoint::clone(&point)
                 });
             }
+            let reads_seed = p.reads().seed;
             let r = run(env, p, &config.run_config(job.budget))?;
+            let resampled_quality = match r.resampled_quality.clone() {
+                Some(own) if reads_seed => Some(resampled_over_seeds(env, config, job, own)?),
+                other => other.map(Arc::from),
+            };
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
             let point = SweepPoint {
                 policy: job.policy.name.to_string(),
@@ -432,7 +437,7 @@ pub fn sweep(
                 mean_change_rate: Some(r.mean_change_rate),
                 mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
                 paper: PaperMeasures::of_run(&r),
-                resampled_quality: r.resampled_quality.map(Arc::from),
+                resampled_quality,
             };
             if let Some(key) = shared {
                 env.cache.insert(&key, point.clone());
@@ -485,6 +490,36 @@ pub fn sweep(
         fixed_curves,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Seeds a policy that draws at random is run with for its intervals (the sweep's seed and the
+/// next ones): each resample of the queries reads one of them in turn, so the interval spans
+/// both the workload's and the draws' variation.
+pub const SEEDS_PER_INTERVAL: u64 = 4;
+
+/// `job`'s mean quality under each resample of the queries, resample `r` read from the run
+/// with seed `config.seed + r mod SEEDS_PER_INTERVAL` (`own`: the sweep seed's).
+fn resampled_over_seeds(
+    env: &Environment<'_>,
+    config: &SweepConfig,
+    job: &SweepRun,
+    own: Vec<f64>,
+) -> Result<Arc<[f64]>, SweepError> {
+    let mut by_seed = vec![own];
+    for k in 1..SEEDS_PER_INTERVAL {
+        let mut rc = config.run_config(job.budget);
+        rc.seed = config.seed.wrapping_add(k);
+        let r = run(env, (job.policy.build)(&job.params)?, &rc)?;
+        by_seed.push(r.resampled_quality.unwrap_or_default());
+    }
+    Ok((0..by_seed[0].len())
+        .map(|r| {
+            by_seed[r % by_seed.len()]
+                .get(r)
+                .copied()
+                .unwrap_or(f64::NAN)
+        })
+        .collect())
 }
 
 /// The runs of a sweep: the grid's (each family's grid, or the swept values), then the runs

@@ -1528,6 +1528,37 @@ mod online_tests {
         assert_eq!(mode_free, ["round-robin", "random", "age"]);
     }
 
+    #[test]
+    fn a_family_that_does_not_read_the_seed_runs_the_same_with_any_seed() {
+        let corpus = random_corpus(50, 7, 21);
+        let env = crate::sim::three_term_environment(&corpus, 3.0);
+        let runs = |family: &&crate::policy::family::PolicyFamily, budget| {
+            [1, 2].map(|seed| {
+                let mut config = RunConfig::new(budget, FitMode::Online);
+                config.seed = seed;
+                run(&env, family.make([]).unwrap(), &config).unwrap()
+            })
+        };
+        let mut seeded = Vec::new();
+        for family in FAMILIES {
+            if family.make([]).unwrap().reads().seed {
+                seeded.push(family.name);
+                continue;
+            }
+            for budget in [3, 20] {
+                let [a, b] = runs(family, budget);
+                let name = family.name;
+                assert_eq!(a.refreshed_pages, b.refreshed_pages, "{name} B = {budget}");
+                assert_eq!(a.per_unit, b.per_unit, "{name} B = {budget}");
+            }
+        }
+        // The flag means something: random draws other pages under another seed.
+        let random = FAMILIES.iter().find(|f| f.name == "random").unwrap();
+        let [a, b] = runs(random, 3);
+        assert_ne!(a.refreshed_pages, b.refreshed_pages);
+        assert!(seeded.contains(&"random"), "{seeded:?}");
+    }
+
     /// Runs start from an index keeping the workload's postings only; they must run exactly
     /// as over the full index, every family, both modes, single- and two-term queries.
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::corpus::{PageId, PageVersion, Unit};
 use crate::crawl::{CrawlKnowledge, CrawlState};
-use crate::policy::{PolicyContext, ProbeOutcome, RefreshOutcome, RefreshPolicy};
+use crate::policy::{PolicyContext, ProbeOutcome, Reads, RefreshOutcome, RefreshPolicy};
 
 use super::granularity::LinkGraph;
 use super::{Probe, RoundPlanner, SamplingView};
@@ -109,6 +109,14 @@ impl<P: RoundPlanner> RefreshPolicy for SamplingPolicy<P> {
 
     fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
         self.settings.clone()
+    }
+
+    /// Samples are drawn with the context's seed.
+    fn reads(&self) -> Reads {
+        Reads {
+            seed: true,
+            ..Reads::default()
+        }
     }
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {
