@@ -642,6 +642,28 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         .await;
     // Per policy: its name, six absolute targets and five shares of the staleness gap.
     assert_eq!(cells, 2 * (1 + 6 + 5));
+    // The sweep has a B = 0 run: every reached budget shows its 95 % interval, `87 (82–92)`
+    // (an end not reached on the grid left open), and the caption says what it is.
+    let budget_cells = browser
+        .eval(
+            "return [...document.querySelectorAll('#fig4-table tbody td.num')]                .map(td => td.textContent).filter(t => t !== '—')",
+        )
+        .await;
+    let budget_cells: Vec<String> = serde_json::from_value(budget_cells).unwrap();
+    assert!(!budget_cells.is_empty());
+    let number = r"[0-9]+(\.[0-9])?";
+    let shape = regex::Regex::new(&format!("^{number} \\(({number})?–({number})?\\)$")).unwrap();
+    for cell in &budget_cells {
+        assert!(shape.is_match(cell), "{cell:?} in {budget_cells:?}");
+    }
+    let caption = browser
+        .eval("return document.getElementById('interval-caption').textContent")
+        .await;
+    let caption = caption.as_str().unwrap();
+    assert!(
+        caption.contains("95 %") && caption.contains("200 resamples"),
+        "{caption}"
+    );
     let best_thetas = browser
         .eval(
             "return [...document.querySelectorAll('#curves tbody tr')] \

@@ -567,6 +567,7 @@ async fn a_sweep_fills_the_fig4_table_and_replayed_queries_feed_the_live_workloa
     }
     // No parameter swept: every run is at parameters fixed before the run.
     assert_eq!(comparison["fixed_rows"], comparison["rows"]);
+    the_intervals_are_the_command_lines(&server, &comparison, all);
     // Refreshing every page every unit keeps the repository in sync.
     for p in curves.iter().filter(|p| p["budget"] == all) {
         assert!(
@@ -612,6 +613,80 @@ async fn a_sweep_fills_the_fig4_table_and_replayed_queries_feed_the_live_workloa
     assert_eq!(done["run"]["workload"], "log+live");
 }
 
+/// With a `B = 0` run in the sweep, every row of `comparison` (round-robin and user-centric at
+/// budgets 0, 4 and `all`) carries its 95 % interval, ordered where both ends are reached; and
+/// `refresher compare` over the same site and log (the server's workload: the whole log, no
+/// relevance filter) reads the same budgets and intervals: the same runs judged under the same
+/// resamples.
+fn the_intervals_are_the_command_lines(server: &TestServer, comparison: &Value, all: usize) {
+    let rows = comparison["rows"].as_array().unwrap();
+    let mut spread = 0;
+    for row in rows {
+        let interval = &row["budget_interval"];
+        assert!(interval.is_object(), "no interval: {row}");
+        let (low, high) = (interval["low"].as_f64(), interval["high"].as_f64());
+        if let (Some(low), Some(high)) = (low, high) {
+            assert!(low <= high, "{row}");
+            spread += usize::from(low < high);
+        }
+        // An end not reached is the upper one (or both).
+        assert!(low.is_some() || high.is_none(), "{row}");
+    }
+    assert!(spread > 0, "every interval a single point: {rows:?}");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_refresher"))
+        .args(["compare", "--corpus"])
+        .arg(&server.corpus_dir)
+        .arg("--log")
+        .arg(&server.query_log)
+        .args(["--filter", "none", "--policies", "round-robin,user-centric"])
+        .args([
+            "--budgets",
+            &format!("0,4,{all}"),
+            "--mode",
+            "oracle",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "refresher compare: {stderr}");
+    let cli: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let cli_rows = cli["rows"].as_array().unwrap();
+    assert_eq!(cli_rows.len(), rows.len(), "{cli}");
+    let close = |a: &Value, b: &Value| match (a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+        _ => a == b,
+    };
+    for row in rows {
+        let same = |r: &&Value| {
+            r["policy"] == row["policy"]
+                && r["gap_share"] == row["gap_share"]
+                && close(&r["target_quality"], &row["target_quality"])
+        };
+        let theirs = cli_rows
+            .iter()
+            .find(same)
+            .unwrap_or_else(|| panic!("{row}"));
+        assert_eq!(
+            theirs["budget_needed"], row["budget_needed"],
+            "{row} vs {theirs}"
+        );
+        for (a, b) in [
+            (&theirs["budget_interpolated"], &row["budget_interpolated"]),
+            (
+                &theirs["budget_interval"]["low"],
+                &row["budget_interval"]["low"],
+            ),
+            (
+                &theirs["budget_interval"]["high"],
+                &row["budget_interval"]["high"],
+            ),
+        ] {
+            assert!(close(a, b), "server {row} vs command line {theirs}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_over_thresholds_keeps_the_best_theta_per_budget() {
     let server = start(60, 5, Duration::ZERO).await;
@@ -643,6 +718,10 @@ async fn a_sweep_over_thresholds_keeps_the_best_theta_per_budget() {
     assert_eq!(curves.len(), 4, "{comparison}");
     // No sbr run at its default θ (0): only round-robin has a fixed-parameter row.
     let fixed = comparison["fixed_rows"].as_array().unwrap();
+    // No B = 0 run: no unrefreshed quality per resample, so no row has an interval.
+    for row in comparison["rows"].as_array().unwrap().iter().chain(fixed) {
+        assert!(row.get("budget_interval").is_none(), "{row}");
+    }
     assert!(!fixed.is_empty() && fixed.iter().all(|r| r["policy"] == "round-robin"));
     for budget in [2u64, 8] {
         let sbr_runs: Vec<&Value> = runs

@@ -22,9 +22,18 @@ function render(c) {
   // recover 90 % of the gap between the unrefreshed repository and a perfect one).
   const key = r => r.gap_share != null ? "gap:" + r.gap_share : "q:" + r.target_quality;
   const targets = [...new Map(c.rows.map(r => [key(r), r])).values()];
-  // A cell: the budget read between grid points, then the grid budget it falls under.
+  // A cell: the budget read between grid points, then its 95 % interval (as `refresher
+  // compare` prints it: an end not reached on the grid is left open); the grid budget it falls
+  // under is in the cell's title.
+  const amount = b => b >= 10 ? String(Math.round(b)) : b.toFixed(1);
+  const end = b => b == null ? "" : amount(b);
   const needed = r => !r || r.budget_needed == null ? "—"
-    : `${r.budget_interpolated >= 100 ? Math.round(r.budget_interpolated) : +r.budget_interpolated.toFixed(2)} (${r.budget_needed})`;
+    : amount(r.budget_interpolated) + (r.budget_interval ? ` (${end(r.budget_interval.low)}–${end(r.budget_interval.high)})` : "");
+  const budgetCell = r => {
+    const cell = numberCell(needed(r), r && r.budget_interval ? "budget_interval" : "budget_interpolated");
+    if (r && r.budget_needed != null) cell.title += `. Smallest grid budget reaching it: ${r.budget_needed}.`;
+    return cell;
+  };
   for (const [id, rows] of [["fig4-table", c.rows], ["fixed-table", c.fixed_rows || []]]) {
     $(id).tHead.replaceChildren(el("tr", {}, el("th", { text: "policy" }), ...targets.map(t => el("th", {
       class: "num",
@@ -33,7 +42,7 @@ function render(c) {
     }))));
     const policies = [...new Set(rows.map(r => r.policy))];
     $(id).tBodies[0].replaceChildren(...policies.map(p => el("tr", {}, el("td", { text: p, title: meaning("policy") }),
-      ...targets.map(t => numberCell(needed(rows.find(r => r.policy === p && key(r) === key(t))), "budget_interpolated")))));
+      ...targets.map(t => budgetCell(rows.find(r => r.policy === p && key(r) === key(t)))))));
   }
   $("curves").tBodies[0].replaceChildren(...c.curves.map(p => el("tr", {}, el("td", { text: p.policy, title: meaning("policy") }), numberCell(p.budget, "budget"),
     numberCell(p.theta != null ? p.theta : "", "theta"), numberCell(fmt(p.mean_quality), "mean_quality"), numberCell(fmt(p.mean_fresh_at_10), "mean_fresh_at_10"), numberCell(fmt(p.mean_map_at_10), "mean_map_at_10"))));

@@ -1,7 +1,14 @@
 //! Comparison sweeps: every policy at every budget, and the paper's Fig. 4 read off the
 //! results — for each target quality, the smallest budget in the grid whose run reaches it.
+//!
+//! Each budget comes with its 95 % interval over the bootstrap's resamples of the workload's
+//! queries, read from the same runs as `refresher compare` reads them
+//! ([`crate::sim::intervals`]): every run keeps its mean quality under each resample
+//! ([`super::runs`]), and the unrefreshed quality under each is the `B = 0` run's. Without a
+//! `B = 0` run among the runs shown, the rows carry no `budget_interval`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::index::ScoringKind;
 use crate::policy::family::{expand_sweep, GridDefault, ParamValue};
@@ -9,12 +16,16 @@ use crate::policy::registry::family;
 use crate::policy::FitMode;
 use crate::sim::compare::{best_curves, SweepPoint};
 pub use crate::sim::compare::{CurvePoint, TargetRow as TableRow, TARGET_QUALITIES as TARGETS};
+use crate::sim::intervals::add_intervals;
 
 use super::error::ApiError;
 use super::runs::{Run, RunInfo, RunManager, RunSpec, RunStatus, WorkloadSource};
 
 /// A run's parameters as the API takes them.
 type Params = Vec<(String, ParamValue)>;
+
+/// A run's mean quality under each of the bootstrap's resamples, once it completed.
+type Resampled = Option<Arc<[f64]>>;
 
 /// Most runs one sweep may queue.
 pub const MAX_SWEEP_RUNS: usize = 200;
@@ -70,7 +81,8 @@ pub struct Comparison {
     pub runs_total: usize,
     pub runs_finished: usize,
     /// The table of `curves`: for families with swept parameters (θ), the best run per budget
-    /// by judged quality, a hindsight envelope.
+    /// by judged quality, a hindsight envelope. Each row's `budget_interval` is its 95 %
+    /// interval, present when the runs shown include a `B = 0` run (see the module docs).
     pub rows: Vec<TableRow>,
     pub curves: Vec<CurvePoint>,
     /// The table of the runs at parameters fixed before the run (every swept parameter at
@@ -200,8 +212,8 @@ pub fn start_sweep(
 }
 
 /// The table and curves of the runs of `sweep` (or of every run), from finished runs only.
-pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Comparison {
-    let chosen: Vec<&std::sync::Arc<Run>> = runs
+pub fn comparison(runs: &[Arc<Run>], sweep: Option<u64>) -> Comparison {
+    let chosen: Vec<&Arc<Run>> = runs
         .iter()
         .filter(|r| sweep.is_none() || r.sweep == sweep)
         .collect();
@@ -225,7 +237,8 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
             format!("oracle history {}", info.oracle_history.as_str()),
         ]
     };
-    let infos: Vec<RunInfo> = chosen.iter().map(|r| r.info()).collect();
+    let (infos, resamples): (Vec<RunInfo>, Vec<Resampled>) =
+        chosen.iter().map(|r| r.info_and_resamples()).unzip();
     let setting_count = infos.first().map_or(0, |info| settings(info).len());
     let varying: Vec<usize> = (0..setting_count)
         .filter(|&i| {
@@ -249,7 +262,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
     let mut points: BTreeMap<(String, usize, String), SweepPoint> = BTreeMap::new();
     let mut fixed_points: BTreeMap<(String, usize), SweepPoint> = BTreeMap::new();
     let mut finished = 0;
-    for info in infos.iter().cloned() {
+    for (info, resampled_quality) in infos.iter().cloned().zip(resamples) {
         let name = series(&info);
         if info.status.is_finished() {
             finished += 1;
@@ -272,7 +285,7 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
             mean_change_rate: None,
             mean_gp4c_ndcg: None,
             paper: info.paper_measures,
-            resampled_quality: None,
+            resampled_quality,
         };
         if at_fixed_parameters(&info) {
             fixed_points.insert((name.clone(), info.budget), point.clone());
@@ -300,13 +313,19 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
     budgets.dedup();
     let curves = best_curves(&policies, &budgets, &points);
     let fixed_curves = best_curves(&policies, &budgets, &fixed_points);
+    let mut rows = table(&curves);
+    let mut fixed_rows = table(&fixed_curves);
+    if let Some(q0) = unrefreshed_resampled(&curves, &points) {
+        add_intervals(&mut rows, &points, &q0);
+        add_intervals(&mut fixed_rows, &fixed_points, &q0);
+    }
     Comparison {
         sweep,
         runs_total: chosen.len(),
         runs_finished: finished,
-        rows: table(&curves),
+        rows,
         curves,
-        fixed_rows: table(&fixed_curves),
+        fixed_rows,
         oracle_bound: infos.iter().any(|info| {
             info.mode == FitMode::Oracle
                 && info.oracle_history == crate::sim::run::OracleHistory::All
@@ -318,6 +337,16 @@ pub fn comparison(runs: &[std::sync::Arc<Run>], sweep: Option<u64>) -> Compariso
             all
         },
     }
+}
+
+/// The unrefreshed quality under each resample: that of the `B = 0` run whose mean quality
+/// [`table`] takes as Q₀ (`None` without a `B = 0` run, or one judged without resamples).
+fn unrefreshed_resampled(curves: &[CurvePoint], points: &[SweepPoint]) -> Resampled {
+    let policy = &curves.iter().find(|c| c.budget == 0)?.policy;
+    points
+        .iter()
+        .filter(|p| p.budget == 0 && &p.policy == policy)
+        .find_map(|p| p.resampled_quality.clone())
 }
 
 /// Whether a run is at parameters fixed before the run: every parameter its family sweeps

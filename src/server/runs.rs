@@ -13,6 +13,11 @@
 //!
 //! History and broadcast are updated under one lock, and subscribers take the backlog and
 //! their receiver under the same lock, so a stream sees every unit exactly once, in order.
+//!
+//! Every run is also judged under the bootstrap's resamples of the workload's queries
+//! ([`RunConfig::bootstrap`]); a completed run keeps its mean quality under each resample
+//! (200 numbers, outside [`RunInfo`]) for the intervals of `GET /api/compare`
+//! ([`super::compare`]).
 
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -231,6 +236,11 @@ struct RunState {
     discovery: Option<DiscoveryDelay>,
     /// The displacement figures, when asked for and the run completed.
     displacement: Option<DisplacementSummary>,
+    /// The run's mean quality under each of the bootstrap's resamples of the workload's
+    /// queries ([`crate::quality::bootstrap`]; [`crate::quality::bootstrap::RESAMPLES`]
+    /// values), once it completed: what `GET /api/compare`'s intervals read. Not part of
+    /// [`RunInfo`]; forgotten with the run ([`MAX_RUNS`]).
+    resampled_quality: Option<Arc<[f64]>>,
 }
 
 /// One run.
@@ -379,6 +389,13 @@ impl Run {
         self.lock().status
     }
 
+    /// [`Self::info`] and, once the run completed, its mean quality under each of the
+    /// bootstrap's resamples (read under one lock: a `done` run has them).
+    pub fn info_and_resamples(&self) -> (RunInfo, Option<Arc<[f64]>>) {
+        let s = self.lock();
+        (self.info_of(&s), s.resampled_quality.clone())
+    }
+
     pub fn history(&self) -> Vec<UnitRecord> {
         self.lock().history.clone()
     }
@@ -411,6 +428,10 @@ impl Run {
 
     fn set_displacement(&self, displacement: DisplacementSummary) {
         self.lock().displacement = Some(displacement);
+    }
+
+    fn set_resampled_quality(&self, resampled: Vec<f64>) {
+        self.lock().resampled_quality = Some(resampled.into());
     }
 
     fn push(&self, record: &UnitRecord) {
@@ -618,6 +639,7 @@ impl RunManager {
                     history: Vec::new(),
                     discovery: None,
                     displacement: None,
+                    resampled_quality: None,
                 }),
                 events: broadcast::channel(1024).0,
             });
@@ -729,6 +751,13 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
     config.new_pages = run.spec.new_pages;
     config.displacement = run.spec.displacement;
     config.signals = crate::signal::SignalSettings::parse(&run.spec.signals)?;
+    // Every run, a sweep's or one started alone, is also judged under the bootstrap's
+    // resamples (the run is otherwise the same): per judged unit that re-weights the query
+    // credits the evaluation computes anyway (a sum over the workload per resample, next to
+    // ranking every query's list), and it keeps the environment's shared evaluations of one
+    // kind (a state evaluated without resamples is evaluated again by a run that needs them).
+    // So every finished run can join a comparison with intervals (`?sweep=all` too).
+    config.bootstrap = true;
     let mut cancelled = false;
     let result = run_with(&env, policy, &config, &mut |record| {
         run.push(record);
@@ -742,6 +771,9 @@ fn execute(run: &Run, envs: &Environments, make: &PolicyFactory) -> Result<bool,
     run.set_discovery(result.discovery);
     if let Some(d) = result.displacement {
         run.set_displacement(d.summary);
+    }
+    if let (false, Some(resampled)) = (cancelled, result.resampled_quality) {
+        run.set_resampled_quality(resampled);
     }
     Ok(cancelled)
 }

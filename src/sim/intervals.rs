@@ -10,7 +10,7 @@ use crate::quality::bootstrap::Interval;
 /// `points` (the runs its curve chose from: per budget the best by quality, as the row's own
 /// curve) and the unrefreshed quality `unrefreshed` under each resample. Rows whose points were
 /// not all judged under the resamples are left without.
-pub(super) fn add_intervals(rows: &mut [TargetRow], points: &[SweepPoint], unrefreshed: &[f64]) {
+pub(crate) fn add_intervals(rows: &mut [TargetRow], points: &[SweepPoint], unrefreshed: &[f64]) {
     for row in rows.iter_mut() {
         let Some(curves) = resampled_curve(&row.policy, points, unrefreshed.len()) else {
             continue;

@@ -72,6 +72,9 @@ pub struct TestServer {
     pub log: QueryLog,
     /// A copy of the corpus the server serves (the server leaks its own).
     pub corpus: Corpus,
+    /// The generated site's files (inside `_dir`), for the command line to read the same.
+    pub corpus_dir: std::path::PathBuf,
+    pub query_log: std::path::PathBuf,
     pub _dir: tempfile::TempDir,
 }
 
@@ -124,6 +127,8 @@ pub async fn start(pages: usize, weeks: u32, slow_delay: Duration) -> TestServer
         state,
         log,
         corpus: copy,
+        corpus_dir: site.corpus_dir,
+        query_log: site.query_log,
         _dir: dir,
     }
 }
