@@ -35,9 +35,18 @@ pub struct Evaluated {
     pub resampled: Option<Arc<[f64]>>,
 }
 
-/// Held states remembered at most (about 100 bytes each): a long-lived server's environment
-/// stops remembering new states past this, and evaluates them as before.
-const MAX_STATES: usize = 1 << 20;
+impl Evaluated {
+    /// What remembering it costs: the key, the metrics and the resampled qualities.
+    fn bytes(&self) -> usize {
+        let resampled = self.resampled.as_ref().map_or(0, |r| r.len());
+        std::mem::size_of::<((Unit, u128), Evaluated)>() + resampled * std::mem::size_of::<f64>()
+    }
+}
+
+/// Bytes of remembered states at most (about 100 bytes a state, 1.7 kB with its resampled
+/// qualities): a long-lived server's environment stops remembering new states past this, and
+/// evaluates them as before.
+const MAX_STATE_BYTES: usize = 256 << 20;
 
 /// Bytes of shared query lists kept at most (a state's lists are a few hundred kilobytes for a
 /// workload of thousands of queries); past this, runs rank their own lists as before.
@@ -47,6 +56,7 @@ const MAX_QUERY_LIST_BYTES: usize = 256 << 20;
 #[derive(Debug, Default)]
 pub struct SharedEvaluations {
     by_state: DashMap<(Unit, u128), Evaluated>,
+    state_bytes: AtomicUsize,
     /// Per state met again and fit's piece count: the lists its refits read.
     query_lists: DashMap<((Unit, u128), usize), Arc<ScoresAtRanks>>,
     query_list_bytes: AtomicUsize,
@@ -80,8 +90,14 @@ impl SharedEvaluations {
         // Evaluated outside the map's lock: two runs reaching a new state together may both
         // evaluate it (the same metrics), rather than one waiting on a shard the other holds.
         let evaluated = evaluate();
-        if self.by_state.len() < MAX_STATES {
-            self.by_state.insert(key, evaluated.clone());
+        let bytes = evaluated.bytes();
+        if self.state_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes <= MAX_STATE_BYTES {
+            if let Some(replaced) = self.by_state.insert(key, evaluated.clone()) {
+                self.state_bytes
+                    .fetch_sub(replaced.bytes(), Ordering::Relaxed);
+            }
+        } else {
+            self.state_bytes.fetch_sub(bytes, Ordering::Relaxed);
         }
         evaluated
     }
