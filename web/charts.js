@@ -239,7 +239,7 @@ class RefresherChart {
   title(which) {
     const o = this.options, x = which === "x";
     const unit = x ? o.xUnit : o.yUnit;
-    const scale = x ? (o.xLog ? "log scale" : "linear scale") : (o.yNines ? "scale of −log(1 − share)" : "linear scale");
+    const scale = x ? (o.xLog ? "log scale" : "linear scale") : (o.yNines ? "nines scale" : "linear scale");
     return `${(x ? o.xLabel : o.yLabel) || which}${unit ? ", " + unit : ""} (${scale})`;
   }
 

@@ -5,8 +5,8 @@ const $ = id => document.getElementById(id);
 // budget needed for each quality as steps. The "gap" toggle puts the share of the staleness gap
 // recovered across instead, on an axis of its nines, so the last percent is not squeezed.
 const QUALITY_AXIS = { yLabel: "mean repository quality", yUnit: "a share", yNines: false };
-const GAP_AXIS = { yLabel: "share of the staleness gap recovered", yUnit: "1 − (1 − Q)/(1 − Q₀)", yNines: true };
-const fig4 = new RefresherChart($("chart-fig4"), Object.assign({ xLabel: "budget B", xUnit: "refreshes per unit", xLog: true, yMax: 1, flip: true, zeroLabel: "B = 0", steps: true }, QUALITY_AXIS));
+const GAP_AXIS = { yLabel: "staleness gap recovered", yUnit: "", yNines: true };
+const fig4 = new RefresherChart($("chart-fig4"), Object.assign({ xLabel: "budget B", xUnit: "per unit", xLog: true, yMax: 1, flip: true, zeroLabel: "B = 0", steps: true, height: 320 }, QUALITY_AXIS));
 const freshChart = new RefresherChart($("chart-fresh"), { xLabel: "budget B", xUnit: "refreshes per unit", yLabel: "fresh@10", yUnit: "a share", xLog: true, yMax: 1, zeroLabel: "B = 0" });
 let shown = null;
 let timer = null;
