@@ -390,6 +390,74 @@ fn assert_share_chart(name: &str, c: &Chart) {
     }
 }
 
+/// Issue 50 item 3 on the compare page: each policy drawn in the style the server's table
+/// (src/report/chart_style.rs) gives its family, the legend showing line samples, axis titles
+/// with unit and scale, Fig. 4 as a monotone staircase, the B = 0 label above the plot (never
+/// over data), and the toggle to the share of the staleness gap recovered.
+async fn assert_charts_read_without_a_legend_hunt(browser: &mut Browser) {
+    let drawn = browser
+        .eval(
+            "const u = window.refresherCharts['chart-fig4']; \
+             const box = r => [r.left, r.top, r.right, r.bottom]; \
+             return { styles: u.series.slice(1).map((s, i) => [s.label, s.stroke(u, i + 1), s.dash || [], s._style.marker]), \
+               steps: u.series.slice(1).map(s => s._steps), \
+               axes: u.axes.map(a => a.label), \
+               samples: u.root.querySelectorAll('.u-legend svg.legend-sample').length, \
+               plot: box(u.over.getBoundingClientRect()), \
+               labels: [...u.root.querySelectorAll('.zero-ref-label')].map(e => box(e.getBoundingClientRect())) }",
+        )
+        .await;
+    let styles = drawn["styles"].as_array().unwrap();
+    assert_eq!(styles.len(), 2, "{drawn}");
+    for s in styles {
+        let name = s[0].as_str().unwrap();
+        let want = refresher::report::chart_style::family_style(name).unwrap();
+        assert_eq!(s[1], json!(want.colour), "{name}: {drawn}");
+        let dash: Vec<f64> = serde_json::from_value(s[2].clone()).unwrap();
+        assert_eq!(dash, want.dash, "{name}: {drawn}");
+        assert_eq!(s[3], json!(want.marker), "{name}: {drawn}");
+    }
+    assert_ne!(styles[0][1], styles[1][1]);
+    assert_eq!(drawn["samples"], 2, "a line sample per legend row");
+    let axes: Vec<String> = serde_json::from_value(drawn["axes"].clone()).unwrap();
+    assert_eq!(axes[0], "budget B, per unit (log scale)", "{axes:?}");
+    assert!(axes[1].contains("linear scale"), "{axes:?}");
+    // Each staircase: B and quality never fall along it.
+    for steps in drawn["steps"].as_array().unwrap() {
+        let corners: Vec<(f64, f64)> = serde_json::from_value(steps.clone()).unwrap();
+        assert!(corners.len() >= 2, "{steps}");
+        for w in corners.windows(2) {
+            assert!(w[1].0 >= w[0].0 && w[1].1 >= w[0].1, "{corners:?}");
+        }
+    }
+    let plot: [f64; 4] = serde_json::from_value(drawn["plot"].clone()).unwrap();
+    let labels: Vec<[f64; 4]> = serde_json::from_value(drawn["labels"].clone()).unwrap();
+    assert_eq!(labels.len(), 1);
+    for l in labels {
+        let apart = l[2] <= plot[0] || plot[2] <= l[0] || l[3] <= plot[1] || plot[3] <= l[1];
+        assert!(apart, "the B = 0 label {l:?} is over the plot {plot:?}");
+    }
+    // Across: the share of the staleness gap recovered, on an axis of its nines.
+    browser.click("#gap-axis").await;
+    let gap = browser
+        .wait_for(
+            "const u = window.refresherCharts['chart-fig4']; \
+             return u.axes[1].label.includes('staleness gap') ? \
+               { ticks: u.axes[1]._values, refs: [...u.root.querySelectorAll('.zero-ref-label')].map(e => e.textContent) } : null",
+            "the gap-share axis",
+        )
+        .await;
+    let ticks: Vec<String> = serde_json::from_value(gap["ticks"].clone()).unwrap();
+    assert!(
+        !ticks.is_empty() && ticks.iter().all(|t| t.ends_with(" %")),
+        "{gap}"
+    );
+    assert_eq!(gap["refs"], json!(["B = 0: 0 %"]), "{gap}");
+    browser
+        .screenshot_of(".charts", "compare-charts-gap-share.png")
+        .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_dashboard_and_compare_pages_work_in_chromium() {
     let Some(mut browser) = Browser::start().await else {
@@ -734,6 +802,7 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
             "#message, #fig4-table, #curves, .charts .u-legend, .charts .u-axis, .charts .zero-refs",
         )
         .await;
+    assert_charts_read_without_a_legend_hunt(&mut browser).await;
     // The "show" list offers the sweep just run and every run (the sweep's 8 and the
     // dashboard's run).
     browser

@@ -290,9 +290,13 @@ fn simulate_compare_and_estimate_check_end_to_end() {
         "curves.csv",
         "fig4_oracle.svg",
         "quality_vs_budget_online.svg",
+        "fig4_gap_oracle.svg",
+        "fig4_gap_online.svg",
+        "oracle_vs_online.svg",
     ] {
         assert!(out.join(file).is_file(), "{file} not written");
     }
+    assert_charts_read_without_a_legend_hunt(&out);
 
     let mut args = vec!["estimate-check"];
     args.extend(base);
@@ -316,6 +320,54 @@ fn simulate_compare_and_estimate_check_end_to_end() {
         );
     }
     assert!(check["pairs"].as_u64().unwrap() > 0);
+}
+
+/// Issue 50 item 3: the charts of `compare` say their units and scales, draw the budget needed
+/// as a monotone staircase, and set the oracle bound beside what an online crawler gets.
+fn assert_charts_read_without_a_legend_hunt(out: &std::path::Path) {
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+    let fig4 = read("fig4_oracle.svg");
+    assert!(
+        fig4.contains(r#"class="y-title">B, refreshes per unit (log scale"#),
+        "the budget axis names its unit and scale"
+    );
+    assert!(
+        fig4.contains(r#"class="subtitle">"#) && fig4.contains(" pages, "),
+        "the subtitle names the corpus and its size"
+    );
+    assert!(fig4.contains("units of") && fig4.contains("workload queries"));
+    assert!(
+        fig4.contains(" %)</text>"),
+        "budget ticks give the share of the pages"
+    );
+    // Every curve a staircase: quality (x) never runs back while B (up: y falls) grows.
+    let lines: Vec<&str> = fig4
+        .split(r#"class="series-line" d=""#)
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    assert!(!lines.is_empty(), "{fig4}");
+    for d in lines {
+        let xy: Vec<f64> = d
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        for w in xy.chunks(2).collect::<Vec<_>>().windows(2) {
+            assert!(
+                w[1][0] >= w[0][0] && w[1][1] <= w[0][1],
+                "not monotone: {d}"
+            );
+        }
+    }
+    let both = read("oracle_vs_online.svg");
+    assert!(
+        both.contains("How far online is from the oracle bound"),
+        "{both}"
+    );
+    assert!(both.contains("oracle: knows the future, a bound"));
+    assert!(both.contains(">user-centric, oracle<") && both.contains(">user-centric, online<"));
+    assert!(both.contains(r#"fill="white""#), "online points are hollow");
+    assert!(read("fig4_gap_online.svg").contains("share of the staleness gap recovered"));
 }
 
 #[test]

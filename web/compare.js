@@ -1,9 +1,14 @@
 "use strict";
 const $ = id => document.getElementById(id);
 // Budgets on log axes (B = 0 is a labelled reference line), shares capped at 1. Fig. 4 as paper
-// 003 draws it: quality across, the budget B up (each curve still a function of B: `flip`).
-const fig4 = new RefresherChart($("chart-fig4"), { xLabel: "budget B", yLabel: "mean repository quality", xLog: true, yMax: 1, flip: true, zeroLabel: "B = 0" });
-const freshChart = new RefresherChart($("chart-fresh"), { xLabel: "budget B", yLabel: "fresh@10", xLog: true, yMax: 1, zeroLabel: "B = 0" });
+// 003 draws it: quality across, the budget B up (each curve still a function of B: `flip`), the
+// budget needed for each quality as steps. The "gap" toggle puts the share of the staleness gap
+// recovered across instead, on an axis of its nines, so the last percent is not squeezed.
+const QUALITY_AXIS = { yLabel: "mean repository quality", yUnit: "a share", yNines: false };
+const GAP_AXIS = { yLabel: "staleness gap recovered", yUnit: "", yNines: true };
+const fig4 = new RefresherChart($("chart-fig4"), Object.assign({ xLabel: "budget B", xUnit: "per unit", xLog: true, yMax: 1, flip: true, zeroLabel: "B = 0", steps: true, height: 320 }, QUALITY_AXIS));
+const freshChart = new RefresherChart($("chart-fresh"), { xLabel: "budget B", xUnit: "refreshes per unit", yLabel: "fresh@10", yUnit: "a share", xLog: true, yMax: 1, zeroLabel: "B = 0" });
+let shown = null;
 let timer = null;
 
 function byPolicy(curves) {
@@ -15,8 +20,9 @@ function byPolicy(curves) {
 function render(c) {
   $("oracle-note").hidden = !c.oracle_bound;
   $("signals-shown").textContent = (c.signals && c.signals.length) ? "signals: " + c.signals.join(", ") : "";
+  shown = c;
   const groups = byPolicy(c.curves);
-  fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_quality]) })));
+  drawFig4(groups);
   freshChart.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, p.mean_fresh_at_10]) })));
   // Absolute targets ("Q ≥ 0.99") and shares of the quality lost to staleness ("90 % of gap":
   // recover 90 % of the gap between the unrefreshed repository and a perfect one).
@@ -52,6 +58,20 @@ function render(c) {
   clearTimeout(timer);
   if (pending) timer = setTimeout(load, 2000);
 }
+
+// Fig. 4 over quality, or over the share of the staleness gap recovered from Q₀ (the B = 0
+// quality; without a B = 0 run there is no gap to share, and the toggle is off).
+function drawFig4(groups) {
+  const zero = shown.curves.find(p => p.budget === 0);
+  const toggle = $("gap-axis");
+  toggle.disabled = !zero || !(zero.mean_quality < 1);
+  const gap = toggle.checked && !toggle.disabled;
+  const q0 = zero && zero.mean_quality;
+  const y = gap ? q => 1 - (1 - q) / (1 - q0) : q => q;
+  if (fig4.options.yNines !== gap) fig4.setOptions(gap ? GAP_AXIS : QUALITY_AXIS);
+  fig4.setSeries([...groups].map(([name, pts]) => ({ name, points: pts.map(p => [p.budget, y(p.mean_quality)]) })));
+}
+$("gap-axis").addEventListener("change", () => { if (shown) drawFig4(byPolicy(shown.curves)); });
 
 // The sweeps offered in the "show" list: every id up to the newest one seen.
 function offerSweeps(latest) {

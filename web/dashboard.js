@@ -1,9 +1,9 @@
 "use strict";
 const $ = id => document.getElementById(id);
 const charts = {
-  quality: new RefresherChart($("chart-quality"), { xLabel: "time unit", yLabel: "quality", yMax: 1 }),
-  fresh: new RefresherChart($("chart-fresh"), { xLabel: "time unit", yLabel: "fresh@10", yMax: 1 }),
-  map: new RefresherChart($("chart-map"), { xLabel: "time unit", yLabel: "MAP@10", yMax: 1 }),
+  quality: new RefresherChart($("chart-quality"), { xLabel: "time unit", yLabel: "quality", yUnit: "a share", yMax: 1 }),
+  fresh: new RefresherChart($("chart-fresh"), { xLabel: "time unit", yLabel: "fresh@10", yUnit: "a share", yMax: 1 }),
+  map: new RefresherChart($("chart-map"), { xLabel: "time unit", yLabel: "MAP@10", yUnit: "a share", yMax: 1 }),
 };
 const runs = new Map();      // id -> { info, history }
 const streams = new Map();   // id -> EventSource
@@ -14,7 +14,7 @@ function label(info) { return `#${info.id} ${info.policy} B=${info.budget}`; }
 function redraw() {
   const pick = { quality: "quality", fresh: "fresh_at_10", map: "map_at_10" };
   for (const [chart, key] of Object.entries(pick)) {
-    const series = [...runs.values()].map(r => ({ name: label(r.info), points: r.history.map(u => [u.unit, u[key]]) }));
+    const series = [...runs.values()].map(r => ({ name: label(r.info), family: r.info.policy, points: r.history.map(u => [u.unit, u[key]]) }));
     if (serving.length) series.push({ name: "no refresh (served)", dashed: true, color: "#868e96", points: serving.map(p => [p.unit, p[key]]) });
     charts[chart].setSeries(series);
   }

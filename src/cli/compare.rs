@@ -185,7 +185,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         comparisons.push(c);
     }
     if let Some(dir) = &args.out {
-        write_outputs(dir, &comparisons)?;
+        let about = ChartContext::of(&args, &loaded.corpus);
+        write_outputs(dir, &comparisons, &about)?;
     }
     if args.json {
         let mut value = to_json(&comparisons);
@@ -762,7 +763,11 @@ const MEASURES_BEYOND_QUALITY: [&str; 13] = [
     "mean_map_at_10_tau0",
 ];
 
-fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
+fn write_outputs(
+    dir: &Path,
+    comparisons: &[Comparison],
+    about: &ChartContext,
+) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(
         dir.join("compare.json"),
@@ -818,8 +823,9 @@ fn write_outputs(dir: &Path, comparisons: &[Comparison]) -> anyhow::Result<()> {
         }
         write_curve_rows(&mut curves, mode, c)?;
         write_point_rows(&mut points, mode, c)?;
-        write_charts(dir, mode, c)?;
+        write_charts(dir, mode, c, about)?;
     }
+    write_oracle_vs_online(dir, comparisons, about)?;
     table.flush()?;
     curves.flush()?;
     points.flush()?;
@@ -922,19 +928,67 @@ fn write_point_rows(
     Ok(())
 }
 
-/// The charts of one mode: Fig. 4 (budget needed per quality) and each measure against B.
-/// The budget axis of the charts: what B counts, and its scale.
-const BUDGET_AXIS: &str = "B, refreshes per unit (log scale)";
+/// What the charts say of the run beside their data: the corpus, for the subtitle, and its page
+/// count, for budgets read as a share of the pages.
+struct ChartContext {
+    corpus: String,
+    pages: usize,
+    unit_days: f64,
+}
 
-fn write_charts(dir: &Path, mode: &str, c: &Comparison) -> anyhow::Result<()> {
+impl ChartContext {
+    fn of(args: &Args, corpus: &Corpus) -> Self {
+        let names: Vec<String> = args
+            .experiment
+            .corpus
+            .corpus
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+            })
+            .collect();
+        ChartContext {
+            corpus: names.join(" + "),
+            pages: corpus.page_count(),
+            unit_days: corpus.clock.unit_seconds as f64 / 86_400.0,
+        }
+    }
+
+    /// The subtitle of a chart of `c`: what was simulated, over how long, judged by what.
+    fn subtitle(&self, c: &Comparison) -> String {
+        format!(
+            "{}: {} pages, {} units of {} days, {} workload queries, {} scoring",
+            self.corpus, self.pages, c.units, self.unit_days, c.workload_queries, c.scoring
+        )
+    }
+}
+
+/// The budget axis of the charts: what B counts, and its scale.
+const BUDGET_AXIS: &str = "B, refreshes per unit (log scale; share of the pages in brackets)";
+/// A short budget axis title for the horizontal axis (its shares go on a second line).
+const BUDGET_AXIS_ACROSS: &str =
+    "B, refreshes per unit (log scale; below each: share of the pages)";
+
+/// The charts of one mode: Fig. 4 (budget needed per quality, as steps), the same over the
+/// share of the staleness gap recovered (`fig4_gap_{mode}.svg`, when the grid has B = 0), and
+/// each measure against B.
+fn write_charts(
+    dir: &Path,
+    mode: &str,
+    c: &Comparison,
+    about: &ChartContext,
+) -> anyhow::Result<()> {
     let mut names: Vec<&String> = c.curves.iter().map(|p| &p.policy).collect();
     names.dedup();
     let series = |f: &dyn Fn(&refresher::sim::compare::CurvePoint) -> (f64, f64)| -> Vec<Series> {
         names
             .iter()
-            .map(|n| Series {
-                name: n.to_string(),
-                points: c.curves.iter().filter(|p| &p.policy == *n).map(f).collect(),
+            .map(|n| {
+                Series::new(
+                    n.as_str(),
+                    c.curves.iter().filter(|p| &p.policy == *n).map(f).collect(),
+                )
             })
             .collect()
     };
@@ -949,19 +1003,43 @@ fn write_charts(dir: &Path, mode: &str, c: &Comparison) -> anyhow::Result<()> {
         y_scale,
         x_at_most: (x_scale == Scale::Linear).then_some(1.0),
         y_at_most: (y_scale == Scale::Linear).then_some(1.0),
-        ..Chart::new(&format!("{title} ({mode_label}, {})", c.scoring), x, y)
+        x_share_of: (x_scale == Scale::Log).then_some(about.pages),
+        y_share_of: (y_scale == Scale::Log).then_some(about.pages),
+        subtitle: Some(about.subtitle(c)),
+        ..Chart::new(&format!("{title} ({mode_label})"), x, y)
     };
     // Fig. 4: quality on x, B on a log y axis; B = 0 (the unrefreshed repository, Q₀) is
-    // a labelled vertical reference line.
-    let fig4 = chart(
-        "Budget needed for a repository quality",
-        "mean repository quality",
-        BUDGET_AXIS,
-        Scale::Linear,
-        Scale::Log,
-    )
+    // a labelled vertical reference line; each curve the smallest B reaching each quality.
+    let fig4 = Chart {
+        budget_needed_steps: true,
+        ..chart(
+            "Budget needed for a repository quality",
+            "mean repository quality Q (a share, linear scale)",
+            BUDGET_AXIS,
+            Scale::Linear,
+            Scale::Log,
+        )
+    }
     .render(&series(&|p| (p.mean.quality, p.budget as f64)));
     std::fs::write(dir.join(format!("fig4_{mode}.svg")), fig4)?;
+    // The last percent of quality spread out: the share of the staleness gap recovered, on an
+    // axis of its nines.
+    if let Some(q0) = c.unrefreshed_quality.filter(|q| *q < 1.0) {
+        let gap = Chart {
+            budget_needed_steps: true,
+            ..chart(
+                "Budget needed to recover the staleness gap",
+                "share of the staleness gap recovered, 1 − (1 − Q)/(1 − Q₀) (scale of −log(1 − share); 100 % lies off it)",
+                BUDGET_AXIS,
+                Scale::Nines,
+                Scale::Log,
+            )
+        }
+        .render(&series(&|p| {
+            (1.0 - (1.0 - p.mean.quality) / (1.0 - q0), p.budget as f64)
+        }));
+        std::fs::write(dir.join(format!("fig4_gap_{mode}.svg")), gap)?;
+    }
     for (file, label, f) in [
         (
             "quality",
@@ -973,9 +1051,75 @@ fn write_charts(dir: &Path, mode: &str, c: &Comparison) -> anyhow::Result<()> {
         }),
         ("map_at_10", "mean MAP@10", |p| p.mean.map_at_10),
     ] {
-        let svg = chart(label, BUDGET_AXIS, label, Scale::Log, Scale::Linear)
-            .render(&series(&|p| (p.budget as f64, f(p))));
+        let svg = chart(
+            label,
+            BUDGET_AXIS_ACROSS,
+            &format!("{label} (a share, linear scale)"),
+            Scale::Log,
+            Scale::Linear,
+        )
+        .render(&series(&|p| (p.budget as f64, f(p))));
         std::fs::write(dir.join(format!("{file}_vs_budget_{mode}.svg")), svg)?;
     }
+    Ok(())
+}
+
+/// `oracle_vs_online.svg` when both modes ran: per policy, the budget needed (log-B
+/// interpolated, as the tables print it) for each share of the staleness gap, the oracle's
+/// points filled and the online ones hollow, so the distance between the bound and what a
+/// crawler gets reads off the chart.
+fn write_oracle_vs_online(
+    dir: &Path,
+    comparisons: &[Comparison],
+    about: &ChartContext,
+) -> anyhow::Result<()> {
+    let of_mode = |m: refresher::policy::FitMode| comparisons.iter().find(|c| c.mode == m);
+    let (Some(oracle), Some(online)) = (
+        of_mode(refresher::policy::FitMode::Oracle),
+        of_mode(refresher::policy::FitMode::Online),
+    ) else {
+        return Ok(());
+    };
+    let mut policies: Vec<&String> = Vec::new();
+    for r in oracle.rows.iter().chain(&online.rows) {
+        if !policies.contains(&&r.policy) {
+            policies.push(&r.policy);
+        }
+    }
+    let budgets = |c: &Comparison, policy: &str| -> Vec<(f64, f64)> {
+        c.rows
+            .iter()
+            .filter(|r| r.policy == policy)
+            .filter_map(|r| Some((r.gap_share?, r.budget_interpolated?)))
+            .collect()
+    };
+    let bound = match super::experiment::oracle_bound_line(oracle.mode, oracle.oracle_history) {
+        Some(_) => "oracle: knows the future, a bound",
+        None => "oracle",
+    };
+    let mut series = Vec::new();
+    for p in policies {
+        series.push(Series::new(format!("{p}, oracle"), budgets(oracle, p)));
+        series.push(Series {
+            hollow: true,
+            ..Series::new(format!("{p}, online"), budgets(online, p))
+        });
+    }
+    let svg = Chart {
+        x_scale: Scale::Nines,
+        y_scale: Scale::Log,
+        y_share_of: Some(about.pages),
+        subtitle: Some(format!(
+            "{}; filled: oracle, hollow: online",
+            about.subtitle(oracle)
+        )),
+        ..Chart::new(
+            &format!("How far online is from the oracle bound ({bound})"),
+            "share of the staleness gap recovered (scale of −log(1 − share); 100 % lies off it)",
+            "B needed, refreshes per unit (log scale, log-B interpolated)",
+        )
+    }
+    .render(&series);
+    std::fs::write(dir.join("oracle_vs_online.svg"), svg)?;
     Ok(())
 }

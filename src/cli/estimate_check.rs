@@ -91,23 +91,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let hi = points.iter().map(|p| p.0.max(p.1)).fold(0.0, f64::max);
         let svg = Chart {
             title: format!("Forecastability of ΔQ̄(p) ({} scoring)", env.config.scoring),
-            x_label: format!("ΔQ̄(p), units 1–{}", check.forecast_split - 1),
-            y_label: format!("ΔQ̄(p), units {}–{}", check.forecast_split, env.units() - 1),
+            x_label: format!("ΔQ̄(p), units 1–{} (log scale)", check.forecast_split - 1),
+            y_label: format!(
+                "ΔQ̄(p), units {}–{} (log scale)",
+                check.forecast_split,
+                env.units() - 1
+            ),
             x_scale: Scale::Log,
             y_scale: Scale::Log,
             lines: false,
-            x_at_most: None,
-            y_at_most: None,
+            ..Chart::new("", "", "")
         }
         .render(&[
-            Series {
-                name: "pages".into(),
-                points,
-            },
-            Series {
-                name: "y = x".into(),
-                points: vec![(lo, lo), (hi, hi)],
-            },
+            Series::new("pages", points),
+            Series::new("y = x", vec![(lo, lo), (hi, hi)]),
         ]);
         std::fs::write(dir.join("forecast.svg"), svg)?;
     }

@@ -145,6 +145,7 @@ mod tests {
             "/api/runs/{id}/cancel",
             "/api/runs/{id}/events",
             "/api/compare",
+            "/api/chart-style",
             "/metrics",
         ] {
             assert!(
@@ -188,5 +189,31 @@ mod tests {
             .unwrap()
             .iter()
             .any(|p| p["key"] == "estimator"));
+    }
+
+    #[test]
+    fn the_scripts_draw_policies_from_the_served_style_table_not_their_own() {
+        use crate::report::chart_style::{FALLBACK_STYLES, FAMILY_STYLES};
+        let script = |name: &str| {
+            STATIC_FILES
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .map(|(_, _, body)| *body)
+                .unwrap()
+        };
+        assert!(script("charts.js").contains(r#"fetch("/api/chart-style")"#));
+        assert!(script("charts.js").contains("styleOf(this.series)"));
+        let colours = FAMILY_STYLES
+            .iter()
+            .map(|(_, s)| s.colour)
+            .chain(FALLBACK_STYLES.iter().map(|s| s.colour));
+        for colour in colours {
+            for name in ["charts.js", "compare.js", "dashboard.js", "webfountain.js"] {
+                assert!(
+                    !script(name).to_lowercase().contains(&colour.to_lowercase()),
+                    "{name} keeps its own copy of {colour}"
+                );
+            }
+        }
     }
 }

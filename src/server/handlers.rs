@@ -123,6 +123,12 @@ pub async fn policies(State(state): State<Arc<AppState>>) -> Json<serde_json::Va
     }))
 }
 
+/// `GET /api/chart-style`: how each policy family is drawn, the table the SVG charts use too,
+/// so the web UI never keeps its own copy.
+pub async fn chart_style() -> Json<serde_json::Value> {
+    Json(crate::report::chart_style::to_json())
+}
+
 /// `GET /api/runs`
 pub async fn list_runs(State(state): State<Arc<AppState>>) -> Json<Vec<RunInfo>> {
     Json(state.runs.list().iter().map(|r| r.info()).collect())

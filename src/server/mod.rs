@@ -276,6 +276,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/search", get(search))
         .route("/api/quality", get(quality))
         .route("/api/policies", get(policies))
+        .route("/api/chart-style", get(chart_style))
         .route("/api/runs", get(list_runs).post(start_run))
         .route("/api/runs/{id}", get(get_run).delete(cancel_run))
         .route("/api/runs/{id}/cancel", post(cancel_run))
