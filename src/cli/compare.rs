@@ -1065,9 +1065,9 @@ fn write_charts(
 }
 
 /// `oracle_vs_online.svg` when both modes ran: per policy, the budget needed (log-B
-/// interpolated, as the tables print it) for each share of the staleness gap, the oracle's
-/// points filled and the online ones hollow, so the distance between the bound and what a
-/// crawler gets reads off the chart.
+/// interpolated, parameters fixed before the run, as the first screen prints it) for each share
+/// of the staleness gap, the oracle's points filled and the online ones hollow, so the distance
+/// between the bound and what a crawler gets reads off the chart.
 fn write_oracle_vs_online(
     dir: &Path,
     comparisons: &[Comparison],
@@ -1081,13 +1081,13 @@ fn write_oracle_vs_online(
         return Ok(());
     };
     let mut policies: Vec<&String> = Vec::new();
-    for r in oracle.rows.iter().chain(&online.rows) {
+    for r in oracle.fixed_rows.iter().chain(&online.fixed_rows) {
         if !policies.contains(&&r.policy) {
             policies.push(&r.policy);
         }
     }
     let budgets = |c: &Comparison, policy: &str| -> Vec<(f64, f64)> {
-        c.rows
+        c.fixed_rows
             .iter()
             .filter(|r| r.policy == policy)
             .filter_map(|r| Some((r.gap_share?, r.budget_interpolated?)))
@@ -1116,7 +1116,7 @@ fn write_oracle_vs_online(
         ..Chart::new(
             &format!("How far online is from the oracle bound ({bound})"),
             "share of the staleness gap recovered (scale of −log(1 − share); 100 % lies off it)",
-            "B needed, refreshes per unit (log scale, log-B interpolated)",
+            "B needed, refreshes per unit (log scale, log-B interpolated; parameters fixed before the run)",
         )
     }
     .render(&series);
