@@ -391,6 +391,16 @@ fn interpolated(row: &TargetRow) -> String {
     }
 }
 
+/// The width of a table's policy column: the longest name (at least "policy") and two spaces.
+fn label_width<'a>(policies: impl Iterator<Item = &'a str>) -> usize {
+    policies
+        .map(|p| p.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6)
+        + 2
+}
+
 /// A Fig. 4 table: a line per policy, a column per target, `cell` of each row.
 /// A table of target rows: the shares of the staleness gap first, then the absolute qualities
 /// above the unrefreshed quality `q0` (every policy reaches those below at B = 0).
@@ -408,13 +418,7 @@ fn print_target_table(rows: &[TargetRow], q0: Option<f64>, cell: impl Fn(&Target
         let policy = policies.iter().position(|p| *p == &r.policy);
         (policy, r.gap_share.is_none())
     });
-    let width = policies
-        .iter()
-        .map(|p| p.chars().count())
-        .max()
-        .unwrap_or(6)
-        .max(6)
-        + 2;
+    let width = label_width(policies.iter().map(|p| p.as_str()));
     let first = policies.first().copied();
     print!("{:<width$}", "policy");
     for r in rows.iter().filter(|r| Some(&r.policy) == first) {
@@ -473,7 +477,11 @@ pub fn headline(c: &Comparison, pages: usize) -> Option<String> {
             r if r < 10.0 => format!("{r:.2}× more"),
             r => format!("{r:.0}× more"),
         };
-        match ratio_interval(row, best) {
+        let resampled = |r: &TargetRow| r.resampled_budgets.clone();
+        match resampled(row)
+            .zip(resampled(best))
+            .and_then(|(a, b)| ratio_interval(&a, &b))
+        {
             Some(i) => format!("{times}, {}", interval_text(i, "×")),
             None => times,
         }
@@ -538,13 +546,7 @@ fn print_gap_table(rows: &[TargetRow]) {
         .unwrap_or(0)
         .max(7)
         + 2;
-    let label = policies
-        .iter()
-        .map(|p| p.chars().count())
-        .max()
-        .unwrap_or(6)
-        .max(6)
-        + 2;
+    let label = label_width(policies.iter().copied());
     print!("{:<label$}", "policy");
     for r in rows
         .iter()

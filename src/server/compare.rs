@@ -14,9 +14,9 @@ use crate::index::ScoringKind;
 use crate::policy::family::{expand_sweep, GridDefault, ParamValue};
 use crate::policy::registry::family;
 use crate::policy::FitMode;
+use crate::sim::compare::add_intervals;
 use crate::sim::compare::{best_curves, SweepPoint};
 pub use crate::sim::compare::{CurvePoint, TargetRow as TableRow, TARGET_QUALITIES as TARGETS};
-use crate::sim::intervals::add_intervals;
 
 use super::error::ApiError;
 use super::runs::{Run, RunInfo, RunManager, RunSpec, RunStatus, WorkloadSource};

@@ -19,7 +19,7 @@ use crate::quality::search_quality::mean_keys;
 use crate::quality::SearchQuality;
 
 use super::environment::Environment;
-use super::intervals::add_intervals;
+use super::intervals::resampled_curve;
 pub use super::run::PaperMeasures;
 use super::run::{run, RunConfig};
 use crate::crawl::NewPages;
@@ -636,6 +636,36 @@ pub fn best_curves(
     curves
 }
 
+/// Fills each row's [`TargetRow::budget_interval`] and [`TargetRow::resampled_budgets`] from
+/// `points` (the runs its curve chose from: per budget the best by quality, as the row's own
+/// curve) and the unrefreshed quality `unrefreshed` under each resample
+/// ([`super::intervals`]). Rows whose points were not all judged under the resamples are left
+/// without.
+pub fn add_intervals(rows: &mut [TargetRow], points: &[SweepPoint], unrefreshed: &[f64]) {
+    for row in rows.iter_mut() {
+        let runs = points
+            .iter()
+            .filter(|p| p.policy == row.policy)
+            .map(|p| (p.budget, p.resampled_quality.as_deref()));
+        let Some(curve) = resampled_curve(runs, unrefreshed.len()) else {
+            continue;
+        };
+        let budgets: Arc<[Option<f64>]> = unrefreshed
+            .iter()
+            .enumerate()
+            .map(|(r, &q0)| {
+                let target = match row.gap_share {
+                    Some(share) => q0 + share * (1.0 - q0),
+                    None => row.target_quality,
+                };
+                interpolated_budget(curve.iter().map(|(b, q)| (*b, q[r])), target, Some(q0))
+            })
+            .collect();
+        row.budget_interval = Interval::of(budgets.iter().copied());
+        row.resampled_budgets = Some(budgets);
+    }
+}
+
 /// The budget at which a curve first reaches `target`, read between grid points: between the
 /// last point below the target and the first reaching it, `ln B` is linear in quality (budgets
 /// of a grid are powers of two, so log-B is the axis they are spaced on); from `B = 0`, where
@@ -889,5 +919,90 @@ mod tests {
     fn default_grid_reaches_every_page() {
         assert_eq!(default_budgets(10), vec![0, 1, 2, 4, 8, 10]);
         assert_eq!(default_budgets(8), vec![0, 1, 2, 4, 8]);
+    }
+
+    fn resampled_point(policy: &str, budget: usize, resampled: &[f64]) -> SweepPoint {
+        SweepPoint {
+            policy: policy.into(),
+            theta: None,
+            params: Default::default(),
+            budget,
+            mean: SearchQuality::uniform(resampled[0]),
+            mean_obsolete_pages: None,
+            new_pages: Default::default(),
+            mean_change_rate: None,
+            mean_gp4c_ndcg: None,
+            paper: Default::default(),
+            resampled_quality: Some(Arc::from(resampled)),
+        }
+    }
+
+    fn gap_row(policy: &str, gap_share: f64) -> TargetRow {
+        TargetRow {
+            policy: policy.into(),
+            target_quality: 0.0,
+            gap_share: Some(gap_share),
+            budget_needed: None,
+            budget_interpolated: None,
+            budget_interval: None,
+            resampled_budgets: None,
+        }
+    }
+
+    #[test]
+    fn each_resample_reads_its_own_curve_and_its_own_gap() {
+        // Three resamples; Q₀ = 0.9 in each. B = 4 reaches 0.95 / 0.99 / 0.92.
+        let points = [
+            resampled_point("uc", 0, &[0.9, 0.9, 0.9]),
+            resampled_point("uc", 4, &[0.95, 0.99, 0.92]),
+            resampled_point("uc", 16, &[1.0, 1.0, 0.94]),
+        ];
+        let mut rows = [gap_row("uc", 0.5)];
+        add_intervals(&mut rows, &points, &[0.9, 0.9, 0.9]);
+        let budgets = rows[0].resampled_budgets.clone().unwrap();
+        // Target 0.95: at B = 4 exactly; linear from B = 0 at 0.05/0.09 of the way; never.
+        assert_eq!(budgets[0], Some(4.0));
+        assert!((budgets[1].unwrap() - 4.0 * 0.05 / 0.09).abs() < 1e-9);
+        assert_eq!(budgets[2], None);
+        let interval = rows[0].budget_interval.unwrap();
+        assert_eq!(interval.high, None);
+        assert!((interval.low.unwrap() - 4.0 * 0.05 / 0.09).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_envelope_takes_the_best_point_per_budget_in_each_resample() {
+        let points = [
+            resampled_point("sbr", 0, &[0.8, 0.8]),
+            resampled_point("sbr", 8, &[0.9, 0.85]),
+            resampled_point("sbr", 8, &[0.85, 1.0]),
+        ];
+        let mut rows = [gap_row("sbr", 1.0)];
+        add_intervals(&mut rows, &points, &[0.8, 0.8]);
+        // Resample 0 never reaches 1.0 (best 0.9); resample 1 does at B = 8 (the other θ).
+        let budgets = rows[0].resampled_budgets.clone().unwrap();
+        assert_eq!(&budgets[..], &[None, Some(8.0)]);
+        let other = TargetRow {
+            resampled_budgets: Some(Arc::from(vec![Some(2.0), Some(2.0)])),
+            ..gap_row("rr", 1.0)
+        };
+        let ratio = crate::sim::intervals::ratio_interval(
+            rows[0].resampled_budgets.as_deref().unwrap(),
+            other.resampled_budgets.as_deref().unwrap(),
+        )
+        .unwrap();
+        assert_eq!((ratio.low, ratio.high), (Some(4.0), None));
+    }
+
+    #[test]
+    fn points_judged_without_resamples_give_no_interval() {
+        let mut plain = resampled_point("uc", 4, &[0.95]);
+        plain.resampled_quality = None;
+        let mut rows = [gap_row("uc", 0.5)];
+        add_intervals(
+            &mut rows,
+            &[resampled_point("uc", 0, &[0.9]), plain],
+            &[0.9],
+        );
+        assert_eq!(rows[0].budget_interval, None);
     }
 }

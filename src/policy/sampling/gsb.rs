@@ -18,7 +18,7 @@ use super::{shuffled, Probe, RoundPlanner, SamplingView};
 use crate::crawl::CrawlState;
 use crate::policy::baselines::UniformRandom;
 use crate::policy::family::PolicyFamily;
-use crate::policy::{PolicyContext, RefreshOutcome, RefreshPolicy};
+use crate::policy::{PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 
 #[derive(Debug, Clone, Default)]
 struct Site {
@@ -193,6 +193,13 @@ pub struct RandomNodeSampling(UniformRandom);
 impl RefreshPolicy for RandomNodeSampling {
     fn name(&self) -> String {
         "rns".to_string()
+    }
+    /// The draw reads the seed (the fit mode conservatively, as before).
+    fn reads(&self) -> Reads {
+        Reads {
+            seed: true,
+            ..Reads::default()
+        }
     }
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         self.0.prepare(context);
