@@ -1112,13 +1112,13 @@ fn write_oracle_vs_online(
         y_scale: Scale::Log,
         y_share_of: Some(about.pages),
         subtitle: Some(format!(
-            "{}; filled: oracle, hollow: online",
+            "{}; parameters fixed before the run; filled: oracle, hollow: online",
             about.subtitle(oracle)
         )),
         ..Chart::new(
             &format!("How far online is from the oracle bound ({bound})"),
             "share of the staleness gap recovered (scale of −log(1 − share); 100 % lies off it)",
-            "B needed, refreshes per unit (log scale, log-B interpolated; parameters fixed before the run)",
+            "B needed, refreshes per unit (log scale, log-B interpolated)",
         )
     }
     .render(&series);
