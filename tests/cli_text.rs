@@ -25,19 +25,22 @@ fn compare_table_keeps_whole_labels_and_theta_errors_name_theta() {
     let corpus = dir.path().join("corpus");
     let log = dir.path().join("querylog/aol-synthetic.txt");
     let (corpus, log) = (corpus.to_str().unwrap(), log.to_str().unwrap());
-    let (ok, out, err) = refresher(&[
-        "compare",
-        "--corpus",
-        corpus,
-        "--log",
-        log,
-        "--policies",
-        "user-centric,round-robin",
-        "--budgets",
-        "0,4,60",
-        "--metrics",
-        "all",
-    ]);
+    let compare = |more: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--corpus",
+            corpus,
+            "--log",
+            log,
+            "--policies",
+            "user-centric,round-robin",
+            "--budgets",
+            "0,4,60",
+        ];
+        args.extend_from_slice(more);
+        refresher(&args)
+    };
+    let (ok, out, err) = compare(&["--metrics", "all"]);
     assert!(ok, "{err}");
     // The finding first, in one sentence naming the policy that needs least and the ratios.
     let found = out
@@ -89,19 +92,7 @@ fn compare_table_keeps_whole_labels_and_theta_errors_name_theta() {
     // The first screen (no --metrics): the site and workload, then per mode the finding and
     // one table of budgets per share of the staleness gap with their intervals; the grid,
     // envelope and per-budget tables only on request.
-    let (ok, first, err) = refresher(&[
-        "compare",
-        "--corpus",
-        corpus,
-        "--log",
-        log,
-        "--policies",
-        "user-centric,round-robin",
-        "--budgets",
-        "0,4,60",
-        "--mode",
-        "oracle,online",
-    ]);
+    let (ok, first, err) = compare(&["--mode", "oracle,online"]);
     assert!(ok, "{err}");
     let lines: Vec<&str> = first.lines().collect();
     assert!(lines.len() <= 50, "{} lines:\n{first}", lines.len());

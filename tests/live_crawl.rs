@@ -49,16 +49,22 @@ fn generate(dir: &Path) {
 }
 
 fn web_replay(corpus: &Path, port: u16) -> Server {
-    let mut child = Command::new(BIN)
+    let mut replay = Command::new(BIN);
+    replay
         .args(["web-replay", "--manual-clock", "--addr"])
         .arg(format!("127.0.0.1:{port}"))
         .arg("--corpus")
-        .arg(corpus)
+        .arg(corpus);
+    started(replay)
+}
+
+/// Starts a `web-replay` command and waits until it is ready: when it prints where it listens.
+fn started(mut replay: Command) -> Server {
+    let mut child = replay
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Ready when it prints where it listens.
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -258,17 +264,7 @@ fn a_sitemap_crawl_of_web_replay_equals_simulate_unit_by_unit() {
             }
             crawl.arg("--read-signals");
         }
-        let mut child = replay
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let _server = Server(child);
-        assert!(line.contains("replaying on"), "{line}");
+        let _server = started(replay);
         let simulated = json_of(simulate.output().unwrap());
         let crawled = json_of(crawl.output().unwrap());
         let (sim, got) = (per_unit_metrics(&simulated), per_unit_metrics(&crawled));

@@ -477,10 +477,10 @@ pub fn headline(c: &Comparison, pages: usize) -> Option<String> {
             r if r < 10.0 => format!("{r:.2}× more"),
             r => format!("{r:.0}× more"),
         };
-        let resampled = |r: &TargetRow| r.resampled_budgets.clone();
-        match resampled(row)
-            .zip(resampled(best))
-            .and_then(|(a, b)| ratio_interval(&a, &b))
+        let resampled = row.resampled_budgets.as_deref();
+        match resampled
+            .zip(best.resampled_budgets.as_deref())
+            .and_then(|(a, b)| ratio_interval(a, b))
         {
             Some(i) => format!("{times}, {}", interval_text(i, "×")),
             None => times,

@@ -381,6 +381,29 @@ mod tests {
         web_replay::manual_on_loopback(Arc::new(corpus.clone())).unwrap()
     }
 
+    /// A crawl's judged unit scores as the simulation's: quality, fresh@10 and MAP@10 within
+    /// 1e-9 (`what` names the unit in a failure).
+    fn assert_judged_as_simulated(
+        judged: &crate::quality::exact::UnitMetrics,
+        sim: &crate::sim::UnitRecord,
+        what: &str,
+    ) {
+        for (name, a, b) in [
+            ("quality", judged.search.quality, sim.search.quality),
+            (
+                "fresh@10",
+                judged.search.fresh_at_10,
+                sim.search.fresh_at_10,
+            ),
+            ("MAP@10", judged.search.map_at_10, sim.search.map_at_10),
+        ] {
+            assert!(
+                (a - b).abs() < 1e-9,
+                "{what} {name}: crawl {a} vs simulation {b}"
+            );
+        }
+    }
+
     fn workload(corpus: &Corpus) -> TermWorkload {
         let mut w = TermWorkload::default();
         for (i, pair) in [
@@ -514,20 +537,7 @@ mod tests {
                 );
                 let judged = engine.judge(&env, unit).unwrap();
                 let sim = &simulated.per_unit[judged_index];
-                for (name, a, b) in [
-                    ("quality", judged.search.quality, sim.search.quality),
-                    (
-                        "fresh@10",
-                        judged.search.fresh_at_10,
-                        sim.search.fresh_at_10,
-                    ),
-                    ("MAP@10", judged.search.map_at_10, sim.search.map_at_10),
-                ] {
-                    assert!(
-                        (a - b).abs() < 1e-9,
-                        "{policy} unit {unit} {name}: crawl {a} vs simulation {b}"
-                    );
-                }
+                assert_judged_as_simulated(&judged, sim, &format!("{policy} unit {unit}"));
             }
             // The comparison covered new pages, changed pages and 304s.
             assert!(
@@ -655,20 +665,7 @@ mod tests {
             chosen.push(crawled.step.refreshed.clone());
             let judged = engine.judge(&env, unit).unwrap();
             let sim = &simulated.per_unit[index];
-            for (name, a, b) in [
-                ("quality", judged.search.quality, sim.search.quality),
-                (
-                    "fresh@10",
-                    judged.search.fresh_at_10,
-                    sim.search.fresh_at_10,
-                ),
-                ("MAP@10", judged.search.map_at_10, sim.search.map_at_10),
-            ] {
-                assert!(
-                    (a - b).abs() < 1e-9,
-                    "unit {unit} {name}: crawl {a} vs simulation {b}"
-                );
-            }
+            assert_judged_as_simulated(&judged, sim, &format!("unit {unit}"));
         }
         // The model's coverage left entries undated, its dates moved, its feed spoke.
         assert!(expected.iter().any(|s| s.lastmod.is_none()));

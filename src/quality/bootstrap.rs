@@ -32,6 +32,7 @@ pub struct QueryResamples {
     /// Row-major: resample `r`'s weight of query `q` at `r * queries + q`.
     weights: Vec<f64>,
     queries: usize,
+    resamples: usize,
 }
 
 impl QueryResamples {
@@ -67,7 +68,11 @@ impl QueryResamples {
                 weights.push(k as f64 * total / (submissions as f64 * f));
             }
         }
-        QueryResamples { weights, queries }
+        QueryResamples {
+            weights,
+            queries,
+            resamples,
+        }
     }
 
     /// The resamples of `frequencies` every report uses ([`RESAMPLES`], [`BOOTSTRAP_SEED`]).
@@ -76,7 +81,7 @@ impl QueryResamples {
     }
 
     pub fn resamples(&self) -> usize {
-        self.weights.len().checked_div(self.queries).unwrap_or(0)
+        self.resamples
     }
 
     /// Per resample, `Σ_q w_q · per_query[q]` (`per_query` in the workload's query order).
@@ -87,7 +92,7 @@ impl QueryResamples {
             "one value per workload query"
         );
         if self.queries == 0 {
-            return vec![0.0; RESAMPLES.min(self.weights.len())];
+            return vec![0.0; self.resamples];
         }
         self.weights
             .chunks_exact(self.queries)
