@@ -217,77 +217,23 @@ pub fn comparison(runs: &[Arc<Run>], sweep: Option<u64>) -> Comparison {
         .iter()
         .filter(|r| sweep.is_none() || r.sweep == sweep)
         .collect();
-    // Runs of different settings (fit mode, scoring, ΔQ measurement, workload, new pages,
-    // warm-up, oracle history) are different series, labelled by what sets them apart, never
-    // averaged or mixed into one curve.
-    let settings = |info: &RunInfo| {
-        [
-            info.mode.as_str().to_string(),
-            info.scoring.to_string(),
-            format!("ΔQ {}", info.delta_q.as_str()),
-            serde_json::to_value(info.workload)
-                .ok()
-                .and_then(|v| v.as_str().map(|w| format!("workload {w}")))
-                .unwrap_or_default(),
-            serde_json::to_value(info.new_page_report.new_pages)
-                .ok()
-                .and_then(|v| v.as_str().map(|w| format!("new pages {w}")))
-                .unwrap_or_default(),
-            format!("warm-up {}", info.warmup_units),
-            format!("oracle history {}", info.oracle_history.as_str()),
-        ]
-    };
     let (infos, resamples): (Vec<RunInfo>, Vec<Resampled>) =
         chosen.iter().map(|r| r.info_and_resamples()).unzip();
-    let setting_count = infos.first().map_or(0, |info| settings(info).len());
-    let varying: Vec<usize> = (0..setting_count)
-        .filter(|&i| {
-            let mut values: Vec<String> =
-                infos.iter().map(|info| settings(info)[i].clone()).collect();
-            values.sort();
-            values.dedup();
-            values.len() > 1
-        })
-        .collect();
-    let series = |info: &RunInfo| {
-        if varying.is_empty() {
-            return info.policy.clone();
-        }
-        let all = settings(info);
-        let parts: Vec<&str> = varying.iter().map(|&i| all[i].as_str()).collect();
-        format!("{} ({})", info.policy, parts.join(", "))
-    };
+    let names = series_names(&infos);
     // Latest finished run per (series, budget, θ); then, as `refresher compare`, the best θ
     // per (series, budget).
     let mut points: BTreeMap<(String, usize, String), SweepPoint> = BTreeMap::new();
     let mut fixed_points: BTreeMap<(String, usize), SweepPoint> = BTreeMap::new();
     let mut finished = 0;
-    for (info, resampled_quality) in infos.iter().cloned().zip(resamples) {
-        let name = series(&info);
+    for ((info, resampled_quality), name) in infos.iter().zip(resamples).zip(names) {
         if info.status.is_finished() {
             finished += 1;
         }
         if info.status != RunStatus::Done {
             continue;
         }
-        let point = SweepPoint {
-            policy: name.clone(),
-            theta: info.theta,
-            params: info
-                .params
-                .iter()
-                .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
-                .collect(),
-            budget: info.budget,
-            mean: info.mean.unwrap_or_default(),
-            mean_obsolete_pages: info.mean_obsolete_pages,
-            new_pages: info.new_page_report.summary.unwrap_or_default(),
-            mean_change_rate: None,
-            mean_gp4c_ndcg: None,
-            paper: info.paper_measures,
-            resampled_quality,
-        };
-        if at_fixed_parameters(&info) {
+        let point = sweep_point(info, name.clone(), resampled_quality);
+        if at_fixed_parameters(info) {
             fixed_points.insert((name.clone(), info.budget), point.clone());
         }
         points.insert(
@@ -336,6 +282,70 @@ pub fn comparison(runs: &[Arc<Run>], sweep: Option<u64>) -> Comparison {
             all.dedup();
             all
         },
+    }
+}
+
+/// Each run's series name: its policy, followed by the settings in which the runs differ.
+fn series_names(infos: &[RunInfo]) -> Vec<String> {
+    // Runs of different settings (fit mode, scoring, ΔQ measurement, workload, new pages,
+    // warm-up, oracle history) are different series, labelled by what sets them apart, never
+    // averaged or mixed into one curve.
+    let settings = |info: &RunInfo| {
+        [
+            info.mode.as_str().to_string(),
+            info.scoring.to_string(),
+            format!("ΔQ {}", info.delta_q.as_str()),
+            serde_json::to_value(info.workload)
+                .ok()
+                .and_then(|v| v.as_str().map(|w| format!("workload {w}")))
+                .unwrap_or_default(),
+            serde_json::to_value(info.new_page_report.new_pages)
+                .ok()
+                .and_then(|v| v.as_str().map(|w| format!("new pages {w}")))
+                .unwrap_or_default(),
+            format!("warm-up {}", info.warmup_units),
+            format!("oracle history {}", info.oracle_history.as_str()),
+        ]
+    };
+    let setting_count = infos.first().map_or(0, |info| settings(info).len());
+    let varying: Vec<usize> = (0..setting_count)
+        .filter(|&i| {
+            let mut values: Vec<String> =
+                infos.iter().map(|info| settings(info)[i].clone()).collect();
+            values.sort();
+            values.dedup();
+            values.len() > 1
+        })
+        .collect();
+    let series = |info: &RunInfo| {
+        if varying.is_empty() {
+            return info.policy.clone();
+        }
+        let all = settings(info);
+        let parts: Vec<&str> = varying.iter().map(|&i| all[i].as_str()).collect();
+        format!("{} ({})", info.policy, parts.join(", "))
+    };
+    infos.iter().map(series).collect()
+}
+
+/// A finished run as a point of the comparison's curves.
+fn sweep_point(info: &RunInfo, policy: String, resampled_quality: Resampled) -> SweepPoint {
+    SweepPoint {
+        policy,
+        theta: info.theta,
+        params: info
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+            .collect(),
+        budget: info.budget,
+        mean: info.mean.unwrap_or_default(),
+        mean_obsolete_pages: info.mean_obsolete_pages,
+        new_pages: info.new_page_report.summary.unwrap_or_default(),
+        mean_change_rate: None,
+        mean_gp4c_ndcg: None,
+        paper: info.paper_measures,
+        resampled_quality,
     }
 }
 

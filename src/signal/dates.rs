@@ -57,8 +57,8 @@ pub fn w3c_datetime(time: f64) -> String {
 }
 
 /// A W3C datetime (`YYYY-MM-DD`, or with a time `hh:mm[:ss[.s]]` and a zone `Z`/`±hh:mm`) as
-/// seconds since the Unix epoch; a date alone is its UTC midnight. `Err` says what is wrong.
-pub fn parse_w3c_datetime(text: &str) -> Result<f64, String> {
+/// seconds since the Unix epoch; a date alone is its UTC midnight. `Err` quotes the text.
+pub fn parse_w3c_datetime(text: &str) -> Result<f64, NotADatetime> {
     let text = text.trim();
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
         return Ok(t.timestamp_millis() as f64 / 1000.0);
@@ -80,8 +80,14 @@ pub fn parse_w3c_datetime(text: &str) -> Result<f64, String> {
     }
     // Escaped: the text comes from a site and ends up on a terminal.
     let shown: String = text.chars().take(40).collect();
-    Err(format!(
-        "`{}` is not a W3C datetime (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)",
-        shown.escape_debug()
-    ))
+    Err(NotADatetime {
+        shown: shown.escape_debug().to_string(),
+    })
+}
+
+/// A date text that [`parse_w3c_datetime`] cannot read; shows its first 40 characters, escaped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{shown}` is not a W3C datetime (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)")]
+pub struct NotADatetime {
+    shown: String,
 }

@@ -48,7 +48,7 @@ pub mod dates;
 pub mod publish;
 pub mod trust;
 
-pub use dates::{parse_w3c_datetime, w3c_datetime, DateClock};
+pub use dates::{parse_w3c_datetime, w3c_datetime, DateClock, NotADatetime};
 pub use publish::PublishedSignals;
 pub use trust::SignalTrust;
 
@@ -446,7 +446,7 @@ mod tests {
         ] {
             assert_eq!(parse_w3c_datetime(text), Ok(time), "{text}");
         }
-        let err = parse_w3c_datetime("last tuesday").unwrap_err();
+        let err = parse_w3c_datetime("last tuesday").unwrap_err().to_string();
         assert!(err.contains("last tuesday"), "{err}");
     }
 

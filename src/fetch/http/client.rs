@@ -320,27 +320,8 @@ impl TaskContext {
         let mut attempt = 0;
         loop {
             self.wait_turn(host).await;
-            let mut headers = HeaderMap::new();
-            if let Some(h) = host_header {
-                if let Ok(v) = HeaderValue::from_str(h) {
-                    headers.insert(reqwest::header::HOST, v);
-                }
-            }
-            if let Some(held) = validator {
-                let hash = held.content_hash;
-                if let Ok(v) = HeaderValue::from_str(&format!("\"{hash:016x}\"")) {
-                    headers.insert(reqwest::header::IF_NONE_MATCH, v);
-                }
-                if held.captured > 0 {
-                    let t = std::time::UNIX_EPOCH + Duration::from_secs(held.captured as u64);
-                    if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(t)) {
-                        headers.insert(reqwest::header::IF_MODIFIED_SINCE, v);
-                    }
-                }
-            }
-            let request_headers: Vec<(String, String)> = headers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+            let headers = request_headers_for(host_header, validator);
+            let request_headers: Vec<(String, String)> = header_pairs(&headers)
                 .chain([("User-Agent".to_string(), self.options.user_agent.clone())])
                 .collect();
             let time = unix_now();
@@ -349,27 +330,10 @@ impl TaskContext {
                 Err(e) => FetchError::Request { error: Arc::new(e) },
                 Ok(response) => {
                     let status = response.status();
-                    let response_headers: Vec<(String, String)> = response
-                        .headers()
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-                        .collect();
-                    let last_modified = response
-                        .headers()
-                        .get(reqwest::header::LAST_MODIFIED)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| httpdate::parse_http_date(v).ok())
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map(|d| d.as_secs() as i64);
-                    let media_type = response
-                        .headers()
-                        .get(reqwest::header::CONTENT_TYPE)
-                        .and_then(|v| v.to_str().ok())
-                        .map(|ct| {
-                            let media = ct.split(';').next().unwrap_or("");
-                            media.trim().to_ascii_lowercase()
-                        })
-                        .filter(|media| !media.is_empty());
+                    let response_headers: Vec<(String, String)> =
+                        header_pairs(response.headers()).collect();
+                    let last_modified = last_modified_of(response.headers());
+                    let media_type = media_type_of(response.headers());
                     let html = media_type.as_deref().is_none_or(|ct| {
                         ct.starts_with("text/html") || ct.starts_with("application/xhtml")
                     });
@@ -469,4 +433,58 @@ pub(super) fn unix_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+/// A request's headers: the `Host` to send (when the address is pinned) and the validators of
+/// the copy held (`If-None-Match` with its content hash, `If-Modified-Since` with its capture).
+fn request_headers_for(host_header: Option<&str>, validator: Option<Validator>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if let Some(h) = host_header {
+        if let Ok(v) = HeaderValue::from_str(h) {
+            headers.insert(reqwest::header::HOST, v);
+        }
+    }
+    if let Some(held) = validator {
+        let hash = held.content_hash;
+        if let Ok(v) = HeaderValue::from_str(&format!("\"{hash:016x}\"")) {
+            headers.insert(reqwest::header::IF_NONE_MATCH, v);
+        }
+        if held.captured > 0 {
+            let t = std::time::UNIX_EPOCH + Duration::from_secs(held.captured as u64);
+            if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(t)) {
+                headers.insert(reqwest::header::IF_MODIFIED_SINCE, v);
+            }
+        }
+    }
+    headers
+}
+
+/// Headers as (name, value) text pairs, as the WARC record keeps them (a value that is not
+/// visible ASCII reads as empty).
+fn header_pairs(headers: &HeaderMap) -> impl Iterator<Item = (String, String)> + '_ {
+    headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+}
+
+/// A response's `Last-Modified` as Unix seconds, when present and readable.
+fn last_modified_of(headers: &HeaderMap) -> Option<i64> {
+    headers
+        .get(reqwest::header::LAST_MODIFIED)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| httpdate::parse_http_date(v).ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64)
+}
+
+/// A response's media type, lower-cased without parameters (`text/html`), when given.
+fn media_type_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|ct| {
+            let media = ct.split(';').next().unwrap_or("");
+            media.trim().to_ascii_lowercase()
+        })
+        .filter(|media| !media.is_empty())
 }

@@ -16,6 +16,11 @@ pub struct FeedEntry {
     pub updated: String,
 }
 
+/// A document that is not an Atom feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not an Atom feed (no <feed xmlns=\"http://www.w3.org/2005/Atom\">)")]
+pub struct NotAFeed;
+
 /// Whether `xml` is an Atom feed (rather than a sitemap).
 pub fn is_feed(xml: &str) -> bool {
     xml.contains("<feed") && xml.contains("http://www.w3.org/2005/Atom")
@@ -23,9 +28,9 @@ pub fn is_feed(xml: &str) -> bool {
 
 /// The entries of an Atom feed, in document order, and how many entries had no usable link
 /// or date. `Err` when the document is not an Atom feed.
-pub fn parse(xml: &str) -> Result<(Vec<FeedEntry>, usize), String> {
+pub fn parse(xml: &str) -> Result<(Vec<FeedEntry>, usize), NotAFeed> {
     if !is_feed(xml) {
-        return Err("not an Atom feed (no <feed xmlns=\"http://www.w3.org/2005/Atom\">)".into());
+        return Err(NotAFeed);
     }
     let mut entries = Vec::new();
     let mut skipped = 0;
@@ -111,7 +116,7 @@ mod tests {
             ]
         );
         assert_eq!(skipped, 1);
-        let err = parse("<urlset></urlset>").unwrap_err();
+        let err = parse("<urlset></urlset>").unwrap_err().to_string();
         assert!(err.contains("not an Atom feed"), "{err}");
     }
 }

@@ -318,7 +318,7 @@ impl HttpFetcher {
                     Some(text)
                 }
                 Err(e) => {
-                    self.document_error(unit, url, feed_expected, e);
+                    self.document_error(unit, url, feed_expected, e.to_string());
                     return None;
                 }
             },
@@ -399,8 +399,17 @@ impl HttpFetcher {
     }
 }
 
+/// Why a gzipped signal document could not be read.
+#[derive(Debug, thiserror::Error)]
+enum Undecodable {
+    #[error("broken or truncated gzip: {0}")]
+    Gzip(std::io::Error),
+    #[error("over {0} bytes decompressed")]
+    TooLarge(usize),
+}
+
 /// A document's text: gunzipped when it is gzip (a `.xml.gz` sitemap), at most `max` bytes.
-fn decoded(body: Vec<u8>, max: usize) -> Result<String, String> {
+fn decoded(body: Vec<u8>, max: usize) -> Result<String, Undecodable> {
     if !body.starts_with(&[0x1f, 0x8b]) {
         return Ok(String::from_utf8_lossy(&body).into_owned());
     }
@@ -408,9 +417,9 @@ fn decoded(body: Vec<u8>, max: usize) -> Result<String, String> {
     flate2::read::GzDecoder::new(&body[..])
         .take(max as u64 + 1)
         .read_to_end(&mut text)
-        .map_err(|e| format!("broken or truncated gzip: {e}"))?;
+        .map_err(Undecodable::Gzip)?;
     if text.len() > max {
-        return Err(format!("over {max} bytes decompressed"));
+        return Err(Undecodable::TooLarge(max));
     }
     Ok(String::from_utf8_lossy(&text).into_owned())
 }
@@ -426,10 +435,14 @@ mod tests {
         gz.write_all(b"<urlset></urlset>").unwrap();
         let gz = gz.finish().unwrap();
         assert_eq!(decoded(gz.clone(), 100).unwrap(), "<urlset></urlset>");
-        assert!(decoded(gz.clone(), 5).unwrap_err().contains("over 5 bytes"));
+        assert!(decoded(gz.clone(), 5)
+            .unwrap_err()
+            .to_string()
+            .contains("over 5 bytes"));
         let truncated = gz[..gz.len() / 2].to_vec();
         assert!(decoded(truncated, 100)
             .unwrap_err()
+            .to_string()
             .contains("broken or truncated gzip"));
         assert_eq!(decoded(b"plain".to_vec(), 100).unwrap(), "plain");
     }

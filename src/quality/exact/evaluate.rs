@@ -107,13 +107,6 @@ pub fn evaluate_and_rank(
         scorer,
         queries,
     } = *lists;
-    struct PerQuery {
-        absolute: f64,
-        fresh: Option<f64>,
-        retrieval: Option<RetrievalMeasures>,
-        paper000: Option<Paper000Measures>,
-        at_ranks: Option<(usize, Vec<Score>)>,
-    }
     let table = likelihood_table(likelihood, repository.num_docs() as usize);
     let terms: Vec<&[TermId]> = queries.iter().map(|q| q.terms.as_slice()).collect();
     let prepared = memory.prepare(repository, scorer, &terms);
@@ -141,35 +134,73 @@ pub fn evaluate_and_rank(
                 ranked_with_live_credit(ranking, live, &table, order, ranks)
             };
             let top = &order[..order.len().min(TOP_K)];
-            let fresh_top: Vec<bool> = top.iter().map(|&p| is_fresh(p)).collect();
-            let fresh = (!top.is_empty())
-                .then(|| fresh_top.iter().filter(|&&f| f).count() as f64 / top.len() as f64);
-            let retrieval = (!live.top.is_empty()).then(|| retrieval_measures(top, &live.top));
-            let paper000 = (!top.is_empty()).then(|| {
-                let strict: Vec<bool> = top
-                    .iter()
-                    .map(|p| live.top.binary_search(p).is_ok())
-                    .collect();
-                let matching: Vec<bool> = top.iter().map(|&p| live.matches(p)).collect();
-                Paper000Measures {
-                    fresh_at_10_fixed_k: top_k_freshness(&fresh_top, TOP_K),
-                    map_at_10_retrieved: average_precision_retrieved(&strict),
-                    map_at_10_tau0: average_precision_retrieved(&matching),
-                }
-            });
-            PerQuery {
-                absolute: q.frequency * absolute,
-                fresh,
-                retrieval,
-                paper000,
-                at_ranks,
-            }
+            measures_of_top(top, live, is_fresh, q.frequency * absolute, at_ranks)
         })
         .collect();
     memory.ranked_all(&prepared, scorer);
+    let metrics = unit_metrics(truth, &per_query);
+    let query_credits = per_query.iter().map(|p| p.absolute).collect();
+    let at_ranks = ranks.map(|_| {
+        per_query
+            .into_iter()
+            .map(|p| p.at_ranks.unwrap_or_default())
+            .collect()
+    });
+    Evaluation {
+        metrics,
+        at_ranks,
+        query_credits,
+    }
+}
+
+/// One query's share of a unit's measures.
+struct PerQuery {
+    /// Its live credit times its frequency (its term of Eq. 5's numerator).
+    absolute: f64,
+    fresh: Option<f64>,
+    retrieval: Option<RetrievalMeasures>,
+    paper000: Option<Paper000Measures>,
+    at_ranks: Option<(usize, Vec<Score>)>,
+}
+
+/// The measures of one query's shown `top` against its `live` list.
+fn measures_of_top(
+    top: &[PageId],
+    live: &LiveList,
+    is_fresh: &(dyn Fn(PageId) -> bool + Sync),
+    absolute: f64,
+    at_ranks: Option<(usize, Vec<Score>)>,
+) -> PerQuery {
+    let fresh_top: Vec<bool> = top.iter().map(|&p| is_fresh(p)).collect();
+    let fresh = (!top.is_empty())
+        .then(|| fresh_top.iter().filter(|&&f| f).count() as f64 / top.len() as f64);
+    let retrieval = (!live.top.is_empty()).then(|| retrieval_measures(top, &live.top));
+    let paper000 = (!top.is_empty()).then(|| {
+        let strict: Vec<bool> = top
+            .iter()
+            .map(|p| live.top.binary_search(p).is_ok())
+            .collect();
+        let matching: Vec<bool> = top.iter().map(|&p| live.matches(p)).collect();
+        Paper000Measures {
+            fresh_at_10_fixed_k: top_k_freshness(&fresh_top, TOP_K),
+            map_at_10_retrieved: average_precision_retrieved(&strict),
+            map_at_10_tau0: average_precision_retrieved(&matching),
+        }
+    });
+    PerQuery {
+        absolute,
+        fresh,
+        retrieval,
+        paper000,
+        at_ranks,
+    }
+}
+
+/// A unit's metrics from its queries' shares: quality by Eq. 5, the others as means.
+fn unit_metrics(truth: &LiveTruth, per_query: &[PerQuery]) -> UnitMetrics {
     let absolute_quality: f64 = per_query.iter().map(|p| p.absolute).sum();
     let mean = mean_or_one;
-    let metrics = UnitMetrics {
+    UnitMetrics {
         unit: truth.unit,
         search: SearchQuality {
             quality: if truth.ideal > 0.0 {
@@ -208,18 +239,6 @@ pub fn evaluate_and_rank(
                 map_at_10_tau0: 1.0,
             })
         },
-    };
-    let query_credits = per_query.iter().map(|p| p.absolute).collect();
-    let at_ranks = ranks.map(|_| {
-        per_query
-            .into_iter()
-            .map(|p| p.at_ranks.unwrap_or_default())
-            .collect()
-    });
-    Evaluation {
-        metrics,
-        at_ranks,
-        query_credits,
     }
 }
 
