@@ -150,6 +150,27 @@ fn damaged_files_keep_their_intact_records_and_say_where_they_broke() {
     );
 }
 
+/// warcio reads the version block and the first page, then stops with `ArchiveLoadFailed`
+/// ("Unknown archive format") at the broken header line; every intact record is read here,
+/// and the damage is reported with the file, the record and the offsets.
+#[test]
+fn a_damaged_arc_file_keeps_its_intact_records_after_the_damage() {
+    let (corpus, report) = load(&fixture("damaged_middle.arc"));
+    assert_eq!(
+        urls(&corpus),
+        vec!["http://old.test/a", "http://old.test/c"]
+    );
+    assert_eq!(report.damaged.len(), 1);
+    let damage = report.damaged[0].to_string();
+    assert!(
+        damage.contains("damaged_middle.arc: record 3")
+            && damage.contains("expected 5")
+            && damage.contains("starts at byte 334")
+            && damage.contains("reading resumes at the next record, found at byte 523"),
+        "{damage}"
+    );
+}
+
 /// A `refresher crawl` WARC output carries `WARC-Refresher-Unit`: its units are kept even
 /// when they are seconds long (dates would merge them into one weekly unit).
 #[test]

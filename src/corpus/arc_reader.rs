@@ -12,9 +12,12 @@
 //! What comes out: `filedesc` and non-http records (`dns:`, `ftp:`, …) as
 //! [`WarcItem::Other`] named by scheme; http(s) records as [`WarcItem::Response`] (the HTTP
 //! block decoded as for WARC) or, when their date or HTTP block cannot be read, as a
-//! [`WarcItem::Skipped`] naming the record. A header line without a numeric length, or a file
-//! ending inside a record, breaks the framing: an [`InputError::Malformed`] at that record,
-//! after which the iterator ends.
+//! [`WarcItem::Skipped`] naming the record. A header line that cannot be read (the wrong
+//! number of fields, a length that is not a number or runs past the end of the file) breaks
+//! the framing: an [`InputError::Malformed`] at that record, after which reading resumes at
+//! the next line that reads as a record header (as the WARC reader resumes at the next
+//! `WARC/1.` line), so every intact record of a damaged file is read. A file ending inside a
+//! record, or a corrupt gzip stream, ends the iterator.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
@@ -41,10 +44,16 @@ pub struct ArcFile {
     /// Decompressed bytes consumed so far, and where the record being read starts.
     consumed: u64,
     record_start: u64,
-    /// Records read so far (complete ones).
+    /// Records met so far, damaged ones included (record numbers count both).
     record: u64,
+    /// Damaged records met so far.
+    damaged: u64,
     /// Fields of a record header line, from the version block (version 1 until it is read).
     fields: usize,
+    /// A header line found by [`ArcFile::resync`] after damage, to be read next.
+    pending_line: Option<Vec<u8>>,
+    /// Whether the last error broke only the framing of one record (reading may resume).
+    resumable: bool,
     done: bool,
 }
 
@@ -65,14 +74,17 @@ impl ArcFile {
             consumed: 0,
             record_start: 0,
             record: 0,
+            damaged: 0,
             fields: V1_FIELDS,
+            pending_line: None,
+            resumable: false,
             done: false,
         }
     }
 
-    /// Number of complete records read so far.
+    /// Number of complete records read so far (damaged ones not counted).
     pub fn records_read(&self) -> u64 {
-        self.record
+        self.record - self.damaged
     }
 
     /// An error in the record being read, naming where it starts (in the decompressed stream
@@ -107,6 +119,9 @@ impl ArcFile {
     /// The next header line (blank lines between records skipped), without its line end;
     /// `Ok(None)` at a clean end of file.
     fn header_line(&mut self) -> Result<Option<Vec<u8>>, InputError> {
+        if let Some(line) = self.pending_line.take() {
+            return Ok(Some(line));
+        }
         loop {
             self.record_start = self.consumed;
             let mut line = Vec::with_capacity(256);
@@ -119,6 +134,7 @@ impl ArcFile {
                 return Ok(None);
             }
             if !line.ends_with(b"\n") && line.len() >= MAX_HEADER_BYTES {
+                self.resumable = true;
                 return Err(self.malformed(format!(
                     "ARC header line longer than {MAX_HEADER_BYTES} bytes"
                 )));
@@ -132,7 +148,14 @@ impl ArcFile {
 
     /// Splits a header line from the right: the last `fields - 1` fields are single words,
     /// the rest is the URL.
-    fn parse_header(&self, line: &[u8]) -> Result<ArcHeader, InputError> {
+    fn parse_header(&mut self, line: &[u8]) -> Result<ArcHeader, InputError> {
+        let parsed = self.split_header(line);
+        self.resumable = parsed.is_err();
+        parsed
+    }
+
+    /// [`Self::parse_header`] without its bookkeeping.
+    fn split_header(&self, line: &[u8]) -> Result<ArcHeader, InputError> {
         let text = String::from_utf8_lossy(line);
         let parts: Vec<&str> = text.trim().rsplitn(self.fields, ' ').collect();
         let shape = || {
@@ -174,6 +197,39 @@ impl ArcFile {
             date: parts[self.fields - 3].to_string(),
             length,
         })
+    }
+
+    /// After broken framing, reads on to the next line that reads as a record header of an
+    /// http(s) or `dns:` URL with a date and a length that fit, keeps it for the next read and
+    /// returns its offset; `None` when the file holds no further record or cannot be read
+    /// further (a corrupt gzip stream). A body line that happens to read as a header is taken
+    /// for one; its record then fails or is skipped as any other, so no bad page comes out.
+    fn resync(&mut self) -> Option<u64> {
+        loop {
+            let mut line = Vec::new();
+            let n = (&mut self.reader)
+                .take(MAX_HEADER_BYTES as u64)
+                .read_until(b'\n', &mut line)
+                .ok()?;
+            if n == 0 {
+                return None;
+            }
+            let start = self.consumed;
+            self.consumed += n as u64;
+            let trimmed = line.trim_ascii_end();
+            let starts_record = [&b"http://"[..], b"https://", b"dns:"]
+                .iter()
+                .any(|scheme| trimmed.starts_with(scheme));
+            if starts_record {
+                if let Ok(header) = self.split_header(trimmed) {
+                    if parse_arc_date(&header.date).is_some() {
+                        self.record_start = start;
+                        self.pending_line = Some(trimmed.to_vec());
+                        return Some(start);
+                    }
+                }
+            }
+        }
     }
 
     fn read_block(&mut self, length: u64) -> Result<Vec<u8>, InputError> {
@@ -273,8 +329,38 @@ impl Iterator for ArcFile {
                 })
             }
             Err(e) => {
-                self.done = true;
-                Some(Err(e))
+                self.record += 1;
+                self.damaged += 1;
+                let resumed = if std::mem::take(&mut self.resumable) {
+                    self.resync()
+                } else {
+                    None
+                };
+                self.done = resumed.is_none();
+                let InputError::Malformed {
+                    path,
+                    location,
+                    message,
+                } = e
+                else {
+                    return Some(Err(e));
+                };
+                let after = match resumed {
+                    Some(at) => format!(
+                        "; reading resumes at the next record, found at byte {at}{}",
+                        if self.gzip {
+                            " of the decompressed stream"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None => String::new(),
+                };
+                Some(Err(InputError::Malformed {
+                    path,
+                    location,
+                    message: format!("{message}{after}"),
+                }))
             }
         }
     }
@@ -470,5 +556,68 @@ mod tests {
             err.contains("record 2") && err.contains("truncated"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn reading_resumes_after_damage_at_the_next_record_header() {
+        let good = |name: &str| {
+            record(
+                &format!("http://s.org/{name}"),
+                "20070102030405",
+                "text/html",
+                &http(&format!("<p>{name}</p>")),
+            )
+        };
+        // A record whose length is short by 7 bytes (its tail reads as a bad header line) and
+        // noise before the next record; later a header line with fields missing.
+        let mut short = good("short");
+        let text = String::from_utf8(short.clone()).unwrap();
+        let (line, rest) = text.split_once('\n').unwrap();
+        let (head, length) = line.rsplit_once(' ').unwrap();
+        let length: usize = length.parse().unwrap();
+        short = format!("{head} {}\n{rest}", length - 7).into_bytes();
+        let bytes = [
+            filedesc(),
+            good("a"),
+            short,
+            b"\x00\x01 binary noise\nhttp://not a header\n".to_vec(),
+            good("b"),
+            b"http://s.org/nofields 20070102030405 12\n<p>lost</p>\n".to_vec(),
+            good("c"),
+        ]
+        .concat();
+        let file =
+            || ArcFile::new(DecodedStream::from_bytes(Path::new("t.arc"), bytes.clone()).unwrap());
+        let items: Vec<_> = file().collect();
+        let pages: Vec<String> = items
+            .iter()
+            .filter_map(|i| match i {
+                Ok(WarcItem::Response(r)) => Some(r.target_uri.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            pages,
+            [
+                "http://s.org/a",
+                "http://s.org/short",
+                "http://s.org/b",
+                "http://s.org/c"
+            ]
+        );
+        let errors: Vec<String> = items
+            .iter()
+            .filter_map(|i| i.as_ref().err().map(|e| e.to_string()))
+            .collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        for e in &errors {
+            assert!(
+                e.contains("t.arc") && e.contains("reading resumes at the next record"),
+                "{e}"
+            );
+        }
+        let mut reader = file();
+        for _ in reader.by_ref() {}
+        assert_eq!(reader.records_read(), 5);
     }
 }
