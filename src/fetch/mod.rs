@@ -26,7 +26,7 @@
 //! 2. [`Fetcher::fetch`] with the unit's refresh batch: distinct pages, each with the
 //!    [`Validator`] of the copy the repository holds (`None` when it holds none). The fetcher
 //!    returns exactly one [`Fetched`] per request, in request order. For a policy that plays
-//!    in rounds (`RefreshPolicy::uses_rounds`) the batch comes as one `fetch` per round, at the
+//!    in rounds (`RefreshPolicy::rounds`) the batch comes as one `fetch` per round, at the
 //!    same unit; the pages of all rounds are distinct and the validators are those of the
 //!    copies held at the start of the unit (nothing is applied between rounds).
 //! 3. [`Fetcher::discover`] (only when the loop crawls new pages outside the budget; never in

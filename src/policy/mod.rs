@@ -30,14 +30,14 @@
 //!
 //! A sampling policy (papers 000 and 002: download a few pages of a group, and when they
 //! changed, the group) needs to see what its first fetches revealed before spending the rest
-//! of the unit's budget. It says so with [`RefreshPolicy::uses_rounds`]; then, in step 2, for
+//! of the unit's budget. It says so by offering a [`RoundPolicy`] from [`RefreshPolicy::rounds`]; then, in step 2, for
 //! every unit after the warm-up the refresher calls, instead of `choose`/`choose_with_frontier`:
 //!
-//! 1. [`RefreshPolicy::choose_round`] with `round = 0, 1, …` and the budget still `remaining`;
+//! 1. [`RoundPolicy::choose_round`] with `round = 0, 1, …` and the budget still `remaining`;
 //!    the pages it returns are filtered as `choose`'s are (unknown ids, ids already fetched in
 //!    an earlier round of the unit, or twice in the list, are dropped and lose nothing; the
 //!    list is cut at `remaining`), then fetched at once;
-//! 2. [`RefreshPolicy::observe_round`] with one [`ProbeOutcome`] per page fetched in that
+//! 2. [`RoundPolicy::observe_round`] with one [`ProbeOutcome`] per page fetched in that
 //!    round, in fetch order: whether its copy changed (content hash), the shingle change from
 //!    the held copy, whether it is gone, and the copy now fetched;
 //! 3. again from 1, until `choose_round` returns nothing that survives the filter (an empty
@@ -311,28 +311,13 @@ pub trait RefreshPolicy: Send {
     fn reads(&self) -> Reads {
         Reads::default()
     }
-    /// Whether the policy spends each unit's budget in rounds (see the module docs): then the
-    /// refresher calls [`choose_round`](Self::choose_round) and
-    /// [`observe_round`](Self::observe_round) instead of `choose`/`choose_with_frontier`.
-    fn uses_rounds(&self) -> bool {
-        false
+    /// The rounds protocol, when the policy spends each unit's budget in rounds (see the module
+    /// docs): then the refresher drives the unit through it instead of
+    /// `choose`/`choose_with_frontier`. `None` (the default) for a policy that chooses a unit's
+    /// pages at once. Must answer the same for the whole run.
+    fn rounds(&mut self) -> Option<&mut dyn RoundPolicy> {
+        None
     }
-    /// Round `round` (0 first) of `unit`: the pages to fetch now, at most `remaining` (the
-    /// unit's budget minus what earlier rounds fetched), distinct and not fetched earlier in
-    /// the unit; an empty list ends the unit. `crawl` is as of the start of the unit: what
-    /// earlier rounds fetched came through [`observe_round`](Self::observe_round).
-    fn choose_round(
-        &mut self,
-        _unit: Unit,
-        _round: u32,
-        _remaining: usize,
-        _crawl: &CrawlState,
-    ) -> Vec<PageId> {
-        Vec::new()
-    }
-    /// What the fetches of the last round revealed, one [`ProbeOutcome`] per page fetched, in
-    /// fetch order (called before the next `choose_round`).
-    fn observe_round(&mut self, _probes: &[ProbeOutcome]) {}
     /// Whether the policy wants the repository's current view weights before choosing at
     /// `unit` (computing them ranks every workload query, so it is done on request only).
     fn wants_views(&self, _unit: Unit) -> bool {
@@ -345,6 +330,25 @@ pub trait RefreshPolicy: Send {
     /// [`observe`]: RefreshPolicy::observe
     /// [`wants_views`]: RefreshPolicy::wants_views
     fn observe_views(&mut self, _view_weight: &[f64]) {}
+}
+
+/// The rounds protocol of a policy that spends each unit's budget in rounds (see the module
+/// docs for the order of calls), offered through [`RefreshPolicy::rounds`].
+pub trait RoundPolicy: Send {
+    /// Round `round` (0 first) of `unit`: the pages to fetch now, at most `remaining` (the
+    /// unit's budget minus what earlier rounds fetched), distinct and not fetched earlier in
+    /// the unit; an empty list ends the unit. `crawl` is as of the start of the unit: what
+    /// earlier rounds fetched came through [`observe_round`](Self::observe_round).
+    fn choose_round(
+        &mut self,
+        unit: Unit,
+        round: u32,
+        remaining: usize,
+        crawl: &CrawlState,
+    ) -> Vec<PageId>;
+    /// What the fetches of the last round revealed, one [`ProbeOutcome`] per page fetched, in
+    /// fetch order (called before the next `choose_round`).
+    fn observe_round(&mut self, probes: &[ProbeOutcome]);
 }
 
 /// The default frontier rule (see the module docs): frontier pages are the stalest pages there

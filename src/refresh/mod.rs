@@ -12,10 +12,10 @@
 //! 3. the fetcher fetches them, conditionally on the held copies ([`Fetcher::fetch`]), and,
 //!    when new pages are crawled outside the budget, the pages it discovered;
 //!
-//!    a policy that plays in rounds ([`RefreshPolicy::uses_rounds`]) does 2–3 several times
-//!    instead: it chooses a round ([`RefreshPolicy::choose_round`]), the fetcher fetches it,
-//!    the policy sees what each fetch revealed ([`RefreshPolicy::observe_round`] with a
-//!    [`ProbeOutcome`] per page: changed, shingle change, gone, the copy), and so on until it
+//!    a policy that plays in rounds (its [`RefreshPolicy::rounds`] offers a
+//!    [`RoundPolicy`](crate::policy::RoundPolicy)) does 2–3 several times instead: it chooses
+//!    a round (`choose_round`), the fetcher fetches it, the policy sees what each fetch
+//!    revealed (`observe_round` with a [`ProbeOutcome`] per page: changed, shingle change, gone, the copy), and so on until it
 //!    chooses nothing or the budget is spent. Nothing is applied between rounds: the crawl
 //!    state and the index stay as of the start of the unit, and the pages of all rounds, in
 //!    fetch order, are the unit's refresh batch for steps 4–7 (see [`crate::policy`],
@@ -227,9 +227,10 @@ impl<'f> Refresher<'f> {
         while chosen.len() < budget {
             let remaining = budget - chosen.len();
             let clock = std::time::Instant::now();
-            let asked = self
-                .policy
-                .choose_round(unit, round, remaining, &self.crawl);
+            let Some(rounds) = self.policy.rounds() else {
+                break;
+            };
+            let asked = rounds.choose_round(unit, round, remaining, &self.crawl);
             timings.policy += clock.elapsed().as_secs_f64();
             let crawl = &self.crawl;
             let mut list = Vec::with_capacity(asked.len().min(remaining));
@@ -256,7 +257,9 @@ impl<'f> Refresher<'f> {
                     probe
                 })
                 .collect();
-            self.policy.observe_round(&probes);
+            if let Some(rounds) = self.policy.rounds() {
+                rounds.observe_round(&probes);
+            }
             timings.policy += clock.elapsed().as_secs_f64();
             chosen.extend(list);
             fetched.extend(got);
@@ -389,7 +392,7 @@ impl<'f> Refresher<'f> {
                 .collect();
             seen.extend(held.iter().copied());
             held
-        } else if self.policy.uses_rounds() {
+        } else if self.policy.rounds().is_some() {
             let (chosen, fetched, copies) = self.fetch_in_rounds(unit, budget, &mut seen, timings);
             round_fetches = Some(fetched);
             probed_copies = copies;

@@ -1,4 +1,4 @@
-//! The rounds protocol (`RefreshPolicy::uses_rounds`) through whole simulation runs: a policy
+//! The rounds protocol (`RefreshPolicy::rounds`) through whole simulation runs: a policy
 //! sees its first round's outcomes before choosing the rest, never sees a page it did not
 //! fetch, never exceeds the budget, loses nothing to duplicates, and its unit's batch is judged
 //! exactly as the same list chosen in one shot — with and without a frontier and a warm-up.
@@ -11,7 +11,9 @@ use super::run::{run, RunConfig, RunResult};
 use crate::corpus::{PageId, Unit};
 use crate::crawl::{CrawlState, NewPages};
 use crate::index::testutil::random_corpus;
-use crate::policy::{FitMode, PolicyContext, ProbeOutcome, RefreshOutcome, RefreshPolicy};
+use crate::policy::{
+    FitMode, PolicyContext, ProbeOutcome, RefreshOutcome, RefreshPolicy, RoundPolicy,
+};
 
 /// What the sampler saw, kept after the run.
 #[derive(Debug, Default)]
@@ -83,9 +85,44 @@ impl RefreshPolicy for Sampler {
     fn choose_with_frontier(&mut self, _: Unit, _: usize, _: &CrawlState) -> Vec<PageId> {
         panic!("a policy using rounds is asked through choose_round, frontier mode too");
     }
-    fn uses_rounds(&self) -> bool {
-        true
+    fn rounds(&mut self) -> Option<&mut dyn RoundPolicy> {
+        Some(self)
     }
+    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
+        if self.rounds_observed == 0 {
+            // A warm-up unit: every held page refreshed without asking the policy.
+            return;
+        }
+        // The unit's refreshes are the probes' pages, in fetch order, with the same findings.
+        let refreshes: Vec<&RefreshOutcome> = outcomes
+            .iter()
+            .take_while(|o| self.fetched.contains(&o.page))
+            .collect();
+        assert_eq!(refreshes.len(), self.fetched.len());
+        for (o, probe) in refreshes.iter().zip(&self.probes) {
+            assert_eq!(o.page, probe.page);
+            assert_eq!(o.unit, self.unit);
+            assert_eq!(o.changed, probe.changed, "page {}", o.page);
+            assert_eq!(o.shingle_change, probe.shingle_change, "page {}", o.page);
+            assert_eq!(o.gone, probe.gone, "page {}", o.page);
+            assert_eq!(o.discovered, probe.first_crawl, "page {}", o.page);
+        }
+        for o in &outcomes[refreshes.len()..] {
+            assert!(o.discovered, "outcome of page {} it did not fetch", o.page);
+        }
+        self.log
+            .lock()
+            .unwrap()
+            .rounds
+            .insert(self.unit, self.rounds_observed);
+        self.fetched.clear();
+        self.probes.clear();
+        self.held_at_start.clear();
+        self.rounds_observed = 0;
+    }
+}
+
+impl RoundPolicy for Sampler {
     fn choose_round(
         &mut self,
         unit: Unit,
@@ -182,38 +219,6 @@ impl RefreshPolicy for Sampler {
         assert!(self.fetched.len() <= self.budget, "budget exceeded");
         self.probes.extend(probes.iter().cloned());
         self.rounds_observed += 1;
-    }
-    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
-        if self.rounds_observed == 0 {
-            // A warm-up unit: every held page refreshed without asking the policy.
-            return;
-        }
-        // The unit's refreshes are the probes' pages, in fetch order, with the same findings.
-        let refreshes: Vec<&RefreshOutcome> = outcomes
-            .iter()
-            .take_while(|o| self.fetched.contains(&o.page))
-            .collect();
-        assert_eq!(refreshes.len(), self.fetched.len());
-        for (o, probe) in refreshes.iter().zip(&self.probes) {
-            assert_eq!(o.page, probe.page);
-            assert_eq!(o.unit, self.unit);
-            assert_eq!(o.changed, probe.changed, "page {}", o.page);
-            assert_eq!(o.shingle_change, probe.shingle_change, "page {}", o.page);
-            assert_eq!(o.gone, probe.gone, "page {}", o.page);
-            assert_eq!(o.discovered, probe.first_crawl, "page {}", o.page);
-        }
-        for o in &outcomes[refreshes.len()..] {
-            assert!(o.discovered, "outcome of page {} it did not fetch", o.page);
-        }
-        self.log
-            .lock()
-            .unwrap()
-            .rounds
-            .insert(self.unit, self.rounds_observed);
-        self.fetched.clear();
-        self.probes.clear();
-        self.held_at_start.clear();
-        self.rounds_observed = 0;
     }
 }
 

@@ -1696,20 +1696,8 @@ mod online_tests {
         fn reads(&self) -> crate::policy::Reads {
             self.inner.reads()
         }
-        fn uses_rounds(&self) -> bool {
-            self.inner.uses_rounds()
-        }
-        fn choose_round(
-            &mut self,
-            unit: Unit,
-            round: u32,
-            remaining: usize,
-            crawl: &CrawlState,
-        ) -> Vec<PageId> {
-            self.inner.choose_round(unit, round, remaining, crawl)
-        }
-        fn observe_round(&mut self, probes: &[crate::policy::ProbeOutcome]) {
-            self.inner.observe_round(probes);
+        fn rounds(&mut self) -> Option<&mut dyn crate::policy::RoundPolicy> {
+            self.inner.rounds()
         }
         fn wants_views(&self, unit: Unit) -> bool {
             self.inner.wants_views(unit)

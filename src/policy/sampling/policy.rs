@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use crate::corpus::{PageId, PageVersion, Unit};
 use crate::crawl::{CrawlKnowledge, CrawlState};
-use crate::policy::{PolicyContext, ProbeOutcome, Reads, RefreshOutcome, RefreshPolicy};
+use crate::policy::{
+    PolicyContext, ProbeOutcome, Reads, RefreshOutcome, RefreshPolicy, RoundPolicy,
+};
 
 use super::granularity::LinkGraph;
 use super::{Probe, RoundPlanner, SamplingView};
@@ -156,10 +158,12 @@ impl<P: RoundPlanner> RefreshPolicy for SamplingPolicy<P> {
         self.planner.observe_unit(unit, &probes);
     }
 
-    fn uses_rounds(&self) -> bool {
-        true
+    fn rounds(&mut self) -> Option<&mut dyn RoundPolicy> {
+        Some(self)
     }
+}
 
+impl<P: RoundPlanner> RoundPolicy for SamplingPolicy<P> {
     fn choose_round(
         &mut self,
         unit: Unit,
