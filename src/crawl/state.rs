@@ -201,6 +201,17 @@ impl CrawlState {
         shingle
     }
 
+    /// A fetch of `page` at `unit` as the refresher records it, without a copy: for policy
+    /// tests that drive `choose`/`observe` by hand.
+    #[cfg(test)]
+    pub(crate) fn note_fetch(&mut self, page: PageId, unit: Unit, gone: bool) {
+        self.grow(page as usize + 1);
+        let record = &mut self.pages[page as usize];
+        record.last_refresh = unit;
+        record.gone = gone;
+        record.visits += 1;
+    }
+
     /// The shingle change from the held copy of `page` to `fetched` (`None`: gone): 0 when
     /// not `changed`, 1 when either side has no copy.
     pub(crate) fn shingle_change(

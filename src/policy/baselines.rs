@@ -1,5 +1,7 @@
 //! Baseline policies: round-robin, uniform random, oldest-first (Age). None of them reads the
-//! history, so they behave identically in both fit modes; all skip pages once observed gone.
+//! history, so they behave identically in both fit modes; all skip pages whose last fetch
+//! found them gone. What they read of each page (gone, last refresh) is the crawl state's:
+//! none keeps a copy.
 
 use rand::seq::index::sample;
 use rand::SeedableRng;
@@ -10,27 +12,24 @@ use super::{PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
 
-/// Marks pages observed gone (a later refresh that finds content clears the mark), making
-/// room for page ids met after `prepare`.
-fn note_gone(gone: &mut Vec<bool>, outcomes: &[RefreshOutcome]) {
-    for o in outcomes {
-        grow(gone, o.page as usize + 1, false);
-        gone[o.page as usize] = o.gone;
-    }
+/// The page ids to consider: those of `prepare` and any met since (the crawl state grows with
+/// the fetcher's ids).
+fn pages_known(page_count: &mut usize, crawl: &CrawlState) -> usize {
+    *page_count = (*page_count).max(crawl.len());
+    *page_count
 }
 
-/// Resizes a per-page vector to at least `count` pages.
-fn grow<T: Clone>(v: &mut Vec<T>, count: usize, value: T) {
-    if count > v.len() {
-        v.resize(count, value);
-    }
+/// Whether `page` may be refreshed: not found gone by its last fetch, and refreshable in the
+/// crawl's mode.
+fn is_candidate(crawl: &CrawlState, page: PageId) -> bool {
+    !crawl.page(page).gone && crawl.is_refreshable(page)
 }
 
 /// Cycles over the pages in id order, `budget` per unit, resuming where the last unit stopped.
 #[derive(Debug, Clone, Default)]
 pub struct RoundRobin {
     cursor: usize,
-    gone: Vec<bool>,
+    page_count: usize,
 }
 
 impl RefreshPolicy for RoundRobin {
@@ -48,28 +47,26 @@ impl RefreshPolicy for RoundRobin {
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         self.cursor = 0;
-        self.gone = vec![false; context.page_count];
+        self.page_count = context.page_count;
     }
 
     fn choose(&mut self, _unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
-        grow(&mut self.gone, crawl.len(), false);
-        let n = self.gone.len();
+        let n = pages_known(&mut self.page_count, crawl);
         let mut out = Vec::with_capacity(budget.min(n));
         let mut scanned = 0;
         while out.len() < budget && scanned < n {
-            let p = self.cursor;
+            let p = self.cursor as PageId;
             self.cursor = (self.cursor + 1) % n;
             scanned += 1;
-            if !self.gone[p] && crawl.is_refreshable(p as PageId) {
-                out.push(p as PageId);
+            if is_candidate(crawl, p) {
+                out.push(p);
             }
         }
         out
     }
 
-    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
-        note_gone(&mut self.gone, outcomes);
-    }
+    /// Nothing to learn: the crawl state says which pages are gone.
+    fn observe(&mut self, _outcomes: &[RefreshOutcome]) {}
 }
 
 /// `budget` distinct pages drawn uniformly each unit from a ChaCha8 stream seeded by the
@@ -77,14 +74,14 @@ impl RefreshPolicy for RoundRobin {
 #[derive(Debug, Clone)]
 pub struct UniformRandom {
     rng: ChaCha8Rng,
-    gone: Vec<bool>,
+    page_count: usize,
 }
 
 impl Default for UniformRandom {
     fn default() -> Self {
         UniformRandom {
             rng: ChaCha8Rng::seed_from_u64(0),
-            gone: Vec::new(),
+            page_count: 0,
         }
     }
 }
@@ -104,14 +101,13 @@ impl RefreshPolicy for UniformRandom {
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         self.rng = ChaCha8Rng::seed_from_u64(context.seed);
-        self.gone = vec![false; context.page_count];
+        self.page_count = context.page_count;
     }
 
     fn choose(&mut self, _unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
-        grow(&mut self.gone, crawl.len(), false);
-        let alive: Vec<PageId> = (0..self.gone.len())
-            .filter(|&p| !self.gone[p] && crawl.is_refreshable(p as PageId))
-            .map(|p| p as PageId)
+        let n = pages_known(&mut self.page_count, crawl);
+        let alive: Vec<PageId> = (0..n as PageId)
+            .filter(|&p| is_candidate(crawl, p))
             .collect();
         let k = budget.min(alive.len());
         sample(&mut self.rng, alive.len(), k)
@@ -120,17 +116,15 @@ impl RefreshPolicy for UniformRandom {
             .collect()
     }
 
-    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
-        note_gone(&mut self.gone, outcomes);
-    }
+    /// Nothing to learn: the crawl state says which pages are gone.
+    fn observe(&mut self, _outcomes: &[RefreshOutcome]) {}
 }
 
 /// Oldest first (Age): the `budget` pages with the largest `t − last refresh` (0 for the
 /// initial crawl), ties by page id.
 #[derive(Debug, Clone, Default)]
 pub struct OldestFirst {
-    last_refresh: Vec<Unit>,
-    gone: Vec<bool>,
+    page_count: usize,
 }
 
 impl RefreshPolicy for OldestFirst {
@@ -147,32 +141,22 @@ impl RefreshPolicy for OldestFirst {
     }
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {
-        self.last_refresh = vec![0; context.page_count];
-        self.gone = vec![false; context.page_count];
+        self.page_count = context.page_count;
     }
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
-        grow(&mut self.gone, crawl.len(), false);
-        grow(&mut self.last_refresh, crawl.len(), 0);
-        let mut pages: Vec<usize> = (0..self.last_refresh.len())
-            .filter(|&p| !self.gone[p] && crawl.is_refreshable(p as PageId))
+        let n = pages_known(&mut self.page_count, crawl);
+        let mut pages: Vec<PageId> = (0..n as PageId)
+            .filter(|&p| is_candidate(crawl, p))
             .collect();
-        let age = |p: usize| unit.saturating_sub(self.last_refresh[p]);
+        let age = |p: PageId| unit.saturating_sub(crawl.page(p).last_refresh);
         pages.sort_by(|&a, &b| age(b).cmp(&age(a)).then(a.cmp(&b)));
         pages.truncate(budget);
-        for &p in &pages {
-            self.last_refresh[p] = unit;
-        }
-        pages.into_iter().map(|p| p as PageId).collect()
+        pages
     }
 
-    fn observe(&mut self, outcomes: &[RefreshOutcome]) {
-        note_gone(&mut self.gone, outcomes);
-        for o in outcomes {
-            grow(&mut self.last_refresh, o.page as usize + 1, 0);
-            self.last_refresh[o.page as usize] = o.unit;
-        }
-    }
+    /// Nothing to learn: the crawl state holds each page's last refresh.
+    fn observe(&mut self, _outcomes: &[RefreshOutcome]) {}
 }
 
 /// The `round-robin` family.
@@ -224,21 +208,15 @@ mod tests {
         let ctx = context(FitMode::Online, &pages, &[0.0; 5], None, 4, 2);
         let mut rr = RoundRobin::default();
         rr.prepare(&ctx);
-        assert_eq!(
-            rr.choose(1, 2, &crate::policy::testkit::no_crawl()),
-            vec![0, 1]
-        );
+        let mut crawl = crate::policy::testkit::no_crawl();
+        assert_eq!(rr.choose(1, 2, &crawl), vec![0, 1]);
+        crawl.note_fetch(0, 1, false);
+        crawl.note_fetch(1, 1, true);
         rr.observe(&[gone(1, 1)]);
+        assert_eq!(rr.choose(2, 2, &crawl), vec![2, 3]);
+        assert_eq!(rr.choose(3, 2, &crawl), vec![4, 0]);
         assert_eq!(
-            rr.choose(2, 2, &crate::policy::testkit::no_crawl()),
-            vec![2, 3]
-        );
-        assert_eq!(
-            rr.choose(3, 2, &crate::policy::testkit::no_crawl()),
-            vec![4, 0]
-        );
-        assert_eq!(
-            rr.choose(4, 2, &crate::policy::testkit::no_crawl()),
+            rr.choose(4, 2, &crawl),
             vec![2, 3],
             "page 1 is skipped once gone"
         );
@@ -250,17 +228,19 @@ mod tests {
         let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 4, 3);
         let mut age = OldestFirst::default();
         age.prepare(&ctx);
-        assert_eq!(
-            age.choose(1, 3, &crate::policy::testkit::no_crawl()),
-            vec![0, 1, 2]
-        );
-        assert_eq!(
-            age.choose(2, 3, &crate::policy::testkit::no_crawl()),
-            vec![3, 0, 1]
-        );
+        let mut crawl = crate::policy::testkit::no_crawl();
+        assert_eq!(age.choose(1, 3, &crawl), vec![0, 1, 2]);
+        for p in [0, 1, 2] {
+            crawl.note_fetch(p, 1, false);
+        }
+        assert_eq!(age.choose(2, 3, &crawl), vec![3, 0, 1]);
+        for p in [3, 0, 1] {
+            crawl.note_fetch(p, 2, false);
+        }
+        crawl.note_fetch(2, 2, true);
         age.observe(&[gone(2, 2)]);
         assert_eq!(
-            age.choose(3, 3, &crate::policy::testkit::no_crawl()),
+            age.choose(3, 3, &crawl),
             vec![0, 1, 3],
             "2 is gone; the rest all have age 1: by id"
         );

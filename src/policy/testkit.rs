@@ -83,7 +83,7 @@ pub fn run(
     policy.prepare(ctx);
     let mut last = vec![0; ctx.page_count];
     let mut out = Vec::new();
-    let crawl = CrawlState::default();
+    let mut crawl = CrawlState::default();
     for t in 1..=ctx.units {
         let chosen = policy.choose(t, ctx.budget, &crawl);
         assert!(chosen.len() <= ctx.budget, "unit {t}: {chosen:?}");
@@ -95,8 +95,9 @@ pub fn run(
             .iter()
             .map(|&p| outcome(truth, p, t, last[p as usize]))
             .collect();
-        for &p in &chosen {
-            last[p as usize] = t;
+        for o in &outcomes {
+            last[o.page as usize] = t;
+            crawl.note_fetch(o.page, t, o.gone);
         }
         policy.observe(&outcomes);
         out.push(chosen);
