@@ -6,16 +6,20 @@
 # the crawl goes on from the first unit not committed.
 #
 #   scripts/crawl_crash_test.sh [--trials N] [--bin PATH] [--pages P] [--weeks W] [--seed S]
+#                               [--faults SPEC]...
 #
 # Defaults: 20 trials, target/debug/refresher, a generated site of 300 pages × 8 weeks served
 # by `web-replay --manual-clock` (the crawl advances it; a restarted unit asks for the unit it
 # is at, which web-replay accepts), kill delays from an unseeded stream (`--seed S` repeats a
 # sequence). A kill that finds units already committed (`state.json` written) and the crawl
 # still running has landed mid-crawl: the restart must replay the journal; those are counted
-# and reported. Exits non-zero on any difference.
+# and reported. `--faults SPEC` (repeatable) is given to web-replay: the faults are drawn per
+# (URL, unit, attempt), and a restarted crawl asks web-replay for its unit again, which counts
+# the unit's attempts afresh, so the resumed crawl meets the faults the uninterrupted one met
+# (the per-unit report compared includes the faults met). Exits non-zero on any difference.
 set -euo pipefail
 
-trials=20 bin="target/debug/refresher" pages=300 weeks=8 seed=""
+trials=20 bin="target/debug/refresher" pages=300 weeks=8 seed="" faults=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials="$2"; shift 2 ;;
@@ -23,6 +27,7 @@ while [ $# -gt 0 ]; do
     --pages) pages="$2"; shift 2 ;;
     --weeks) weeks="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
+    --faults) faults+=(--faults "$2"); shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -42,7 +47,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_replay() {
   [ -n "$replay_pid" ] && { kill "$replay_pid" 2>/dev/null || true; wait "$replay_pid" 2>/dev/null || true; }
   port=$(free_port)
-  "$bin" web-replay --corpus "$work/site/corpus" --addr "127.0.0.1:$port" --manual-clock >"$work/replay.out" 2>/dev/null &
+  "$bin" web-replay --corpus "$work/site/corpus" --addr "127.0.0.1:$port" --manual-clock \
+    ${faults[@]+"${faults[@]}"} >"$work/replay.out" 2>/dev/null &
   replay_pid=$!
   for _ in $(seq 1 100); do grep -q "replaying on" "$work/replay.out" 2>/dev/null && return; sleep 0.05; done
   echo "web-replay did not start" >&2; exit 1
@@ -117,5 +123,12 @@ for i in $(seq 1 "$trials"); do
     failures=$((failures + 1))
   fi
 done
+[ ${#faults[@]} -gt 0 ] && echo "faults met by the uninterrupted crawl: $(python3 -c '
+import json,sys
+s=json.load(open(sys.argv[1]))
+t={}
+for u in s["per_unit"]:
+    for k,v in u.get("faults",{}).items(): t[k]=t.get(k,0)+v
+print(", ".join("%s %d" % kv for kv in sorted(t.items()) if kv[1]) or "none")' "$work/clean/index/state.json")"
 echo "crawl crash test: $trials trials, $killed kill -9 ($killed_mid_crawl after a committed unit), $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use refresher::corpus::{Clock, Corpus, PageTimeline, PageVersion, Unit};
 use refresher::fetch::http::warc_out::WarcOut;
-use refresher::fetch::http::{Discovery, HttpFetcher, HttpOptions};
+use refresher::fetch::http::{Discovery, FaultCounts, HttpFetcher, HttpOptions};
 use refresher::fetch::Fetcher;
 use refresher::index::ScoringKind;
 use refresher::live::{initial_crawl, CrawlEngine, CrawlUnit, EngineConfig};
@@ -74,8 +74,9 @@ pub struct Args {
     /// (`HOST=ADDR:PORT`, repeatable): how a crawl reaches `web-replay`.
     #[arg(long, value_parser = parse_resolve)]
     pub resolve: Vec<(String, SocketAddr)>,
-    /// POST this URL at the start of every unit (a `web-replay --manual-clock` admin endpoint,
-    /// e.g. http://127.0.0.1:8090/_clock/advance), for deterministic tests and demos.
+    /// POST this URL at the start of every unit, with `?unit=U` (a `web-replay --manual-clock`
+    /// admin endpoint, e.g. http://127.0.0.1:8090/_clock/advance), for deterministic tests
+    /// and demos; a new crawl asks for unit 0 before its initial crawl.
     #[arg(long)]
     pub advance_clock: Option<String>,
     /// Judge the crawl's repository against this corpus's truth (a crawl of `web-replay`
@@ -192,6 +193,12 @@ struct UnitLine {
     /// Sitemap and feed requests (outside B).
     sitemap_requests: u64,
     feed_requests: u64,
+    /// Faults met on the wire, every attempt (sitemap and feed requests included).
+    faults: FaultCounts,
+    /// Fetches answered gone (404, 410, not HTML): the only answers that drop a held copy.
+    gone: u64,
+    /// Pages with a copy in the index at the unit's end.
+    held: u64,
     seconds: f64,
     refreshed_urls: Vec<String>,
 }
@@ -498,6 +505,13 @@ fn crawl_initially(
     fingerprint: &serde_json::Value,
     date_origin: Option<f64>,
 ) -> anyhow::Result<Vec<(u32, Arc<PageVersion>)>> {
+    if let (Some(url), None) = (&args.advance_clock, resume_through) {
+        // A new crawl asks for unit 0 too: a `web-replay` then counts the attempts of a crawl
+        // started again after a kill afresh (it meets the faults the killed one met).
+        refresher::web_replay::ClockClient::new()?
+            .advance(url, 0)
+            .map_err(|e| anyhow::anyhow!("--advance-clock {url}: {e}"))?;
+    }
     if args.sitemap.is_some() {
         initial_urls.extend(fetcher.read_sitemaps(0));
     }
@@ -708,6 +722,9 @@ fn unit_line(
         robots_disallowed: done.counts.robots_disallowed,
         sitemap_requests: done.signal_requests.sitemap_requests,
         feed_requests: done.signal_requests.feed_requests,
+        faults: done.counts.faults,
+        gone: done.counts.gone,
+        held: engine.refresher().repository().num_docs(),
         seconds: done.seconds,
         refreshed_urls: done
             .step
@@ -776,6 +793,7 @@ fn report(
             "not_modified": totals.not_modified,
             "errors": totals.errors,
             "robots_disallowed": totals.robots_disallowed,
+            "faults": totals.faults,
             "signal_requests": signal_requests,
             "hosts": engine.monitor().hosts(),
             "judge_error": judge_error,
@@ -798,8 +816,32 @@ fn report(
             ))
             .unwrap_or_default()
         );
+        for (host, r) in engine.monitor().hosts() {
+            if !r.counts.faults.is_zero() {
+                println!("faults met on {host}: {}", fault_summary(&r.counts.faults));
+            }
+        }
     }
     Ok(())
+}
+
+/// A host's faults as one line: each kind met, with its count.
+fn fault_summary(f: &FaultCounts) -> String {
+    [
+        ("5xx", f.server_errors),
+        ("429", f.rate_limited),
+        ("connection errors", f.connection_errors),
+        ("timeouts", f.timeouts),
+        ("stalled bodies", f.stalled_bodies),
+        ("redirect loops", f.redirect_loops),
+        ("bad sitemaps", f.bad_sitemaps),
+        ("bad feeds", f.bad_feeds),
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| format!("{n} {k}"))
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 fn fetcher_discovery(args: &Args) -> DiscoverArg {

@@ -40,9 +40,21 @@ pub struct Args {
     /// and feed in `Sitemap:` lines.
     #[arg(long = "signals", value_name = "SPEC", default_value = "lastmod")]
     pub signals: Vec<String>,
-    /// Seed of the signal model's draws (give `simulate` the same --seed).
+    /// Seed of the signal model's draws (give `simulate` the same --seed) and of --faults.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Fail requests as real sites fail, drawn with --seed per (URL, unit, attempt) so a
+    /// resumed crawl meets the same faults (repeat for several kinds; the first given wins
+    /// when several hit): 5xx, 429[:retry-after=S] (default 1), reset (the connection drops
+    /// mid-body), stall[:seconds=S] (the body stops halfway for S s, default 30),
+    /// timeout[:seconds=S] (no answer for S s, default 600), redirect-loop, bad-sitemap,
+    /// bad-feed (the document cut in half); each with rate=R, the probability per request
+    /// in [0, 1] (default 0.1), e.g. `--faults 5xx:rate=0.1 --faults 429:rate=0.05,retry-after=2`.
+    /// robots.txt never fails; the attempt is how many times the URL was asked for in the
+    /// unit, counted afresh when the clock is asked for the unit it is at (a restarted
+    /// crawl). `GET /_faults` counts what was injected.
+    #[arg(long = "faults", value_name = "SPEC")]
+    pub faults: Vec<String>,
 }
 
 fn parse_seconds(s: &str) -> Result<f64, super::ArgError> {
@@ -65,6 +77,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let signals = refresher::signal::SignalSettings::parse(&args.signals)
         .map_err(|e| anyhow::anyhow!("--signals: {e}"))?;
+    let faults = web_replay::faults::FaultSettings::parse(&args.faults, args.seed)
+        .map_err(|e| anyhow::anyhow!("--faults {e}"))?;
     let (corpus, _) = args.corpus.load()?;
     let clock = match args.unit_seconds {
         Some(s) => ReplayClock::Every(Duration::from_secs_f64(s)),
@@ -78,14 +92,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             latency: Duration::from_millis(args.latency_ms),
             signals,
             signal_seed: args.seed,
+            faults,
         },
     ));
     eprintln!(
-        "collection: {} pages over {} units, hosts: {}; signals: {} (seed {})",
+        "collection: {} pages over {} units, hosts: {}; signals: {}; faults: {} (seed {})",
         site.corpus().page_count(),
         site.corpus().units(),
         site.hosts().join(", "),
         site.signals(),
+        site.faults(),
         args.seed
     );
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;

@@ -234,6 +234,7 @@ impl CrawlEngine {
                 errors: after.errors - before.errors,
                 robots_disallowed: after.robots_disallowed - before.robots_disallowed,
                 bytes: after.bytes - before.bytes,
+                faults: after.faults.since(&before.faults),
             },
             signal_requests: self.monitor.signal_counts().since(signals_before),
             seconds: started.elapsed().as_secs_f64(),

@@ -14,7 +14,15 @@
 //!
 //! The clock moves every `unit_seconds` or, with a manual clock, when `POST /_clock/advance`
 //! is called (deterministic tests and demos); `GET /_clock` tells the unit.
+//!
+//! With [`ReplayOptions::faults`] (`--faults KIND[:rate=R,…]`, repeatable) the site fails as
+//! real sites fail, reproducibly: `5xx`, `429` with `Retry-After`, connection resets, stalled
+//! bodies, timeouts, redirect loops, a malformed sitemap or feed, each request drawn by
+//! `(URL, unit, attempt)` keyed by the seed; a crawl restarted after `kill -9` meets the same
+//! faults again ([`faults`] has the spec and the draw). `GET /_faults` counts what was
+//! injected.
 
+pub mod faults;
 pub mod publish;
 pub mod render;
 
@@ -32,6 +40,7 @@ use axum::Router;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
 use crate::signal::{PublishedSignals, SignalSettings};
+use faults::{FaultSettings, Faults, Target};
 
 pub use publish::SITEMAP_URL_LIMIT;
 
@@ -56,6 +65,8 @@ pub struct ReplayOptions {
     pub signals: SignalSettings,
     /// The seed of the signal model's draws (`simulate --seed`).
     pub signal_seed: u64,
+    /// The faults injected on the wire (none by default), with their seed.
+    pub faults: FaultSettings,
 }
 
 impl ReplayOptions {
@@ -67,6 +78,7 @@ impl ReplayOptions {
             latency: Duration::ZERO,
             signals: SignalSettings::accurate_lastmod(),
             signal_seed: 1,
+            faults: FaultSettings::default(),
         }
     }
 }
@@ -87,6 +99,8 @@ pub struct ReplaySite {
     /// Most URLs one sitemap lists before it becomes an index of parts.
     sitemap_url_limit: usize,
     unit: AtomicU32,
+    /// The faults injected, their attempts and counts (`None`: no faults).
+    faults: Option<Faults>,
     options: ReplayOptions,
 }
 
@@ -123,6 +137,7 @@ impl ReplaySite {
             published,
             sitemap_url_limit: SITEMAP_URL_LIMIT,
             unit: AtomicU32::new(0),
+            faults: (!options.faults.is_none()).then(|| Faults::new(options.faults.clone())),
             options,
         }
     }
@@ -136,6 +151,11 @@ impl ReplaySite {
     /// What the site publishes about its changes.
     pub fn signals(&self) -> &SignalSettings {
         &self.options.signals
+    }
+
+    /// The faults the site injects.
+    pub fn faults(&self) -> &FaultSettings {
+        &self.options.faults
     }
 
     /// The unit the site shows now.
@@ -155,12 +175,25 @@ impl ReplaySite {
     /// Moves to the next unit; `None` at the collection's last unit.
     pub fn advance(&self) -> Option<Unit> {
         let last = self.corpus.units().saturating_sub(1);
-        self.unit
+        let moved = self
+            .unit
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |u| {
                 (u < last).then_some(u + 1)
             })
             .ok()
-            .map(|u| u + 1)
+            .map(|u| u + 1);
+        if moved.is_some() {
+            self.restart_unit();
+        }
+        moved
+    }
+
+    /// The unit's requests count from their first attempt again (a new unit, or a crawl
+    /// restarted in this one asking for it again): the same requests meet the same faults.
+    fn restart_unit(&self) {
+        if let Some(f) = &self.faults {
+            f.restart_unit();
+        }
     }
 
     /// The page a request for `path` on `host` names. A host outside the collection falls
@@ -308,48 +341,8 @@ async fn answer(State(site): State<Arc<ReplaySite>>, request: Request<Body>) -> 
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .map(str::to_string);
-    match (&method, path.as_str()) {
-        (&Method::GET, "/_clock") => {
-            return json(
-                StatusCode::OK,
-                serde_json::json!({"unit": site.unit(), "units": site.corpus.units(),
-                    "manual": site.options.clock == ReplayClock::Manual}),
-            )
-        }
-        (&Method::POST, p) if p == "/_clock/advance" || p.starts_with("/_clock/advance?") => {
-            if site.options.clock != ReplayClock::Manual {
-                return json(
-                    StatusCode::CONFLICT,
-                    serde_json::json!({"error": "the clock is not manual (started without --manual-clock)"}),
-                );
-            }
-            // `?unit=U`: move to U if it is the next unit; already at U is fine (a crawl that
-            // restarted asks again for the unit it was killed in).
-            let wanted: Option<Unit> = p
-                .split_once('?')
-                .and_then(|(_, q)| q.split('&').find_map(|kv| kv.strip_prefix("unit=")))
-                .and_then(|v| v.parse().ok());
-            if let Some(u) = wanted {
-                let now = site.unit();
-                if u == now {
-                    return json(StatusCode::OK, serde_json::json!({"unit": now}));
-                }
-                if u != now + 1 {
-                    return json(
-                        StatusCode::CONFLICT,
-                        serde_json::json!({"error": format!("unit {u} asked at unit {now}: only the next unit can be reached"), "unit": now}),
-                    );
-                }
-            }
-            return match site.advance() {
-                Some(unit) => json(StatusCode::OK, serde_json::json!({"unit": unit})),
-                None => json(
-                    StatusCode::CONFLICT,
-                    serde_json::json!({"error": format!("unit {} is the collection's last", site.unit()), "unit": site.unit()}),
-                ),
-            };
-        }
-        _ => {}
+    if let Some(response) = admin(&site, &method, &path) {
+        return response;
     }
     if method != Method::GET && method != Method::HEAD {
         return (
@@ -360,6 +353,22 @@ async fn answer(State(site): State<Arc<ReplaySite>>, request: Request<Body>) -> 
             .into_response();
     }
     let host_only = host.as_deref();
+    // The fault this request meets (GETs only: a HEAD is answered as it is).
+    let fault = match (&site.faults, Target::of_path(&path)) {
+        (Some(f), Some(target)) if method == Method::GET => {
+            if faults::in_redirect_loop(&path) {
+                return faults::redirect_loop(&path);
+            }
+            let url = format!("{}{path}", host_only.unwrap_or("").to_ascii_lowercase());
+            f.meet(target, &url, site.unit())
+        }
+        _ => None,
+    };
+    if let Some(spec) = &fault {
+        if let Some(response) = faults::before(spec, &path).await {
+            return response;
+        }
+    }
     let mut response = match path.as_str() {
         "/robots.txt" => {
             let mut robots = site
@@ -374,10 +383,17 @@ async fn answer(State(site): State<Arc<ReplaySite>>, request: Request<Body>) -> 
             text(StatusCode::OK, "text/plain; charset=utf-8", robots)
         }
         _ => match site.published(host_only, &path) {
+            // A malformed document is cut from the whole one, whatever the request holds.
+            Some(doc) if fault.as_ref().is_some_and(|f| f.kind.malforms_documents()) => {
+                published(doc, &HeaderMap::new())
+            }
             Some(doc) => published(doc, headers),
             None => page(&site, host_only, &path, headers),
         },
     };
+    if let Some(spec) = &fault {
+        response = faults::after(spec, response).await;
+    }
     response.headers_mut().insert(
         "x-replay-unit",
         HeaderValue::from_str(&site.unit().to_string()).expect("digits"),
@@ -386,6 +402,64 @@ async fn answer(State(site): State<Arc<ReplaySite>>, request: Request<Body>) -> 
         *response.body_mut() = Body::empty();
     }
     response
+}
+
+/// The site's own routes: `GET /_clock`, `POST /_clock/advance[?unit=U]`, `GET /_faults`
+/// (`None`: another request).
+fn admin(site: &ReplaySite, method: &Method, path: &str) -> Option<Response> {
+    match (method, path) {
+        (&Method::GET, "/_clock") => Some(json(
+            StatusCode::OK,
+            serde_json::json!({"unit": site.unit(), "units": site.corpus.units(),
+                "manual": site.options.clock == ReplayClock::Manual}),
+        )),
+        (&Method::GET, "/_faults") => Some(json(
+            StatusCode::OK,
+            serde_json::json!({"faults": site.options.faults.to_string(),
+                "injected": site.faults.as_ref().map(Faults::injected)}),
+        )),
+        (&Method::POST, p) if p == "/_clock/advance" || p.starts_with("/_clock/advance?") => {
+            Some(advance_clock(site, p))
+        }
+        _ => None,
+    }
+}
+
+/// `POST /_clock/advance[?unit=U]`: the next unit, or (`?unit=U` at unit U) the unit again.
+fn advance_clock(site: &ReplaySite, p: &str) -> Response {
+    if site.options.clock != ReplayClock::Manual {
+        return json(
+            StatusCode::CONFLICT,
+            serde_json::json!({"error": "the clock is not manual (started without --manual-clock)"}),
+        );
+    }
+    // `?unit=U`: move to U if it is the next unit; already at U is fine (a crawl that
+    // restarted asks again for the unit it was killed in: its requests count their attempts
+    // afresh, so it meets the faults its first run met).
+    let wanted: Option<Unit> = p
+        .split_once('?')
+        .and_then(|(_, q)| q.split('&').find_map(|kv| kv.strip_prefix("unit=")))
+        .and_then(|v| v.parse().ok());
+    if let Some(u) = wanted {
+        let now = site.unit();
+        if u == now {
+            site.restart_unit();
+            return json(StatusCode::OK, serde_json::json!({"unit": now}));
+        }
+        if u != now + 1 {
+            return json(
+                StatusCode::CONFLICT,
+                serde_json::json!({"error": format!("unit {u} asked at unit {now}: only the next unit can be reached"), "unit": now}),
+            );
+        }
+    }
+    match site.advance() {
+        Some(unit) => json(StatusCode::OK, serde_json::json!({"unit": unit})),
+        None => json(
+            StatusCode::CONFLICT,
+            serde_json::json!({"error": format!("unit {} is the collection's last", site.unit()), "unit": site.unit()}),
+        ),
+    }
 }
 
 /// A sitemap or feed, `304` to a conditional request naming its `ETag`.

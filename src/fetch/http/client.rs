@@ -3,8 +3,10 @@
 //! between two requests to a host; hosts are fetched concurrently. Each fetch: robots.txt
 //! check, conditional GET with the held copy's validators, bounded redirects, a timeout, a body
 //! limit, gzip/deflate/br decoding (reqwest), an HTML content-type filter, retries with
-//! exponential backoff on connection errors, timeouts, 429 and 5xx. A batch ends at the unit's
-//! deadline with what it fetched.
+//! exponential backoff on connection errors, timeouts, bodies that broke off, 429 and 5xx
+//! (never sooner than a `Retry-After` asks, never starting after the unit's deadline), every
+//! fault an attempt met counted ([`FaultCounts`]). A batch ends at the unit's deadline with
+//! what it fetched.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -13,11 +15,81 @@ use std::time::{Duration, Instant};
 use reqwest::header::{HeaderMap, HeaderValue};
 use texting_robots::Robot;
 
-use super::hosts::{host_of, Hosts, RobotsRule};
+use super::hosts::{host_of, FaultCounts, Hosts, RobotsRule};
 use super::options::{FetcherError, HttpOptions};
 use super::transport::{Answer, Exchanged, Job, Outcome, Transport};
 use crate::corpus::Unit;
 use crate::fetch::{FetchError, Validator};
+
+/// Why a request for a document failed, and how long its server asked to wait
+/// (`Retry-After`).
+pub(super) struct DocumentError {
+    pub(super) error: FetchError,
+    pub(super) retry_after: Option<Duration>,
+}
+
+impl From<FetchError> for DocumentError {
+    fn from(error: FetchError) -> Self {
+        DocumentError {
+            error,
+            retry_after: None,
+        }
+    }
+}
+
+/// Whether a failed request may be retried: no answer, a body that broke off, 429, 5xx.
+pub(super) fn retryable(error: &FetchError) -> bool {
+    match error {
+        FetchError::Request { .. } | FetchError::Body { .. } => true,
+        FetchError::Status { status } => *status == 429 || *status >= 500,
+        _ => false,
+    }
+}
+
+/// Longest `Retry-After` a retry waits for: a longer one gives the request up.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// How long to wait before the retry after `attempt` (from 0) failed; `None`: no retry. The
+/// backoff is 250 ms · 2^(attempt + 1), or the server's `Retry-After` when longer (never
+/// sooner than asked; over [`MAX_RETRY_AFTER`], no retry); a retry that would start at or
+/// after the unit's `deadline` is not made (the unit's other fetches go on instead).
+pub(super) fn retry_wait(
+    options: &HttpOptions,
+    deadline: Option<Instant>,
+    attempt: u32,
+    retry_after: Option<Duration>,
+) -> Option<Duration> {
+    if attempt >= options.retries {
+        return None;
+    }
+    let backoff = Duration::from_millis(250 << (attempt + 1).min(6));
+    let wait = match retry_after {
+        Some(asked) if asked > MAX_RETRY_AFTER => return None,
+        Some(asked) => asked.max(backoff),
+        None => backoff,
+    };
+    if deadline.is_some_and(|d| Instant::now() + wait >= d) {
+        return None;
+    }
+    Some(wait)
+}
+
+/// A response's `Retry-After`: seconds, or an HTTP date (from now).
+fn retry_after_of(headers: &HeaderMap) -> Option<Duration> {
+    let v = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(s) = v.parse::<u64>() {
+        return Some(Duration::from_secs(s));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(
+        at.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
 
 /// What a conditional GET of a document brought ([`HttpClient::get_document`]).
 pub(super) enum Document {
@@ -75,14 +147,15 @@ impl HttpClient {
     /// A document (a sitemap, a feed) by a conditional GET: `If-None-Match` with `etag`, the
     /// `ETag` of the copy read before. Polite (the host's turn, as a fetch), neither
     /// journaled, archived nor counted here; its body is at most `max` bytes as sent
-    /// (a gzipped sitemap is decompressed by the caller).
+    /// (a gzipped sitemap is decompressed by the caller). One request: the caller retries
+    /// ([`Self::retry_wait`]).
     pub(super) fn get_document(
         &self,
         url: &str,
         etag: Option<&str>,
         max: usize,
-    ) -> Result<Document, FetchError> {
-        let (target, host_header) = self.target(url)?;
+    ) -> Result<Document, DocumentError> {
+        let (target, host_header) = self.target(url).map_err(DocumentError::from)?;
         let host = host_of(url).unwrap_or_default();
         let client = self.client.clone();
         let turn = TaskContext {
@@ -90,6 +163,7 @@ impl HttpClient {
             hosts: Arc::clone(&self.hosts),
             options: Arc::new(self.options.clone()),
             targets: Vec::new(),
+            deadline: None,
         };
         self.runtime.block_on(async {
             turn.wait_turn(&host).await;
@@ -108,8 +182,11 @@ impl HttpClient {
                 return Ok(Document::NotModified);
             }
             if !response.status().is_success() {
-                return Err(FetchError::Status {
-                    status: response.status().as_u16(),
+                return Err(DocumentError {
+                    error: FetchError::Status {
+                        status: response.status().as_u16(),
+                    },
+                    retry_after: retry_after_of(response.headers()),
                 });
             }
             let etag = response
@@ -120,6 +197,17 @@ impl HttpClient {
             let body = read_limited(response, max).await?;
             Ok(Document::Body { body, etag })
         })
+    }
+
+    /// How long to wait before the retry after `attempt` (from 0) failed; `None`: no retry
+    /// ([`retry_wait`], with the unit's deadline).
+    pub(super) fn retry_wait(
+        &self,
+        attempt: u32,
+        retry_after: Option<Duration>,
+    ) -> Option<Duration> {
+        let deadline = *self.deadline.lock().expect("deadline lock");
+        retry_wait(&self.options, deadline, attempt, retry_after)
     }
 
     /// Where a request for `url` goes, and the `Host` header to send when it is redirected
@@ -163,6 +251,7 @@ impl Transport for HttpClient {
                 hosts: Arc::clone(&self.hosts),
                 options: Arc::new(self.options.clone()),
                 targets: jobs.iter().map(|j| self.target(&j.url)).collect(),
+                deadline,
             };
             let results = Arc::clone(&results);
             tasks.push(async move { ctx.run_host(host, jobs, results).await });
@@ -190,6 +279,8 @@ struct TaskContext {
     hosts: Hosts,
     options: Arc<HttpOptions>,
     targets: Vec<Result<(String, Option<String>), FetchError>>,
+    /// The unit's deadline: no retry starts after it.
+    deadline: Option<Instant>,
 }
 
 impl TaskContext {
@@ -211,15 +302,19 @@ impl TaskContext {
                     .and_then(|h| h.robots.as_ref())
                     .is_none_or(|r| r.allowed(&url))
             };
-            let (outcome, exchanges) = if !allowed {
-                (Outcome::Disallowed, Vec::new())
+            let (outcome, exchanges, faults) = if !allowed {
+                (Outcome::Disallowed, Vec::new(), FaultCounts::default())
             } else {
                 match target {
                     Ok((target, host_header)) => {
                         self.fetch_one(&host, &url, target, host_header.as_deref(), validator)
                             .await
                     }
-                    Err(e) => (Outcome::Failed(e.clone()), Vec::new()),
+                    Err(e) => (
+                        Outcome::Failed(e.clone()),
+                        Vec::new(),
+                        FaultCounts::default(),
+                    ),
                 }
             };
             results.lock().expect("results lock").push(Answer {
@@ -227,6 +322,7 @@ impl TaskContext {
                 outcome,
                 exchanges,
                 replayed: false,
+                faults,
             });
         }
     }
@@ -308,6 +404,9 @@ impl TaskContext {
         }
     }
 
+    /// One fetch: a request, retried (after a connection error, a timeout, a body that broke
+    /// off, 429 or 5xx) while [`retry_wait`] allows; the outcome, every exchange and the
+    /// faults its attempts met.
     async fn fetch_one(
         &self,
         host: &str,
@@ -315,8 +414,9 @@ impl TaskContext {
         target: &str,
         host_header: Option<&str>,
         validator: Option<Validator>,
-    ) -> (Outcome, Vec<Exchanged>) {
+    ) -> (Outcome, Vec<Exchanged>, FaultCounts) {
         let mut exchanges = Vec::new();
+        let mut faults = FaultCounts::default();
         let mut attempt = 0;
         loop {
             self.wait_turn(host).await;
@@ -326,76 +426,98 @@ impl TaskContext {
                 .collect();
             let time = unix_now();
             let sent = self.client.get(target).headers(headers).send().await;
-            let failure = match sent {
-                Err(e) => FetchError::Request { error: Arc::new(e) },
+            let (failure, retry_after) = match sent {
+                Err(e) => (FetchError::Request { error: Arc::new(e) }, None),
                 Ok(response) => {
-                    let status = response.status();
-                    let response_headers: Vec<(String, String)> =
-                        header_pairs(response.headers()).collect();
-                    let last_modified = last_modified_of(response.headers());
-                    let media_type = media_type_of(response.headers());
-                    let html = media_type.as_deref().is_none_or(|ct| {
-                        ct.starts_with("text/html") || ct.starts_with("application/xhtml")
-                    });
-                    let code = status.as_u16();
-                    let reason = status.canonical_reason().unwrap_or("").to_string();
-                    let mut record = |body: Vec<u8>| {
-                        exchanges.push(Exchanged {
-                            url: url.to_string(),
-                            time,
-                            request_headers: request_headers.clone(),
-                            status: code,
-                            reason: reason.clone(),
-                            response_headers: response_headers.clone(),
-                            body,
-                        })
+                    let retry_after = retry_after_of(response.headers());
+                    let request = Sent {
+                        url,
+                        time,
+                        headers: &request_headers,
                     };
-                    if code == 304 {
-                        record(Vec::new());
-                        return (Outcome::NotModified, exchanges);
-                    }
-                    if code == 404 || code == 410 {
-                        record(Vec::new());
-                        return (Outcome::Gone, exchanges);
-                    }
-                    if status.is_success() {
-                        match read_limited(response, self.options.max_body_bytes).await {
-                            Ok(body) => {
-                                record(body.clone());
-                                if !html {
-                                    return (Outcome::Gone, exchanges);
-                                }
-                                return (
-                                    Outcome::Body {
-                                        body,
-                                        last_modified,
-                                        media_type,
-                                    },
-                                    exchanges,
-                                );
-                            }
-                            Err(e) => e,
-                        }
-                    } else if code == 429 || status.is_server_error() {
-                        record(Vec::new());
-                        FetchError::Status { status: code }
-                    } else {
-                        record(Vec::new());
-                        return (
-                            Outcome::Failed(FetchError::Status { status: code }),
-                            exchanges,
-                        );
+                    match self.answer_of(response, request, &mut exchanges).await {
+                        Ok(outcome) => return (outcome, exchanges, faults),
+                        Err(e) => (e, retry_after),
                     }
                 }
             };
-            if attempt >= self.options.retries || matches!(failure, FetchError::BodyTooLarge { .. })
-            {
-                return (Outcome::Failed(failure), exchanges);
+            faults.count(&failure);
+            match retry_wait(&self.options, self.deadline, attempt, retry_after) {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return (Outcome::Failed(failure), exchanges, faults),
             }
             attempt += 1;
-            tokio::time::sleep(Duration::from_millis(250 << attempt.min(6))).await;
         }
     }
+
+    /// What an answer brings, its exchange recorded: `Ok` the fetch's outcome, `Err` a
+    /// failure worth a retry (429, 5xx, a body that broke off or timed out).
+    async fn answer_of(
+        &self,
+        response: reqwest::Response,
+        request: Sent<'_>,
+        exchanges: &mut Vec<Exchanged>,
+    ) -> Result<Outcome, FetchError> {
+        let status = response.status();
+        let response_headers: Vec<(String, String)> = header_pairs(response.headers()).collect();
+        let last_modified = last_modified_of(response.headers());
+        let media_type = media_type_of(response.headers());
+        let html = media_type
+            .as_deref()
+            .is_none_or(|ct| ct.starts_with("text/html") || ct.starts_with("application/xhtml"));
+        let code = status.as_u16();
+        let record = |body: Vec<u8>| {
+            exchanges.push(Exchanged {
+                url: request.url.to_string(),
+                time: request.time,
+                request_headers: request.headers.to_vec(),
+                status: code,
+                reason: status.canonical_reason().unwrap_or("").to_string(),
+                response_headers,
+                body,
+            })
+        };
+        if code == 304 {
+            record(Vec::new());
+            return Ok(Outcome::NotModified);
+        }
+        if code == 404 || code == 410 {
+            record(Vec::new());
+            return Ok(Outcome::Gone);
+        }
+        if !status.is_success() {
+            record(Vec::new());
+            let e = FetchError::Status { status: code };
+            return if retryable(&e) {
+                Err(e)
+            } else {
+                Ok(Outcome::Failed(e))
+            };
+        }
+        match read_limited(response, self.options.max_body_bytes).await {
+            Ok(body) if !html => {
+                record(body);
+                Ok(Outcome::Gone)
+            }
+            Ok(body) => {
+                record(body.clone());
+                Ok(Outcome::Body {
+                    body,
+                    last_modified,
+                    media_type,
+                })
+            }
+            Err(e @ FetchError::BodyTooLarge { .. }) => Ok(Outcome::Failed(e)),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A request as sent, for its exchange's record.
+struct Sent<'a> {
+    url: &'a str,
+    time: i64,
+    headers: &'a [(String, String)],
 }
 
 /// Reads a body, failing past `max` bytes (decoding errors — broken gzip — fail too).

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use super::hosts::host_of;
 use super::options::Discovery;
+use super::replay::ReplayedDiscovery;
 use super::HttpFetcher;
 use crate::corpus::html::normalise_url;
 use crate::corpus::{PageId, Unit};
@@ -15,14 +16,18 @@ impl HttpFetcher {
     /// The URLs every configured sitemap lists now (nested sitemap indexes followed, gzipped
     /// sitemaps decompressed); journaled (a replay answers what was read).
     pub fn read_sitemaps(&mut self, unit: Unit) -> Vec<String> {
-        if let Some((urls, requests)) = self.monitor.replay.replay_sitemaps(unit) {
+        if let Some((urls, requests, faults)) = self.monitor.replay.replay_sitemaps(unit) {
             self.monitor.add_signal_counts(requests);
+            self.monitor.add_faults(&faults);
             return urls;
         }
         let before = self.monitor.signal_counts();
         let urls = self.sitemap_urls(unit);
         let requests = self.monitor.signal_counts().since(before);
-        self.monitor.replay.record_sitemaps(urls.clone(), requests);
+        let faults = self.settle_document_faults();
+        self.monitor
+            .replay
+            .record_sitemaps(urls.clone(), requests, faults);
         urls
     }
 
@@ -32,15 +37,16 @@ impl HttpFetcher {
         unit: Unit,
         known: &dyn Fn(PageId) -> bool,
     ) -> Vec<PageId> {
-        if let Some((interned, found, requests)) = self.monitor.replay.replay_discovery(unit) {
-            self.monitor.add_signal_counts(requests);
-            for u in &interned {
+        if let Some(d) = self.monitor.replay.replay_discovery(unit) {
+            self.monitor.add_signal_counts(d.requests);
+            self.monitor.add_faults(&d.faults);
+            for u in &d.interned {
                 if let Some(h) = host_of(u) {
                     self.scope.insert(h);
                 }
                 self.catalogue.intern(u);
             }
-            return found;
+            return d.found;
         }
         let before = self.catalogue.len();
         let counted = self.monitor.signal_counts();
@@ -49,9 +55,13 @@ impl HttpFetcher {
             .filter_map(|p| self.catalogue.url(p as PageId).map(str::to_string))
             .collect();
         let requests = self.monitor.signal_counts().since(counted);
-        self.monitor
-            .replay
-            .record_discovery(interned, found.clone(), requests);
+        let faults = self.settle_document_faults();
+        self.monitor.replay.record_discovery(ReplayedDiscovery {
+            interned,
+            found: found.clone(),
+            requests,
+            faults,
+        });
         found
     }
 

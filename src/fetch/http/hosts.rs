@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use texting_robots::Robot;
 
+use crate::fetch::FetchError;
+
 /// Host name → what the crawl knows of the host.
 pub(super) type Hosts = Arc<Mutex<HashMap<String, HostState>>>;
 
@@ -27,7 +29,81 @@ pub struct FetchCounts {
     pub errors: u64,
     pub robots_disallowed: u64,
     pub bytes: u64,
+    /// The faults met on the wire, every attempt counted (a retry that then succeeded too),
+    /// sitemap and feed requests included.
+    pub faults: FaultCounts,
 }
+
+/// Faults met on the wire, by kind: every request that met one, retries included (so a fetch
+/// retried twice after two `503`s counts two), sitemap and feed requests included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FaultCounts {
+    /// Answers `5xx`.
+    pub server_errors: u64,
+    /// Answers `429 Too Many Requests`.
+    pub rate_limited: u64,
+    /// Connections refused, reset or closed before the answer was whole.
+    pub connection_errors: u64,
+    /// No answer before the request's timeout.
+    pub timeouts: u64,
+    /// An answer whose body the request's timeout cut (a stalled body).
+    pub stalled_bodies: u64,
+    /// More redirects than allowed (a redirect loop).
+    pub redirect_loops: u64,
+    /// Sitemaps (or parts) malformed: truncated, broken gzip, not a sitemap.
+    pub bad_sitemaps: u64,
+    /// Feeds malformed: truncated.
+    pub bad_feeds: u64,
+}
+
+impl FaultCounts {
+    pub fn is_zero(&self) -> bool {
+        *self == FaultCounts::default()
+    }
+
+    pub fn add(&mut self, o: &FaultCounts) {
+        self.server_errors += o.server_errors;
+        self.rate_limited += o.rate_limited;
+        self.connection_errors += o.connection_errors;
+        self.timeouts += o.timeouts;
+        self.stalled_bodies += o.stalled_bodies;
+        self.redirect_loops += o.redirect_loops;
+        self.bad_sitemaps += o.bad_sitemaps;
+        self.bad_feeds += o.bad_feeds;
+    }
+
+    /// `self − before`.
+    pub fn since(&self, b: &FaultCounts) -> FaultCounts {
+        FaultCounts {
+            server_errors: self.server_errors - b.server_errors,
+            rate_limited: self.rate_limited - b.rate_limited,
+            connection_errors: self.connection_errors - b.connection_errors,
+            timeouts: self.timeouts - b.timeouts,
+            stalled_bodies: self.stalled_bodies - b.stalled_bodies,
+            redirect_loops: self.redirect_loops - b.redirect_loops,
+            bad_sitemaps: self.bad_sitemaps - b.bad_sitemaps,
+            bad_feeds: self.bad_feeds - b.bad_feeds,
+        }
+    }
+
+    /// Counts the fault a failed request met, if it was one (a status other than 429 or
+    /// 5xx, a bad URL, robots.txt are not faults on the wire).
+    pub fn count(&mut self, error: &FetchError) {
+        match error {
+            FetchError::Status { status: 429 } => self.rate_limited += 1,
+            FetchError::Status { status: 500..=599 } => self.server_errors += 1,
+            FetchError::Request { error } if error.is_timeout() => self.timeouts += 1,
+            FetchError::Request { error } if error.is_redirect() => self.redirect_loops += 1,
+            FetchError::Request { .. } => self.connection_errors += 1,
+            FetchError::Body { error } if error.is_timeout() => self.stalled_bodies += 1,
+            FetchError::Body { .. } => self.connection_errors += 1,
+            _ => {}
+        }
+    }
+}
+
+/// Fault counts per host name (a reading's sitemap and feed requests, as journaled).
+pub type HostFaults = std::collections::BTreeMap<String, FaultCounts>;
 
 /// Counts per host plus the last errors seen (kept short).
 #[derive(Debug, Clone, Default, serde::Serialize)]

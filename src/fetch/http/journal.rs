@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 
+use super::hosts::{FaultCounts, HostFaults};
 use super::signals::{SignalCounts, SignalRead};
 use crate::corpus::{PageId, Unit};
 
@@ -24,6 +25,9 @@ pub enum Recorded {
         /// The sitemap requests it made (absent in journals written before they were counted).
         #[serde(default, skip_serializing_if = "SignalCounts::is_zero")]
         requests: SignalCounts,
+        /// The faults those requests met, per host.
+        #[serde(default, skip_serializing_if = "HostFaults::is_empty")]
+        faults: HostFaults,
     },
     /// What a reading of the sites' change signals learned (see [`SignalRead`]).
     Signals { read: SignalRead },
@@ -31,6 +35,10 @@ pub enum Recorded {
     Fetch {
         urls: Vec<String>,
         outcomes: Vec<RecordedOutcome>,
+        /// The faults each fetch met on the wire (by its index; those that met none are
+        /// left out, as in journals written before faults were counted).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        faults: Vec<(usize, FaultCounts)>,
     },
     /// A discovery: the URLs it added to the catalogue (in id order) and the pages it found.
     Discover {
@@ -39,6 +47,9 @@ pub enum Recorded {
         /// The sitemap requests it made.
         #[serde(default, skip_serializing_if = "SignalCounts::is_zero")]
         requests: SignalCounts,
+        /// The faults those requests met, per host.
+        #[serde(default, skip_serializing_if = "HostFaults::is_empty")]
+        faults: HostFaults,
     },
 }
 
@@ -189,11 +200,25 @@ mod tests {
         j.record(Recorded::Sitemaps {
             urls: vec!["https://a/x".into()],
             requests: SignalCounts::default(),
+            faults: HostFaults::from([(
+                "a".to_string(),
+                FaultCounts {
+                    bad_sitemaps: 1,
+                    ..FaultCounts::default()
+                },
+            )]),
         });
         j.commit(0).unwrap();
         j.record(Recorded::Fetch {
             urls: vec!["https://a/x".into(), "https://a/y".into()],
             outcomes: vec![body.clone(), RecordedOutcome::Missing],
+            faults: vec![(
+                0,
+                FaultCounts {
+                    server_errors: 2,
+                    ..FaultCounts::default()
+                },
+            )],
         });
         j.commit(1).unwrap();
         // Unit 2 was written, but the crawl died before saying it was committed.
@@ -201,6 +226,7 @@ mod tests {
             interned: vec!["https://a/z".into()],
             found: vec![2],
             requests: SignalCounts::default(),
+            faults: HostFaults::new(),
         });
         j.commit(2).unwrap();
 

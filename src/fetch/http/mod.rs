@@ -6,7 +6,9 @@
 //! validators (`If-None-Match` with its content hash, `If-Modified-Since` with its capture
 //! time), bounded redirects, a timeout, a body limit, gzip/deflate/br decoding (reqwest), an
 //! HTML content-type filter, retries with exponential backoff on connection errors, timeouts,
-//! 429 and 5xx. 404 and 410 mean gone; a 304, or a 200 whose body hashes to the held copy,
+//! 429 and 5xx (never sooner than `Retry-After` asks, never past the unit's deadline), each
+//! attempt's fault counted per host ([`FaultCounts`]: 5xx, 429, connection errors, timeouts,
+//! stalled bodies, redirect loops, malformed sitemaps and feeds). 404 and 410 mean gone; a 304, or a 200 whose body hashes to the held copy,
 //! means not modified. A batch ends at the unit's deadline with what it fetched: requests not
 //! done by then fail (counted, never a stalled unit).
 //!
@@ -68,7 +70,7 @@ use replay::Replaying;
 use transport::{Job, Outcome, Transport, Unchanged};
 use warc_out::{WarcOut, Warcing};
 
-pub use hosts::{host_of, FetchCounts, HostReport};
+pub use hosts::{host_of, FaultCounts, FetchCounts, HostFaults, HostReport};
 pub use observe::FetchMonitor;
 pub use options::{Discovery, FetcherError, HttpOptions};
 pub use signals::{SignalCounts, SignalRead};
@@ -92,6 +94,9 @@ pub struct HttpFetcher {
     listed: HashSet<PageId>,
     /// What the change-signal readings keep between units (`signals.rs`).
     signal_reader: signals::SignalReader,
+    /// The faults the sitemap and feed requests of the reading in progress met, per host
+    /// (journaled with the reading).
+    document_faults: HostFaults,
     monitor: FetchMonitor,
 }
 
@@ -126,6 +131,7 @@ impl HttpFetcher {
             frontier_next: 0,
             listed: HashSet::new(),
             signal_reader: signals::SignalReader::default(),
+            document_faults: HostFaults::new(),
             monitor,
         })
     }

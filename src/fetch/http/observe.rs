@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::hosts::{host_of, FetchCounts, HostReport, Hosts};
+use super::hosts::{host_of, FetchCounts, HostFaults, HostReport, Hosts};
 use super::replay::Replay;
 use super::signals::SignalCounts;
 use super::transport::{Answer, Job, Outcome, Transport};
@@ -71,6 +71,26 @@ impl FetchMonitor {
             .collect()
     }
 
+    /// Adds faults met outside a fetch batch (sitemap and feed requests), per host, to the
+    /// hosts' counts and the totals.
+    pub(super) fn add_faults(&self, faults: &HostFaults) {
+        if faults.is_empty() {
+            return;
+        }
+        let mut totals = self.totals.lock().expect("totals lock");
+        let mut hosts = self.hosts.lock().expect("host table lock");
+        for (host, f) in faults {
+            totals.faults.add(f);
+            hosts
+                .entry(host.clone())
+                .or_default()
+                .report
+                .counts
+                .faults
+                .add(f);
+        }
+    }
+
     /// Counts an error met outside a fetch (a sitemap reading) against `url`'s host.
     pub(super) fn note_error(&self, url: &str, error: String) {
         let host = host_of(url).unwrap_or_default();
@@ -110,6 +130,7 @@ impl<T> Observing<T> {
                 answer.exchanges.len() as u64
             },
             bytes: answer.exchanges.iter().map(|e| e.body.len() as u64).sum(),
+            faults: answer.faults,
             ..FetchCounts::default()
         };
         let mut error = None;
@@ -159,6 +180,7 @@ fn add_counts(to: &mut FetchCounts, c: &FetchCounts) {
     to.errors += c.errors;
     to.robots_disallowed += c.robots_disallowed;
     to.bytes += c.bytes;
+    to.faults.add(&c.faults);
 }
 
 fn push_error(list: &mut Vec<String>, error: String) {
@@ -171,6 +193,7 @@ fn push_error(list: &mut Vec<String>, error: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fetch::http::hosts::FaultCounts;
     use crate::fetch::http::transport::Canned;
     use crate::fetch::http::transport::{Exchanged, Unchanged};
     use crate::fetch::{FetchError, Validator};
@@ -221,24 +244,31 @@ mod tests {
                 outcome: body(b"same"),
                 exchanges: vec![exchange(b"same")],
                 replayed: false,
+                faults: Default::default(),
             },
             Answer {
                 index: 1,
                 outcome: body(b"other"),
                 exchanges: vec![exchange(b"other")],
                 replayed: false,
+                faults: Default::default(),
             },
             Answer {
                 index: 2,
                 outcome: Outcome::Failed(FetchError::Status { status: 500 }),
                 exchanges: vec![exchange(b""), exchange(b"")],
                 replayed: false,
+                faults: FaultCounts {
+                    server_errors: 2,
+                    ..FaultCounts::default()
+                },
             },
             Answer {
                 index: 3,
                 outcome: Outcome::Disallowed,
                 exchanges: Vec::new(),
                 replayed: true,
+                faults: Default::default(),
             },
             // Job 4: not done by the deadline.
         ];
@@ -258,10 +288,16 @@ mod tests {
                 errors: 2,
                 robots_disallowed: 1,
                 bytes: 9,
+                faults: FaultCounts {
+                    server_errors: 2,
+                    ..FaultCounts::default()
+                },
             }
         );
         let hosts = monitor.hosts();
         assert_eq!(hosts["a.example"].counts.fetches, 2);
+        assert_eq!(hosts["b.example"].counts.faults.server_errors, 2);
+        assert!(hosts["a.example"].counts.faults.is_zero());
         assert_eq!(
             hosts["b.example"].counts.errors, 1,
             "the deadline counts overall only"

@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::hosts::{FaultCounts, HostFaults};
 use super::journal::{Journal, Recorded, RecordedOutcome};
 use super::signals::{SignalCounts, SignalRead};
 use super::transport::{Answer, Job, Outcome, Transport};
@@ -65,24 +66,40 @@ impl Replay {
     /// A replayed sitemap reading: the URLs the journal recorded and the requests it made
     /// (none, the crawl diverging, when it recorded something else). `None`: not replaying,
     /// read live.
-    pub(super) fn replay_sitemaps(&self, unit: Unit) -> Option<(Vec<String>, SignalCounts)> {
+    pub(super) fn replay_sitemaps(
+        &self,
+        unit: Unit,
+    ) -> Option<(Vec<String>, SignalCounts, HostFaults)> {
         if !self.replaying() {
             return None;
         }
         Some(match self.next() {
-            Some(Recorded::Sitemaps { urls, requests }) => (urls, requests),
+            Some(Recorded::Sitemaps {
+                urls,
+                requests,
+                faults,
+            }) => (urls, requests, faults),
             other => {
                 self.diverge(format!(
                     "unit {unit}: a sitemap reading where the journal has {other:?}"
                 ));
-                (Vec::new(), SignalCounts::default())
+                (Vec::new(), SignalCounts::default(), HostFaults::new())
             }
         })
     }
 
     /// Records a live sitemap reading.
-    pub(super) fn record_sitemaps(&self, urls: Vec<String>, requests: SignalCounts) {
-        self.record(Recorded::Sitemaps { urls, requests });
+    pub(super) fn record_sitemaps(
+        &self,
+        urls: Vec<String>,
+        requests: SignalCounts,
+        faults: HostFaults,
+    ) {
+        self.record(Recorded::Sitemaps {
+            urls,
+            requests,
+            faults,
+        });
     }
 
     /// A replayed reading of the change signals (an empty one, the crawl diverging, when the
@@ -110,10 +127,7 @@ impl Replay {
     /// A replayed discovery: the URLs it interned (in id order) and the pages it found, as
     /// the journal recorded them (none, the crawl diverging, when it recorded something else).
     /// `None`: not replaying, discover live.
-    pub(super) fn replay_discovery(
-        &self,
-        unit: Unit,
-    ) -> Option<(Vec<String>, Vec<PageId>, SignalCounts)> {
+    pub(super) fn replay_discovery(&self, unit: Unit) -> Option<ReplayedDiscovery> {
         if !self.replaying() {
             return None;
         }
@@ -122,27 +136,29 @@ impl Replay {
                 interned,
                 found,
                 requests,
-            }) => (interned, found, requests),
+                faults,
+            }) => ReplayedDiscovery {
+                interned,
+                found,
+                requests,
+                faults,
+            },
             other => {
                 self.diverge(format!(
                     "unit {unit}: a discovery where the journal has {other:?}"
                 ));
-                (Vec::new(), Vec::new(), SignalCounts::default())
+                ReplayedDiscovery::default()
             }
         })
     }
 
     /// Records a live discovery.
-    pub(super) fn record_discovery(
-        &self,
-        interned: Vec<String>,
-        found: Vec<PageId>,
-        requests: SignalCounts,
-    ) {
+    pub(super) fn record_discovery(&self, d: ReplayedDiscovery) {
         self.record(Recorded::Discover {
-            interned,
-            found,
-            requests,
+            interned: d.interned,
+            found: d.found,
+            requests: d.requests,
+            faults: d.faults,
         });
     }
 
@@ -153,18 +169,29 @@ impl Replay {
             Some(Recorded::Fetch {
                 urls: recorded,
                 outcomes,
-            }) if recorded == urls => outcomes
-                .into_iter()
-                .enumerate()
-                .filter_map(|(index, o)| {
-                    replayed_outcome(o).map(|outcome| Answer {
-                        index,
-                        outcome,
-                        exchanges: Vec::new(),
-                        replayed: true,
+                faults,
+            }) if recorded == urls => {
+                let mut met = vec![FaultCounts::default(); outcomes.len()];
+                for (index, f) in faults {
+                    if let Some(m) = met.get_mut(index) {
+                        *m = f;
+                    }
+                }
+                outcomes
+                    .into_iter()
+                    .zip(met)
+                    .enumerate()
+                    .filter_map(|(index, (o, faults))| {
+                        replayed_outcome(o).map(|outcome| Answer {
+                            index,
+                            outcome,
+                            exchanges: Vec::new(),
+                            replayed: true,
+                            faults,
+                        })
                     })
-                })
-                .collect(),
+                    .collect()
+            }
             other => {
                 let what = match other {
                     Some(Recorded::Fetch { urls: r, .. }) => {
@@ -185,14 +212,29 @@ impl Replay {
     /// Records a live fetch's outcomes (a job without an answer as missing).
     fn record_fetch(&self, urls: Vec<String>, answers: &[Answer]) {
         let mut recorded = vec![RecordedOutcome::Missing; urls.len()];
+        let mut faults = Vec::new();
         for answer in answers {
             recorded[answer.index] = recorded_outcome(&answer.outcome);
+            if !answer.faults.is_zero() {
+                faults.push((answer.index, answer.faults));
+            }
         }
         self.record(Recorded::Fetch {
             urls,
             outcomes: recorded,
+            faults,
         });
     }
+}
+
+/// A discovery as journaled: the URLs it interned (in id order), the pages it found, the
+/// sitemap requests it made and the faults they met.
+#[derive(Debug, Default)]
+pub(super) struct ReplayedDiscovery {
+    pub(super) interned: Vec<String>,
+    pub(super) found: Vec<PageId>,
+    pub(super) requests: SignalCounts,
+    pub(super) faults: HostFaults,
 }
 
 /// Answers a batch from the journal while it replays, else from the transport below, recording
@@ -291,12 +333,17 @@ mod tests {
                 },
                 exchanges: Vec::new(),
                 replayed: false,
+                faults: Default::default(),
             },
             Answer {
                 index: 2,
                 outcome: Outcome::Failed(FetchError::Status { status: 503 }),
                 exchanges: Vec::new(),
                 replayed: false,
+                faults: FaultCounts {
+                    server_errors: 3,
+                    ..FaultCounts::default()
+                },
             },
         ];
         let batch = jobs(&["http://a/0", "http://a/1", "http://a/2"]);
@@ -320,6 +367,9 @@ mod tests {
         assert!(
             matches!(&got[1].outcome, Outcome::Failed(FetchError::Recorded(e)) if e == "status 503")
         );
+        // The faults the fetches met replay with them.
+        assert_eq!(got[1].faults.server_errors, 3);
+        assert!(got[0].faults.is_zero());
         assert_eq!(resumed.diverged(), None);
 
         let mut journal = Journal::new(Some(dir.path()));

@@ -26,8 +26,8 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Read as _;
 
-use super::client::Document;
-use super::hosts::RobotsRule;
+use super::client::{retryable, Document};
+use super::hosts::{host_of, FaultCounts, HostFaults, RobotsRule};
 use super::options::Discovery;
 use super::{feed, sitemap, HttpFetcher};
 use crate::corpus::html::normalise_url;
@@ -92,6 +92,9 @@ pub struct SignalRead {
     pub feed_read: bool,
     /// The requests the reading made.
     pub requests: SignalCounts,
+    /// The faults those requests met, per host.
+    #[serde(default, skip_serializing_if = "HostFaults::is_empty")]
+    pub faults: HostFaults,
 }
 
 /// What the fetcher keeps between readings.
@@ -122,10 +125,12 @@ impl HttpFetcher {
         let read = match self.monitor.replay.replay_signals(unit) {
             Some(read) => {
                 self.monitor.add_signal_counts(read.requests);
+                self.monitor.add_faults(&read.faults);
                 read
             }
             None => {
-                let read = self.read_signals_live(unit);
+                let mut read = self.read_signals_live(unit);
+                read.faults = self.settle_document_faults();
                 self.monitor.replay.record_signals(read.clone());
                 read
             }
@@ -212,10 +217,13 @@ impl HttpFetcher {
         let mut listed = Vec::new();
         let mut read = SignalRead::default();
         let mut i = 0;
+        // A document that could not be read leaves the dates read before as they were.
+        let mut unread = false;
         while i < queue.len() && i < MAX_DOCUMENTS {
             let (url, depth) = queue[i].clone();
             i += 1;
             let Some(document) = self.read_document(unit, &url, feeds.contains(&url)) else {
+                unread = true;
                 continue;
             };
             let mut bad_dates = Vec::new();
@@ -281,7 +289,7 @@ impl HttpFetcher {
             .signal_reader
             .dates
             .keys()
-            .filter(|p| !seen.contains(*p))
+            .filter(|p| !unread && !seen.contains(*p))
             .collect();
         gone.sort();
         read.dates
@@ -292,77 +300,145 @@ impl HttpFetcher {
     }
 
     /// One document by a conditional GET (a `304` reads the copy kept), decompressed when
-    /// gzipped, classified and parsed; counted. `None` when it could not be read (the
-    /// error noted against its host, naming the URL and what is wrong).
+    /// gzipped, classified and parsed; counted. A request that failed on the wire (no
+    /// answer, 429, 5xx) or brought a malformed document (truncated, broken gzip) is made
+    /// again as a fetch would be ([`HttpClient::retry_wait`](super::client::HttpClient)),
+    /// each attempt's fault counted against the host. `None` when it could not be read
+    /// (the error noted against its host, naming the URL and what is wrong).
     fn read_document(&mut self, unit: Unit, url: &str, feed_expected: bool) -> Option<Read> {
+        let mut attempt = 0;
+        loop {
+            let failure = match self.try_document(unit, url, feed_expected) {
+                Ok(read) => return Some(read),
+                Err(f) => f,
+            };
+            self.count(|c| {
+                if failure.feed {
+                    c.feed_requests += 1;
+                } else {
+                    c.sitemap_requests += 1;
+                }
+                c.errors += 1;
+            });
+            let host = host_of(url).unwrap_or_default();
+            self.document_faults
+                .entry(host)
+                .or_default()
+                .add(&failure.fault);
+            let wait = if failure.retry {
+                self.client().retry_wait(attempt, failure.retry_after)
+            } else {
+                None
+            };
+            match wait {
+                Some(wait) => std::thread::sleep(wait),
+                None => {
+                    let what = if failure.feed { "feed" } else { "sitemap" };
+                    self.monitor
+                        .note_error(url, format!("unit {unit}: {what} {url}: {}", failure.error));
+                    return None;
+                }
+            }
+            attempt += 1;
+        }
+    }
+
+    /// One request for a document ([`Self::read_document`]).
+    fn try_document(
+        &mut self,
+        unit: Unit,
+        url: &str,
+        feed_expected: bool,
+    ) -> Result<Read, DocumentFailure> {
         let max = self.options().max_document_bytes;
         let kept = self.signal_reader.documents.get(url).map(|d| d.0.clone());
-        let got = self.client().get_document(url, kept.as_deref(), max);
-        let text = match got {
+        let (text, etag) = match self.client().get_document(url, kept.as_deref(), max) {
             Ok(Document::NotModified) => {
                 self.count(|c| c.not_modified += 1);
-                self.signal_reader.documents.get(url).map(|d| d.1.clone())
+                let text = self.signal_reader.documents.get(url).map(|d| d.1.clone());
+                let text = text.ok_or_else(|| DocumentFailure {
+                    error: "304 to a request without a copy".into(),
+                    ..DocumentFailure::of(feed_expected)
+                })?;
+                (text, kept)
             }
             Ok(Document::Body { body, etag }) => match decoded(body, max) {
-                Ok(text) => {
-                    match etag {
-                        Some(tag) => {
-                            self.signal_reader
-                                .documents
-                                .insert(url.to_string(), (tag, text.clone()));
-                        }
-                        None => {
-                            self.signal_reader.documents.remove(url);
-                        }
-                    }
-                    Some(text)
-                }
+                Ok(text) => (text, etag),
                 Err(e) => {
-                    self.document_error(unit, url, feed_expected, e.to_string());
-                    return None;
+                    return Err(DocumentFailure {
+                        error: e.to_string(),
+                        retry: matches!(e, Undecodable::Gzip(_)),
+                        ..DocumentFailure::malformed(feed_expected)
+                    })
                 }
             },
             Err(e) => {
-                self.document_error(unit, url, feed_expected, e.to_string());
-                return None;
+                let mut fault = FaultCounts::default();
+                fault.count(&e.error);
+                return Err(DocumentFailure {
+                    error: e.error.to_string(),
+                    retry: retryable(&e.error),
+                    retry_after: e.retry_after,
+                    fault,
+                    feed: feed_expected,
+                });
             }
         };
-        let text = text?;
-        if feed::is_feed(&text) {
+        let read = if feed::is_feed(&text) {
+            if !text.contains("</feed>") {
+                return Err(DocumentFailure {
+                    error: "a truncated Atom feed (no </feed>)".into(),
+                    ..DocumentFailure::malformed(true)
+                });
+            }
             self.count(|c| c.feed_requests += 1);
-            let (entries, skipped) = feed::parse(&text).ok()?;
+            let (entries, skipped) = feed::parse(&text).map_err(|e| DocumentFailure {
+                error: e.to_string(),
+                ..DocumentFailure::malformed(true)
+            })?;
             if skipped > 0 {
                 self.monitor.note_error(
                     url,
                     format!("unit {unit}: feed {url}: {skipped} entries without a link or a date skipped"),
                 );
             }
-            return Some(Read::Feed(entries));
+            Read::Feed(entries)
+        } else if text.contains("<urlset") || text.contains("<sitemapindex") {
+            if !(text.contains("</urlset>") || text.contains("</sitemapindex>")) {
+                return Err(DocumentFailure {
+                    error: "a truncated sitemap (no </urlset> or </sitemapindex>)".into(),
+                    ..DocumentFailure::malformed(false)
+                });
+            }
+            self.count(|c| c.sitemap_requests += 1);
+            Read::Sitemap(sitemap::parse(&text))
+        } else {
+            return Err(DocumentFailure {
+                error: "neither a sitemap (<urlset>, <sitemapindex>) nor an Atom feed".into(),
+                retry: false,
+                ..DocumentFailure::malformed(feed_expected)
+            });
+        };
+        // Only a document read whole is kept for conditional re-reads.
+        match etag {
+            Some(tag) => {
+                self.signal_reader
+                    .documents
+                    .insert(url.to_string(), (tag, text));
+            }
+            None => {
+                self.signal_reader.documents.remove(url);
+            }
         }
-        self.count(|c| c.sitemap_requests += 1);
-        if !(text.contains("<urlset") || text.contains("<sitemapindex")) {
-            self.count(|c| c.errors += 1);
-            self.monitor.note_error(
-                url,
-                format!("unit {unit}: {url}: neither a sitemap (<urlset>, <sitemapindex>) nor an Atom feed"),
-            );
-            return None;
-        }
-        Some(Read::Sitemap(sitemap::parse(&text)))
+        Ok(read)
     }
 
-    fn document_error(&mut self, unit: Unit, url: &str, feed: bool, error: String) {
-        self.count(|c| {
-            if feed {
-                c.feed_requests += 1;
-            } else {
-                c.sitemap_requests += 1;
-            }
-            c.errors += 1;
-        });
-        let what = if feed { "feed" } else { "sitemap" };
-        self.monitor
-            .note_error(url, format!("unit {unit}: {what} {url}: {error}"));
+    /// The faults the sitemap and feed requests met since the last call, per host: added to
+    /// the monitor's counts, and returned for the journal.
+    pub(super) fn settle_document_faults(&mut self) -> HostFaults {
+        let faults = std::mem::take(&mut self.document_faults);
+        self.monitor.add_faults(&faults);
+        faults
     }
 
     fn count(&self, f: impl FnOnce(&mut SignalCounts)) {
@@ -396,6 +472,47 @@ impl HttpFetcher {
             }
         }
         urls
+    }
+}
+
+/// Why one request for a signal document brought nothing usable.
+struct DocumentFailure {
+    error: String,
+    /// Worth another request (a fault on the wire, a truncated document).
+    retry: bool,
+    /// How long the server asked to wait (`Retry-After`).
+    retry_after: Option<std::time::Duration>,
+    /// The fault the request met.
+    fault: FaultCounts,
+    /// Of a feed (else a sitemap, or unknown).
+    feed: bool,
+}
+
+impl DocumentFailure {
+    /// Not worth another request, no fault.
+    fn of(feed: bool) -> Self {
+        DocumentFailure {
+            error: String::new(),
+            retry: false,
+            retry_after: None,
+            fault: FaultCounts::default(),
+            feed,
+        }
+    }
+
+    /// A malformed feed or sitemap (worth another request).
+    fn malformed(feed: bool) -> Self {
+        let mut fault = FaultCounts::default();
+        if feed {
+            fault.bad_feeds = 1;
+        } else {
+            fault.bad_sitemaps = 1;
+        }
+        DocumentFailure {
+            retry: true,
+            fault,
+            ..DocumentFailure::of(feed)
+        }
     }
 }
 

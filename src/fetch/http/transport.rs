@@ -8,6 +8,7 @@
 //! (`replay.rs`), the WARC output (`warc_out.rs`), the held-body check ([`Unchanged`], here) and
 //! the counters (`observe.rs`).
 
+use super::hosts::FaultCounts;
 use crate::corpus::Unit;
 use crate::fetch::{FetchError, Validator};
 
@@ -55,6 +56,8 @@ pub(super) struct Answer {
     pub(super) exchanges: Vec<Exchanged>,
     /// Replayed from the journal, not fetched.
     pub(super) replayed: bool,
+    /// The faults its attempts met on the wire.
+    pub(super) faults: FaultCounts,
 }
 
 /// Answers fetch jobs.
