@@ -53,7 +53,7 @@ impl InputError {
 pub struct SkippedInput {
     pub path: PathBuf,
     pub location: String,
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl std::fmt::Display for SkippedInput {

@@ -69,13 +69,13 @@ pub fn write_held_units(bytes: &mut Vec<u8>, held: impl Iterator<Item = Option<U
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct StoreStats {
     /// Results found kept.
-    pub hits: u64,
+    pub(crate) hits: u64,
     /// Results computed (kept or, past the budget, not).
-    pub misses: u64,
+    pub(crate) misses: u64,
     /// Results kept now.
-    pub kept: usize,
+    pub(crate) kept: usize,
     /// Their bytes.
-    pub bytes: usize,
+    pub(crate) bytes: usize,
 }
 
 /// See the module docs.

@@ -21,8 +21,8 @@ pub struct ChangeMatrix {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {reason}")]
 pub struct ChangeFileError {
-    pub line: usize,
-    pub reason: String,
+    pub(crate) line: usize,
+    pub(crate) reason: String,
 }
 
 impl ChangeMatrix {

@@ -24,83 +24,83 @@ use super::policy_args;
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub experiment: ExperimentArgs,
+    pub(crate) experiment: ExperimentArgs,
     /// Budgets B to sweep (comma-separated). Default: 0 and powers of two up to the number of
     /// pages, so that every target quality is reachable.
     #[arg(long, value_delimiter = ',')]
     #[arg(help_heading = "Budget")]
-    pub budgets: Option<Vec<usize>>,
+    pub(crate) budgets: Option<Vec<usize>>,
     /// Budgets as shares of the corpus's pages (comma-separated, each in (0, 1]): B =
     /// round(F × pages), added to --budgets (paper 001 refreshes 5 % per cycle: 0.05).
     #[arg(long, value_delimiter = ',', value_name = "F1,F2,…")]
     #[arg(help_heading = "Budget")]
-    pub budget_shares: Option<Vec<f64>>,
+    pub(crate) budget_shares: Option<Vec<f64>>,
     #[command(flatten)]
-    pub warmup: WarmupArgs,
+    pub(crate) warmup: WarmupArgs,
     /// Policies to compare (comma-separated; `refresher policies` lists them all)
     /// [default: user-centric, sbr, ebr, lambdacrawl, round-robin, random, age].
     #[arg(long, value_delimiter = ',')]
     #[arg(help_heading = "Policy")]
-    pub policies: Option<Vec<String>>,
+    pub(crate) policies: Option<Vec<String>>,
     /// Kept as an alias of `--sweep theta=θ1,θ2,…` (prints a note).
     #[arg(long, hide = true, value_delimiter = ',', value_name = "θ1,θ2,…")]
-    pub thetas: Option<Vec<f64>>,
+    pub(crate) thetas: Option<Vec<f64>>,
     /// A parameter given to every compared policy that has it, `key=value` (repeatable).
     #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
     #[arg(help_heading = "Policy")]
-    pub params: Vec<(String, String)>,
+    pub(crate) params: Vec<(String, String)>,
     /// Values swept for a parameter, `key=v1,v2,…` (repeatable; overrides the family's own
     /// grid, see `refresher policies`), e.g. `theta=0.1,0.5,0.9` for sbr and ebr.
     #[arg(long = "sweep", value_name = "KEY=V1,V2,…", value_parser = policy_args::parse_param)]
     #[arg(help_heading = "Policy")]
-    pub sweeps: Vec<(String, String)>,
+    pub(crate) sweeps: Vec<(String, String)>,
     /// Targets of the table (comma-separated): qualities such as 0.99, and shares of the
     /// quality lost to staleness such as 90% (recover 90 % of the gap between the unrefreshed
     /// repository and a perfect one). Default: 0.9,0.95,0.98,0.99,0.995,0.999 and
     /// 50%,75%,90%,95%,99%.
     #[arg(long, value_delimiter = ',', value_parser = Target::parse)]
     #[arg(help_heading = "Output")]
-    pub targets: Option<Vec<Target>>,
+    pub(crate) targets: Option<Vec<Target>>,
     /// Fitting modes (comma-separated): oracle (paper 003) and/or online.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FitMode::Oracle])]
     #[arg(help_heading = "Policy")]
-    pub mode: Vec<FitMode>,
+    pub(crate) mode: Vec<FitMode>,
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     #[arg(help_heading = "Quality model")]
-    pub scoring: ScoringKind,
+    pub(crate) scoring: ScoringKind,
     /// Kept as an alias of `--param estimator=E` (prints a note).
     #[arg(long, hide = true, value_enum, value_name = "E")]
-    pub uc_estimator: Option<Estimator>,
+    pub(crate) uc_estimator: Option<Estimator>,
     /// Seed of randomised policies.
     #[arg(long, default_value_t = 1)]
     #[arg(help_heading = "Policy")]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// When new pages are crawled: in the unit they appear, outside the budget (paper 003), or
     /// only when a policy spends a unit of B on them from the frontier of linked pages.
     #[arg(long, value_enum, default_value_t = NewPages::OutsideBudget)]
     #[arg(help_heading = "Budget")]
-    pub new_pages: NewPages,
+    pub(crate) new_pages: NewPages,
     /// Write the table, curves (CSV, JSON) and charts (SVG) into this directory.
     #[arg(long)]
     #[arg(help_heading = "Output")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     #[arg(help_heading = "Output")]
-    pub json: bool,
+    pub(crate) json: bool,
     /// How much the text output shows: the first screen (the finding and the budget per share
     /// of the staleness gap, with intervals), also every target table and the mean quality per
     /// budget, or also every measure (fresh@10, MAP@10, obsolete pages, papers 000/002's
     /// measures, …; always in `curves.csv` under --out).
     #[arg(help_heading = "Output")]
     #[arg(long, value_enum, default_value_t = MetricsShown::Summary)]
-    pub metrics: MetricsShown,
+    pub(crate) metrics: MetricsShown,
     /// Skip the 95 % intervals (a bootstrap over the workload's queries, read from the same
     /// runs): every evaluation then sums no resamples.
     #[arg(long)]
     #[arg(help_heading = "Output")]
-    pub no_intervals: bool,
+    pub(crate) no_intervals: bool,
 }
 
 /// How much `compare` prints beyond its first screen (`--metrics`).

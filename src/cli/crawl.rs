@@ -31,66 +31,66 @@ use super::policy_args;
 pub struct Args {
     /// Start from these URLs and follow links within their hosts (comma-separated).
     #[arg(long, value_delimiter = ',')]
-    pub seeds: Vec<String>,
+    pub(crate) seeds: Vec<String>,
     /// Start from the URLs of this file (one per line; `#` comments).
     #[arg(long)]
-    pub urls: Option<PathBuf>,
+    pub(crate) urls: Option<PathBuf>,
     /// Start from the URLs a sitemap lists, and re-read it every unit for new pages.
     #[arg(long)]
-    pub sitemap: Option<String>,
+    pub(crate) sitemap: Option<String>,
     /// The query log: the workload the refresher serves.
     #[arg(long)]
-    pub log: PathBuf,
+    pub(crate) log: PathBuf,
     #[command(flatten)]
-    pub workload: WorkloadArgs,
+    pub(crate) workload: WorkloadArgs,
     /// Refresh policy family (`refresher policies` lists them).
     #[arg(long)]
-    pub policy: String,
+    pub(crate) policy: String,
     /// A parameter of the policy, `key=value` (repeatable).
     #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
-    pub params: Vec<(String, String)>,
+    pub(crate) params: Vec<(String, String)>,
     /// Refreshes per unit (B).
     #[arg(long)]
-    pub budget: usize,
+    pub(crate) budget: usize,
     /// Length of one unit in wall-clock seconds; a unit's fetches end at its deadline.
     #[arg(long, value_parser = parse_seconds)]
-    pub unit_seconds: f64,
+    pub(crate) unit_seconds: f64,
     /// Units to run after the initial crawl (default: until interrupted).
     #[arg(long)]
-    pub units: Option<u32>,
+    pub(crate) units: Option<u32>,
     /// Fetch every held page at units 1..=W outside the budget (paper 001 §5.2's warm-up:
     /// change-history policies then start from observations). 0: none.
     #[arg(long, value_name = "W", default_value_t = 0)]
-    pub warmup_units: u32,
+    pub(crate) warmup_units: u32,
     /// The crawl-state directory: where the crawl keeps its journal and state (`state.json`,
     /// rewritten atomically at each unit's commit), and resumes from. `--index`, its former
     /// name (it is not a search index; `serve --index` is), still works.
     #[arg(long = "state-dir", alias = "index", value_name = "DIR")]
-    pub index: PathBuf,
+    pub(crate) index: PathBuf,
     /// Write every fetch as WARC records here (`crawl-UUUUU.warc.gz` per unit).
     #[arg(long)]
-    pub warc_out: PathBuf,
+    pub(crate) warc_out: PathBuf,
     /// Send this host's requests as plain HTTP to this address, whatever the URL's scheme
     /// (`HOST=ADDR:PORT`, repeatable): how a crawl reaches `web-replay`.
     #[arg(long, value_parser = parse_resolve)]
-    pub resolve: Vec<(String, SocketAddr)>,
+    pub(crate) resolve: Vec<(String, SocketAddr)>,
     /// POST this URL at the start of every unit, with `?unit=U` (a `web-replay --manual-clock`
     /// admin endpoint, e.g. http://127.0.0.1:8090/_clock/advance), for deterministic tests
     /// and demos; a new crawl asks for unit 0 before its initial crawl.
     #[arg(long)]
-    pub advance_clock: Option<String>,
+    pub(crate) advance_clock: Option<String>,
     /// Judge the crawl's repository against this corpus's truth (a crawl of `web-replay`
     /// serving it): exact quality, fresh@10 and MAP@10 per unit. Term ids then extend the
     /// corpus's, as in `simulate`.
     #[arg(long)]
-    pub judge_with: Option<PathBuf>,
+    pub(crate) judge_with: Option<PathBuf>,
     /// Length of one time unit of the --judge-with corpus, in days.
     #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
-    pub judge_unit_days: u32,
+    pub(crate) judge_unit_days: u32,
     /// How new pages are found after the initial crawl (default: the sitemap with
     /// --sitemap, links with --seeds, none with --urls).
     #[arg(long, value_enum)]
-    pub discover: Option<DiscoverArg>,
+    pub(crate) discover: Option<DiscoverArg>,
     /// Read the sites' change signals every unit and give them to the policy (planned
     /// policies act on them): the <lastmod> dates of the sitemaps (--sitemap's, and those
     /// robots.txt names in `Sitemap:` lines) and the Atom feeds (robots.txt may name them too,
@@ -100,43 +100,43 @@ pub struct Args {
     /// the crawl started, units of --unit-seconds): a crawl of web-replay reading its dates
     /// needs --judge-with (its collection's dates are not wall-clock times).
     #[arg(long)]
-    pub read_signals: bool,
+    pub(crate) read_signals: bool,
     /// An Atom feed of recent changes to read every unit (repeatable; implies --read-signals).
     #[arg(long = "feed", value_name = "URL")]
-    pub feeds: Vec<String>,
+    pub(crate) feeds: Vec<String>,
     /// Most pages the initial crawl fetches.
     #[arg(long, default_value_t = 10_000)]
-    pub max_pages: usize,
+    pub(crate) max_pages: usize,
     /// Least time between two requests to one host, in ms (robots.txt Crawl-delay raises it).
     #[arg(long, default_value_t = 1000)]
-    pub min_host_delay_ms: u64,
+    pub(crate) min_host_delay_ms: u64,
     /// Per-request timeout, in ms.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
-    pub timeout_ms: u64,
+    pub(crate) timeout_ms: u64,
     /// Largest body accepted (decoded), in bytes.
     #[arg(long, default_value_t = 8 << 20)]
-    pub max_body_bytes: usize,
+    pub(crate) max_body_bytes: usize,
     /// Retries after connection errors, timeouts, 429 and 5xx.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10))]
-    pub retries: u32,
+    pub(crate) retries: u32,
     /// Fetch what robots.txt disallows (only for sites you own, such as web-replay).
     #[arg(long)]
-    pub ignore_robots: bool,
+    pub(crate) ignore_robots: bool,
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
-    pub scoring: ScoringKind,
+    pub(crate) scoring: ScoringKind,
     /// ΔQ measurement: paper 003's estimate over the queries as issued, or its single-term
     /// estimate (the exact measurement reads the live Web, which a crawl cannot).
     #[arg(long = "delta-q", value_enum, default_value_t = DeltaQMethod::Estimate)]
-    pub delta_q: DeltaQMethod,
+    pub(crate) delta_q: DeltaQMethod,
     /// Exponent of the viewing likelihood I(r) = c·r^-a.
     #[arg(long, default_value_t = 1.5)]
-    pub viewing_exponent: f64,
+    pub(crate) viewing_exponent: f64,
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Print one JSON object (the keys of `simulate --json`, plus the fetch counts).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

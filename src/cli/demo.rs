@@ -20,24 +20,24 @@ use super::inputs::{CorpusArgs, WorkloadArgs};
 pub struct Args {
     /// Where to write the generated data and the comparison's outputs.
     #[arg(long, default_value = "out/demo")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Pages of the synthetic site at week 0.
     #[arg(long, default_value_t = GeneratorConfig::default().pages)]
-    pub pages: usize,
+    pub(crate) pages: usize,
     /// Weekly snapshots of the synthetic site.
     #[arg(long, default_value_t = GeneratorConfig::default().weeks)]
-    pub weeks: u32,
+    pub(crate) weeks: u32,
     /// Random seed of the generator.
     #[arg(long, default_value_t = GeneratorConfig::default().seed)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Fitting modes to compare (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FitMode::Oracle, FitMode::Online])]
-    pub mode: Vec<FitMode>,
+    pub(crate) mode: Vec<FitMode>,
     /// Also print the site's and the log's ingest statistics (change histogram, pages per
     /// unit, most-changed pages, workload) before the comparison, and every measure per
     /// budget after it.
     #[arg(long)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

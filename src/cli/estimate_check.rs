@@ -15,22 +15,22 @@ use super::experiment::{csv_file, ExperimentArgs};
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub experiment: ExperimentArgs,
+    pub(crate) experiment: ExperimentArgs,
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
-    pub scoring: ScoringKind,
+    pub(crate) scoring: ScoringKind,
     /// Refreshes sampled for the brute-force comparison.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub pairs: u32,
+    pub(crate) pairs: u32,
     /// Seed of the sample.
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Write pairs.csv, forecast.csv and forecast.svg into this directory.
     #[arg(long)]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Print one JSON object on stdout.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

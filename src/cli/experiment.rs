@@ -17,44 +17,44 @@ use super::inputs::{CorpusArgs, WorkloadArgs};
 #[derive(clap::Args, Debug, Clone)]
 pub struct ExperimentArgs {
     #[command(flatten)]
-    pub corpus: CorpusArgs,
+    pub(crate) corpus: CorpusArgs,
     /// The query log (AOL collection or per-user archive, Excite, or plain; gzip or not).
     #[arg(long)]
     #[arg(help_heading = "Workload")]
-    pub log: PathBuf,
+    pub(crate) log: PathBuf,
     #[command(flatten)]
-    pub workload: WorkloadArgs,
+    pub(crate) workload: WorkloadArgs,
     /// Which queries the exact metrics evaluate: the workload's queries as issued (paper 003
     /// Eq. 5) or the single-term workload.
     #[arg(long, value_enum, default_value_t = MetricWorkload::Queries)]
     #[arg(help_heading = "Quality model")]
-    pub metric_workload: MetricWorkload,
+    pub(crate) metric_workload: MetricWorkload,
     /// Exponent of the viewing likelihood I(r) = c·r^-a (paper 003: 1.5).
     #[arg(long, default_value_t = 1.5)]
     #[arg(help_heading = "Quality model")]
-    pub viewing_exponent: f64,
+    pub(crate) viewing_exponent: f64,
     /// Fit the exponent to the click ranks of the log (AOL `ItemRank`, ranks 1–10) by maximum
     /// likelihood instead of using --viewing-exponent; needs ≥ 10 clicks with a rank.
     #[arg(long)]
     #[arg(help_heading = "Quality model")]
-    pub fit_viewing_exponent: bool,
+    pub(crate) fit_viewing_exponent: bool,
     /// Pieces of each score-to-rank function F_q (paper 003: 3).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
     #[arg(help_heading = "Quality model")]
-    pub pieces: u32,
+    pub(crate) pieces: u32,
     /// How ΔQ_A is measured: paper 003's estimate from the index hook, or the exact change of
     /// quality under the evaluated metric (every affected query, as issued, re-ranked; a
     /// simulation reference that reads the live Web).
     #[arg(long = "delta-q", value_enum, default_value_t = DeltaQMethod::Estimate)]
     #[arg(help_heading = "Quality model")]
-    pub delta_q: DeltaQMethod,
+    pub(crate) delta_q: DeltaQMethod,
     /// Change signals the site publishes, drawn from its true history with --seed (repeat to
     /// combine a sitemap and a feed): none, lastmod[:coverage=C,recall=R,false-positive=F,delay=D],
     /// lastmod:build-stamped, feed[:items=N,delay=D]. Online policies read them; oracle mode
     /// ignores them.
     #[arg(long = "signals", value_name = "SPEC", default_value = "none")]
     #[arg(help_heading = "Input")]
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
 }
 
 impl ExperimentArgs {
@@ -77,14 +77,14 @@ pub struct BudgetArgs {
         allow_hyphen_values = true
     )]
     #[arg(help_heading = "Budget")]
-    pub budget: Option<usize>,
+    pub(crate) budget: Option<usize>,
     /// The budget as a share of the corpus's pages, in (0, 1]: B = round(F × pages) (paper 001
     /// refreshes 5 % of the pages per cycle: 0.05).
     #[arg(long, value_name = "F", allow_hyphen_values = true)]
     #[arg(help_heading = "Budget")]
-    pub budget_share: Option<f64>,
+    pub(crate) budget_share: Option<f64>,
     #[command(flatten)]
-    pub warmup: WarmupArgs,
+    pub(crate) warmup: WarmupArgs,
 }
 
 impl BudgetArgs {
@@ -105,14 +105,14 @@ pub struct WarmupArgs {
     /// (paper 001 §5.2 warms up with W = 2). 0: no warm-up.
     #[arg(long, value_name = "W", default_value_t = 0)]
     #[arg(help_heading = "Budget")]
-    pub warmup_units: u32,
+    pub(crate) warmup_units: u32,
     /// What oracle-mode policies are told of the true history: `all` (default: every unit's
     /// changes, the judged ones included) or `warm-up` (only the changes of units 1..=W, as a
     /// crawler that watched every page until then could know them: the oracle without
     /// knowledge of the future). Needs --warmup-units W ≥ 1.
     #[arg(long, value_name = "WHICH", value_enum, default_value = "all")]
     #[arg(help_heading = "Policy")]
-    pub oracle_history: refresher::sim::run::OracleHistory,
+    pub(crate) oracle_history: refresher::sim::run::OracleHistory,
 }
 
 impl WarmupArgs {
@@ -207,9 +207,9 @@ pub fn budget_from_share(flag: &str, share: f64, pages: usize) -> anyhow::Result
 
 /// The loaded inputs of an experiment.
 pub struct Loaded {
-    pub corpus: Corpus,
-    pub workload: Workload,
-    pub args: ExperimentArgs,
+    pub(crate) corpus: Corpus,
+    pub(crate) workload: Workload,
+    pub(crate) args: ExperimentArgs,
 }
 
 impl ExperimentArgs {

@@ -22,16 +22,16 @@ pub enum Format {
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub corpus: CorpusArgs,
+    pub(crate) corpus: CorpusArgs,
     /// Output layout.
     #[arg(long, value_enum, default_value_t = Format::Gp4c)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Directory to write the files into (created when missing).
     #[arg(long)]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Print a JSON summary (pages, cycles, changes, files) on stdout.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

@@ -10,9 +10,9 @@ use std::fmt::Display;
 #[derive(Debug, Clone, PartialEq)]
 pub struct FormerUse {
     /// The former flag, e.g. `--uc-estimator`.
-    pub flag: &'static str,
+    pub(crate) flag: &'static str,
     /// The current spelling with the value given, e.g. `--param estimator=planned`.
-    pub instead: String,
+    pub(crate) instead: String,
 }
 
 impl FormerUse {

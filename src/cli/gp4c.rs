@@ -12,7 +12,7 @@ use super::inputs::CorpusArgs;
 #[derive(clap::Args)]
 pub struct Args {
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(clap::Subcommand)]
@@ -43,51 +43,51 @@ pub struct TrainArgs {
     /// The corpus (its page × unit change matrix is the training data), or with
     /// --changes-file a gp4c change file instead.
     #[command(flatten)]
-    pub corpus: OptionalCorpus,
+    pub(crate) corpus: OptionalCorpus,
     /// Fitness of the evolution.
     #[arg(long, value_enum, default_value_t = Fitness::Changerate)]
-    pub fitness: Fitness,
+    pub(crate) fitness: Fitness,
     /// Terminal set: basic (n, X, t) or all (+ CG, NAD, SAD, AAD, GAD).
     #[arg(long, value_enum, default_value_t = TerminalSet::Basic)]
-    pub terminals: TerminalSet,
+    pub(crate) terminals: TerminalSet,
     /// Seed of the evolution.
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Individuals per generation (paper: 300).
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(2..=100_000))]
-    pub population: u32,
+    pub(crate) population: u32,
     /// Generations (paper: 50).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=10_000))]
-    pub generations: u32,
+    pub(crate) generations: u32,
     /// Page folds (paper: 5): one tests, one validates, the rest train.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(3..=100))]
-    pub folds: u32,
+    pub(crate) folds: u32,
     /// Use every cycle in every segment instead of the paper's thirds.
     #[arg(long)]
-    pub no_time_split: bool,
+    pub(crate) no_time_split: bool,
     /// Share of a segment's pages visited per cycle, in (0, 1] (paper: 0.05; k = ⌊share ×
     /// pages⌋) [default: 0.05].
     #[arg(long, value_name = "F")]
-    pub budget_share: Option<f64>,
+    pub(crate) budget_share: Option<f64>,
     /// Kept as an alias of --budget-share (prints a note).
     #[arg(long, hide = true, value_name = "F")]
-    pub resources: Option<f64>,
+    pub(crate) resources: Option<f64>,
     /// Warm-up cycles of each simulated segment (paper: 2) [default: 2].
     #[arg(long, value_name = "W")]
-    pub warmup_units: Option<u32>,
+    pub(crate) warmup_units: Option<u32>,
     /// Kept as an alias of --warmup-units (prints a note).
     #[arg(long, hide = true, value_name = "W")]
-    pub warmup: Option<u32>,
+    pub(crate) warmup: Option<u32>,
     /// Which rule picks the written function: the best in training (the paper's), or
     /// validation-penalised Sum / Avg.
     #[arg(long, value_enum, default_value_t = Rule::Best)]
-    pub select: Rule,
+    pub(crate) select: Rule,
     /// The function's file (its `.json` sibling gets the report).
     #[arg(long)]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Print the report as JSON on stdout.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `--corpus` (with its `--unit-days`) or `--changes-file`.
@@ -95,13 +95,13 @@ pub struct TrainArgs {
 pub struct OptionalCorpus {
     /// A WARC file or directory of them.
     #[arg(long, group = "source")]
-    pub corpus: Option<PathBuf>,
+    pub(crate) corpus: Option<PathBuf>,
     /// A change file in gp4c's layout (`export-changes --format gp4c` writes one).
     #[arg(long, group = "source")]
-    pub changes_file: Option<PathBuf>,
+    pub(crate) changes_file: Option<PathBuf>,
     /// Length of one time unit in days (with --corpus).
     #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "changes_file")]
-    pub unit_days: u32,
+    pub(crate) unit_days: u32,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

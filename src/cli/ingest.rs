@@ -14,15 +14,15 @@ use super::inputs::{CorpusArgs, WorkloadArgs};
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub corpus: CorpusArgs,
+    pub(crate) corpus: CorpusArgs,
     /// A query log (any supported layout) to summarise as a workload over the corpus.
     #[arg(long)]
-    pub log: Option<PathBuf>,
+    pub(crate) log: Option<PathBuf>,
     #[command(flatten)]
-    pub workload: WorkloadArgs,
+    pub(crate) workload: WorkloadArgs,
     /// Print one JSON object on stdout instead of the readable summary.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

@@ -19,12 +19,12 @@ pub struct CorpusArgs {
     /// = each collection's first capture period) and each host is a site.
     #[arg(long, required = true)]
     #[arg(help_heading = "Input")]
-    pub corpus: Vec<PathBuf>,
+    pub(crate) corpus: Vec<PathBuf>,
     /// Length of one time unit in days: once for every collection, or once per --corpus (in
     /// the same order; aligned collections must have equally long units).
     #[arg(long, default_value = "7", value_parser = clap::value_parser!(u32).range(1..))]
     #[arg(help_heading = "Input")]
-    pub unit_days: Vec<u32>,
+    pub(crate) unit_days: Vec<u32>,
 }
 
 /// Flags that say how to turn a query log into a workload.
@@ -33,26 +33,26 @@ pub struct WorkloadArgs {
     /// Force the log layout instead of detecting it from the content.
     #[arg(long, value_enum)]
     #[arg(help_heading = "Workload")]
-    pub layout: Option<LogLayout>,
+    pub(crate) layout: Option<LogLayout>,
     /// Count consecutive re-submissions of a query by the same user (result-page requests)
     /// separately instead of once.
     #[arg(long)]
     #[arg(help_heading = "Workload")]
-    pub keep_repeats: bool,
+    pub(crate) keep_repeats: bool,
     /// Keep only the N most frequent normalised queries before the relevance filter.
     #[arg(long)]
     #[arg(help_heading = "Workload")]
-    pub top_queries: Option<usize>,
+    pub(crate) top_queries: Option<usize>,
     /// Relevance filter: paper 003's knee on summed TF-IDF (default), the same per query term,
     /// or none.
     #[arg(long, value_enum, default_value_t = RelevanceFilter::Knee)]
     #[arg(help_heading = "Workload")]
-    pub filter: RelevanceFilter,
+    pub(crate) filter: RelevanceFilter,
     /// Fail when more than this share (0..=1) of the log's lines cannot be read (default:
     /// when most lines are bad); the first skipped lines are reported either way.
     #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MAX_SKIPPED_SHARE, value_parser = parse_share)]
     #[arg(help_heading = "Workload")]
-    pub max_skipped_share: f64,
+    pub(crate) max_skipped_share: f64,
 }
 
 /// Parses a share in `0..=1` (for `--max-skipped-share`).

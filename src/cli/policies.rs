@@ -8,7 +8,7 @@ use refresher::policy::registry::{families_json, FAMILIES};
 pub struct Args {
     /// Print the table as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

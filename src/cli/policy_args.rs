@@ -27,9 +27,9 @@ pub fn parse_param(text: &str) -> Result<(String, String), super::ArgError> {
 /// A policy parameter's former flag (`--theta 0.3` for `--param theta=0.3`) and its value, if
 /// given.
 pub struct Shorthand {
-    pub flag: &'static str,
-    pub key: &'static str,
-    pub value: Option<String>,
+    pub(crate) flag: &'static str,
+    pub(crate) key: &'static str,
+    pub(crate) value: Option<String>,
 }
 
 /// A parameter as given: key, value, and the flag it came from (for messages).

@@ -15,7 +15,7 @@ use clap::{Arg, Command};
 pub struct Args {
     /// Directory the pages are written into (e.g. docs/cli).
     #[arg(long)]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
 }
 
 pub fn run(args: Args, cli: Command) -> anyhow::Result<()> {

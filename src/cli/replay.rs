@@ -13,38 +13,38 @@ use refresher::report::terminal_safe;
 pub struct Args {
     /// The query log (any supported layout, detected; plain or gzip).
     #[arg(long)]
-    pub log: PathBuf,
+    pub(crate) log: PathBuf,
     /// Force the log layout instead of detecting it.
     #[arg(long, value_enum)]
-    pub layout: Option<LogLayout>,
+    pub(crate) layout: Option<LogLayout>,
     /// Fail when more than this share (0..=1) of the log's lines cannot be read.
     #[arg(long, value_name = "SHARE", default_value_t = refresher::querylog::layouts::DEFAULT_MAX_SKIPPED_SHARE, value_parser = super::inputs::parse_share)]
-    pub max_skipped_share: f64,
+    pub(crate) max_skipped_share: f64,
     /// Base URL of the server, e.g. http://127.0.0.1:8080
     #[arg(long)]
-    pub server: String,
+    pub(crate) server: String,
     /// Concurrent clients (one connection each).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub concurrency: u32,
+    pub(crate) concurrency: u32,
     /// Replay at the log's own pace multiplied by X (2 = twice as fast); without it, as fast
     /// as possible.
     #[arg(long, value_name = "X")]
-    pub speed: Option<f64>,
+    pub(crate) speed: Option<f64>,
     /// Send only the first N queries (in time order).
     #[arg(long)]
-    pub limit_queries: Option<usize>,
+    pub(crate) limit_queries: Option<usize>,
     /// Results requested per query.
     #[arg(long, default_value_t = 10)]
-    pub page_size: usize,
+    pub(crate) page_size: usize,
     /// Longest one request may take, in milliseconds, before it counts as failed.
     #[arg(long, default_value_t = 30_000)]
-    pub timeout_ms: u64,
+    pub(crate) timeout_ms: u64,
     /// Largest response body read, in bytes; a larger one fails the request.
     #[arg(long, default_value_t = 8 << 20)]
-    pub max_body_bytes: usize,
+    pub(crate) max_body_bytes: usize,
     /// Print one JSON object (`queries`, `seconds`, `qps`, `p50_ms`, `p99_ms`, `errors`).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

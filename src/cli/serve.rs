@@ -14,40 +14,40 @@ use super::inputs::{CorpusArgs, WorkloadArgs};
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub corpus: CorpusArgs,
+    pub(crate) corpus: CorpusArgs,
     /// A query log (any supported layout): the workload runs are steered and judged by, and
     /// the serving-quality history.
     #[arg(long)]
-    pub log: Option<PathBuf>,
+    pub(crate) log: Option<PathBuf>,
     #[command(flatten)]
-    pub workload: WorkloadArgs,
+    pub(crate) workload: WorkloadArgs,
     /// Keep the served tantivy index in this directory: reopened when its manifest matches
     /// the corpus, unit and scoring; otherwise built beside it and renamed into place.
     #[arg(long)]
-    pub index: Option<PathBuf>,
+    pub(crate) index: Option<PathBuf>,
     /// Replace an --index directory that holds another index (or an incomplete one) instead
     /// of refusing to start.
     #[arg(long)]
-    pub rebuild_index: bool,
+    pub(crate) rebuild_index: bool,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
-    pub addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// Time unit whose page versions the served repository holds.
     #[arg(long, default_value_t = 0)]
-    pub unit: u32,
+    pub(crate) unit: u32,
     /// Time unit of the live Web that stale markers compare against (default: the last).
     #[arg(long)]
-    pub live_unit: Option<u32>,
+    pub(crate) live_unit: Option<u32>,
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
-    pub scoring: ScoringKind,
+    pub(crate) scoring: ScoringKind,
     /// Hosts accepted in the `Host` header, comma-separated (`*`: any). Default: the bind
     /// address and localhost (guards against DNS rebinding).
     #[arg(long, value_delimiter = ',')]
-    pub allowed_hosts: Option<Vec<String>>,
+    pub(crate) allowed_hosts: Option<Vec<String>>,
     /// Longest a search may take, in milliseconds, before it answers 503.
     #[arg(long, default_value_t = 5000)]
-    pub search_timeout_ms: u64,
+    pub(crate) search_timeout_ms: u64,
     /// Keep the served index fresh with this refresh policy: the live Web advances one unit
     /// of the corpus's history every --unit-seconds and the policy refreshes --budget pages
     /// of the served index per unit (`GET /api/engine`, the dashboard's engine panel).
@@ -58,20 +58,20 @@ pub struct Args {
         requires = "budget",
         requires = "log"
     )]
-    pub refresh: Option<String>,
+    pub(crate) refresh: Option<String>,
     /// A parameter of the --policy, `key=value` (repeatable; `--refresh-param`, its former
     /// name, still works).
     #[arg(long = "param", alias = "refresh-param", value_name = "KEY=VALUE", value_parser = super::policy_args::parse_param)]
-    pub refresh_params: Vec<(String, String)>,
+    pub(crate) refresh_params: Vec<(String, String)>,
     /// Refreshes per unit of the served engine (B).
     #[arg(long, requires = "refresh")]
-    pub budget: Option<usize>,
+    pub(crate) budget: Option<usize>,
     /// Wall-clock seconds per unit of the served engine.
     #[arg(long, default_value_t = 10.0, requires = "refresh")]
-    pub unit_seconds: f64,
+    pub(crate) unit_seconds: f64,
     /// Seed of a randomised --policy (and of the --signals draws).
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Change signals the replayed site publishes, read by the served engine's --policy
     /// (repeatable; as simulate's --signals): none, lastmod[:coverage=C,recall=R,false-positive=F,delay=D],
     /// lastmod:build-stamped, feed[:items=N,delay=D].
@@ -81,38 +81,38 @@ pub struct Args {
         default_value = "none",
         requires = "refresh"
     )]
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
     /// The served engine fetches every held page at units 1..=W outside the budget (paper
     /// 001 §5.2's warm-up). 0: none.
     #[arg(long, value_name = "W", default_value_t = 0, requires = "refresh")]
-    pub warmup_units: u32,
+    pub(crate) warmup_units: u32,
     /// The served engine refreshes by crawling over HTTP (the options below, as `crawl`'s)
     /// instead of replaying --corpus's history; --corpus then judges the crawl and names the
     /// pages served (by URL). Typically a crawl of `web-replay` serving the same collection.
     #[arg(long, requires = "refresh")]
-    pub crawl: bool,
+    pub(crate) crawl: bool,
     /// Crawl: start from the URLs this sitemap lists and re-read it every unit for new pages.
     #[arg(long, requires = "crawl")]
-    pub crawl_sitemap: Option<String>,
+    pub(crate) crawl_sitemap: Option<String>,
     /// Crawl: start from these URLs (comma-separated) and follow links within their hosts.
     #[arg(long, value_delimiter = ',', requires = "crawl")]
-    pub crawl_seeds: Vec<String>,
+    pub(crate) crawl_seeds: Vec<String>,
     /// Crawl: send this host's requests as plain HTTP to this address (`HOST=ADDR:PORT`).
     #[arg(long, value_parser = super::crawl::parse_resolve, requires = "crawl")]
-    pub resolve: Vec<(String, SocketAddr)>,
+    pub(crate) resolve: Vec<(String, SocketAddr)>,
     /// Crawl: POST this URL (`?unit=U`) at the start of every unit (a `web-replay
     /// --manual-clock` endpoint).
     #[arg(long, requires = "crawl")]
-    pub advance_clock: Option<String>,
+    pub(crate) advance_clock: Option<String>,
     /// Crawl: least time between two requests to one host, in ms.
     #[arg(long, default_value_t = 1000)]
-    pub min_host_delay_ms: u64,
+    pub(crate) min_host_delay_ms: u64,
     /// Crawl: fetch what robots.txt disallows (only for sites you own).
     #[arg(long, requires = "crawl")]
-    pub ignore_robots: bool,
+    pub(crate) ignore_robots: bool,
     /// Crawl: most pages of the initial crawl.
     #[arg(long, default_value_t = 10_000)]
-    pub max_pages: usize,
+    pub(crate) max_pages: usize,
 }
 
 /// Raises the soft open-file limit to the hard limit, so that many clients (each a socket)

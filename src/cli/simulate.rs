@@ -18,68 +18,68 @@ use super::policy_args;
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub experiment: ExperimentArgs,
+    pub(crate) experiment: ExperimentArgs,
     /// Refresh policy family (`refresher policies` lists them with their parameters).
     #[arg(long)]
     #[arg(help_heading = "Policy")]
-    pub policy: String,
+    pub(crate) policy: String,
     /// A parameter of the policy, `key=value` (repeatable; `refresher policies` lists them),
     /// e.g. `theta=0.3` (sbr, ebr), `estimator=whittle` or `window=4` (user-centric).
     #[arg(long = "param", value_name = "KEY=VALUE", value_parser = policy_args::parse_param)]
     #[arg(help_heading = "Policy")]
-    pub params: Vec<(String, String)>,
+    pub(crate) params: Vec<(String, String)>,
     #[command(flatten)]
-    pub budget: BudgetArgs,
+    pub(crate) budget: BudgetArgs,
     /// Kept as an alias of `--param theta=θ` (prints a note).
     #[arg(long, hide = true, value_name = "θ")]
-    pub theta: Option<f64>,
+    pub(crate) theta: Option<f64>,
     /// Fit policy parameters on the whole history (oracle, paper 003) or only on what was
     /// observed (online).
     #[arg(long, value_enum, default_value_t = FitMode::Oracle)]
     #[arg(help_heading = "Policy")]
-    pub mode: FitMode,
+    pub(crate) mode: FitMode,
     /// Scoring function of the search engine.
     #[arg(long, value_enum, default_value_t = ScoringKind::Bm25)]
     #[arg(help_heading = "Quality model")]
-    pub scoring: ScoringKind,
+    pub(crate) scoring: ScoringKind,
     /// Kept as an alias of `--param estimator=E` (prints a note).
     #[arg(long, hide = true, value_enum, value_name = "E")]
-    pub uc_estimator: Option<Estimator>,
+    pub(crate) uc_estimator: Option<Estimator>,
     /// Kept as an alias of `--param window=W` (prints a note).
     #[arg(long, hide = true, value_name = "W", value_parser = clap::value_parser!(u32).range(1..))]
-    pub uc_window: Option<u32>,
+    pub(crate) uc_window: Option<u32>,
     /// Seed of randomised policies.
     #[arg(long, default_value_t = 1)]
     #[arg(help_heading = "Policy")]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// When new pages are crawled: in the unit they appear, outside the budget (paper 003), or
     /// only when the policy spends a unit of B on them from the frontier of pages linked from
     /// fetched copies (paper 004's new-page model).
     #[arg(long, value_enum, default_value_t = NewPages::OutsideBudget)]
     #[arg(help_heading = "Budget")]
-    pub new_pages: NewPages,
+    pub(crate) new_pages: NewPages,
     /// Write per-unit metrics (CSV, JSON) and the refreshed pages into this directory.
     #[arg(long)]
     #[arg(help_heading = "Output")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Also write the repository's top 10 at this unit as a TREC run file
     /// (`run-unitN.trec`), the live Web's judgements as qrels (`qrels-unitN.txt`) and our
     /// per-query measures in trec_eval's `-q` layout (`eval-unitN.txt`) into `--out` (check
     /// with `trec_eval -c -q -M 10 -m map_cut.10 -m ndcg_cut.10 -m P.10 qrels run`).
     #[arg(long, requires = "out")]
     #[arg(help_heading = "Output")]
-    pub trec_unit: Option<u32>,
+    pub(crate) trec_unit: Option<u32>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     #[arg(help_heading = "Output")]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Also measure each refresh's true gain, its leave-one-out effect within its unit's batch
     /// against the live Web, and report how often a chosen refresh lowered quality and whether
     /// a negative earlier ΔQ_A predicts it (issue 47 item 6; JSON key `displacement`). Costs
     /// one more re-ranking of the queries each refreshed page touches, per refresh.
     #[arg(long)]
     #[arg(help_heading = "Output")]
-    pub displacement: bool,
+    pub(crate) displacement: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

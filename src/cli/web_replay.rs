@@ -15,22 +15,22 @@ use super::inputs::CorpusArgs;
 #[command(group = clap::ArgGroup::new("clock").required(true).args(["unit_seconds", "manual_clock"]))]
 pub struct Args {
     #[command(flatten)]
-    pub corpus: CorpusArgs,
+    pub(crate) corpus: CorpusArgs,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8090")]
-    pub addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// Move to the next time unit every S seconds (fractions allowed).
     #[arg(long, value_name = "S", value_parser = parse_seconds)]
-    pub unit_seconds: Option<f64>,
+    pub(crate) unit_seconds: Option<f64>,
     /// Move to the next unit only on `POST /_clock/advance` (`GET /_clock` tells the unit).
     #[arg(long)]
-    pub manual_clock: bool,
+    pub(crate) manual_clock: bool,
     /// Serve this file as every host's `/robots.txt` (default: allow everything).
     #[arg(long)]
-    pub robots: Option<PathBuf>,
+    pub(crate) robots: Option<PathBuf>,
     /// Wait this many milliseconds before every answer (a slow site).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
-    pub latency_ms: u64,
+    pub(crate) latency_ms: u64,
     /// Change signals the site publishes, drawn from the collection's history with --seed
     /// exactly as `simulate --signals` draws them (repeat to combine a sitemap and a feed):
     /// lastmod[:coverage=C,recall=R,false-positive=F,delay=D], lastmod:build-stamped,
@@ -39,10 +39,10 @@ pub struct Args {
     /// a feed is served at /feed.atom (Atom) on every host, and robots.txt names the sitemap
     /// and feed in `Sitemap:` lines.
     #[arg(long = "signals", value_name = "SPEC", default_value = "lastmod")]
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
     /// Seed of the signal model's draws (give `simulate` the same --seed) and of --faults.
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Fail requests as real sites fail, drawn with --seed per (URL, unit, attempt) so a
     /// resumed crawl meets the same faults (repeat for several kinds; the first given wins
     /// when several hit): 5xx, 429[:retry-after=S] (default 1), reset (the connection drops
@@ -54,7 +54,7 @@ pub struct Args {
     /// unit, counted afresh when the clock is asked for the unit it is at (a restarted
     /// crawl). `GET /_faults` counts what was injected.
     #[arg(long = "faults", value_name = "SPEC")]
-    pub faults: Vec<String>,
+    pub(crate) faults: Vec<String>,
 }
 
 fn parse_seconds(s: &str) -> Result<f64, super::ArgError> {

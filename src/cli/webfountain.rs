@@ -12,20 +12,20 @@ pub struct Args {
     /// initial_obsolete, new_pages_per_period, buckets with pages and change_probability), or
     /// `paper-like` for the built-in 255-bucket, 14-period instance.
     #[arg(long, value_name = "FILE|paper-like")]
-    pub instance: String,
+    pub(crate) instance: String,
     /// 1: equal weights over the periods; 2: obsolete pages at the end of the cycle only;
     /// 3: ε in every period but the last, 1 − (T−1)ε in the last.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
-    pub strategy: u8,
+    pub(crate) strategy: u8,
     /// Strategy 3's ε (default: the instance's `epsilon`, else 0.01).
     #[arg(long)]
-    pub eps: Option<f64>,
+    pub(crate) eps: Option<f64>,
     /// Frank–Wolfe steps per start.
     #[arg(long, default_value_t = 5_000)]
-    pub max_iterations: usize,
+    pub(crate) max_iterations: usize,
     /// Print the plan as JSON (keys: objective, obsolete_per_period, crawls, optimality, …).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

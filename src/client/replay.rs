@@ -85,12 +85,12 @@ pub struct ReplayReport {
     pub errors: u64,
     pub p90_ms: f64,
     pub max_ms: f64,
-    pub mean_ms: f64,
+    pub(crate) mean_ms: f64,
     /// The first few error messages, for the user.
     pub error_samples: Vec<String>,
     /// Requests per outcome: the HTTP status (`"200"`, `"503"`, ...) or the failure
     /// (`"timeout"`, `"connect"`, `"body-too-large"`, ...).
-    pub statuses: std::collections::BTreeMap<String, u64>,
+    pub(crate) statuses: std::collections::BTreeMap<String, u64>,
 }
 
 impl ReplayReport {

@@ -140,12 +140,12 @@ impl Rows for SparseRows {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RbcConfig {
     /// Clusters wanted (fewer come out when no cluster can be split any more).
-    pub k: usize,
+    pub(crate) k: usize,
     /// Random seed pairs tried per bisection (CLUTO `-ntrials`, 10).
-    pub trials: usize,
+    pub(crate) trials: usize,
     /// Refinement passes per trial (CLUTO `-niter`, 10).
-    pub iterations: usize,
-    pub seed: u64,
+    pub(crate) iterations: usize,
+    pub(crate) seed: u64,
 }
 
 impl RbcConfig {
@@ -166,9 +166,9 @@ pub struct Clustering {
     /// Cluster of each row, `0..k`.
     pub assignment: Vec<u32>,
     /// Composite (sum of the member rows) of each cluster.
-    pub composites: Vec<Vec<f64>>,
+    pub(crate) composites: Vec<Vec<f64>>,
     /// Members per cluster.
-    pub sizes: Vec<usize>,
+    pub(crate) sizes: Vec<usize>,
 }
 
 fn norm(v: &[f64]) -> f64 {

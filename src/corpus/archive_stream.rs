@@ -19,11 +19,11 @@ pub(crate) const READ_BUFFER: usize = 1 << 20;
 
 /// The decompressed bytes of one archive file, ready for a record reader.
 pub(crate) struct DecodedStream {
-    pub path: PathBuf,
-    pub gzip: bool,
-    pub reader: BufReader<Box<dyn Read + Send>>,
+    pub(crate) path: PathBuf,
+    pub(crate) gzip: bool,
+    pub(crate) reader: BufReader<Box<dyn Read + Send>>,
     /// Size of the file when it is not compressed (bounds each record's length).
-    pub plain_len: Option<u64>,
+    pub(crate) plain_len: Option<u64>,
 }
 
 /// Advances a progress bar by the on-disk (compressed) bytes read.

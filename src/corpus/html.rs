@@ -34,14 +34,14 @@ pub struct ExtractedPage {
     pub text: String,
     /// `href`s of `<a>` and `<area>` elements resolved against the page URL, fragment dropped,
     /// http(s) only, in document order, deduplicated.
-    pub links: Vec<String>,
+    pub(crate) links: Vec<String>,
     /// Number of `<img>` elements (hidden ones included: they are markup, not text).
-    pub images: u32,
+    pub(crate) images: u32,
     /// Number of `<table>` elements, nested tables included.
-    pub tables: u32,
+    pub(crate) tables: u32,
     /// Distinct e-mail addresses (case-insensitive): `mailto:` targets of `<a>`/`<area>`
     /// together with addresses written in the visible text.
-    pub emails: u32,
+    pub(crate) emails: u32,
 }
 
 /// An address as people write them in text: RFC 5322's common `local@domain.tld` shape, not

@@ -216,27 +216,27 @@ impl<'t> CaptureAnalyzer<'t> {
 #[derive(Debug, Clone)]
 pub(crate) struct Capture {
     /// Reading order, across files; breaks ties between captures with the same date.
-    pub seq: u64,
-    pub url: String,
-    pub capture_time: i64,
-    pub status: u16,
-    pub content_hash: u64,
-    pub page: ExtractedPage,
+    pub(crate) seq: u64,
+    pub(crate) url: String,
+    pub(crate) capture_time: i64,
+    pub(crate) status: u16,
+    pub(crate) content_hash: u64,
+    pub(crate) page: ExtractedPage,
     /// Sizes and element counts (zero for gone captures).
-    pub counts: PageCounts,
+    pub(crate) counts: PageCounts,
     /// Distinct analyzed terms of the indexed text, in first-occurrence order, with counts,
     /// by [`ProvisionalTerms`] id.
-    pub terms: Vec<(u32, u32)>,
+    pub(crate) terms: Vec<(u32, u32)>,
     /// Number of tokens of the indexed text.
-    pub length: u32,
+    pub(crate) length: u32,
     /// `WARC-Payload-Digest` of the record, if any (revisits are matched by it).
-    pub payload_digest: Option<String>,
+    pub(crate) payload_digest: Option<String>,
     /// Built from a `revisit` record (a copy of the capture it refers to).
-    pub revisit: bool,
+    pub(crate) revisit: bool,
     /// Index of the collection the capture was read from (its clock's origin).
-    pub collection: u32,
+    pub(crate) collection: u32,
     /// The crawl unit the record was written in (`WARC-Refresher-Unit`), if it says.
-    pub crawl_unit: Option<u32>,
+    pub(crate) crawl_unit: Option<u32>,
 }
 
 /// The archive files `path` stands for: itself, or the `*.warc`, `*.warc.gz`, `*.arc` and
@@ -348,12 +348,12 @@ pub struct CollectionInfo {
     pub path: String,
     /// Start of the collection's unit 0 (its earliest capture unless an origin was given),
     /// Unix seconds, and the same as an RFC 3339 date.
-    pub origin: i64,
-    pub origin_date: String,
+    pub(crate) origin: i64,
+    pub(crate) origin_date: String,
     /// Earliest and latest capture, Unix seconds and RFC 3339.
-    pub first_capture: i64,
+    pub(crate) first_capture: i64,
     pub first_capture_date: String,
-    pub last_capture: i64,
+    pub(crate) last_capture: i64,
     pub last_capture_date: String,
     /// Units from the collection's unit 0 to its last capture.
     pub units: u32,

@@ -52,7 +52,7 @@ pub struct PageVersion {
     /// which would otherwise each keep their own (a simulation builds several).
     pub terms: Arc<TermCounts>,
     /// Sizes and element counts of the capture (all zero for gone pages).
-    pub counts: PageCounts,
+    pub(crate) counts: PageCounts,
 }
 
 /// What a crawler counts in one capture: the structural content features of paper 000
@@ -61,17 +61,17 @@ pub struct PageVersion {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PageCounts {
     /// Bytes of the HTTP body (after transfer and content decoding), markup included.
-    pub html_bytes: u32,
+    pub(crate) html_bytes: u32,
     /// Bytes (UTF-8) of the visible text, whitespace-normalised: the size without tags.
-    pub text_bytes: u32,
+    pub(crate) text_bytes: u32,
     /// Whitespace-separated words of the visible text (the non-markup words).
-    pub words: u32,
+    pub(crate) words: u32,
     /// `<img>` elements.
-    pub images: u32,
+    pub(crate) images: u32,
     /// `<table>` elements.
-    pub tables: u32,
+    pub(crate) tables: u32,
     /// Distinct e-mail addresses: `mailto:` links and addresses in the text.
-    pub emails: u32,
+    pub(crate) emails: u32,
     pub content_type: ContentType,
 }
 

@@ -27,9 +27,9 @@ pub const TOP_CHANGED: usize = 10;
 pub struct ChangeBucket {
     /// `"0"`, `"3-5"`, `"21+"`, ...
     pub label: String,
-    pub low: u32,
+    pub(crate) low: u32,
     /// Inclusive; `None` for the open last bucket.
-    pub high: Option<u32>,
+    pub(crate) high: Option<u32>,
     pub pages: usize,
 }
 
@@ -77,25 +77,25 @@ pub struct CorpusSummary {
     /// Mean whitespace-separated words of the visible text over all 2xx versions.
     pub mean_words_per_version: f64,
     /// Structural counts over all 2xx versions.
-    pub structure: StructureSummary,
+    pub(crate) structure: StructureSummary,
 }
 
 /// Totals of the per-version structural counts ([`crate::corpus::PageCounts`]) over the 2xx
 /// versions.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StructureSummary {
-    pub versions_with_images: usize,
-    pub versions_with_tables: usize,
-    pub versions_with_emails: usize,
-    pub images: u64,
-    pub tables: u64,
-    pub emails: u64,
-    pub html_bytes: u64,
-    pub text_bytes: u64,
+    pub(crate) versions_with_images: usize,
+    pub(crate) versions_with_tables: usize,
+    pub(crate) versions_with_emails: usize,
+    pub(crate) images: u64,
+    pub(crate) tables: u64,
+    pub(crate) emails: u64,
+    pub(crate) html_bytes: u64,
+    pub(crate) text_bytes: u64,
     /// 2xx versions by content type (`html`, `text`, `other`).
-    pub html_versions: usize,
-    pub text_versions: usize,
-    pub other_versions: usize,
+    pub(crate) html_versions: usize,
+    pub(crate) text_versions: usize,
+    pub(crate) other_versions: usize,
 }
 
 impl StructureSummary {

@@ -84,25 +84,25 @@ pub struct ResponseRecord {
     /// `WARC-Target-URI`, as written in the record.
     pub target_uri: String,
     /// `WARC-Date`, seconds since the Unix epoch (UTC).
-    pub capture_time: i64,
+    pub(crate) capture_time: i64,
     /// Status code from the HTTP status line.
     pub status: u16,
     /// HTTP body: the bytes after the blank line ending the HTTP header, de-chunked and
     /// content-decoded.
     pub body: Vec<u8>,
     /// `WARC-Payload-Digest`, as written (e.g. `sha1:…`), when the record has one.
-    pub payload_digest: Option<String>,
+    pub(crate) payload_digest: Option<String>,
     /// The codings that were undone to get `body` (`chunked`, `gzip`, `deflate`, `br`).
-    pub decoded: Vec<&'static str>,
+    pub(crate) decoded: Vec<&'static str>,
     /// Media type of the HTTP `Content-Type` header, lower case, without parameters
     /// (`text/html`); `None` when the header is missing or empty. For a `resource` record,
     /// the WARC `Content-Type`'s.
     pub content_type: Option<String>,
     /// The crawl unit the record says it was fetched in (the [`CRAWL_UNIT_HEADER`] that
     /// `refresher crawl` writes), if it has one.
-    pub crawl_unit: Option<u32>,
+    pub(crate) crawl_unit: Option<u32>,
     /// Built from a `resource` record holding a page (no HTTP header; status taken as 200).
-    pub resource: bool,
+    pub(crate) resource: bool,
 }
 
 /// The WARC header in which `refresher crawl` records the crawl unit of each `response` and
@@ -116,19 +116,19 @@ pub struct RevisitRecord {
     /// 1-based number of the record in its file.
     pub record: u64,
     /// `WARC-Target-URI`.
-    pub target_uri: String,
+    pub(crate) target_uri: String,
     /// `WARC-Date`, seconds since the Unix epoch (UTC).
-    pub capture_time: i64,
+    pub(crate) capture_time: i64,
     /// `WARC-Profile` (its last path segment, e.g. `identical-payload-digest`), if any.
-    pub profile: String,
+    pub(crate) profile: String,
     /// `WARC-Payload-Digest` of the payload this capture repeats, if given.
-    pub payload_digest: Option<String>,
+    pub(crate) payload_digest: Option<String>,
     /// `WARC-Refers-To-Target-URI`, if given.
-    pub refers_to_uri: Option<String>,
+    pub(crate) refers_to_uri: Option<String>,
     /// `WARC-Refers-To-Date`, seconds since the Unix epoch, if given and parsable.
-    pub refers_to_date: Option<i64>,
+    pub(crate) refers_to_date: Option<i64>,
     /// The crawl unit the record says it was fetched in, as for [`ResponseRecord`].
-    pub crawl_unit: Option<u32>,
+    pub(crate) crawl_unit: Option<u32>,
 }
 
 /// One WARC record, classified.

@@ -57,12 +57,12 @@ impl NewPages {
 /// what its URL says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrontierPage {
-    pub page: PageId,
-    pub url: String,
+    pub(crate) page: PageId,
+    pub(crate) url: String,
     /// The unit of the fetch whose copy first linked to it (0: the initial crawl).
-    pub found: Unit,
+    pub(crate) found: Unit,
     /// Pages whose fetched copies link to it, in the order met (distinct).
-    pub in_links: Vec<PageId>,
+    pub(crate) in_links: Vec<PageId>,
     /// The analysed terms of the URL's path (words and CamelCase parts), distinct.
     pub url_terms: Vec<TermId>,
     /// Share of the workload's query frequency with a term among [`url_terms`]: what the

@@ -22,7 +22,7 @@ use crate::signal::{PageSignal, SignalReading};
 /// what it stored).
 #[derive(Debug, Clone)]
 pub struct HeldCopy {
-    pub version: Arc<PageVersion>,
+    pub(crate) version: Arc<PageVersion>,
     sketch: OnceLock<Arc<Box<[u64]>>>,
 }
 
@@ -50,15 +50,15 @@ impl HeldCopy {
 #[derive(Debug, Clone, Default)]
 pub struct PageCrawl {
     /// The copy the repository holds; `None` when it holds none (never fetched, or gone).
-    pub held: Option<HeldCopy>,
+    pub(crate) held: Option<HeldCopy>,
     /// Unit of the last fetch (0: the initial crawl, or never).
-    pub last_refresh: Unit,
+    pub(crate) last_refresh: Unit,
     /// The last fetch found the page gone.
-    pub gone: bool,
+    pub(crate) gone: bool,
     /// Refreshes (budgeted fetches) of the page so far.
-    pub visits: u32,
+    pub(crate) visits: u32,
     /// Refreshes that found a copy other than the held one.
-    pub changes: u32,
+    pub(crate) changes: u32,
 }
 
 /// Per-page crawl records, indexed by page id; grows with the fetcher's page ids.

@@ -70,9 +70,9 @@ use crate::text::Vocabulary;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Validator {
     /// Capture time of the held copy (seconds since the Unix epoch): `Last-Modified`.
-    pub captured: i64,
+    pub(crate) captured: i64,
     /// xxh3 of the held copy's body: the strong `ETag`.
-    pub content_hash: u64,
+    pub(crate) content_hash: u64,
 }
 
 impl Validator {
@@ -163,7 +163,7 @@ fn error_text(e: &reqwest::Error) -> String {
 /// The answer to one [`FetchRequest`].
 #[derive(Debug, Clone)]
 pub struct Fetched {
-    pub page: PageId,
+    pub(crate) page: PageId,
     pub result: FetchResult,
 }
 

@@ -31,7 +31,7 @@ pub const MAX_SEGMENTS: usize = 16;
 #[derive(Debug, Clone, Copy)]
 pub struct PageUpdate<'a> {
     pub page: PageId,
-    pub url: &'a str,
+    pub(crate) url: &'a str,
     pub version: Option<&'a PageVersion>,
 }
 
@@ -39,15 +39,15 @@ pub struct PageUpdate<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApplyReport {
     /// Copies added or replaced.
-    pub put: usize,
+    pub(crate) put: usize,
     /// Pages deleted (gone) that were in the repository.
-    pub deleted: usize,
+    pub(crate) deleted: usize,
     /// Pages whose fetched copy equals the held one (same content hash): not re-indexed.
-    pub unchanged: usize,
+    pub(crate) unchanged: usize,
     /// Score shifts handed to the sink (0 with the hook off).
-    pub shifts: usize,
+    pub(crate) shifts: usize,
     /// Whether the batch ended with an explicit merge (more than [`MAX_SEGMENTS`] segments).
-    pub merged: bool,
+    pub(crate) merged: bool,
     /// Time spent in the measurement hook (scores before and after; zero with the hook off):
     /// the overhead the hook adds to index maintenance, measured where it is spent.
     pub hook_time: std::time::Duration,

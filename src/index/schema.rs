@@ -14,19 +14,19 @@ use crate::text::ANALYZER_NAME;
 /// Field handles of the repository schema.
 #[derive(Debug, Clone)]
 pub struct RepoSchema {
-    pub schema: Schema,
+    pub(crate) schema: Schema,
     /// The page URL, raw (untokenized), stored: the unique key of a document.
-    pub url: Field,
+    pub(crate) url: Field,
     /// xxh3 of the URL bytes ([`url_hash`]), a fast field breaking score ties deterministically.
-    pub url_hash: Field,
+    pub(crate) url_hash: Field,
     /// The corpus [`PageId`](crate::corpus::PageId): fast (maps a hit back to the page) and stored.
-    pub page: Field,
+    pub(crate) page: Field,
     /// Title, `en_stem`, stored. Not scored.
-    pub title: Field,
+    pub(crate) title: Field,
     /// Title + text, `en_stem` with frequencies and positions, stored: the one scored field.
-    pub body: Field,
+    pub(crate) body: Field,
     /// Out-links (page ids), stored only, so an index reopened from disk can rebuild in-links.
-    pub links: Field,
+    pub(crate) links: Field,
 }
 
 impl RepoSchema {

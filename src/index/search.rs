@@ -28,10 +28,10 @@ pub struct SearchResults {
 /// scoring was disabled) and where its stored fields live.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Match {
-    pub page: PageId,
-    pub url_hash: u64,
-    pub score: Score,
-    pub address: DocAddress,
+    pub(crate) page: PageId,
+    pub(crate) url_hash: u64,
+    pub(crate) score: Score,
+    pub(crate) address: DocAddress,
 }
 
 /// Collects *every* match with its page id and URL hash from the fast fields.
@@ -40,7 +40,7 @@ pub(crate) struct Match {
 /// collecting the whole match set and sorting it by a total order of our own
 /// ([`rank_order`](super::forward::rank_order)) makes rankings independent of the index layout.
 pub(crate) struct MatchCollector {
-    pub scoring: bool,
+    pub(crate) scoring: bool,
 }
 
 pub(crate) struct MatchSegmentCollector {

@@ -33,13 +33,13 @@ pub const MANIFEST: &str = "manifest.json";
 /// What an index directory holds.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Manifest {
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// [`corpus_fingerprint`] of the corpus the index was built from.
-    pub corpus_fingerprint: String,
-    pub unit: Unit,
-    pub scoring: String,
-    pub analyzer: String,
-    pub num_docs: u64,
+    pub(crate) corpus_fingerprint: String,
+    pub(crate) unit: Unit,
+    pub(crate) scoring: String,
+    pub(crate) analyzer: String,
+    pub(crate) num_docs: u64,
 }
 
 impl Manifest {

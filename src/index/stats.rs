@@ -45,9 +45,9 @@ pub trait CollectionStats {
 /// Term texts are mapped to term ids through the corpus vocabulary; a term the vocabulary has
 /// never seen occurs in no present copy, so its document frequency is 0.
 pub struct LiveStatistics<'a> {
-    pub stats: &'a dyn CollectionStats,
-    pub vocabulary: &'a Vocabulary,
-    pub body: Field,
+    pub(crate) stats: &'a dyn CollectionStats,
+    pub(crate) vocabulary: &'a Vocabulary,
+    pub(crate) body: Field,
 }
 
 impl Bm25StatisticsProvider for LiveStatistics<'_> {

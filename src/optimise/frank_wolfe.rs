@@ -36,13 +36,13 @@ pub trait LinearOracle {
 #[derive(Debug, Clone, Copy)]
 pub struct FwOptions {
     /// Stop when the gap is at most this times `max(|F|, 1e-12)`.
-    pub relative_gap: f64,
-    pub max_iterations: usize,
+    pub(crate) relative_gap: f64,
+    pub(crate) max_iterations: usize,
     /// Stop when `F` fell by less than `stall_relative · |F|` over the last `stall_window`
     /// steps (near a non-convex saddle or a degenerate face the gap can stay open while `F`
     /// no longer moves; 0 disables).
-    pub stall_window: usize,
-    pub stall_relative: f64,
+    pub(crate) stall_window: usize,
+    pub(crate) stall_relative: f64,
 }
 
 impl Default for FwOptions {
@@ -72,14 +72,14 @@ pub enum Stop {
 /// Where the method stopped.
 #[derive(Debug, Clone)]
 pub struct FwOutcome {
-    pub x: Vec<f64>,
-    pub value: f64,
+    pub(crate) x: Vec<f64>,
+    pub(crate) value: f64,
     /// The Frank–Wolfe gap `⟨∇F(x), x − s⟩ ≥ 0` at `x`.
-    pub gap: f64,
-    pub iterations: usize,
+    pub(crate) gap: f64,
+    pub(crate) iterations: usize,
     /// Whether the gap criterion was met (`stop == Stop::Gap`).
-    pub converged: bool,
-    pub stop: Stop,
+    pub(crate) converged: bool,
+    pub(crate) stop: Stop,
 }
 
 /// Minimises `objective` over the oracle's polytope from the feasible `start` (see the module

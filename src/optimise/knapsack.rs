@@ -12,14 +12,14 @@ use super::OracleError;
 /// Per-period fractional knapsacks (see the module docs).
 #[derive(Debug, Clone)]
 pub struct PeriodKnapsacks {
-    pub periods: usize,
-    pub items: usize,
+    pub(crate) periods: usize,
+    pub(crate) items: usize,
     /// Capacity used by one unit of `x[t · items + i]` (≥ 0).
-    pub cost: Vec<f64>,
+    pub(crate) cost: Vec<f64>,
     /// Upper bound of `x[t · items + i]` (≥ 0).
-    pub upper: Vec<f64>,
+    pub(crate) upper: Vec<f64>,
     /// Capacity of each period (≥ 0).
-    pub capacity: Vec<f64>,
+    pub(crate) capacity: Vec<f64>,
 }
 
 impl LinearOracle for PeriodKnapsacks {

@@ -9,16 +9,16 @@ use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOutcome};
 /// One row `Σ coefficient · x[index] ≤ bound`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    pub terms: Vec<(usize, f64)>,
-    pub bound: f64,
+    pub(crate) terms: Vec<(usize, f64)>,
+    pub(crate) bound: f64,
 }
 
 /// A polytope given by bounds and `≤` rows.
 #[derive(Debug, Clone)]
 pub struct Polytope {
-    pub lower: Vec<f64>,
-    pub upper: Vec<f64>,
-    pub rows: Vec<Row>,
+    pub(crate) lower: Vec<f64>,
+    pub(crate) upper: Vec<f64>,
+    pub(crate) rows: Vec<Row>,
 }
 
 impl LinearOracle for Polytope {

@@ -78,7 +78,7 @@ impl ScoreRankTable {
 /// Estimates ΔQ_A from score shifts.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DeltaQEstimator {
-    pub likelihood: ViewingLikelihood,
+    pub(crate) likelihood: ViewingLikelihood,
 }
 
 impl DeltaQEstimator {

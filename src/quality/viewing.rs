@@ -184,11 +184,11 @@ pub fn view_weights_with(
 /// likelihood and the scoring. Runs that hold the same copies under the same workload read one
 /// vector, computed once, the same bit for bit.
 pub struct RepositoryViews<'a, H> {
-    pub pages: usize,
-    pub held: H,
-    pub queries: &'a [MetricQuery],
-    pub likelihood: &'a ViewingLikelihood,
-    pub scoring: crate::index::ScoringKind,
+    pub(crate) pages: usize,
+    pub(crate) held: H,
+    pub(crate) queries: &'a [MetricQuery],
+    pub(crate) likelihood: &'a ViewingLikelihood,
+    pub(crate) scoring: crate::index::ScoringKind,
 }
 
 /// Bytes of view-weight vectors the cache keeps: about 1,200 vectors of a 7,000-page site.

@@ -24,15 +24,15 @@ const VOTING_LINES: usize = 20;
 /// An opened log: the decompressed byte stream (head included) and what was detected.
 pub struct OpenedLog {
     /// The whole decompressed content, starting at byte 0.
-    pub reader: Box<dyn Read>,
+    pub(crate) reader: Box<dyn Read>,
     /// Whether the file was gzip-compressed.
     pub gzip: bool,
     /// Whether the (decompressed) content is a tar archive.
-    pub tar: bool,
+    pub(crate) tar: bool,
     /// The layout detected from the head (`AolPerUser` for a tar archive).
-    pub detected: LogLayout,
+    pub(crate) detected: LogLayout,
     /// The first decompressed bytes (up to 16 KiB), kept for diagnostics.
-    pub head: Vec<u8>,
+    pub(crate) head: Vec<u8>,
 }
 
 /// Opens `path`, undoing gzip when present, and detects archive and layout from the first bytes.

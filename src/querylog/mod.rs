@@ -22,11 +22,11 @@ pub struct Submission {
     /// The query text as typed (not normalised).
     pub query: String,
     /// Rank of the clicked result, when the log records one (AOL `ItemRank`).
-    pub click_rank: Option<u32>,
+    pub(crate) click_rank: Option<u32>,
     /// Clicked URL, when the log records one (AOL `ClickURL`).
-    pub click_url: Option<String>,
+    pub(crate) click_url: Option<String>,
     /// How many times this submission counts (plain layout's optional count; 1 otherwise).
-    pub count: u64,
+    pub(crate) count: u64,
 }
 
 /// The layouts the reader understands; detected from content unless forced.

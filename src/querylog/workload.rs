@@ -76,41 +76,41 @@ impl Default for WorkloadOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadQuery {
     /// Distinct analyzed terms, in query order.
-    pub terms: Vec<String>,
+    pub(crate) terms: Vec<String>,
     /// Frequency f_q: submissions normalising to these terms.
     pub frequency: u64,
     /// Times of the submissions (Unix seconds, log order), for replay; empty for logs without
     /// times.
-    pub times: Vec<i64>,
+    pub(crate) times: Vec<i64>,
     /// Summed TF-IDF over the corpus (see the module doc); the filter's input.
-    pub summed_tfidf: f64,
+    pub(crate) summed_tfidf: f64,
 }
 
 /// The knee the filter cut at.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Knee {
     /// Number of queries at or above the knee (the knee's 1-based rank in the sorted values).
-    pub rank: usize,
+    pub(crate) rank: usize,
     /// The filter value at the knee (summed TF-IDF, or per term when length-normalised).
-    pub value: f64,
+    pub(crate) value: f64,
 }
 
 /// What building the workload did, for `refresher ingest` and the evaluation report.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WorkloadReport {
     /// Submissions (× count) that had at least one term.
-    pub submissions_used: u64,
+    pub(crate) submissions_used: u64,
     /// Submissions (× count) dropped for having no term (e.g. empty queries).
-    pub submissions_without_terms: u64,
+    pub(crate) submissions_without_terms: u64,
     /// Distinct normalised queries before `top_n` and filtering.
     pub distinct_queries: usize,
     /// Queries left after `top_n`, the filter's input.
-    pub queries_before_filter: usize,
+    pub(crate) queries_before_filter: usize,
     /// Of those, queries matching at least one page conjunctively.
-    pub queries_matching: usize,
+    pub(crate) queries_matching: usize,
     pub filter: RelevanceFilter,
     /// The knee, when the filter uses one and there were enough distinct values to find it.
-    pub knee: Option<Knee>,
+    pub(crate) knee: Option<Knee>,
 }
 
 /// The workload Q (multi-term queries) and Q' (single terms with f_t).
@@ -129,29 +129,29 @@ pub struct Workload {
 /// ARCHITECTURE.md, § Command line and JSON contract).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct WorkloadSummary {
-    pub distinct_queries: usize,
-    pub workload_queries: usize,
-    pub workload_terms: usize,
-    pub filter: RelevanceFilter,
-    pub queries_before_filter: usize,
-    pub queries_matching: usize,
-    pub knee: Option<Knee>,
+    pub(crate) distinct_queries: usize,
+    pub(crate) workload_queries: usize,
+    pub(crate) workload_terms: usize,
+    pub(crate) filter: RelevanceFilter,
+    pub(crate) queries_before_filter: usize,
+    pub(crate) queries_matching: usize,
+    pub(crate) knee: Option<Knee>,
     /// Kept queries per number of terms, ascending by length.
-    pub length_distribution: Vec<LengthCount>,
+    pub(crate) length_distribution: Vec<LengthCount>,
     /// The 20 most frequent single terms.
-    pub top_terms: Vec<TermFrequency>,
+    pub(crate) top_terms: Vec<TermFrequency>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct LengthCount {
-    pub terms: usize,
-    pub queries: usize,
+    pub(crate) terms: usize,
+    pub(crate) queries: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct TermFrequency {
-    pub term: String,
-    pub frequency: u64,
+    pub(crate) term: String,
+    pub(crate) frequency: u64,
 }
 
 /// A normalised query while it is being accumulated.

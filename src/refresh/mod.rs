@@ -53,7 +53,7 @@ pub use plan::{RunPlan, StartingPoint};
 /// What one [`Refresher::step`] did.
 #[derive(Debug, Clone)]
 pub struct StepReport {
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     /// The refreshed pages, in the policy's priority order.
     pub refreshed: Vec<PageId>,
     /// One outcome per refreshed page (same order), then one per discovered page.

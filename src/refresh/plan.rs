@@ -16,36 +16,36 @@ use crate::quality::viewing::ViewingLikelihood;
 #[derive(Debug, Clone)]
 pub struct RunPlan {
     /// Refreshes per unit (B).
-    pub budget: usize,
+    pub(crate) budget: usize,
     /// How the policy is fitted: online (from its own fetches) or oracle (the true history).
-    pub mode: FitMode,
+    pub(crate) mode: FitMode,
     /// Seed of policies with randomness.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// [`NewPages::OutsideBudget`]: pages are crawled in the unit they first appear, outside
     /// the budget (paper 003 §4 schedules refreshes of known pages only and leaves discovery
     /// to other work); [`NewPages::Frontier`]: new pages wait in a frontier and cost budget.
-    pub new_pages: NewPages,
+    pub(crate) new_pages: NewPages,
     /// The last unit the loop will run (`None`: open-ended, a live crawl). Policies plan up to
     /// it; the loop skips work that would serve no later unit (view weights after the last).
-    pub last_unit: Option<Unit>,
+    pub(crate) last_unit: Option<Unit>,
     /// The viewing likelihood of the view weights sent to policies that ask for them.
-    pub likelihood: ViewingLikelihood,
+    pub(crate) likelihood: ViewingLikelihood,
     /// Units `1..=warmup_units` refresh every page the repository holds, outside the budget
     /// and without asking the policy (paper 001 §5.2: each page is visited in the first `W`
     /// cycles so that its statistics start from observations). 0: no warm-up.
-    pub warmup_units: Unit,
+    pub(crate) warmup_units: Unit,
 }
 
 /// What the policy is told at the start, beside the plan.
 #[derive(Debug, Clone, Copy)]
 pub struct StartingPoint<'a> {
     /// Pages the repository holds after the initial crawl.
-    pub initial_pages: &'a [PageId],
+    pub(crate) initial_pages: &'a [PageId],
     /// EBR's view weights at unit 0 ([`PolicyContext::view_weight`]).
-    pub view_weight: &'a [f64],
+    pub(crate) view_weight: &'a [f64],
     /// The true history, when the driver has one (a simulation): told to the policy in oracle
     /// mode only.
-    pub history: Option<&'a ChangeHistory>,
+    pub(crate) history: Option<&'a ChangeHistory>,
 }
 
 impl RunPlan {

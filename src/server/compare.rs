@@ -36,50 +36,50 @@ pub const MAX_SWEEP_RUNS: usize = 200;
 pub struct SweepSpec {
     /// Default: every policy the server offers.
     #[serde(default)]
-    pub policies: Vec<String>,
-    pub budgets: Vec<usize>,
+    pub(crate) policies: Vec<String>,
+    pub(crate) budgets: Vec<usize>,
     #[serde(default)]
-    pub mode: Option<FitMode>,
+    pub(crate) mode: Option<FitMode>,
     #[serde(default)]
-    pub scoring: Option<ScoringKind>,
+    pub(crate) scoring: Option<ScoringKind>,
     #[serde(default)]
-    pub workload: WorkloadSource,
+    pub(crate) workload: WorkloadSource,
     /// Shingle thresholds θ swept for sbr/ebr, each budget run once per θ and the best θ kept
     /// per budget (paper 003 §6). Empty: one run at the policy's default θ. Shorthand for
     /// `sweep.theta`.
     #[serde(default)]
-    pub thetas: Vec<f64>,
+    pub(crate) thetas: Vec<f64>,
     /// Parameters given to every policy of the sweep that has them.
     #[serde(default)]
-    pub params: BTreeMap<String, ParamValue>,
+    pub(crate) params: BTreeMap<String, ParamValue>,
     /// Values swept per parameter (each budget run once per combination, the best kept).
     #[serde(default)]
-    pub sweep: BTreeMap<String, Vec<f64>>,
+    pub(crate) sweep: BTreeMap<String, Vec<f64>>,
     /// How ΔQ_A is measured in every run (default `estimate`).
     #[serde(default)]
-    pub delta_q: crate::quality::measure::DeltaQMethod,
+    pub(crate) delta_q: crate::quality::measure::DeltaQMethod,
     /// When new pages are crawled in every run (default `outside-budget`).
     #[serde(default)]
-    pub new_pages: crate::crawl::NewPages,
+    pub(crate) new_pages: crate::crawl::NewPages,
     /// Warm-up units of every run (paper 001 §5.2; default 0).
     #[serde(default)]
-    pub warmup_units: u32,
+    pub(crate) warmup_units: u32,
     /// What oracle-mode runs are told of the history (default `all`; `warm-up`: the warm-up
     /// units' changes only).
     #[serde(default)]
-    pub oracle_history: crate::sim::run::OracleHistory,
+    pub(crate) oracle_history: crate::sim::run::OracleHistory,
     /// The change signals the site publishes in every run (`--signals` specs; default none).
     #[serde(default)]
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
 }
 
 /// The body of `GET /api/compare`.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Comparison {
     /// The sweep shown (`None`: every finished run).
-    pub sweep: Option<u64>,
-    pub runs_total: usize,
-    pub runs_finished: usize,
+    pub(crate) sweep: Option<u64>,
+    pub(crate) runs_total: usize,
+    pub(crate) runs_finished: usize,
     /// The table of `curves`: for families with swept parameters (θ), the best run per budget
     /// by judged quality, a hindsight envelope. Each row's `budget_interval` is its 95 %
     /// interval, present when the runs shown include a `B = 0` run (see the module docs).
@@ -93,7 +93,7 @@ pub struct Comparison {
     /// Some run shown is an oracle told the whole history: it knows the future, an upper
     /// bound no crawler reaches (the page says so).
     #[serde(default)]
-    pub oracle_bound: bool,
+    pub(crate) oracle_bound: bool,
     /// The change signals of the runs shown, each setting once (`["none"]` without).
     #[serde(default)]
     pub signals: Vec<String>,

@@ -129,18 +129,18 @@ pub struct CrawlSource {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EngineUnit {
     pub unit: Unit,
-    pub refreshed: usize,
+    pub(crate) refreshed: usize,
     /// Refreshes that found a new copy.
-    pub changes_found: usize,
+    pub(crate) changes_found: usize,
     /// Refreshes that found the held copy (a 304).
-    pub not_modified: usize,
+    pub(crate) not_modified: usize,
     /// New pages crawled outside the budget.
-    pub discovered: usize,
+    pub(crate) discovered: usize,
     /// Σ of the hook-estimated ΔQ of this unit's refreshes.
-    pub estimated_delta_q: f64,
+    pub(crate) estimated_delta_q: f64,
     /// Exact quality of the served index against the live Web at this unit.
     #[serde(flatten)]
-    pub search: SearchQuality,
+    pub(crate) search: SearchQuality,
     /// URLs refreshed this unit, in the policy's order.
     pub refreshed_urls: Vec<String>,
 }
@@ -172,32 +172,32 @@ impl EngineUnit {
 /// The served engine's state, as `GET /api/engine` reports it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EngineStatus {
-    pub policy: String,
-    pub label: String,
-    pub budget: usize,
-    pub unit_seconds: f64,
+    pub(crate) policy: String,
+    pub(crate) label: String,
+    pub(crate) budget: usize,
+    pub(crate) unit_seconds: f64,
     /// The unit the index is refreshed up to (0 before the first).
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     /// The last unit of the snapshot history.
-    pub last_unit: Unit,
-    pub finished: bool,
-    pub refreshes: usize,
-    pub changes_found: usize,
-    pub not_modified: usize,
-    pub discovered: usize,
-    pub errors: usize,
+    pub(crate) last_unit: Unit,
+    pub(crate) finished: bool,
+    pub(crate) refreshes: usize,
+    pub(crate) changes_found: usize,
+    pub(crate) not_modified: usize,
+    pub(crate) discovered: usize,
+    pub(crate) errors: usize,
     /// Distinct served queries merged into the workload the engine steers by.
-    pub served_queries: usize,
+    pub(crate) served_queries: usize,
     /// The change signals the replayed site publishes (`["none"]` without).
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
     /// Quality of the served index at the current unit (unit 0: before any refresh).
     #[serde(flatten)]
-    pub search: SearchQuality,
+    pub(crate) search: SearchQuality,
     pub per_unit: Vec<EngineUnit>,
     /// Why the engine stopped early, if it did.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Fetch counts per host (a crawling engine).
-    pub hosts: Option<std::collections::BTreeMap<String, crate::fetch::http::HostReport>>,
+    pub(crate) hosts: Option<std::collections::BTreeMap<String, crate::fetch::http::HostReport>>,
 }
 
 /// A running served engine.

@@ -209,7 +209,7 @@ fn end_event(info: &RunInfo) -> Event {
 pub struct CompareParams {
     /// A sweep id, or `all` for every run; default the latest sweep, or every run when no
     /// sweep was started.
-    pub sweep: Option<String>,
+    pub(crate) sweep: Option<String>,
 }
 
 /// `GET /api/compare[?sweep=N|all]`: the Fig. 4 table and curves of finished runs.
@@ -395,12 +395,12 @@ pub async fn track(State(state): State<Arc<AppState>>, request: Request, next: N
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebFountainSpec {
-    pub instance: serde_json::Value,
-    pub strategy: u8,
+    pub(crate) instance: serde_json::Value,
+    pub(crate) strategy: u8,
     #[serde(default)]
-    pub eps: Option<f64>,
+    pub(crate) eps: Option<f64>,
     #[serde(default)]
-    pub max_iterations: Option<usize>,
+    pub(crate) max_iterations: Option<usize>,
 }
 
 /// Frank–Wolfe steps per start when a request gives none, and the most it may ask for: the

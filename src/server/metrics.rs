@@ -89,13 +89,13 @@ pub enum Kind {
 
 /// A sample of the server state to expose beside the request metrics.
 pub struct Gauge {
-    pub name: &'static str,
-    pub help: &'static str,
-    pub kind: Kind,
+    pub(crate) name: &'static str,
+    pub(crate) help: &'static str,
+    pub(crate) kind: Kind,
     /// Label names (the same for every value).
-    pub labels: &'static [&'static str],
+    pub(crate) labels: &'static [&'static str],
     /// `(label values, value)`.
-    pub values: Vec<(Vec<String>, f64)>,
+    pub(crate) values: Vec<(Vec<String>, f64)>,
 }
 
 impl Metrics {

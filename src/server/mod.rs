@@ -61,14 +61,14 @@ pub struct ServerOptions {
     /// Longest a search may take before the request answers 503.
     pub search_timeout: Duration,
     /// Longest any other request may take to produce its response head.
-    pub request_timeout: Duration,
+    pub(crate) request_timeout: Duration,
     /// Hosts accepted in `Host` (`*`: any); `None`: the bound address and localhost.
     pub allowed_hosts: Option<Vec<String>>,
     /// Searches running at once (default: the cores); more wait in a queue of at most
     /// [`SEARCH_QUEUE`], beyond which a search answers 503 with `Retry-After`. A waiting search
     /// holds no thread, only its request.
     pub search_threads: usize,
-    pub policies: Policies,
+    pub(crate) policies: Policies,
 }
 
 /// Searches that may wait for a search thread before new ones answer 503.
@@ -95,9 +95,9 @@ impl ServerOptions {
 /// the served unit on: how far what users see drifts without the refresher.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ServingPoint {
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     #[serde(flatten)]
-    pub search: SearchQuality,
+    pub(crate) search: SearchQuality,
 }
 
 /// Everything the handlers share.
@@ -105,12 +105,12 @@ pub struct AppState {
     pub search: Arc<SearchService>,
     pub runs: RunManager,
     pub live: Arc<LiveWorkload>,
-    pub metrics: Metrics,
+    pub(crate) metrics: Metrics,
     /// Serving quality per unit (needs a workload, so only with `--log`).
-    pub serving: Vec<ServingPoint>,
+    pub(crate) serving: Vec<ServingPoint>,
     pub options: ServerOptions,
     /// Bounds concurrent searches ([`ServerOptions::search_threads`]).
-    pub search_slots: Arc<tokio::sync::Semaphore>,
+    pub(crate) search_slots: Arc<tokio::sync::Semaphore>,
     /// Searches running or waiting for a slot.
     pub search_pending: std::sync::atomic::AtomicUsize,
     next_sweep: Mutex<u64>,

@@ -118,47 +118,47 @@ pub enum WorkloadSource {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSpec {
-    pub policy: String,
+    pub(crate) policy: String,
     /// Refreshes per unit (B).
-    pub budget: usize,
+    pub(crate) budget: usize,
     #[serde(default = "default_mode")]
-    pub mode: FitMode,
+    pub(crate) mode: FitMode,
     /// Default: the server's scoring function.
     #[serde(default)]
-    pub scoring: Option<ScoringKind>,
+    pub(crate) scoring: Option<ScoringKind>,
     #[serde(default)]
-    pub workload: WorkloadSource,
+    pub(crate) workload: WorkloadSource,
     #[serde(default)]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Shingle threshold θ of sbr/ebr (default: the policy's own, every change counts);
     /// shorthand for `params.theta`.
     #[serde(default)]
-    pub theta: Option<f64>,
+    pub(crate) theta: Option<f64>,
     /// The policy's parameters (`GET /api/policies` lists each family's).
     #[serde(default)]
-    pub params: BTreeMap<String, ParamValue>,
+    pub(crate) params: BTreeMap<String, ParamValue>,
     /// How ΔQ_A is measured (default `estimate`; `exact` is the simulation's reference).
     #[serde(default)]
-    pub delta_q: DeltaQMethod,
+    pub(crate) delta_q: DeltaQMethod,
     /// When new pages are crawled (default `outside-budget`; `frontier`: inside the budget).
     #[serde(default)]
-    pub new_pages: NewPages,
+    pub(crate) new_pages: NewPages,
     /// Units `1..=W` refresh every page outside the budget and are not judged (paper 001
     /// §5.2's warm-up; default 0).
     #[serde(default)]
-    pub warmup_units: u32,
+    pub(crate) warmup_units: u32,
     /// What an oracle-mode policy is told of the history: `all` (default) or `warm-up` (the
     /// warm-up units' changes only; needs `warmup_units` ≥ 1 and oracle mode).
     #[serde(default)]
-    pub oracle_history: OracleHistory,
+    pub(crate) oracle_history: OracleHistory,
     /// Measure each refresh's leave-one-out true gain and report the displacement figures
     /// when the run completes (`displacement` of the run; as `simulate --displacement`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub displacement: bool,
+    pub(crate) displacement: bool,
     /// The change signals the site publishes, as `--signals` specs (`["lastmod",
     /// "feed:items=50"]`; default none): online policies read them.
     #[serde(default)]
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
 }
 
 impl RunSpec {
@@ -245,11 +245,11 @@ struct RunState {
 
 /// One run.
 pub struct Run {
-    pub id: u64,
-    pub spec: RunSpec,
-    pub scoring: ScoringKind,
+    pub(crate) id: u64,
+    pub(crate) spec: RunSpec,
+    pub(crate) scoring: ScoringKind,
     /// The comparison sweep that started it, if any.
-    pub sweep: Option<u64>,
+    pub(crate) sweep: Option<u64>,
     cancel: AtomicBool,
     state: Mutex<RunState>,
     events: broadcast::Sender<RunEvent>,
@@ -258,58 +258,58 @@ pub struct Run {
 /// A run as the API shows it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunInfo {
-    pub id: u64,
-    pub policy: String,
-    pub theta: Option<f64>,
+    pub(crate) id: u64,
+    pub(crate) policy: String,
+    pub(crate) theta: Option<f64>,
     /// The parameters given (θ included).
-    pub params: BTreeMap<String, ParamValue>,
-    pub budget: usize,
+    pub(crate) params: BTreeMap<String, ParamValue>,
+    pub(crate) budget: usize,
     /// Warm-up units (not judged; `units_total` counts the judged units).
-    pub warmup_units: u32,
+    pub(crate) warmup_units: u32,
     /// What an oracle-mode policy was told of the history.
-    pub oracle_history: OracleHistory,
-    pub mode: FitMode,
-    pub scoring: ScoringKind,
-    pub workload: WorkloadSource,
+    pub(crate) oracle_history: OracleHistory,
+    pub(crate) mode: FitMode,
+    pub(crate) scoring: ScoringKind,
+    pub(crate) workload: WorkloadSource,
     /// How ΔQ_A is measured.
-    pub delta_q: DeltaQMethod,
+    pub(crate) delta_q: DeltaQMethod,
     /// The change signals the site published (`["none"]` without).
-    pub signals: Vec<String>,
-    pub sweep: Option<u64>,
-    pub status: RunStatus,
-    pub error: Option<String>,
-    pub units_done: usize,
-    pub units_total: usize,
+    pub(crate) signals: Vec<String>,
+    pub(crate) sweep: Option<u64>,
+    pub(crate) status: RunStatus,
+    pub(crate) error: Option<String>,
+    pub(crate) units_done: usize,
+    pub(crate) units_total: usize,
     /// Boxed: a run event stays small.
-    pub latest: Option<Box<UnitRecord>>,
+    pub(crate) latest: Option<Box<UnitRecord>>,
     /// Means over the units done (`null` before the first unit).
     #[serde(flatten, with = "optional_mean_keys")]
-    pub mean: Option<SearchQuality>,
+    pub(crate) mean: Option<SearchQuality>,
     /// Mean obsolete pages per unit over the units done (paper 004's measure).
-    pub mean_obsolete_pages: Option<f64>,
+    pub(crate) mean_obsolete_pages: Option<f64>,
     /// Papers 000 and 002's measures over the units done (absent before the first unit):
     /// `mean_change_ratio`, the view- and PageRank-weighted ChangeRatio, paper 000's top-k
     /// freshness and MAP@10 variants.
     #[serde(flatten)]
-    pub paper_measures: PaperMeasures,
+    pub(crate) paper_measures: PaperMeasures,
     /// When new pages are crawled, how B went to new pages and refreshes and how soon new
     /// pages were crawled (boxed: a run event stays small).
     #[serde(flatten)]
-    pub new_page_report: Box<RunNewPages>,
+    pub(crate) new_page_report: Box<RunNewPages>,
     /// The displacement figures of a run that asked for them, once it completed (boxed: a
     /// run event stays small; absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub displacement: Option<Box<DisplacementSummary>>,
+    pub(crate) displacement: Option<Box<DisplacementSummary>>,
 }
 
 /// The new-page part of a [`RunInfo`].
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunNewPages {
-    pub new_pages: NewPages,
+    pub(crate) new_pages: NewPages,
     /// Means over the units done (`None` before the first) and, once the run completed, the
     /// discovery delays.
     #[serde(flatten)]
-    pub summary: Option<NewPageSummary>,
+    pub(crate) summary: Option<NewPageSummary>,
 }
 
 impl Run {
@@ -459,10 +459,10 @@ type CachedEnv = (Vec<(Vec<String>, u64)>, Arc<Environment<'static>>);
 
 /// Builds and caches the policy-independent environments runs share.
 pub struct Environments {
-    pub corpus: &'static Corpus,
-    pub log: Option<Workload>,
-    pub live: Arc<LiveWorkload>,
-    pub config: EnvironmentConfig,
+    pub(crate) corpus: &'static Corpus,
+    pub(crate) log: Option<Workload>,
+    pub(crate) live: Arc<LiveWorkload>,
+    pub(crate) config: EnvironmentConfig,
     cache: Mutex<HashMap<EnvKey, CachedEnv>>,
 }
 
@@ -533,7 +533,7 @@ pub struct RunManager {
     next_id: Mutex<u64>,
     gate: Arc<Semaphore>,
     pub environments: Arc<Environments>,
-    pub policies: Policies,
+    pub(crate) policies: Policies,
 }
 
 impl RunManager {

@@ -93,13 +93,13 @@ impl SearchParams {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SearchHit {
     /// 1-based rank in the full result list.
-    pub rank: usize,
+    pub(crate) rank: usize,
     pub url: String,
     /// The repository copy's title (plain text; may be empty).
-    pub title: String,
+    pub(crate) title: String,
     /// HTML: escaped text with query terms in `<b>`.
-    pub snippet: String,
-    pub score: f32,
+    pub(crate) snippet: String,
+    pub(crate) score: f32,
     /// Whether the repository copy differs from the live Web's version at the live unit.
     pub stale: bool,
 }
@@ -107,27 +107,27 @@ pub struct SearchHit {
 /// The body of a search response.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SearchResponse {
-    pub query: String,
+    pub(crate) query: String,
     /// The analyzed terms the conjunctive query used (at most [`MAX_QUERY_TERMS`]).
-    pub terms: Vec<String>,
+    pub(crate) terms: Vec<String>,
     /// Whether the query had more than [`MAX_QUERY_TERMS`] distinct terms and was cut.
     #[serde(default)]
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// The distinct terms past the first [`MAX_QUERY_TERMS`], not searched.
     #[serde(default)]
-    pub dropped_terms: Vec<String>,
+    pub(crate) dropped_terms: Vec<String>,
     /// How the query was read, when it may differ from what was meant (truncation, `-` or
     /// quotes taken as plain text).
     #[serde(default)]
-    pub notes: Vec<String>,
-    pub offset: usize,
-    pub limit: usize,
-    pub total_hits: usize,
-    pub took_ms: f64,
+    pub(crate) notes: Vec<String>,
+    pub(crate) offset: usize,
+    pub(crate) limit: usize,
+    pub(crate) total_hits: usize,
+    pub(crate) took_ms: f64,
     /// The unit the repository copies were crawled at.
     pub served_unit: Unit,
     /// The unit of the live Web the stale markers compare against.
-    pub live_unit: Unit,
+    pub(crate) live_unit: Unit,
     pub results: Vec<SearchHit>,
 }
 
@@ -163,12 +163,12 @@ fn query_notes(text: &str, distinct: usize) -> Vec<String> {
 /// (`serve --policy`) applies a unit's refreshes, under the write lock, after which searches
 /// see the new copies and stale markers compare against the engine's current unit.
 pub struct SearchService {
-    pub corpus: &'static Corpus,
+    pub(crate) corpus: &'static Corpus,
     repo: RwLock<Repository>,
     /// Unit whose versions the repository holds (before any refresh of the served engine).
     pub served_unit: Unit,
     /// Unit of the live Web for stale markers (before any refresh of the served engine).
-    pub live_unit: Unit,
+    pub(crate) live_unit: Unit,
     /// What the served engine holds now, once it has refreshed a unit.
     refreshed: RwLock<Option<EngineView>>,
 }
@@ -177,9 +177,9 @@ pub struct SearchService {
 #[derive(Debug, Clone)]
 pub struct EngineView {
     /// The unit of the live Web the engine has refreshed up to.
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     /// The copy held of every page (`None`: none).
-    pub held: Vec<Option<Arc<PageVersion>>>,
+    pub(crate) held: Vec<Option<Arc<PageVersion>>>,
 }
 
 impl SearchService {

@@ -19,7 +19,7 @@ pub struct Snippeter {
     analyzer: TextAnalyzer,
     terms: HashSet<String>,
     /// Approximate snippet length in bytes of source text.
-    pub max_bytes: usize,
+    pub(crate) max_bytes: usize,
 }
 
 impl Snippeter {

@@ -161,7 +161,7 @@ pub struct SweepPoint {
     pub policy: String,
     pub theta: Option<f64>,
     /// Every parameter given to the run (θ included).
-    pub params: serde_json::Map<String, serde_json::Value>,
+    pub(crate) params: serde_json::Map<String, serde_json::Value>,
     pub budget: usize,
     /// Mean quality, fresh@10 and MAP@10 of the run.
     #[serde(flatten, with = "mean_keys")]
@@ -184,7 +184,7 @@ pub struct SweepPoint {
     /// The run's mean quality under each resample of the workload's queries
     /// ([`crate::quality::bootstrap`]), when it was judged so.
     #[serde(skip)]
-    pub resampled_quality: Option<Arc<[f64]>>,
+    pub(crate) resampled_quality: Option<Arc<[f64]>>,
 }
 
 /// A run's new-page figures (see [`crate::sim::run::DiscoveryDelay`]), when it reported them.
@@ -228,7 +228,7 @@ pub struct CurvePoint {
     pub theta: Option<f64>,
     /// The parameters that gave this point.
     #[serde(default)]
-    pub params: serde_json::Map<String, serde_json::Value>,
+    pub(crate) params: serde_json::Map<String, serde_json::Value>,
     /// Mean obsolete pages per unit (paper 004's measure), when the run reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_obsolete_pages: Option<f64>,

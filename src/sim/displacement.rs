@@ -31,19 +31,19 @@ use crate::quality::viewing::ViewingLikelihood;
 /// One measured refresh.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefreshGain {
-    pub unit: Unit,
-    pub page: PageId,
+    pub(crate) unit: Unit,
+    pub(crate) page: PageId,
     /// Distinct pages in the unit's batch (the budgeted fetches).
-    pub batch_size: usize,
+    pub(crate) batch_size: usize,
     /// The fetched copy differed from the held one ([`RefreshOutcome::changed`]): only such a
     /// refresh can have a true gain other than 0.
-    pub changed: bool,
+    pub(crate) changed: bool,
     /// Leave-one-out quality change of this refresh within its batch (see the module docs).
-    pub true_gain: f64,
+    pub(crate) true_gain: f64,
     /// The ΔQ_A the measurement hook gave this refresh.
-    pub measured_delta_q: f64,
+    pub(crate) measured_delta_q: f64,
     /// The ΔQ_A the hook gave the page's previous refresh in this run (`None`: its first).
-    pub previous_measured_delta_q: Option<f64>,
+    pub(crate) previous_measured_delta_q: Option<f64>,
 }
 
 /// The figures of a run's displacement measurement (JSON key `displacement` of `simulate`).
@@ -99,7 +99,7 @@ pub struct Displacement {
     pub summary: DisplacementSummary,
     /// Every measured refresh, in unit then batch order.
     #[serde(skip)]
-    pub refreshes: Vec<RefreshGain>,
+    pub(crate) refreshes: Vec<RefreshGain>,
 }
 
 /// A change of Eq. 5's numerator in units of quality: divided by the live denominator
@@ -115,10 +115,10 @@ pub fn quality_change(truth: &LiveTruth, numerator_change: f64) -> f64 {
 /// What [`leave_one_out_gains`] judges with: the repository's scorer, the workload's queries
 /// and the unit's live truth.
 pub struct Judge<'a> {
-    pub scorer: &'a dyn Scorer,
-    pub queries: &'a [MetricQuery],
-    pub truth: &'a LiveTruth,
-    pub likelihood: &'a ViewingLikelihood,
+    pub(crate) scorer: &'a dyn Scorer,
+    pub(crate) queries: &'a [MetricQuery],
+    pub(crate) truth: &'a LiveTruth,
+    pub(crate) likelihood: &'a ViewingLikelihood,
 }
 
 /// The leave-one-out true gain of each refresh of a batch: `after` is the repository after

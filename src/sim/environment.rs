@@ -47,15 +47,15 @@ impl Default for EnvironmentConfig {
 
 /// The policy-independent part of a simulation. See the module docs.
 pub struct Environment<'c> {
-    pub corpus: &'c Corpus,
+    pub(crate) corpus: &'c Corpus,
     /// Shared with every run's ΔQ measurement.
     pub workload: Arc<TermWorkload>,
     pub config: EnvironmentConfig,
     /// The live side of the exact metrics, per unit `0..units` (shared with the exact ΔQ
     /// measurement).
-    pub truths: Arc<Vec<LiveTruth>>,
+    pub(crate) truths: Arc<Vec<LiveTruth>>,
     /// EBR's weight per page: `Σ_q f_q · I(rank in A(q, W_0))` (how often users are shown p).
-    pub view_weight: Vec<f64>,
+    pub(crate) view_weight: Vec<f64>,
     /// The repository's forward index at unit 0 (every page present then), every term's
     /// postings kept: where a refresher whose workload changes starts (the served engine,
     /// [`super::run::refresher_for_changing_workload`]); runs start from
@@ -67,13 +67,13 @@ pub struct Environment<'c> {
     pub run_initial: ForwardIndex,
     /// The true history (oracle mode): change units, shingle changes, and ΔQ_A measured when
     /// every change is refreshed at once (paper 003 §6's forecasting experiment).
-    pub history: ChangeHistory,
+    pub(crate) history: ChangeHistory,
     /// Exact metrics of the repository states runs have reached, shared by every run.
-    pub evaluations: SharedEvaluations,
+    pub(crate) evaluations: SharedEvaluations,
     /// What the runs compute from the same inputs (PageRanks, shingle sketches, repository
     /// view weights, SBR/EBR schedules), computed once and shared by every run; dropped with
     /// the environment ([`crate::cache`]).
-    pub cache: Arc<Cache>,
+    pub(crate) cache: Arc<Cache>,
     /// The bootstrap's resamples of the workload's queries, drawn the first time a run asks
     /// for intervals ([`Self::query_resamples`]).
     resamples: std::sync::OnceLock<QueryResamples>,

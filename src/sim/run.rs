@@ -31,11 +31,11 @@ use crate::change::schedule_metrics;
 #[derive(Debug, Clone)]
 pub struct RunConfig {
     /// Refreshes per unit.
-    pub budget: usize,
-    pub mode: FitMode,
+    pub(crate) budget: usize,
+    pub(crate) mode: FitMode,
     pub seed: u64,
     /// Refit the score-to-rank functions every this many units (1: every unit).
-    pub refit_every: Unit,
+    pub(crate) refit_every: Unit,
     /// When new pages are crawled: outside the budget in the unit they first appear (default:
     /// paper 003 §4 schedules refreshes of known pages only and leaves new-page discovery to
     /// other work, so new pages enter the repository when created and `B` is spent on
@@ -52,7 +52,7 @@ pub struct RunConfig {
     /// ([`crate::policy::Reads::delta_q`]). A sweep, which reports means of the exact metrics
     /// only, turns it off: the hook, the refits and the estimate are then skipped for such
     /// policies, and their runs are otherwise the same.
-    pub measure_unread_delta_q: bool,
+    pub(crate) measure_unread_delta_q: bool,
     /// Measure each judged refresh's true gain, its leave-one-out effect within its unit's
     /// batch ([`super::displacement`], issue 47 item 6). Off by default: it re-ranks the
     /// queries every refreshed page touches once more per refresh. The run is otherwise the
@@ -299,7 +299,7 @@ pub struct RunResult {
     /// Mean retrieval nDCG@10 (trec_eval's `ndcg_cut_10`).
     pub mean_ndcg_at_10: f64,
     /// Mean P@10 (trec_eval's `P_10`).
-    pub mean_p_at_10: f64,
+    pub(crate) mean_p_at_10: f64,
     pub mean_change_ratio: f64,
     /// Mean view-weighted ChangeRatio (paper 002 Eq. 10–11).
     pub mean_weighted_change_ratio: f64,
@@ -312,7 +312,7 @@ pub struct RunResult {
     /// The same with `τ = 0` relevance (the live copy still matches the query).
     pub mean_map_at_10_tau0: f64,
     /// Mean schedule NDCG@B (the same as `mean_schedule_ndcg`; kept under its first name).
-    pub mean_ndcg: f64,
+    pub(crate) mean_ndcg: f64,
     /// Mean NDCG@B of the refresh schedule (paper 001), not a retrieval measure.
     pub mean_schedule_ndcg: f64,
     pub mean_obsolete_pages: f64,
@@ -330,12 +330,12 @@ pub struct RunResult {
     /// Mean gp4c NDCG@B of the schedule (paper 001's code).
     pub mean_gp4c_ndcg: f64,
     /// Warm-up units before the judged ones (paper 001 §5.2).
-    pub warmup_units: Unit,
+    pub(crate) warmup_units: Unit,
     /// What an oracle-mode policy was told of the history ([`OracleHistory`]).
-    pub oracle_history: OracleHistory,
+    pub(crate) oracle_history: OracleHistory,
     /// The change signals the site published ([`crate::signal`]; `["none"]` without), which
     /// online policies may read.
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
     pub per_unit: Vec<UnitRecord>,
     /// With [`RunConfig::bootstrap`]: the mean quality over the judged units under each
     /// resample of the workload's queries, in the environment's resample order.

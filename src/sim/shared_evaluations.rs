@@ -31,8 +31,8 @@ use crate::quality::exact::{ScoresAtRanks, UnitMetrics};
 /// resample of the workload's queries ([`crate::quality::bootstrap`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evaluated {
-    pub metrics: UnitMetrics,
-    pub resampled: Option<Arc<[f64]>>,
+    pub(crate) metrics: UnitMetrics,
+    pub(crate) resampled: Option<Arc<[f64]>>,
 }
 
 impl Evaluated {

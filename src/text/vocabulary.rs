@@ -135,7 +135,7 @@ pub struct TermCounts {
     /// `(term, frequency)` pairs sorted by term id, each term once.
     pub counts: Vec<(TermId, u32)>,
     /// Number of tokens the analyzer produced (with repetitions).
-    pub length: u32,
+    pub(crate) length: u32,
 }
 
 impl TermCounts {

@@ -144,13 +144,13 @@ pub const DEFAULT_TIMEOUT_SECONDS: f64 = 600.0;
 /// One `--faults` value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FaultSpec {
-    pub kind: FaultKind,
+    pub(crate) kind: FaultKind,
     /// Probability per request, in [0, 1].
-    pub rate: f64,
+    pub(crate) rate: f64,
     /// `429`'s `Retry-After`, in seconds.
-    pub retry_after: u64,
+    pub(crate) retry_after: u64,
     /// How long a `stall` or a `timeout` holds the answer.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
 }
 
 /// A `--faults` value that does not parse; each names the value given.
@@ -261,8 +261,8 @@ impl fmt::Display for FaultSpec {
 /// The faults a site injects, and the seed they are drawn with.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FaultSettings {
-    pub specs: Vec<FaultSpec>,
-    pub seed: u64,
+    pub(crate) specs: Vec<FaultSpec>,
+    pub(crate) seed: u64,
 }
 
 impl FaultSettings {

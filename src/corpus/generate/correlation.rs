@@ -19,11 +19,11 @@ use super::site::SiteModel;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct CorrelationGroups {
     /// Pages of one directory (on one site: the whole `/wiki/` directory).
-    pub directory: bool,
+    pub(crate) directory: bool,
     /// Pages of one site (host).
-    pub site: bool,
+    pub(crate) site: bool,
     /// A page and the pages it links to.
-    pub links: bool,
+    pub(crate) links: bool,
 }
 
 impl Default for CorrelationGroups {
@@ -145,10 +145,10 @@ impl ChangeCorrelation {
 
 /// A page's place in the groupings: its directory and site ids, and its link neighbours.
 pub(super) struct Membership<'a> {
-    pub page: u32,
-    pub directory: u32,
-    pub site: u32,
-    pub links: &'a [u32],
+    pub(crate) page: u32,
+    pub(crate) directory: u32,
+    pub(crate) site: u32,
+    pub(crate) links: &'a [u32],
 }
 
 /// One draw of every group's shared standard-normal factor.

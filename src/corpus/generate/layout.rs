@@ -20,20 +20,20 @@ pub(super) const ON_TOPIC: f64 = 0.7;
 #[derive(Debug, Clone)]
 pub(super) struct Directory {
     /// Index into [`Layout::hosts`].
-    pub site: u32,
+    pub(crate) site: u32,
     /// Path below the host, `""` for the root, else `a/b/` (ends with `/`).
-    pub path: String,
+    pub(crate) path: String,
     /// The topic most of the directory's pages are about.
-    pub topic: usize,
+    pub(crate) topic: usize,
 }
 
 /// Hosts and their directory trees.
 #[derive(Debug, Clone)]
 pub(super) struct Layout {
-    pub hosts: Vec<String>,
-    pub dirs: Vec<Directory>,
+    pub(crate) hosts: Vec<String>,
+    pub(crate) dirs: Vec<Directory>,
     /// Directory ids of each site.
-    pub site_dirs: Vec<Vec<u32>>,
+    pub(crate) site_dirs: Vec<Vec<u32>>,
     /// Sites differ in size (Zipf weights), as the sites of a crawl do.
     site_pick: WeightedIndex<f64>,
 }

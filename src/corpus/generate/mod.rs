@@ -145,8 +145,8 @@ pub struct LogTruth {
     /// Distinct AnonIDs in the log.
     pub users: u64,
     pub distinct_queries: u64,
-    pub onsite_pool: u64,
-    pub offsite_pool: u64,
+    pub(crate) onsite_pool: u64,
+    pub(crate) offsite_pool: u64,
 }
 
 /// The facts of a generated site, in the terms of the EmacsWiki README's table.
@@ -156,7 +156,7 @@ pub struct GroundTruth {
     pub pages_total: u64,
     pub pages_week0: u64,
     pub pages_last_week: u64,
-    pub pages_in_all_weeks: u64,
+    pub(crate) pages_in_all_weeks: u64,
     /// Pages whose first record is after week 0.
     pub pages_created: u64,
     /// Pages absent at the last week.
@@ -171,13 +171,13 @@ pub struct GroundTruth {
     pub records_per_week: Vec<u64>,
     /// Per page (sorted by URL): weeks after its first record in which its HTML changed
     /// (a return after a 404 is not counted).
-    pub changed_weeks: Vec<(String, u32)>,
+    pub(crate) changed_weeks: Vec<(String, u32)>,
     pub change_kinds: ChangeKindCounts,
     /// Largest and median in-link count at the end (links to absent pages included).
     pub max_in_links: u32,
     pub median_in_links: u32,
     /// Every word of the ad vocabulary (as written; the analyzer may stem them).
-    pub ad_words: Vec<String>,
+    pub(crate) ad_words: Vec<String>,
     pub log: LogTruth,
     /// Each site (host) with its pages ever present and its directories.
     pub sites: Vec<SiteTruth>,

@@ -81,56 +81,56 @@ pub(super) enum ChangeKind {
 }
 
 pub(super) struct Page {
-    pub name: String,
-    pub title: String,
-    pub topic: usize,
-    pub keywords: Vec<u32>,
-    pub class: RateClass,
+    pub(crate) name: String,
+    pub(crate) title: String,
+    pub(crate) topic: usize,
+    pub(crate) keywords: Vec<u32>,
+    pub(crate) class: RateClass,
     /// Weekly change probability (the class's, jittered per page).
-    pub rate: f64,
-    pub ad_share: f64,
-    pub paragraphs: Vec<Vec<Token>>,
-    pub ad_block: Option<Vec<u32>>,
-    pub present: bool,
+    pub(crate) rate: f64,
+    pub(crate) ad_share: f64,
+    pub(crate) paragraphs: Vec<Vec<Token>>,
+    pub(crate) ad_block: Option<Vec<u32>>,
+    pub(crate) present: bool,
     /// Topical words (keywords and topic words) that were ever on the page: query material.
-    pub query_terms: Vec<u32>,
+    pub(crate) query_terms: Vec<u32>,
     /// Week of the page's first record.
-    pub created: u32,
+    pub(crate) created: u32,
     /// Directory in [`SiteModel::layout`] (0 on a one-site layout).
-    pub dir: u32,
+    pub(crate) dir: u32,
     /// Images, a table and a contact address (multi-site layouts only, so the one-site
     /// default keeps its exact bytes).
-    pub markup: Option<Markup>,
+    pub(crate) markup: Option<Markup>,
 }
 
 /// The non-text parts of a multi-site page, so that its structural counts vary.
 #[derive(Debug, Clone)]
 pub(super) struct Markup {
-    pub images: u32,
+    pub(crate) images: u32,
     /// Table rows of site words.
-    pub table: Option<Vec<Vec<u32>>>,
+    pub(crate) table: Option<Vec<Vec<u32>>>,
     /// An e-mail address shown as a `mailto:` link.
-    pub contact: Option<String>,
+    pub(crate) contact: Option<String>,
 }
 
 /// Everything the page content is drawn from.
 pub(super) struct SiteModel {
-    pub lexicon: Lexicon,
-    pub host: String,
+    pub(crate) lexicon: Lexicon,
+    pub(crate) host: String,
     background: WeightedIndex<f64>,
     /// Per topic: its words in topic-rank order, and the same sorted (for membership tests).
-    pub topic_words: Vec<Vec<u32>>,
+    pub(crate) topic_words: Vec<Vec<u32>>,
     topic_sorted: Vec<Vec<u32>>,
     topic_zipf: WeightedIndex<f64>,
     topic_pick: WeightedIndex<f64>,
     ad_zipf: WeightedIndex<f64>,
-    pub pages: Vec<Page>,
+    pub(crate) pages: Vec<Page>,
     /// Preferential attachment urn: a page appears three times plus once per in-link it received.
     urn: Vec<u32>,
-    pub in_links: Vec<u32>,
+    pub(crate) in_links: Vec<u32>,
     names: HashSet<String>,
     /// Hosts and directory trees of a multi-site collection; `None`: one site, `/wiki/<Name>`.
-    pub layout: Option<Layout>,
+    pub(crate) layout: Option<Layout>,
     /// Per site: its preferential-attachment urn and its pages (multi-site layouts only).
     site_urn: Vec<Vec<u32>>,
     site_pages: Vec<Vec<u32>>,

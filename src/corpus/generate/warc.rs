@@ -31,7 +31,7 @@ pub(super) struct WarcSink {
     current_bytes: u64,
     records_in_file: usize,
     records: u64,
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
 }
 
 impl WarcSink {

@@ -91,13 +91,13 @@ const CODAS: &[&str] = &[
 /// The three disjoint word lists of a generated site.
 pub(super) struct Lexicon {
     /// Site words in Zipf rank order: the function words first, then made-up words, shorter first.
-    pub site: Vec<String>,
+    pub(crate) site: Vec<String>,
     /// How many of `site` are function words (ranks `0..n_function`).
-    pub n_function: usize,
+    pub(crate) n_function: usize,
     /// Boilerplate/ad words: English commercial words then made-up product names.
-    pub ad: Vec<String>,
+    pub(crate) ad: Vec<String>,
     /// Made-up brand names for off-site (navigational) queries.
-    pub brands: Vec<String>,
+    pub(crate) brands: Vec<String>,
 }
 
 impl Lexicon {

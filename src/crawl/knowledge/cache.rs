@@ -89,9 +89,9 @@ pub(super) struct KeyedPageRank {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HeldChange {
     /// A page gained or lost its copy.
-    pub pages: bool,
+    pub(crate) pages: bool,
     /// A held copy's out-links differ from the copy it replaced.
-    pub links: bool,
+    pub(crate) links: bool,
 }
 
 /// The caches behind [`CrawlKnowledge`], kept in the [`CrawlState`].

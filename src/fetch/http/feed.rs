@@ -11,9 +11,9 @@ use super::sitemap::{blocks, element, unescape};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedEntry {
     /// The page the entry is about: its `<link href>` (`rel="alternate"` or no `rel`).
-    pub url: String,
+    pub(crate) url: String,
     /// Its `<updated>` text (else `<published>`), as written.
-    pub updated: String,
+    pub(crate) updated: String,
 }
 
 /// A document that is not an Atom feed.

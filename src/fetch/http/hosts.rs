@@ -19,7 +19,7 @@ pub struct FetchCounts {
     /// Requests answered (any status), retries included.
     pub fetches: u64,
     /// New copies (200 with a body other than the held one).
-    pub copies: u64,
+    pub(crate) copies: u64,
     /// 304, or a 200 with the held copy's bytes.
     pub not_modified: u64,
     /// 404 / 410 / non-HTML.
@@ -28,7 +28,7 @@ pub struct FetchCounts {
     /// encoding, redirect loop, other statuses, the unit's deadline.
     pub errors: u64,
     pub robots_disallowed: u64,
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// The faults met on the wire, every attempt counted (a retry that then succeeded too),
     /// sitemap and feed requests included.
     pub faults: FaultCounts,
@@ -110,7 +110,7 @@ pub type HostFaults = std::collections::BTreeMap<String, FaultCounts>;
 pub struct HostReport {
     #[serde(flatten)]
     pub counts: FetchCounts,
-    pub last_errors: Vec<String>,
+    pub(crate) last_errors: Vec<String>,
 }
 
 /// One host: its robots.txt rule and last request (the client's), its report (the counters').

@@ -82,19 +82,19 @@ impl SignalCounts {
 pub struct SignalRead {
     /// Sitemap entries whose date differs from the previous read: the page's URL and its
     /// `<lastmod>` as a unit (`None`: no longer listed with a date).
-    pub dates: Vec<(String, Option<Unit>)>,
+    pub(crate) dates: Vec<(String, Option<Unit>)>,
     /// Feed entries dated after the newest one read before: the page's URL and the unit of
     /// its change.
-    pub feed_items: Vec<(String, Unit)>,
+    pub(crate) feed_items: Vec<(String, Unit)>,
     /// The feeds whose newest entry moved: the feed's URL and that entry's unit.
-    pub feed_marks: Vec<(String, Unit)>,
+    pub(crate) feed_marks: Vec<(String, Unit)>,
     /// A feed was read.
-    pub feed_read: bool,
+    pub(crate) feed_read: bool,
     /// The requests the reading made.
-    pub requests: SignalCounts,
+    pub(crate) requests: SignalCounts,
     /// The faults those requests met, per host.
     #[serde(default, skip_serializing_if = "HostFaults::is_empty")]
-    pub faults: HostFaults,
+    pub(crate) faults: HostFaults,
 }
 
 /// What the fetcher keeps between readings.

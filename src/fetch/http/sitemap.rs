@@ -9,12 +9,12 @@
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Sitemap {
     /// Page URLs (`<urlset>`), in document order.
-    pub urls: Vec<String>,
+    pub(crate) urls: Vec<String>,
     /// The `<lastmod>` text of each of [`Self::urls`] (`None`: the entry has none), as
     /// written: [`crate::signal::parse_w3c_datetime`] reads it.
-    pub lastmod: Vec<Option<String>>,
+    pub(crate) lastmod: Vec<Option<String>>,
     /// Nested sitemaps (`<sitemapindex>`), in document order.
-    pub sitemaps: Vec<String>,
+    pub(crate) sitemaps: Vec<String>,
 }
 
 /// Parses a sitemap or sitemap index. Tolerant: unknown elements are skipped, entities in

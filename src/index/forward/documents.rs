@@ -16,13 +16,13 @@ pub struct ForwardDoc {
     /// Shared with the [`PageVersion`] it was made from.
     pub terms: Arc<TermCounts>,
     /// Out-links (page ids), sorted, deduplicated.
-    pub links: Vec<PageId>,
+    pub(crate) links: Vec<PageId>,
     /// [`url_hash`](crate::index::schema::url_hash) of the page's URL: the ranking tie-breaker.
-    pub url_hash: u64,
+    pub(crate) url_hash: u64,
     /// The captured body's hash ([`PageVersion::content_hash`]); 0 when unknown (a copy
     /// rebuilt from a reopened index). Lets the update path skip re-downloads that brought
     /// nothing new.
-    pub content_hash: u64,
+    pub(crate) content_hash: u64,
 }
 
 impl ForwardDoc {

@@ -8,8 +8,8 @@ use crate::index::scorer::Score;
 /// A page in a ranked result list.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ranked {
-    pub page: PageId,
-    pub score: Score,
+    pub(crate) page: PageId,
+    pub(crate) score: Score,
 }
 
 /// The total order of every result list: score descending, then URL hash ascending, then page

@@ -90,8 +90,8 @@ pub trait Weight {
 /// posting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DocLength {
-    pub tokens: u32,
-    pub fieldnorm_id: u8,
+    pub(crate) tokens: u32,
+    pub(crate) fieldnorm_id: u8,
 }
 
 impl DocLength {
@@ -148,7 +148,7 @@ impl std::fmt::Display for ScoringKind {
 #[error("unknown scoring function `{name}` (expected bm25, tfidf or inlinks)")]
 pub struct UnknownScoring {
     /// The name given.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 impl std::str::FromStr for ScoringKind {

@@ -66,9 +66,9 @@ impl Default for GpConfig {
 /// An evaluated individual.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scored {
-    pub expr: Expr,
+    pub(crate) expr: Expr,
     /// Training fitness (higher is better).
-    pub fitness: f64,
+    pub(crate) fitness: f64,
 }
 
 /// What a run of the evolution returns.
@@ -78,11 +78,11 @@ pub struct Evolution {
     pub best: Scored,
     /// The `archive` best distinct individuals (by printed text) of all generations, best
     /// first (ties: shorter, then by text).
-    pub archive: Vec<Scored>,
+    pub(crate) archive: Vec<Scored>,
     /// Best fitness of each generation (generation 0 = the created population).
-    pub best_per_generation: Vec<f64>,
+    pub(crate) best_per_generation: Vec<f64>,
     /// Distinct trees evaluated.
-    pub evaluations: usize,
+    pub(crate) evaluations: usize,
 }
 
 /// The primitives a tree is made of.

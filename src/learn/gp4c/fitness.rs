@@ -87,8 +87,8 @@ impl SimConfig {
 /// Per-cycle measures of one simulation (cycles `W + 1 ..= D`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SimResult {
-    pub change_rate: Vec<f64>,
-    pub ndcg: Vec<f64>,
+    pub(crate) change_rate: Vec<f64>,
+    pub(crate) ndcg: Vec<f64>,
 }
 
 /// The measure a fitness or a report reads.

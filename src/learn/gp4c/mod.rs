@@ -57,9 +57,9 @@ impl TerminalSet {
 pub struct TrainConfig {
     pub gp: GpConfig,
     /// The fitness measure.
-    pub fitness: Metric,
-    pub terminals: TerminalSet,
-    pub seed: u64,
+    pub(crate) fitness: Metric,
+    pub(crate) terminals: TerminalSet,
+    pub(crate) seed: u64,
     /// Page folds `F` (paper: 5); one tests, one validates, `F − 2` train.
     pub folds: usize,
     /// Split the cycles in thirds (paper: yes); otherwise every segment spans all cycles.
@@ -160,10 +160,10 @@ pub struct Selected {
     pub rule: Rule,
     pub function: String,
     /// `F_e`.
-    pub training_fitness: f64,
+    pub(crate) training_fitness: f64,
     /// `F_v`.
     pub validation_fitness: f64,
-    pub sigma: f64,
+    pub(crate) sigma: f64,
     /// The function on the test fold's last third.
     pub test: SetScores,
 }
@@ -172,27 +172,27 @@ pub struct Selected {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FoldReport {
     pub fold: usize,
-    pub training_pages: usize,
-    pub validation_pages: usize,
-    pub test_pages: usize,
+    pub(crate) training_pages: usize,
+    pub(crate) validation_pages: usize,
+    pub(crate) test_pages: usize,
     /// Cycles (first, last) of the training, validation and test segments.
-    pub training_cycles: (usize, usize),
-    pub validation_cycles: (usize, usize),
-    pub test_cycles: (usize, usize),
+    pub(crate) training_cycles: (usize, usize),
+    pub(crate) validation_cycles: (usize, usize),
+    pub(crate) test_cycles: (usize, usize),
     /// k of the training, validation and test segments.
-    pub k: [usize; 3],
+    pub(crate) k: [usize; 3],
     pub selected: Vec<Selected>,
     /// The paper's baselines on the same test set.
-    pub baselines: Vec<(String, SetScores)>,
-    pub best_fitness_per_generation: Vec<f64>,
-    pub evaluations: usize,
-    pub seconds: f64,
+    pub(crate) baselines: Vec<(String, SetScores)>,
+    pub(crate) best_fitness_per_generation: Vec<f64>,
+    pub(crate) evaluations: usize,
+    pub(crate) seconds: f64,
 }
 
 /// A whole training run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TrainReport {
-    pub config: TrainConfig,
+    pub(crate) config: TrainConfig,
     pub pages: usize,
     pub cycles: usize,
     pub folds: Vec<FoldReport>,

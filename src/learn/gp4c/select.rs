@@ -35,13 +35,13 @@ impl Rule {
 /// An archived individual with its validation figures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
-    pub expr: Expr,
+    pub(crate) expr: Expr,
     /// `F_e`: training fitness.
-    pub training: f64,
+    pub(crate) training: f64,
     /// `F_v`: the same measure on the validation set.
-    pub validation: f64,
+    pub(crate) validation: f64,
     /// `σ` over the per-cycle ChangeRates of training and validation.
-    pub sigma: f64,
+    pub(crate) sigma: f64,
 }
 
 /// `σ` of paper 001 §4.2.3 as the authors' code computes it: the root of the summed squared

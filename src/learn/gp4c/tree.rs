@@ -169,8 +169,8 @@ pub struct Expr {
 #[error("column {column}: {reason}")]
 pub struct ParseError {
     /// 1-based character position of the problem.
-    pub column: usize,
-    pub reason: String,
+    pub(crate) column: usize,
+    pub(crate) reason: String,
 }
 
 impl Expr {
@@ -308,7 +308,7 @@ pub fn sortable(x: f64) -> f64 {
 /// Every page's terminal values at one cycle, one column per [`Terminal`].
 #[derive(Debug, Clone, Default)]
 pub struct Columns {
-    pub pages: usize,
+    pub(crate) pages: usize,
     values: [Vec<f64>; 8],
 }
 

@@ -75,21 +75,21 @@ pub fn evaluate_with(
 
 /// The repository lists an evaluation ranks: `queries`' lists in `repository` under `scorer`.
 pub struct EvaluatedLists<'a> {
-    pub repository: &'a ForwardIndex,
-    pub scorer: &'a dyn Scorer,
-    pub queries: &'a [MetricQuery],
+    pub(crate) repository: &'a ForwardIndex,
+    pub(crate) scorer: &'a dyn Scorer,
+    pub(crate) queries: &'a [MetricQuery],
 }
 
 /// What [`evaluate_and_rank`] found.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
-    pub metrics: UnitMetrics,
+    pub(crate) metrics: UnitMetrics,
     /// Each query's list length and repository scores at the ranks asked for.
-    pub at_ranks: Option<ScoresAtRanks>,
+    pub(crate) at_ranks: Option<ScoresAtRanks>,
     /// Each query's term of Eq. 5's numerator, `f_q·Σ_r I(r)·S(W_t[p_r], q)` (in `queries`
     /// order; their sum is `metrics.absolute_quality`): what a bootstrap over the queries
     /// re-weights ([`crate::quality::bootstrap`]).
-    pub query_credits: Vec<f64>,
+    pub(crate) query_credits: Vec<f64>,
 }
 
 /// [`evaluate_with`], and with `ranks` each query's list length and repository scores at

@@ -47,12 +47,12 @@ impl LiveList {
 /// The policy-independent live side of the metrics at one unit. See the module docs.
 #[derive(Debug, Clone)]
 pub struct LiveTruth {
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     pub(super) lists: Vec<LiveList>,
     /// Denominator of Eq. 5: the quality an engine synchronised with the live Web would give.
-    pub ideal: f64,
+    pub(crate) ideal: f64,
     /// Each query's term of [`Self::ideal`] (`f_q` included; in the workload's order).
-    pub query_ideals: Vec<f64>,
+    pub(crate) query_ideals: Vec<f64>,
     /// Per page, the unit of its live version (`None`: no live copy): freshness in one lookup
     /// instead of a search of the page's timeline.
     pub(super) versions: Vec<Option<Unit>>,

@@ -9,19 +9,19 @@ use crate::quality::search_quality::SearchQuality;
 /// The metrics of one repository state against the live Web at one unit.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct UnitMetrics {
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     /// Quality (paper 003 Eq. 5), top-10 freshness and MAP@10 against the live top 10.
     #[serde(flatten)]
     pub search: SearchQuality,
     /// Retrieval nDCG@10 against the live top 10, binary gains (trec_eval's `ndcg_cut_10`).
-    pub ndcg_at_10: f64,
+    pub(crate) ndcg_at_10: f64,
     /// Precision at 10 against the live top 10 (trec_eval's `P_10`).
-    pub p_at_10: f64,
+    pub(crate) p_at_10: f64,
     /// Numerator of Eq. 5 (absolute quality), for ΔQ comparisons.
-    pub absolute_quality: f64,
+    pub(crate) absolute_quality: f64,
     /// Paper 000's top-k freshness and MAP@10 variants.
     #[serde(flatten)]
-    pub paper000: Paper000Measures,
+    pub(crate) paper000: Paper000Measures,
 }
 
 /// Paper 000's variants of top-10 freshness and MAP@10 (see the module docs), beside the
@@ -87,12 +87,12 @@ pub fn average_precision_retrieved(relevance: &[bool]) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct RetrievalMeasures {
     /// `map_cut_10`: Σ precision at each relevant result in the top 10, over all relevant.
-    pub ap: f64,
+    pub(crate) ap: f64,
     /// `ndcg_cut_10`: DCG of the top 10 (gain 1 per relevant result, discount
     /// `log2(rank + 1)`) over the ideal DCG of the relevant set cut at 10.
-    pub ndcg: f64,
+    pub(crate) ndcg: f64,
     /// `P_10`: relevant results in the top 10, over 10 (even if fewer were returned).
-    pub precision: f64,
+    pub(crate) precision: f64,
 }
 
 /// The measures of the ranked list `top` (at most [`TOP_K`] pages, best first) against the

@@ -165,9 +165,9 @@ pub struct LineReader<R> {
     buf: Vec<u8>,
     lossy: String,
     /// Number of the last line returned (1-based).
-    pub line: u64,
+    pub(crate) line: u64,
     /// Lines that were not valid UTF-8.
-    pub non_utf8: u64,
+    pub(crate) non_utf8: u64,
     /// Whether the last line returned was longer than [`MAX_LINE_BYTES`] (it is then returned
     /// empty, and its bytes were discarded as they were read).
     pub overlong: bool,
@@ -260,7 +260,7 @@ pub struct LogBuilder {
     keep_repeats: bool,
     header_lines: u64,
     /// See [`ReadOptions::max_skipped_share`].
-    pub max_skipped_share: f64,
+    pub(crate) max_skipped_share: f64,
     log: QueryLog,
 }
 
