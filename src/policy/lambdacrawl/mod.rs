@@ -55,13 +55,16 @@
 //! * Their crawls: at each unit, a complete page whose signal reported a change since the
 //!   last read (and since its copy) is crawled when a uniform draw keyed by the run's seed,
 //!   the page and the unit ([`crate::signal::keyed_uniform`]) falls below its `p_w`, the most
-//!   important first when they exceed the budget. The draw is deterministic for a seed; the
+//!   important first when they exceed the budget; those that won the draw and found the
+//!   unit full are crawled first at the next (the paper crawls at the change's instant, with
+//!   no unit to fill). The draw is deterministic for a seed; the
 //!   family still declares no seed ([`crate::policy::Reads::seed`]), since without signals
 //!   nothing is drawn, and with signals every family's runs already depend on the seed
 //!   through the published signals.
 //! * The rest: Algorithm 1's schedule of the incomplete pages over the bandwidth the split
 //!   leaves them, filling the unit after the reported crawls; a unit with spare capacity
-//!   after both gives it to the complete pages of oldest copy (which also keeps the trust's
+//!   after both gives it to the complete pages whose signal flags a change since their copy
+//!   (draws lost earlier), then to those of oldest copy (which also keeps the trust's
 //!   examples coming). Every fetch's outcome teaches the run's trust, as for the other
 //!   planned families.
 //!

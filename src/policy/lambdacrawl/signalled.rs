@@ -122,7 +122,8 @@ impl CompleteObservations {
 /// complete-observation pages whose change was reported now, each crawled with probability
 /// `p_w` by a draw keyed by the run's seed, the page and the unit; then Algorithm 1's
 /// schedule of the others over the remaining bandwidth; any capacity left to the complete
-/// pages of oldest copy. The outcomes teach the run's signal trust.
+/// pages whose signal flags a change since their copy (draws lost earlier), then those of
+/// oldest copy. The outcomes teach the run's signal trust.
 pub(super) fn choose(
     planner: &mut Planner<LambdaCrawlModel>,
     unit: Unit,
@@ -154,13 +155,23 @@ pub(super) fn choose(
     let room = budget - chosen.len();
     chosen.extend(planned.into_iter().take(room));
     if chosen.len() < budget {
-        let mut rest: Vec<(Unit, PageId)> = (0..crawl.len() as PageId)
+        let flagged = |p: PageId, since: Unit| {
+            crawl
+                .signal(p)
+                .and_then(|s| s.flags_change_since(since))
+                .unwrap_or(false)
+        };
+        let mut rest: Vec<(bool, Unit, PageId)> = (0..crawl.len() as PageId)
             .filter(|&p| is_complete(p) && !chosen.contains(&p))
             .filter(|&p| crawl.is_refreshable(p) && !crawl.page(p).gone)
-            .map(|p| (crawl.page(p).last_refresh, p))
+            .map(|p| {
+                let since = crawl.page(p).last_refresh;
+                (!flagged(p, since), since, p)
+            })
             .collect();
         rest.sort_unstable();
-        chosen.extend(rest.into_iter().take(budget - chosen.len()).map(|(_, p)| p));
+        let room = budget - chosen.len();
+        chosen.extend(rest.into_iter().take(room).map(|(_, _, p)| p));
     }
     planner.note_signalled(unit, &chosen, crawl);
     chosen
