@@ -1439,16 +1439,20 @@ mod online_tests {
     fn lambdacrawl_observes_trusted_pages_completely_without_peeking() {
         let corpus = random_corpus(120, 30, 5);
         let env = crate::sim::three_term_environment(&corpus, 3.0);
-        let guarded = |spec: &str, delay: Unit, seed: u64| {
+        let guarded_with = |complete: &str, spec: &str, delay: Unit, seed: u64| {
             let config = RunConfig {
                 signals: crate::signal::SignalSettings::parse(&[spec]).unwrap(),
                 seed,
                 ..RunConfig::new(8, FitMode::Online)
             };
+            let param = (
+                "complete_observations",
+                crate::policy::ParamValue::Text(complete.into()),
+            );
             let guard = Guard {
                 inner: crate::policy::family("lambdacrawl")
                     .unwrap()
-                    .make([])
+                    .make([param])
                     .unwrap(),
                 mode: None,
                 chosen: Vec::new(),
@@ -1458,6 +1462,7 @@ mod online_tests {
             };
             run(&env, Box::new(guard), &config).unwrap()
         };
+        let guarded = |spec: &str, delay: Unit, seed: u64| guarded_with("on", spec, delay, seed);
         for (spec, delay) in [
             ("lastmod", 0),
             (
@@ -1466,8 +1471,12 @@ mod online_tests {
             ),
             ("feed:items=5,delay=1", 1),
         ] {
+            // By default the planner's signal slots: the complete path is never taken.
+            let slots = guarded_with("off", spec, delay, 3);
+            assert!(slots.params.get("completely_observed").is_none(), "{spec}");
             let r = guarded(spec, delay, 3);
-            let complete = &r.params["complete_observations"];
+            assert_ne!(r.refreshed_pages, slots.refreshed_pages, "{spec}");
+            let complete = &r.params["completely_observed"];
             assert!(
                 complete["crawls_after_reports"].as_u64().unwrap() > 0,
                 "{spec}: {complete}"
