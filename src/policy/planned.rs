@@ -171,6 +171,27 @@ pub trait PageModel: Send {
     fn has_theta(&self) -> bool {
         true
     }
+    /// Bytes that, with [`objective`](Self::objective), name what else the model's
+    /// [`frequencies`](Self::frequencies) read beyond the pages' `(λ_p, c_p)` (the schedule's
+    /// cache key): nothing by default.
+    fn plan_key(&self, _bytes: &mut Vec<u8>) {}
+    /// Settings the model adds to the planner's (what it learned that outputs report):
+    /// nothing by default.
+    fn settings(&self, _settings: &mut serde_json::Map<String, serde_json::Value>) {}
+    /// Online, when the crawler reads the site's change signals: the model's own choice of
+    /// the pages to refresh at `unit`, or `None` (the default) for the planner's signal-slot
+    /// rule ([`Planner::choose_signalled`]). LambdaCrawl's complete observations use it.
+    fn choose_signalled(
+        _planner: &mut Planner<Self>,
+        _unit: Unit,
+        _budget: usize,
+        _crawl: &CrawlState,
+    ) -> Option<Vec<PageId>>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// Plans and replans the refresh schedule for a [`PageModel`].
@@ -230,6 +251,8 @@ struct ScheduleInputs<'a> {
     budget: usize,
     params: &'a [(f64, f64)],
     last_refresh: &'a [Unit],
+    /// The model's [`PageModel::plan_key`] (empty for most models).
+    model_key: Vec<u8>,
 }
 
 /// Bytes of schedules the cache keeps.
@@ -256,10 +279,11 @@ impl CacheKey for ScheduleInputs<'_> {
         for &unit in self.last_refresh {
             bytes.extend_from_slice(&unit.to_le_bytes());
         }
+        bytes.extend_from_slice(&self.model_key);
     }
 
     fn key_len(&self) -> usize {
-        48 + 20 * self.params.len()
+        48 + 20 * self.params.len() + self.model_key.len()
     }
 
     fn value_bytes(s: &Schedule) -> usize {
@@ -540,6 +564,11 @@ impl<M: PageModel> Planner<M> {
             budget,
             params: &self.params,
             last_refresh: &self.last_refresh,
+            model_key: {
+                let mut key = Vec::new();
+                self.model.plan_key(&mut key);
+                key
+            },
         };
         let compute = || schedule_of(&self.model, &inputs);
         self.schedule = match &self.cache {
@@ -558,13 +587,47 @@ impl<M: PageModel> Planner<M> {
                 || unit >= self.plan_start.saturating_add(self.replan_every.max(1)))
     }
 
+    /// Whether [`Self::choose_pages`]`(unit, budget, ·)` computes a new plan: the current one
+    /// does not cover `unit`, is due ([`Self::replans_at`]) or was made for another budget.
+    pub(super) fn plan_due(&self, unit: Unit, budget: usize) -> bool {
+        let in_plan = unit >= self.plan_start
+            && ((unit - self.plan_start) as usize) < self.schedule.plan.len();
+        !in_plan || self.replans_at(unit) || budget != self.plan_budget
+    }
+
+    /// The refresh cycle `N/B` (units) online priors are expressed in.
+    pub(super) fn prior_interval(&self) -> f64 {
+        self.prior_interval
+    }
+
+    /// The trust this run learned in the site's signals (untested before any signalled fetch).
+    pub(super) fn signal_trust(&self) -> SignalTrust {
+        self.signalled
+            .as_ref()
+            .map(|s| s.trust.clone())
+            .unwrap_or_default()
+    }
+
+    /// Marks `chosen` as refreshed at `unit` and keeps the signal each had, so that their
+    /// outcomes teach the run's [`SignalTrust`] (online, with signals).
+    pub(super) fn note_signalled(&mut self, unit: Unit, chosen: &[PageId], crawl: &CrawlState) {
+        self.mark_chosen(unit, chosen);
+        let state = self.signalled.get_or_insert_with(Signalled::default);
+        for &p in chosen {
+            let signal = crawl.signal(p).unwrap_or_default();
+            state
+                .pending
+                .insert(p, (signal, crawl.page(p).last_refresh));
+        }
+    }
+
     /// The pages to refresh at `unit` (at most `budget`, distinct): the planned ones, topped up
     /// when the plan leaves spare capacity by the pages of highest remaining marginal value
     /// `c_p · ∂F/∂f(λ_p, f_p)`, ties by oldest last refresh, then page id (with nothing left to
     /// gain, that is the Age policy). Pages observed gone are skipped.
     /// Only pages `known` to the crawler are chosen (every page outside frontier mode). The
     /// caller marks what it finally chooses ([`Self::mark_chosen`]).
-    fn choose_pages(
+    pub(super) fn choose_pages(
         &mut self,
         unit: Unit,
         budget: usize,
@@ -573,9 +636,7 @@ impl<M: PageModel> Planner<M> {
         if budget == 0 || self.last_refresh.is_empty() {
             return Vec::new();
         }
-        let in_plan = unit >= self.plan_start
-            && ((unit - self.plan_start) as usize) < self.schedule.plan.len();
-        if !in_plan || self.replans_at(unit) || budget != self.plan_budget {
+        if self.plan_due(unit, budget) {
             self.replan(unit, budget);
         }
         let idx = (unit - self.plan_start) as usize;
@@ -677,14 +738,8 @@ impl<M: PageModel> Planner<M> {
                 .collect();
             chosen.extend(best_signalled(candidates, slots, explore));
         }
-        self.mark_chosen(unit, &chosen);
-        for &p in &chosen {
-            let signal = crawl.signal(p).unwrap_or_default();
-            state
-                .pending
-                .insert(p, (signal, crawl.page(p).last_refresh));
-        }
         self.signalled = Some(state);
+        self.note_signalled(unit, &chosen, crawl);
         chosen
     }
 
@@ -773,6 +828,7 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
         if let Some(s) = &self.signalled {
             m.insert("signal_trust".into(), s.trust.summary());
         }
+        self.model.settings(&mut m);
         m
     }
 
@@ -784,6 +840,9 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
         if self.mode == FitMode::Online && crawl.reads_signals() {
+            if let Some(chosen) = M::choose_signalled(self, unit, budget, crawl) {
+                return chosen;
+            }
             return self.choose_signalled(unit, budget, crawl);
         }
         let chosen = self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p));

@@ -1258,6 +1258,9 @@ mod online_tests {
             }
             self.inner.prepare(context);
         }
+        fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
+            self.inner.settings()
+        }
         fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
             self.unit = unit;
             if let Some(delay) = self.signal_delay {
@@ -1427,6 +1430,60 @@ mod online_tests {
             }
         }
         assert!(checked > 2 * FAMILIES.len(), "{checked} policies checked");
+    }
+
+    /// LambdaCrawl's complete observations (pages whose signals the run trusts, crawled after
+    /// their reported changes) under the guard: nothing beyond what it fetched and the signals
+    /// as of their delay, and the path taken (crawls sent by reported changes).
+    #[test]
+    fn lambdacrawl_observes_trusted_pages_completely_without_peeking() {
+        let corpus = random_corpus(120, 30, 5);
+        let env = crate::sim::three_term_environment(&corpus, 3.0);
+        let guarded_with = |complete: &str, spec: &str, delay: Unit, seed: u64| {
+            let config = RunConfig {
+                signals: crate::signal::SignalSettings::parse(&[spec]).unwrap(),
+                seed,
+                ..RunConfig::new(8, FitMode::Online)
+            };
+            let param = (
+                "complete_observations",
+                crate::policy::ParamValue::Text(complete.into()),
+            );
+            let guard = Guard {
+                inner: crate::policy::family("lambdacrawl")
+                    .unwrap()
+                    .make([param])
+                    .unwrap(),
+                mode: None,
+                chosen: Vec::new(),
+                unit: 0,
+                observed: Arc::new(AtomicUsize::new(0)),
+                signal_delay: Some(delay),
+            };
+            run(&env, Box::new(guard), &config).unwrap()
+        };
+        let guarded = |spec: &str, delay: Unit, seed: u64| guarded_with("on", spec, delay, seed);
+        for (spec, delay) in [
+            ("lastmod", 0),
+            (
+                "lastmod:coverage=0.6,recall=0.8,false-positive=0.2,delay=1",
+                1,
+            ),
+            ("feed:items=5,delay=1", 1),
+        ] {
+            // By default the planner's signal slots: the complete path is never taken.
+            let slots = guarded_with("off", spec, delay, 3);
+            assert!(slots.params.get("completely_observed").is_none(), "{spec}");
+            let r = guarded(spec, delay, 3);
+            assert_ne!(r.refreshed_pages, slots.refreshed_pages, "{spec}");
+            let complete = &r.params["completely_observed"];
+            assert!(
+                complete["crawls_after_reports"].as_u64().unwrap() > 0,
+                "{spec}: {complete}"
+            );
+            // Deterministic: the draws are keyed by the seed, page and unit.
+            assert_eq!(guarded(spec, delay, 3).refreshed_pages, r.refreshed_pages);
+        }
     }
 
     #[test]
