@@ -22,7 +22,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
-use super::archive_stream::{DecodedStream, READ_BUFFER};
+use super::archive_stream::{with_resumption, DecodedStream, READ_BUFFER};
 use super::warc_reader::{
     decode_http_block, ResponseRecord, WarcItem, MAX_HEADER_BYTES, MAX_RECORD_BYTES,
 };
@@ -331,36 +331,10 @@ impl Iterator for ArcFile {
             Err(e) => {
                 self.record += 1;
                 self.damaged += 1;
-                let resumed = if std::mem::take(&mut self.resumable) {
-                    self.resync()
-                } else {
-                    None
-                };
+                let resumable = std::mem::take(&mut self.resumable);
+                let resumed = if resumable { self.resync() } else { None };
                 self.done = resumed.is_none();
-                let InputError::Malformed {
-                    path,
-                    location,
-                    message,
-                } = e
-                else {
-                    return Some(Err(e));
-                };
-                let after = match resumed {
-                    Some(at) => format!(
-                        "; reading resumes at the next record, found at byte {at}{}",
-                        if self.gzip {
-                            " of the decompressed stream"
-                        } else {
-                            ""
-                        }
-                    ),
-                    None => String::new(),
-                };
-                Some(Err(InputError::Malformed {
-                    path,
-                    location,
-                    message: format!("{message}{after}"),
-                }))
+                Some(Err(with_resumption(e, resumed, resumable, self.gzip)))
             }
         }
     }

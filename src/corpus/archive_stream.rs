@@ -42,6 +42,42 @@ impl<R: Read> Read for ProgressRead<R> {
     }
 }
 
+/// A framing error of a damaged record, saying where reading goes on: at the next record,
+/// found at byte `resumed` (of the decompressed stream of a gzip file); nowhere when the damage
+/// was `resumable` but no record follows; as it was otherwise (the rest cannot be read).
+pub(crate) fn with_resumption(
+    error: InputError,
+    resumed: Option<u64>,
+    resumable: bool,
+    gzip: bool,
+) -> InputError {
+    let InputError::Malformed {
+        path,
+        location,
+        message,
+    } = error
+    else {
+        return error;
+    };
+    let after = match resumed {
+        Some(at) => format!(
+            "; reading resumes at the next record, found at byte {at}{}",
+            if gzip {
+                " of the decompressed stream"
+            } else {
+                ""
+            }
+        ),
+        None if resumable => "; no further record follows in the file".to_string(),
+        None => String::new(),
+    };
+    InputError::Malformed {
+        path,
+        location,
+        message: format!("{message}{after}"),
+    }
+}
+
 fn empty_file(path: &Path) -> InputError {
     InputError::Empty {
         path: path.to_path_buf(),

@@ -69,7 +69,7 @@ use std::path::{Path, PathBuf};
 use flate2::read::MultiGzDecoder;
 use indicatif::ProgressBar;
 
-use super::archive_stream::{DecodedStream, READ_BUFFER};
+use super::archive_stream::{with_resumption, DecodedStream, READ_BUFFER};
 use crate::error::{InputError, SkippedInput};
 
 /// Largest HTTP body a `Content-Encoding` may inflate to (a guard against compression bombs);
@@ -565,31 +565,7 @@ impl Iterator for WarcFile {
                 self.damaged += 1;
                 let resumed = if resumable { self.resync() } else { None };
                 self.done = resumed.is_none();
-                let InputError::Malformed {
-                    path,
-                    location,
-                    message,
-                } = error
-                else {
-                    return Some(Err(error));
-                };
-                let after = match resumed {
-                    Some(at) => format!(
-                        "; reading resumes at the next record, found at byte {at}{}",
-                        if self.gzip {
-                            " of the decompressed stream"
-                        } else {
-                            ""
-                        }
-                    ),
-                    None if resumable => "; no further record follows in the file".to_string(),
-                    None => String::new(),
-                };
-                Some(Err(InputError::Malformed {
-                    path,
-                    location,
-                    message: format!("{message}{after}"),
-                }))
+                Some(Err(with_resumption(error, resumed, resumable, self.gzip)))
             }
             Ok(None) => {
                 self.done = true;
