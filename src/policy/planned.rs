@@ -180,7 +180,7 @@ pub trait PageModel: Send {
     fn settings(&self, _settings: &mut serde_json::Map<String, serde_json::Value>) {}
     /// Online, when the crawler reads the site's change signals: the model's own choice of
     /// the pages to refresh at `unit`, or `None` (the default) for the planner's signal-slot
-    /// rule ([`Planner::choose_signalled`]). LambdaCrawl's complete observations use it.
+    /// rule (`Planner::choose_signalled`). LambdaCrawl's complete observations use it.
     fn choose_signalled(
         _planner: &mut Planner<Self>,
         _unit: Unit,
