@@ -43,7 +43,7 @@ pub fn online_irrelevance_probability(changes: usize, changes_at_theta: usize) -
 /// EBR's page model: weight `w_p · d_p`, rate of all updates.
 #[derive(Debug, Clone)]
 pub struct EbrModel {
-    pub theta: f64,
+    pub(crate) theta: f64,
     view_weight: Vec<f64>,
     /// Oracle mode: each page's `(λ_p, d_p)` over the history.
     oracle_rate_and_d: Vec<(f64, f64)>,

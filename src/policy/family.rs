@@ -137,7 +137,7 @@ pub struct PolicyFamily {
     pub description: &'static str,
     pub params: &'static [ParamSpec],
     /// Builds a policy from validated parameters (absent ones take their defaults).
-    pub build: fn(&Params) -> Result<Box<dyn RefreshPolicy>, PolicyError>,
+    pub(crate) build: fn(&Params) -> Result<Box<dyn RefreshPolicy>, PolicyError>,
 }
 
 impl PolicyFamily {
@@ -250,9 +250,9 @@ impl PolicyFamily {
 /// One run of a comparison sweep: a family, its parameters and a budget.
 #[derive(Debug, Clone)]
 pub struct SweepRun {
-    pub policy: &'static PolicyFamily,
-    pub params: Params,
-    pub budget: usize,
+    pub(crate) policy: &'static PolicyFamily,
+    pub(crate) params: Params,
+    pub(crate) budget: usize,
 }
 
 /// Which values a sweep takes for swept parameters.

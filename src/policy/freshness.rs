@@ -164,8 +164,8 @@ impl PageTerms {
 /// useful page gets `f = 1`, `μ = 0` and the rest of the budget is left to the caller.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrequencyPlan {
-    pub frequencies: Vec<f64>,
-    pub mu: f64,
+    pub(crate) frequencies: Vec<f64>,
+    pub(crate) mu: f64,
 }
 
 /// The multiplier `μ` at which the frequencies `total(μ)` sum to `budget` (the sum decreases

@@ -113,11 +113,11 @@ impl FitMode {
 /// What one refresh revealed about a page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefreshOutcome {
-    pub page: PageId,
+    pub(crate) page: PageId,
     /// Unit of the refresh.
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     /// Unit of the previous refresh of this page (0 for the initial crawl).
-    pub last_refresh: Unit,
+    pub(crate) last_refresh: Unit,
     /// Whether the fetched copy differs from the repository copy (content hash).
     pub changed: bool,
     /// Fraction of the repository copy's shingles not found in the fetched copy (0 when same).
@@ -125,7 +125,7 @@ pub struct RefreshOutcome {
     /// ΔQ_A estimate from the measurement hook for this refresh (paper 003 §5).
     pub delta_q: f64,
     /// Whether the page is gone (404) at this unit.
-    pub gone: bool,
+    pub(crate) gone: bool,
     /// The page was not refreshed but discovered: it first appeared at `unit` and was crawled
     /// outside the refresh budget (the simulator's new-page crawl). Such an outcome says only
     /// "this page exists now, with a copy as of `unit`": it carries no change or ΔQ measurement.
@@ -138,17 +138,17 @@ pub struct RefreshOutcome {
 /// protocol, see the module docs): before the unit's batch is indexed, so without ΔQ.
 #[derive(Debug, Clone)]
 pub struct ProbeOutcome {
-    pub page: PageId,
+    pub(crate) page: PageId,
     /// The round (0 first) that fetched it.
     pub round: u32,
     /// Whether the fetched copy differs from the held copy (content hash); false for a first
     /// crawl. As [`RefreshOutcome::changed`] for the same page.
-    pub changed: bool,
+    pub(crate) changed: bool,
     /// Fraction of the held copy's shingles not found in the fetched copy (0 when unchanged,
     /// 1 when either side has no copy). As [`RefreshOutcome::shingle_change`].
     pub shingle_change: f64,
     /// The page is gone (404) at this unit.
-    pub gone: bool,
+    pub(crate) gone: bool,
     /// A frontier page's first crawl (frontier mode): nothing to compare with.
     pub first_crawl: bool,
     /// The copy the page has now, as the crawler knows it after the fetch: the new copy, the
@@ -160,9 +160,9 @@ pub struct ProbeOutcome {
 #[derive(Debug, Clone, Default)]
 pub struct PageHistory {
     /// Units (≥ 1) at which the page's content differs from the previous unit's.
-    pub change_units: Vec<Unit>,
+    pub(crate) change_units: Vec<Unit>,
     /// For each entry of `change_units`, the fraction of shingles that changed.
-    pub shingle_changes: Vec<f64>,
+    pub(crate) shingle_changes: Vec<f64>,
     /// ΔQ_A measured when refreshing at each change unit right after the change (oracle
     /// user-centric fit; paper 003 §6 measured every change this way). Same length as
     /// `change_units`, or empty when not measured.
@@ -172,8 +172,8 @@ pub struct PageHistory {
 /// The whole history, indexed by page id (oracle mode only).
 #[derive(Debug, Clone, Default)]
 pub struct ChangeHistory {
-    pub units: Unit,
-    pub pages: Vec<PageHistory>,
+    pub(crate) units: Unit,
+    pub(crate) pages: Vec<PageHistory>,
 }
 
 impl ChangeHistory {
@@ -210,30 +210,30 @@ pub const OPEN_ENDED_UNITS: Unit = Unit::MAX / 2;
 /// What a policy knows when it starts.
 #[derive(Debug, Clone)]
 pub struct PolicyContext<'a> {
-    pub mode: FitMode,
+    pub(crate) mode: FitMode,
     /// Number of pages (ids `0..page_count`).
     pub page_count: usize,
     /// Number of refresh units: units `1..=units` are refreshed (unit 0 is the initial crawl);
     /// [`OPEN_ENDED_UNITS`] for a run without a last unit (a live crawl).
     pub units: Unit,
     /// Refreshes per unit.
-    pub budget: usize,
+    pub(crate) budget: usize,
     /// Pages present in the repository after the initial crawl.
-    pub initial_pages: &'a [PageId],
+    pub(crate) initial_pages: &'a [PageId],
     /// How often users are shown each page: `Σ_q f_q · I(rank of p in q's results)` at unit 0
     /// (EBR's weight, from the workload and the viewing likelihood).
     pub view_weight: &'a [f64],
     /// Oracle mode: the true history; `None` in online mode.
-    pub history: Option<&'a ChangeHistory>,
+    pub(crate) history: Option<&'a ChangeHistory>,
     /// Seed for policies with randomness.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// What the crawler knows after the initial crawl ([`CrawlState::knowledge`]: URLs,
     /// held copies, link graph, PageRank). The refresher fills it in before `prepare`; `None`
     /// when a policy is prepared outside a refresher (unit tests, labels).
     pub crawl: Option<&'a CrawlState>,
     /// The environment's cache, where the planners of one environment share their schedules
     /// ([`crate::cache`]); `None` outside a sweep or served engine.
-    pub cache: Option<std::sync::Arc<crate::cache::Cache>>,
+    pub(crate) cache: Option<std::sync::Arc<crate::cache::Cache>>,
 }
 
 /// What a policy reads beyond the protocol's calls, declared once by the built policy
@@ -250,7 +250,7 @@ pub struct Reads {
     /// comparison of several modes runs it once and reports it in each. Conservatively
     /// `true`; a family that says `false` is run both ways by a test of `sim::run`, which
     /// requires the same runs.
-    pub fit_mode: bool,
+    pub(crate) fit_mode: bool,
     /// What the policy chooses depends on the context's `seed` (random draws). A comparison's
     /// intervals then also vary the seed ([`crate::sim::compare::SEEDS_PER_INTERVAL`]). A
     /// family that says `false` is run with two seeds by a test of `sim::run`, which requires

@@ -211,8 +211,8 @@ impl NewPageEstimator {
 /// [`UserCentric`] unchanged, so outside frontier mode it is paper 003's policy exactly.
 #[derive(Debug, Clone, Default)]
 pub struct UserCentricWithNewPages {
-    pub inner: UserCentric,
-    pub estimator: NewPageEstimator,
+    pub(crate) inner: UserCentric,
+    pub(crate) estimator: NewPageEstimator,
 }
 
 impl UserCentricWithNewPages {

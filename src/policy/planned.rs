@@ -28,15 +28,15 @@ pub const DEFAULT_THETA: f64 = 0.0;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Observations {
     /// Refreshes observed.
-    pub visits: usize,
+    pub(crate) visits: usize,
     /// Sum of the intervals (units) between each observed refresh and the one before it.
-    pub elapsed: f64,
+    pub(crate) elapsed: f64,
     /// Refreshes that found the content changed (any change).
-    pub changed: usize,
+    pub(crate) changed: usize,
     /// Refreshes whose shingle change was at least the policy's θ (and the content changed).
-    pub changed_at_theta: usize,
+    pub(crate) changed_at_theta: usize,
     /// Whether the last refresh found the page gone.
-    pub gone: bool,
+    pub(crate) gone: bool,
     /// The ΔQ_A measured by the refreshes that found the content changed (the page still
     /// present): what user-centric planning learns its weights from.
     pub gains: GainRecord,
@@ -46,9 +46,9 @@ pub struct Observations {
 /// shrinkage estimate and its leave-one-out check read: count, `Σ g_i`, `Σ g_i²`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GainRecord {
-    pub count: usize,
-    pub sum: f64,
-    pub sum_of_squares: f64,
+    pub(crate) count: usize,
+    pub(crate) sum: f64,
+    pub(crate) sum_of_squares: f64,
 }
 
 impl GainRecord {
@@ -197,10 +197,10 @@ pub trait PageModel: Send {
 /// Plans and replans the refresh schedule for a [`PageModel`].
 #[derive(Debug, Clone)]
 pub struct Planner<M> {
-    pub model: M,
+    pub(crate) model: M,
     /// Online mode replans every `replan_every` units, and so does oracle mode for a model
     /// that uses views (otherwise oracle parameters never move, and one plan covers the run).
-    pub replan_every: u32,
+    pub(crate) replan_every: u32,
     mode: FitMode,
     horizon: Unit,
     budget: usize,

@@ -25,7 +25,7 @@ use crate::corpus::PageId;
 /// SBR's page model: weight 1, rate of θ-changes.
 #[derive(Debug, Clone)]
 pub struct SbrModel {
-    pub theta: f64,
+    pub(crate) theta: f64,
     /// Oracle mode: each page's rate of θ-changes over the history.
     oracle_rates: Vec<f64>,
 }

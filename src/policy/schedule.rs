@@ -18,12 +18,12 @@ use crate::corpus::{PageId, Unit};
 /// One planned refresh of a page.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Instance {
-    pub page: PageId,
+    pub(crate) page: PageId,
     /// Ideal (fractional) time of the refresh, in units.
-    pub ideal: f64,
+    pub(crate) ideal: f64,
     /// What the refresh is worth; the lowest-value instances are dropped when there are more
     /// instances than slots.
-    pub value: f64,
+    pub(crate) value: f64,
 }
 
 /// Planned instances for the window of units `first..first + len`, capacity `capacity`.

@@ -65,15 +65,15 @@ pub enum SignalSpec {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LastmodSpec {
     /// Share of the sitemap's entries that carry a date.
-    pub coverage: f64,
+    pub(crate) coverage: f64,
     /// P(the date moves | the page changed in the unit).
-    pub recall: f64,
+    pub(crate) recall: f64,
     /// P(the date moves | the page did not change in the unit).
-    pub false_positive: f64,
+    pub(crate) false_positive: f64,
     /// Units between a change and the sitemap that shows it.
-    pub delay: Unit,
+    pub(crate) delay: Unit,
     /// Every date is the sitemap's build time.
-    pub build_stamped: bool,
+    pub(crate) build_stamped: bool,
 }
 
 impl Default for LastmodSpec {
@@ -93,9 +93,9 @@ impl Default for LastmodSpec {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FeedSpec {
     /// Changes the feed holds (the newest).
-    pub items: usize,
+    pub(crate) items: usize,
     /// Units between a change and the feed that shows it.
-    pub delay: Unit,
+    pub(crate) delay: Unit,
 }
 
 /// MediaWiki's default RecentChanges feed length.
@@ -247,7 +247,7 @@ impl fmt::Display for SignalSpec {
 /// The channels a site publishes: empty for `none`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SignalSettings {
-    pub channels: Vec<SignalSpec>,
+    pub(crate) channels: Vec<SignalSpec>,
 }
 
 impl SignalSettings {
@@ -314,8 +314,8 @@ impl fmt::Display for SignalSettings {
 /// One signal read at a unit: a page's sitemap date, or a feed item naming a page's change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SignalEvent {
-    pub page: PageId,
-    pub kind: SignalKind,
+    pub(crate) page: PageId,
+    pub(crate) kind: SignalKind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -330,20 +330,20 @@ pub enum SignalKind {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SignalReading {
     /// The dates and feed items new since the previous read.
-    pub events: Vec<SignalEvent>,
+    pub(crate) events: Vec<SignalEvent>,
     /// The site publishes a change feed: every page could appear in it.
-    pub feed_channel: bool,
+    pub(crate) feed_channel: bool,
 }
 
 /// What the crawler has read of one page's signals so far (the latest of each channel).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PageSignal {
     /// The latest `<lastmod>` read (`None`: the page's entry carries none, or no sitemap).
-    pub lastmod: Option<Unit>,
+    pub(crate) lastmod: Option<Unit>,
     /// The unit of the latest change a feed reported.
-    pub feed: Option<Unit>,
+    pub(crate) feed: Option<Unit>,
     /// The site publishes a feed (so a change of this page could appear in it).
-    pub feed_channel: bool,
+    pub(crate) feed_channel: bool,
 }
 
 impl PageSignal {
@@ -380,8 +380,8 @@ impl PageSignal {
 /// one known only through the feed are told apart).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct SignalClass {
-    pub lastmod: bool,
-    pub feed: bool,
+    pub(crate) lastmod: bool,
+    pub(crate) feed: bool,
 }
 
 impl SignalClass {

@@ -71,9 +71,9 @@ impl PublishedPage {
 /// Everything [`PublishedSignals`] are computed from, and so the key under which the runs of
 /// one environment share them in its [`Cache`] (the corpus is the environment's own).
 pub struct PublishedInputs<'a> {
-    pub corpus: &'a Corpus,
-    pub settings: &'a SignalSettings,
-    pub seed: u64,
+    pub(crate) corpus: &'a Corpus,
+    pub(crate) settings: &'a SignalSettings,
+    pub(crate) seed: u64,
 }
 
 impl CacheKey for PublishedInputs<'_> {

@@ -71,12 +71,12 @@ pub fn crawl_probabilities(importances: &[f64], change_rates: &[f64], bandwidth:
 #[derive(Debug, Clone, PartialEq)]
 pub struct MixedPlan {
     /// Crawl rate of each incomplete-observation page (0 for the complete ones).
-    pub rates: Vec<f64>,
+    pub(crate) rates: Vec<f64>,
     /// Crawl probability after a reported change of each complete-observation page (0 for the
     /// incomplete ones).
-    pub probabilities: Vec<f64>,
+    pub(crate) probabilities: Vec<f64>,
     /// The bandwidth the complete-observation pages are given, `B_c = Σ p_w·Δ_w`.
-    pub complete_bandwidth: f64,
+    pub(crate) complete_bandwidth: f64,
 }
 
 /// The split of `bandwidth` between the pages with complete observations (`complete[w]`) and

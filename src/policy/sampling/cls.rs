@@ -39,21 +39,21 @@ use crate::policy::family::{ParamKind, ParamSpec, PolicyFamily};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClsConfig {
     /// Clusters wanted (paper 000: 100), bounded by the budget.
-    pub clusters: usize,
+    pub(crate) clusters: usize,
     /// Confidence γ of the t-test rule (paper 000: 0.8).
-    pub confidence: f64,
+    pub(crate) confidence: f64,
     /// Tolerance δ of the t-test rule (lost from the text; 0.05).
-    pub tolerance: f64,
+    pub(crate) tolerance: f64,
     /// Change-history weights of the samples' rates (NAD/SAD/AAD/GAD).
-    pub weighting: Weighting,
+    pub(crate) weighting: Weighting,
     /// Feature subset to cluster on (paper 000 §6.2's ablation; combined by default).
-    pub features: FeatureSet,
+    pub(crate) features: FeatureSet,
     /// Re-cluster every this many cycles from the third on (0: cluster once).
-    pub recluster_every: u32,
+    pub(crate) recluster_every: u32,
     /// Order in which a cluster's samples are taken.
-    pub samples: MemberOrder,
+    pub(crate) samples: MemberOrder,
     /// Order of a cluster's members when whole clusters are fetched.
-    pub fill: MemberOrder,
+    pub(crate) fill: MemberOrder,
 }
 
 /// In which order CLS takes a cluster's members, as samples or when filling the budget.

@@ -41,11 +41,11 @@ pub use view::SamplingView;
 /// What one fetch of a round revealed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Probe {
-    pub page: PageId,
+    pub(crate) page: PageId,
     /// The fetched copy differs from the held one.
-    pub changed: bool,
+    pub(crate) changed: bool,
     /// The page is gone.
-    pub gone: bool,
+    pub(crate) gone: bool,
 }
 
 /// A policy that spends a unit's budget in rounds: [`begin_unit`](Self::begin_unit), then

@@ -47,11 +47,11 @@ impl DownloadProbability {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SampleFacts<'a> {
     /// Whether the fetch found the copy changed.
-    pub changed: bool,
+    pub(crate) changed: bool,
     /// Change indicators of cycles `1 … i` (this cycle's observation last), oldest first.
-    pub history: &'a [bool],
+    pub(crate) history: &'a [bool],
     /// The sample's toolbar-style PageRank 0…10 ([`toolbar_pagerank`]).
-    pub toolbar_pagerank: u8,
+    pub(crate) toolbar_pagerank: u8,
 }
 
 /// Paper 002 Eq. 3 (binary), Eq. 5–7 (HA), Eq. 8 (WHA, **reconstructed** without the printed

@@ -55,11 +55,11 @@ pub mod testsite {
     use super::*;
 
     pub struct Site {
-        pub urls: Vec<String>,
-        pub copies: Vec<Arc<PageVersion>>,
-        pub out: Vec<Vec<PageId>>,
-        pub inl: Vec<Vec<PageId>>,
-        pub gone: Vec<bool>,
+        pub(crate) urls: Vec<String>,
+        pub(crate) copies: Vec<Arc<PageVersion>>,
+        pub(crate) out: Vec<Vec<PageId>>,
+        pub(crate) inl: Vec<Vec<PageId>>,
+        pub(crate) gone: Vec<bool>,
     }
 
     impl Site {

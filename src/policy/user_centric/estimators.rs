@@ -335,9 +335,9 @@ impl OracleKnowledge {
 #[derive(Debug, Clone, Default)]
 pub struct UserCentric {
     /// Sliding window of the last `W` refreshes; `None` = the whole history.
-    pub window: Option<usize>,
+    pub(crate) window: Option<usize>,
     /// `None`: [`Estimator::default_for`] the fit mode.
-    pub estimator: Option<Estimator>,
+    pub(crate) estimator: Option<Estimator>,
     /// The estimator in use (set by `prepare`).
     active: Option<Estimator>,
     /// Per page, the observed refreshes as `(ΔQ_A, Δt)`.
@@ -358,12 +358,12 @@ pub struct UserCentric {
     /// the history (what [`UserCentric::gains_given_change`] returns).
     oracle_gains: Option<Vec<f64>>,
     /// What oracle mode is told of the history.
-    pub knowledge: OracleKnowledge,
+    pub(crate) knowledge: OracleKnowledge,
     /// What this run was told (set by `prepare`): `knowledge` in oracle mode with the
     /// change-gain or whittle estimator, `Both` otherwise (nothing partial applies).
     told: Option<OracleKnowledge>,
     /// How online change rates are estimated.
-    pub rate_model: RateModel,
+    pub(crate) rate_model: RateModel,
     /// Online, [`RateModel::Mixture`]: the site's distribution of rates and each page's
     /// visits (refitted at every `choose`).
     mixture: Option<RateMixture>,

@@ -102,9 +102,9 @@ pub fn loo_squared_error(gains: &GainRecord, prior: f64, strength: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GainFit {
     /// `κ`: the gain per unit of EBR weight.
-    pub gain_per_weight: f64,
+    pub(crate) gain_per_weight: f64,
     /// `s`, in pseudo-changes (∞: the prior alone).
-    pub strength: f64,
+    pub(crate) strength: f64,
 }
 
 impl Default for GainFit {

@@ -81,8 +81,8 @@ pub enum InstanceError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{epsilon} is not in [0, 1/(T−1) = {most}] (the last period's weight is 1 − (T−1)ε)")]
 pub struct EpsilonError {
-    pub epsilon: f64,
-    pub most: f64,
+    pub(crate) epsilon: f64,
+    pub(crate) most: f64,
 }
 
 /// A number, or one number per period.
@@ -151,12 +151,12 @@ struct InstanceFile {
 /// An instance as read: the model, and what the file says beside it.
 #[derive(Debug, Clone)]
 pub struct Instance {
-    pub model: CrawlModel,
-    pub description: Option<String>,
+    pub(crate) model: CrawlModel,
+    pub(crate) description: Option<String>,
     /// Strategy 3's `ε`, when the file gives it.
-    pub epsilon: Option<f64>,
+    pub(crate) epsilon: Option<f64>,
     /// Reference optimal objectives by strategy number, when the file gives them.
-    pub expected_objective: BTreeMap<u8, f64>,
+    pub(crate) expected_objective: BTreeMap<u8, f64>,
     /// Fields the reader does not know (ignored; reported so a misspelt one is noticed).
     pub ignored_fields: Vec<String>,
 }

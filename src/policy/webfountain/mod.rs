@@ -62,7 +62,7 @@ pub struct SolveReport {
     pub relative_difference: Option<f64>,
     /// Fields of the instance the reader ignored.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub ignored_fields: Vec<String>,
+    pub(crate) ignored_fields: Vec<String>,
 }
 
 /// Solves `instance` for `request`; errors name the parameter.

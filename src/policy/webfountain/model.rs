@@ -16,35 +16,35 @@ use crate::optimise::{self, FwOptions, LinearOracle, OracleError, SmoothObjectiv
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bucket {
     /// `b_i0`: pages in the bucket at the start of the cycle.
-    pub pages: f64,
+    pub(crate) pages: f64,
     /// `a_it`: fraction of the bucket's pages that change in period `t` (length `T`).
-    pub change: Vec<f64>,
+    pub(crate) change: Vec<f64>,
     /// `cconst_it`: capacity one crawl of a page of this bucket uses in period `t` (length `T`).
-    pub cost: Vec<f64>,
+    pub(crate) cost: Vec<f64>,
     /// `y_i0`: obsolete pages at the start.
-    pub obsolete: f64,
+    pub(crate) obsolete: f64,
     /// `p_i`: share of newly crawled pages that join this bucket.
-    pub new_share: f64,
+    pub(crate) new_share: f64,
     /// `oldnwt_i`: new pages found per crawl of a page of this bucket.
-    pub finds_new: f64,
+    pub(crate) finds_new: f64,
 }
 
 /// A model instance: the data of §4 for one crawler cycle.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CrawlModel {
     /// `T`.
-    pub periods: usize,
-    pub buckets: Vec<Bucket>,
+    pub(crate) periods: usize,
+    pub(crate) buckets: Vec<Bucket>,
     /// `Cconst_t`.
-    pub capacity: Vec<f64>,
+    pub(crate) capacity: Vec<f64>,
     /// `dconst_t`: capacity one crawl of a new page uses.
-    pub new_cost: Vec<f64>,
+    pub(crate) new_cost: Vec<f64>,
     /// `n_0`: known, uncrawled new pages at the start.
-    pub new_known: f64,
+    pub(crate) new_known: f64,
     /// `nconst_t`: new pages brought to the crawler's attention in period `t`.
-    pub new_arrivals: Vec<f64>,
+    pub(crate) new_arrivals: Vec<f64>,
     /// `newnwt`: new pages found per crawl of a new page.
-    pub new_finds_new: f64,
+    pub(crate) new_finds_new: f64,
 }
 
 /// The objective weights of §5.1.
@@ -106,19 +106,19 @@ impl Strategy {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trajectory {
     /// `y_it`, `[t][i]`, `t = 1..T`.
-    pub obsolete: Vec<Vec<f64>>,
+    pub(crate) obsolete: Vec<Vec<f64>>,
     /// `b_it`, `[t][i]`, `t = 0..T`.
-    pub pages: Vec<Vec<f64>>,
+    pub(crate) pages: Vec<Vec<f64>>,
     /// `n_t`, `t = 0..T`.
-    pub new_uncrawled: Vec<f64>,
+    pub(crate) new_uncrawled: Vec<f64>,
 }
 
 /// A decision: `x_it` laid out period by period (`x[t · NB + i]`, `t = 0..T−1`), then `z_t`
 /// when the model has new pages.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision<'a> {
-    pub crawls: &'a [f64],
-    pub new_crawls: Option<&'a [f64]>,
+    pub(crate) crawls: &'a [f64],
+    pub(crate) new_crawls: Option<&'a [f64]>,
 }
 
 /// The solver's result.
@@ -132,7 +132,7 @@ pub struct Plan {
     /// `n_t`, `t = 1..T`.
     pub new_uncrawled_per_period: Vec<f64>,
     /// `Σ_i b_it`, `t = 1..T`.
-    pub pages_per_period: Vec<f64>,
+    pub(crate) pages_per_period: Vec<f64>,
     /// `x_it`, `[bucket][period]`.
     pub crawls: Vec<Vec<f64>>,
     /// `z_t`.
@@ -149,7 +149,7 @@ pub struct Optimality {
     pub fw_gap: f64,
     /// `fw_gap / |objective|`.
     pub relative_gap: f64,
-    pub converged: bool,
+    pub(crate) converged: bool,
     /// Why the best start stopped: `gap`, `stalled`, `no-descent` or `iteration-limit`.
     pub stop: optimise::frank_wolfe::Stop,
     pub iterations: usize,
