@@ -22,7 +22,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
-use super::archive_stream::{with_resumption, DecodedStream, READ_BUFFER};
+use super::archive_stream::{next_line, with_resumption, DecodedStream, READ_BUFFER};
 use super::warc_reader::{
     decode_http_block, ResponseRecord, WarcItem, MAX_HEADER_BYTES, MAX_RECORD_BYTES,
 };
@@ -206,16 +206,7 @@ impl ArcFile {
     /// for one; its record then fails or is skipped as any other, so no bad page comes out.
     fn resync(&mut self) -> Option<u64> {
         loop {
-            let mut line = Vec::new();
-            let n = (&mut self.reader)
-                .take(MAX_HEADER_BYTES as u64)
-                .read_until(b'\n', &mut line)
-                .ok()?;
-            if n == 0 {
-                return None;
-            }
-            let start = self.consumed;
-            self.consumed += n as u64;
+            let (start, line) = next_line(&mut self.reader, &mut self.consumed, MAX_HEADER_BYTES)?;
             let trimmed = line.trim_ascii_end();
             let starts_record = [&b"http://"[..], b"https://", b"dns:"]
                 .iter()

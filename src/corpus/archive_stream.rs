@@ -42,6 +42,25 @@ impl<R: Read> Read for ProgressRead<R> {
     }
 }
 
+/// The next line of `reader` (at most `max` bytes, its line end kept), with the offset it
+/// starts at; `consumed` counts the bytes read. `None` at the end of the stream or when it
+/// cannot be read further (a corrupt gzip stream): what a search for the next record after
+/// damage reads ([`super::warc_reader`], [`super::arc_reader`]).
+pub(crate) fn next_line(
+    reader: &mut impl BufRead,
+    consumed: &mut u64,
+    max: usize,
+) -> Option<(u64, Vec<u8>)> {
+    let mut line = Vec::new();
+    let n = reader.take(max as u64).read_until(b'\n', &mut line).ok()?;
+    if n == 0 {
+        return None;
+    }
+    let start = *consumed;
+    *consumed += n as u64;
+    Some((start, line))
+}
+
 /// A framing error of a damaged record, saying where reading goes on: at the next record,
 /// found at byte `resumed` (of the decompressed stream of a gzip file); nowhere when the damage
 /// was `resumable` but no record follows; as it was otherwise (the rest cannot be read).

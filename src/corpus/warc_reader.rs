@@ -69,7 +69,7 @@ use std::path::{Path, PathBuf};
 use flate2::read::MultiGzDecoder;
 use indicatif::ProgressBar;
 
-use super::archive_stream::{with_resumption, DecodedStream, READ_BUFFER};
+use super::archive_stream::{next_line, with_resumption, DecodedStream, READ_BUFFER};
 use crate::error::{InputError, SkippedInput};
 
 /// Largest HTTP body a `Content-Encoding` may inflate to (a guard against compression bombs);
@@ -263,16 +263,7 @@ impl WarcFile {
     fn resync(&mut self) -> Option<u64> {
         let mut at_line_start = true;
         loop {
-            let mut line = Vec::new();
-            let n = (&mut self.reader)
-                .take(MAX_HEADER_BYTES as u64)
-                .read_until(b'\n', &mut line)
-                .ok()?;
-            if n == 0 {
-                return None;
-            }
-            let start = self.consumed;
-            self.consumed += n as u64;
+            let (start, line) = next_line(&mut self.reader, &mut self.consumed, MAX_HEADER_BYTES)?;
             if at_line_start && line.starts_with(b"WARC/1.") {
                 self.pending_line = Some(line);
                 return Some(start);
