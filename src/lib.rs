@@ -31,6 +31,7 @@ pub mod fetch;
 pub mod index;
 pub mod learn;
 pub mod live;
+pub mod mesh;
 pub mod optimise;
 pub mod policy;
 pub mod progress;

@@ -15,6 +15,7 @@ const STAGES: &[&str] = &[
     "error",
     "terminal",
     "progress",
+    "mesh",
     "text",
     "corpus",
     "cache",

@@ -101,6 +101,8 @@ pub struct Args {
     #[arg(long)]
     #[arg(help_heading = "Output")]
     pub(crate) no_intervals: bool,
+    #[command(flatten)]
+    pub(crate) mesh: super::mesh_args::MeshArgs,
 }
 
 /// How much `compare` prints beyond its first screen (`--metrics`).
@@ -144,6 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for &share in args.budget_shares.iter().flatten() {
         super::experiment::check_share("--budget-shares", share)?;
     }
+    let mesh = args.mesh.config()?;
     let loaded = args.experiment.load()?;
     let mut budgets = given_budgets(&args, &loaded.corpus)?;
     let warmup_units = args.warmup.checked(loaded.corpus.units())?;
@@ -158,11 +161,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let signals = args.experiment.signal_settings()?;
     let env = loaded.environment(args.scoring)?;
-    let mut comparisons = Vec::new();
-    // Round-robin, random and age make the same run in every mode: run once (kept in the
-    // environment's cache), reported in each.
-    for &mode in &args.mode {
-        let config = SweepConfig {
+    let configs: Vec<SweepConfig> = args
+        .mode
+        .iter()
+        .map(|&mode| SweepConfig {
             policies: policies.clone(),
             budgets: budgets.clone(),
             params: fixed.clone(),
@@ -175,15 +177,35 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             targets: args.targets.clone().unwrap_or_default(),
             signals: signals.clone(),
             intervals: !args.no_intervals,
-        };
-        let bar = refresher::progress::bar(0, &format!("{} runs", mode.as_str()), false);
-        let c = sweep(&env, &config, &|done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        })?;
-        bar.finish_and_clear();
-        comparisons.push(c);
-    }
+        })
+        .collect();
+    let comparisons = if mesh.is_spread() {
+        let greeting = super::mesh_args::greeting(mesh.process, &loaded.corpus, &env.workload);
+        match spread_sweeps(&env, &configs, &mesh, &greeting)? {
+            Some(comparisons) => comparisons,
+            None => {
+                eprintln!(
+                    "process {} of {}: my share of the runs is done; process 0 reports the comparison",
+                    mesh.process, mesh.processes
+                );
+                return Ok(());
+            }
+        }
+    } else {
+        // Round-robin, random and age make the same run in every mode: run once (kept in the
+        // environment's cache), reported in each.
+        let mut comparisons = Vec::new();
+        for config in &configs {
+            let bar = refresher::progress::bar(0, &format!("{} runs", config.mode.as_str()), false);
+            let c = sweep(&env, config, &|done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            })?;
+            bar.finish_and_clear();
+            comparisons.push(c);
+        }
+        comparisons
+    };
     if let Some(dir) = &args.out {
         let about = ChartContext::of(&args, &loaded.corpus);
         write_outputs(dir, &comparisons, &about)?;
@@ -206,6 +228,55 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The sweeps of `configs` spread over the workers of `mesh` ([`refresher::sim::spread`]): the
+/// comparisons in this process when it holds the leader, `None` in the others.
+fn spread_sweeps(
+    env: &refresher::sim::Environment<'_>,
+    configs: &[SweepConfig],
+    mesh: &refresher::mesh::MeshConfig,
+    greeting: &refresher::mesh::Greeting,
+) -> anyhow::Result<Option<Vec<Comparison>>> {
+    let threads = refresher::sim::spread::threads_per_worker(mesh.workers);
+    let outcomes = refresher::mesh::run(mesh, greeting, |worker| {
+        let index = worker.index();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(move |i| format!("refresher:worker-{index}-{i}"))
+            .build()?;
+        let mut comparisons = Vec::new();
+        for config in configs {
+            // One bar per process (its first worker's), counting that worker's runs.
+            let bar = if worker.index() == mesh.process * mesh.workers {
+                let label = format!("{} runs (worker {})", config.mode.as_str(), worker.index());
+                refresher::progress::bar(0, &label, false)
+            } else {
+                indicatif::ProgressBar::hidden()
+            };
+            let c = refresher::sim::spread::sweep(env, config, worker, &pool, &|done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            })?;
+            bar.finish_and_clear();
+            comparisons.extend(c);
+        }
+        eprintln!(
+            "worker {} of {}: {} bytes sent to other workers",
+            worker.index(),
+            worker.peers(),
+            worker.bytes_sent()
+        );
+        anyhow::Ok(comparisons)
+    })?;
+    let mut leader = None;
+    for (w, outcome) in outcomes.into_iter().enumerate() {
+        let comparisons = outcome?;
+        if mesh.process == 0 && w == 0 {
+            leader = Some(comparisons);
+        }
+    }
+    Ok(leader)
 }
 
 /// What was compared, in two lines: the site and the workload.

@@ -91,6 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             delta_q: refresher::quality::measure::DeltaQMethod::Estimate,
             signals: vec!["none".into()],
         },
+        mesh: super::mesh_args::MeshArgs::one_worker(),
         budgets: Some(budgets),
         budget_shares: None,
         warmup: super::experiment::WarmupArgs {

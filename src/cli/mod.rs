@@ -11,6 +11,7 @@ pub mod generate;
 pub mod gp4c;
 pub mod ingest;
 pub mod inputs;
+pub mod mesh_args;
 pub mod policies;
 pub mod policy_args;
 pub mod reference;

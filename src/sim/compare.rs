@@ -401,95 +401,271 @@ pub fn sweep(
     config: &SweepConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Comparison, SweepError> {
-    let started = std::time::Instant::now();
-    let (jobs, fixed_jobs) = sweep_jobs(config)?;
+    let plan = SweepPlan::new(config)?;
     let done = AtomicUsize::new(0);
-    let total = jobs.len();
-    let points: Vec<SweepPoint> = jobs
-        .par_iter()
-        .map(|job| {
-            let p = (job.policy.build)(&job.params)?;
-            let shared = ModeFreeRun::of(job, &*p, config);
-            if let Some(point) = shared.as_ref().and_then(|k| env.cache.get(k)) {
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-                return Ok(SweepPoint {
-                    policy: job.policy.name.to_string(),
-                    theta: job.params.number("theta"),
-                    params: job.params.to_json(),
-                    ..SweepPoint::clone(&point)
-                });
-            }
-            let reads_seed = p.reads().seed;
-            let r = run(env, p, &config.run_config(job.budget))?;
-            let resampled_quality = match r.resampled_quality.clone() {
-                Some(own) if reads_seed => Some(resampled_over_seeds(env, config, job, own)?),
-                other => other.map(Arc::from),
-            };
+    let total = plan.jobs.len();
+    let points: Vec<SweepPoint> = (0..total)
+        .into_par_iter()
+        .map(|i| {
+            let point = plan.run_job(env, i)?;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-            let point = SweepPoint {
-                policy: job.policy.name.to_string(),
-                theta: job.params.number("theta"),
-                params: job.params.to_json(),
-                budget: job.budget,
-                mean: r.mean,
-                mean_obsolete_pages: Some(r.mean_obsolete_pages),
-                new_pages: NewPageSummary::of(&r),
-                mean_change_rate: Some(r.mean_change_rate),
-                mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
-                paper: PaperMeasures::of_run(&r),
-                resampled_quality,
-            };
-            if let Some(key) = shared {
-                env.cache.insert(&key, point.clone());
-            }
             Ok(point)
         })
         .collect::<Result<_, SweepError>>()?;
-    let fixed_points = fixed_points(&fixed_jobs, &jobs, &points);
-    let curves = best_curves(&config.policies, &config.budgets, &points);
-    let fixed_curves = best_curves(&config.policies, &config.budgets, &fixed_points);
-    // Q₀: every policy's B = 0 run is the same repository; without one in the grid, one run.
-    let (unrefreshed, unrefreshed_resampled) = match points.iter().find(|p| p.budget == 0) {
-        Some(p) => (p.mean.quality, p.resampled_quality.clone()),
-        None => {
-            let nothing = family("round-robin")?.make([])?;
-            let r = run(env, nothing, &config.run_config(0))?;
-            (r.mean.quality, r.resampled_quality.map(Arc::from))
-        }
-    };
-    let targets = if config.targets.is_empty() {
-        default_targets()
-    } else {
-        config.targets.clone()
-    };
-    let mut rows = target_rows(&config.policies, &curves, &targets, Some(unrefreshed));
-    let mut fixed_rows = target_rows(&config.policies, &fixed_curves, &targets, Some(unrefreshed));
-    if let Some(q0) = &unrefreshed_resampled {
-        add_intervals(&mut rows, &points, q0);
-        add_intervals(&mut fixed_rows, &fixed_points, q0);
+    plan.assemble(env, points)
+}
+
+/// A sweep taken apart for whoever drives its runs: the jobs, one run per job
+/// ([`Self::run_job`], independent of the others and of the order they run in), and the
+/// comparison assembled from every job's point in job order ([`Self::assemble`]). [`sweep`]
+/// runs the jobs on the rayon pool; [`crate::sim::spread`] over the workers of a mesh.
+pub struct SweepPlan<'c> {
+    config: &'c SweepConfig,
+    /// Every run of the sweep, in the order its points are reported.
+    pub(crate) jobs: Vec<SweepRun>,
+    fixed_jobs: Vec<SweepRun>,
+    started: std::time::Instant,
+}
+
+impl<'c> SweepPlan<'c> {
+    /// The jobs of `config` (its parameters already checked).
+    pub fn new(config: &'c SweepConfig) -> Result<Self, SweepError> {
+        let started = std::time::Instant::now();
+        let (jobs, fixed_jobs) = sweep_jobs(config)?;
+        Ok(SweepPlan {
+            config,
+            jobs,
+            fixed_jobs,
+            started,
+        })
     }
-    let estimator = estimator_given(config);
-    Ok(Comparison {
-        mode: config.mode,
-        new_pages: config.new_pages,
-        warmup_units: config.warmup_units,
-        oracle_history: config.oracle_history.as_told_in(config.mode),
-        scoring: env.config.scoring.name().to_string(),
-        signals: config.signals.labels(),
-        units: env.units(),
-        workload_queries: env.workload.queries.len(),
-        uc_estimator: estimator.unwrap_or_else(|| {
-            Estimator::default_for(config.oracle_history.policy_mode(config.mode))
-        }),
-        delta_q: env.config.delta_q,
-        unrefreshed_quality: Some(unrefreshed),
-        rows,
-        curves,
-        points,
-        fixed_rows,
-        fixed_curves,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+
+    /// Jobs in the sweep.
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Whether the sweep has no job.
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// Job `i`'s point: its run, or the environment's cached mode-free run.
+    pub fn run_job(&self, env: &Environment<'_>, i: usize) -> Result<SweepPoint, SweepError> {
+        let (job, config) = (&self.jobs[i], self.config);
+        let p = (job.policy.build)(&job.params)?;
+        let shared = ModeFreeRun::of(job, &*p, config);
+        if let Some(point) = shared.as_ref().and_then(|k| env.cache.get(k)) {
+            return Ok(SweepPoint {
+                policy: job.policy.name.to_string(),
+                theta: job.params.number("theta"),
+                params: job.params.to_json(),
+                ..SweepPoint::clone(&point)
+            });
+        }
+        let reads_seed = p.reads().seed;
+        let r = run(env, p, &config.run_config(job.budget))?;
+        let resampled_quality = match r.resampled_quality.clone() {
+            Some(own) if reads_seed => Some(resampled_over_seeds(env, config, job, own)?),
+            other => other.map(Arc::from),
+        };
+        let point = SweepPoint {
+            policy: job.policy.name.to_string(),
+            theta: job.params.number("theta"),
+            params: job.params.to_json(),
+            budget: job.budget,
+            mean: r.mean,
+            mean_obsolete_pages: Some(r.mean_obsolete_pages),
+            new_pages: NewPageSummary::of(&r),
+            mean_change_rate: Some(r.mean_change_rate),
+            mean_gp4c_ndcg: Some(r.mean_gp4c_ndcg),
+            paper: PaperMeasures::of_run(&r),
+            resampled_quality,
+        };
+        if let Some(key) = shared {
+            env.cache.insert(&key, point.clone());
+        }
+        Ok(point)
+    }
+
+    /// Job `i`'s point from the figures a run reported ([`RunFigures`]), as
+    /// [`Self::run_job`] labels it.
+    pub fn point_of(&self, i: usize, figures: RunFigures) -> SweepPoint {
+        let job = &self.jobs[i];
+        figures.into_point(
+            job.policy.name.to_string(),
+            job.params.number("theta"),
+            job.params.to_json(),
+            job.budget,
+        )
+    }
+
+    /// The comparison from every job's point, in job order.
+    pub fn assemble(
+        &self,
+        env: &Environment<'_>,
+        points: Vec<SweepPoint>,
+    ) -> Result<Comparison, SweepError> {
+        let config = self.config;
+        let fixed_points = fixed_points(&self.fixed_jobs, &self.jobs, &points);
+        let curves = best_curves(&config.policies, &config.budgets, &points);
+        let fixed_curves = best_curves(&config.policies, &config.budgets, &fixed_points);
+        // Q₀: every policy's B = 0 run is the same repository; without one in the grid, one run.
+        let (unrefreshed, unrefreshed_resampled) = match points.iter().find(|p| p.budget == 0) {
+            Some(p) => (p.mean.quality, p.resampled_quality.clone()),
+            None => {
+                let nothing = family("round-robin")?.make([])?;
+                let r = run(env, nothing, &config.run_config(0))?;
+                (r.mean.quality, r.resampled_quality.map(Arc::from))
+            }
+        };
+        let targets = if config.targets.is_empty() {
+            default_targets()
+        } else {
+            config.targets.clone()
+        };
+        let mut rows = target_rows(&config.policies, &curves, &targets, Some(unrefreshed));
+        let mut fixed_rows =
+            target_rows(&config.policies, &fixed_curves, &targets, Some(unrefreshed));
+        if let Some(q0) = &unrefreshed_resampled {
+            add_intervals(&mut rows, &points, q0);
+            add_intervals(&mut fixed_rows, &fixed_points, q0);
+        }
+        let estimator = estimator_given(config);
+        Ok(Comparison {
+            mode: config.mode,
+            new_pages: config.new_pages,
+            warmup_units: config.warmup_units,
+            oracle_history: config.oracle_history.as_told_in(config.mode),
+            scoring: env.config.scoring.name().to_string(),
+            signals: config.signals.labels(),
+            units: env.units(),
+            workload_queries: env.workload.queries.len(),
+            uc_estimator: estimator.unwrap_or_else(|| {
+                Estimator::default_for(config.oracle_history.policy_mode(config.mode))
+            }),
+            delta_q: env.config.delta_q,
+            unrefreshed_quality: Some(unrefreshed),
+            rows,
+            curves,
+            points,
+            fixed_rows,
+            fixed_curves,
+            seconds: self.started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// What a run reported to its sweep, without what its job says (family, parameters, budget):
+/// the part of a [`SweepPoint`] a worker sends the leader. A plain struct (no flattened or
+/// skipped fields), so any serde format carries it exactly; the conversions name every field,
+/// so a field added to the point and not carried here does not compile.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunFigures {
+    mean: (f64, f64, f64),
+    mean_obsolete_pages: Option<f64>,
+    new_pages: [Option<f64>; 4],
+    mean_change_rate: Option<f64>,
+    mean_gp4c_ndcg: Option<f64>,
+    paper: [Option<f64>; 6],
+    resampled_quality: Option<Vec<f64>>,
+}
+
+impl RunFigures {
+    /// The figures of `point`.
+    pub fn of(point: &SweepPoint) -> Self {
+        let SweepPoint {
+            policy: _,
+            theta: _,
+            params: _,
+            budget: _,
+            mean,
+            mean_obsolete_pages,
+            new_pages,
+            mean_change_rate,
+            mean_gp4c_ndcg,
+            paper,
+            resampled_quality,
+        } = point;
+        let NewPageSummary {
+            mean_new_page_fetches,
+            mean_refresh_fetches,
+            mean_discovery_delay_weighted,
+            mean_discovery_delay,
+        } = *new_pages;
+        let PaperMeasures {
+            mean_change_ratio,
+            mean_weighted_change_ratio,
+            mean_pagerank_weighted_change_ratio,
+            mean_fresh_at_10_fixed_k,
+            mean_map_at_10_retrieved,
+            mean_map_at_10_tau0,
+        } = *paper;
+        RunFigures {
+            mean: (mean.quality, mean.fresh_at_10, mean.map_at_10),
+            mean_obsolete_pages: *mean_obsolete_pages,
+            new_pages: [
+                mean_new_page_fetches,
+                mean_refresh_fetches,
+                mean_discovery_delay_weighted,
+                mean_discovery_delay,
+            ],
+            mean_change_rate: *mean_change_rate,
+            mean_gp4c_ndcg: *mean_gp4c_ndcg,
+            paper: [
+                mean_change_ratio,
+                mean_weighted_change_ratio,
+                mean_pagerank_weighted_change_ratio,
+                mean_fresh_at_10_fixed_k,
+                mean_map_at_10_retrieved,
+                mean_map_at_10_tau0,
+            ],
+            resampled_quality: resampled_quality.as_ref().map(|r| r.to_vec()),
+        }
+    }
+
+    /// The point these figures came from, labelled by its job.
+    fn into_point(
+        self,
+        policy: String,
+        theta: Option<f64>,
+        params: serde_json::Map<String, serde_json::Value>,
+        budget: usize,
+    ) -> SweepPoint {
+        let [mean_new_page_fetches, mean_refresh_fetches, mean_discovery_delay_weighted, mean_discovery_delay] =
+            self.new_pages;
+        let [mean_change_ratio, mean_weighted_change_ratio, mean_pagerank_weighted_change_ratio, mean_fresh_at_10_fixed_k, mean_map_at_10_retrieved, mean_map_at_10_tau0] =
+            self.paper;
+        SweepPoint {
+            policy,
+            theta,
+            params,
+            budget,
+            mean: SearchQuality {
+                quality: self.mean.0,
+                fresh_at_10: self.mean.1,
+                map_at_10: self.mean.2,
+            },
+            mean_obsolete_pages: self.mean_obsolete_pages,
+            new_pages: NewPageSummary {
+                mean_new_page_fetches,
+                mean_refresh_fetches,
+                mean_discovery_delay_weighted,
+                mean_discovery_delay,
+            },
+            mean_change_rate: self.mean_change_rate,
+            mean_gp4c_ndcg: self.mean_gp4c_ndcg,
+            paper: PaperMeasures {
+                mean_change_ratio,
+                mean_weighted_change_ratio,
+                mean_pagerank_weighted_change_ratio,
+                mean_fresh_at_10_fixed_k,
+                mean_map_at_10_retrieved,
+                mean_map_at_10_tau0,
+            },
+            resampled_quality: self.resampled_quality.map(Arc::from),
+        }
+    }
 }
 
 /// Seeds a policy that draws at random is run with for its intervals (the sweep's seed and the

@@ -12,6 +12,8 @@
 //! * [`schedule_metrics`]: paper 001's ChangeRate and gp4c NDCG of a refresh schedule.
 //! * [`shared_evaluations`]: exact metrics of repository states several runs reach, evaluated
 //!   once.
+//! * [`spread`]: a comparison sweep spread over the workers of a mesh (`--workers`,
+//!   `--processes`), identical to [`compare::sweep`].
 
 pub mod compare;
 pub mod displacement;
@@ -21,6 +23,7 @@ pub mod intervals;
 pub mod run;
 pub use crate::change::schedule_metrics;
 pub mod shared_evaluations;
+pub mod spread;
 
 pub use environment::{Environment, EnvironmentConfig};
 pub use run::{run, run_with, RunConfig, RunResult, TrecExport, UnitRecord};

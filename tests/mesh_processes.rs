@@ -1,0 +1,299 @@
+//! `compare` spread over worker threads and over processes on loopback (timely-dataflow):
+//! the JSON equals the one-process run's; a peer that never comes, disagrees or dies is named.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::run_refresher as refresher;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_refresher")
+}
+
+/// A generated site in `dir`; returns (corpus, log).
+fn site(dir: &Path, pages: &str, weeks: &str, seed: &str) -> (String, String) {
+    let out = dir.to_str().unwrap();
+    let (ok, _, err) = refresher(&[
+        "generate",
+        "--out",
+        out,
+        "--pages",
+        pages,
+        "--weeks",
+        weeks,
+        "--queries",
+        "1500",
+        "--seed",
+        seed,
+    ]);
+    assert!(ok, "{err}");
+    (
+        dir.join("corpus").to_str().unwrap().to_string(),
+        dir.join("querylog/aol-synthetic.txt")
+            .to_str()
+            .unwrap()
+            .to_string(),
+    )
+}
+
+/// A host file of `n` free loopback ports.
+fn peers_file(dir: &Path, n: usize) -> String {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let lines: Vec<String> = listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect();
+    let path = dir.join("peers.txt");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn spawn(args: &[String]) -> Child {
+    Command::new(bin())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The JSON without timings.
+fn comparable(json: &str) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("seconds");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v: serde_json::Value = serde_json::from_str(json)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", &json[..json.len().min(300)]));
+    strip(&mut v);
+    v
+}
+
+/// Runs `args` as `n` processes of `workers` workers each; returns process 0's stdout after
+/// checking every process succeeded and the others printed nothing on stdout.
+fn run_processes(dir: &Path, n: usize, workers: usize, args: &[String]) -> String {
+    let peers = peers_file(dir, n);
+    let children: Vec<Child> = (0..n)
+        .map(|i| {
+            let mut a = args.to_vec();
+            a.extend(
+                [
+                    "--processes",
+                    &n.to_string(),
+                    "--process",
+                    &i.to_string(),
+                    "--peers",
+                    &peers,
+                    "--workers",
+                    &workers.to_string(),
+                ]
+                .map(String::from),
+            );
+            spawn(&a)
+        })
+        .collect();
+    let mut leader = String::new();
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "process {i}: {stderr}");
+        if i == 0 {
+            leader = stdout;
+        } else {
+            assert!(stdout.is_empty(), "process {i} wrote to stdout: {stdout}");
+            assert!(stderr.contains("process 0 reports"), "{stderr}");
+        }
+    }
+    leader
+}
+
+fn compare_args(corpus: &str, log: &str, more: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "compare",
+        "--corpus",
+        corpus,
+        "--log",
+        log,
+        "--mode",
+        "oracle,online",
+        "--json",
+    ]
+    .map(String::from)
+    .to_vec();
+    a.extend(more.iter().map(|s| s.to_string()));
+    a
+}
+
+#[test]
+fn compare_over_workers_and_loopback_processes_equals_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log) = site(dir.path(), "200", "6", "4");
+    // Every default family (with SBR/EBR's θ grid) in both modes; BM25 over three
+    // processes, TF-IDF and in-links over worker threads.
+    for (scoring, spread) in [
+        ("bm25", "processes"),
+        ("tfidf", "workers"),
+        ("inlinks", "workers"),
+    ] {
+        let args = compare_args(
+            &corpus,
+            &log,
+            &["--scoring", scoring, "--budgets", "0,2,8,32,200"],
+        );
+        let (ok, alone, err) = refresher(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(ok, "{err}");
+        let alone = comparable(&alone);
+        if spread == "processes" {
+            let out = run_processes(dir.path(), 3, 1, &args);
+            assert!(
+                comparable(&out) == alone,
+                "{scoring}: 3 processes differ from one"
+            );
+            let out = run_processes(dir.path(), 2, 2, &args);
+            assert!(
+                comparable(&out) == alone,
+                "{scoring}: 2 processes × 2 workers differ"
+            );
+        } else {
+            for workers in ["2", "4"] {
+                let mut a = args.clone();
+                a.extend(["--workers".to_string(), workers.to_string()]);
+                let (ok, out, err) = refresher(&a.iter().map(String::as_str).collect::<Vec<_>>());
+                assert!(ok, "{err}");
+                assert!(
+                    comparable(&out) == alone,
+                    "{scoring}: {workers} workers differ"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_peer_that_never_comes_is_named_within_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log) = site(dir.path(), "40", "6", "2");
+    let peers = peers_file(dir.path(), 2);
+    let mut args = compare_args(&corpus, &log, &["--budgets", "0,4"]);
+    args.extend(
+        [
+            "--processes",
+            "2",
+            "--process",
+            "1",
+            "--peers",
+            &peers,
+            "--connect-timeout",
+            "2",
+        ]
+        .map(String::from),
+    );
+    let started = Instant::now();
+    let out = spawn(&args).wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("process 0 at 127.0.0.1:")
+            && stderr.contains("could not be reached within 2 s"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn processes_that_disagree_each_name_the_other_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, log) = site(dir.path(), "40", "6", "2");
+    let peers = peers_file(dir.path(), 2);
+    let children: Vec<Child> = (0..2)
+        .map(|i| {
+            // The processes differ in their seed: the configuration fingerprint differs.
+            let seed = (i + 1).to_string();
+            let mut args = compare_args(&corpus, &log, &["--budgets", "0,4", "--seed", &seed]);
+            args.extend(
+                [
+                    "--processes",
+                    "2",
+                    "--process",
+                    &i.to_string(),
+                    "--peers",
+                    &peers,
+                ]
+                .map(String::from),
+            );
+            spawn(&args)
+        })
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "process {i} succeeded");
+        let other = 1 - i;
+        assert!(
+            stderr.contains(&format!(
+                "process {other} differs from this one (process {i})"
+            )) && stderr.contains("configuration (command line)"),
+            "process {i}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_peer_lost_mid_run_stops_the_others_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Long enough (about 20 s on two cores) that both processes are still working when one dies.
+    let (corpus, log) = site(dir.path(), "3000", "20", "5");
+    let peers = peers_file(dir.path(), 2);
+    let mut children: Vec<Child> = (0..2)
+        .map(|i| {
+            let mut args = compare_args(
+                &corpus,
+                &log,
+                &["--budgets", "0,1,2,4,8,16,32,64,128,256,600"],
+            );
+            args.extend(
+                [
+                    "--processes",
+                    "2",
+                    "--process",
+                    &i.to_string(),
+                    "--peers",
+                    &peers,
+                ]
+                .map(String::from),
+            );
+            spawn(&args)
+        })
+        .collect();
+    // Wait until both are connected and working (process 0 still running), then kill 1.
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(
+        children[0].try_wait().unwrap().is_none(),
+        "the run ended too soon to test"
+    );
+    children[1].kill().unwrap();
+    children[1].wait().unwrap();
+    let started = Instant::now();
+    let out = children.remove(0).wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("lost process 1 at 127.0.0.1:"), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+}
