@@ -490,3 +490,97 @@ fn a_crawl_under_every_fault_kind_finishes_counts_them_and_keeps_its_copies() {
         again["hosts"][host]["faults"]
     );
 }
+
+/// A collection of three hosts: started from the sitemap index web-replay serves on its bare
+/// address (an index of every host's `/sitemap.xml`), the crawl finds every host's pages and
+/// decides and scores as `simulate --mode online` does, unit by unit.
+#[test]
+fn a_crawl_from_a_multi_host_sitemap_index_equals_simulate_unit_by_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args([
+            "generate", "--pages", "240", "--weeks", "5", "--sites", "3", "--seed", "7", "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let corpus = dir.path().join("corpus");
+    let log = dir.path().join("querylog/aol-synthetic.txt");
+    let port = free_port();
+    let _server = web_replay(&corpus, port);
+    let simulated = json_of(
+        Command::new(BIN)
+            .args(["simulate", "--corpus"])
+            .arg(&corpus)
+            .arg("--log")
+            .arg(&log)
+            .args([
+                "--policy",
+                "user-centric",
+                "--budget",
+                "15",
+                "--mode",
+                "online",
+            ])
+            .args(["--seed", "3", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let mut crawl = Command::new(BIN);
+    crawl
+        .args([
+            "crawl",
+            "--sitemap",
+            &format!("http://127.0.0.1:{port}/sitemap.xml"),
+        ])
+        .args([
+            "--advance-clock",
+            &format!("http://127.0.0.1:{port}/_clock/advance"),
+        ])
+        .arg("--log")
+        .arg(&log)
+        .args(["--policy", "user-centric", "--budget", "15"])
+        .args([
+            "--unit-seconds",
+            "1",
+            "--units",
+            "4",
+            "--min-host-delay-ms",
+            "0",
+        ])
+        .args(["--seed", "3", "--json", "--judge-with"])
+        .arg(&corpus)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--warc-out")
+        .arg(dir.path().join("warc"));
+    for host in ["site1.example", "site2.example", "site3.example"] {
+        crawl.args(["--resolve", &format!("{host}=127.0.0.1:{port}")]);
+    }
+    let crawled = json_of(crawl.output().unwrap());
+    assert_eq!(crawled["errors"], 0, "{crawled}");
+    let (sim, got) = (per_unit_metrics(&simulated), per_unit_metrics(&crawled));
+    assert_eq!(got.len(), 4, "{crawled}");
+    for (unit, (a, b)) in got.iter().zip(&sim).enumerate() {
+        for (name, (x, y)) in ["quality", "fresh@10", "MAP@10"]
+            .iter()
+            .zip(a.iter().zip(b))
+        {
+            assert!(
+                (x - y).abs() < 1e-9,
+                "unit {}: {name} crawl {x} vs simulate {y}",
+                unit + 1
+            );
+        }
+    }
+    // One index plus each host's sitemap, every unit.
+    let sitemaps = crawled["signal_requests"]["sitemap_requests"]
+        .as_u64()
+        .unwrap();
+    assert!(sitemaps >= 4 * 4, "{}", crawled["signal_requests"]);
+}
