@@ -836,6 +836,7 @@ fn fault_summary(f: &FaultCounts) -> String {
         ("redirect loops", f.redirect_loops),
         ("bad sitemaps", f.bad_sitemaps),
         ("bad feeds", f.bad_feeds),
+        ("cut by the deadline", f.cut_by_deadline),
     ]
     .iter()
     .filter(|(_, n)| *n > 0)

@@ -164,6 +164,7 @@ impl HttpClient {
             options: Arc::new(self.options.clone()),
             targets: Vec::new(),
             deadline: None,
+            under_way: Arc::default(),
         };
         self.runtime.block_on(async {
             turn.wait_turn(&host).await;
@@ -243,6 +244,7 @@ impl Transport for HttpClient {
                 .push(job.clone());
         }
         let results: Arc<Mutex<Vec<Answer>>> = Arc::default();
+        let under_way: UnderWay = Arc::default();
         let deadline = *self.deadline.lock().expect("deadline lock");
         let mut tasks = Vec::new();
         for (host, jobs) in by_host {
@@ -252,6 +254,7 @@ impl Transport for HttpClient {
                 options: Arc::new(self.options.clone()),
                 targets: jobs.iter().map(|j| self.target(&j.url)).collect(),
                 deadline,
+                under_way: Arc::clone(&under_way),
             };
             let results = Arc::clone(&results);
             tasks.push(async move { ctx.run_host(host, jobs, results).await });
@@ -269,10 +272,27 @@ impl Transport for HttpClient {
             }
         });
         let mut done = std::mem::take(&mut *results.lock().expect("results lock"));
+        // Fetches the deadline cut (their tasks dropped with the timeout): failed, with the
+        // faults their attempts met so far and the cut itself.
+        let cut = std::mem::take(&mut *under_way.lock().expect("under-way lock"));
+        done.extend(cut.into_iter().map(|(index, mut faults)| {
+            faults.cut_by_deadline += 1;
+            Answer {
+                index,
+                outcome: Outcome::Failed(FetchError::Deadline),
+                exchanges: Vec::new(),
+                replayed: false,
+                faults,
+            }
+        }));
         done.sort_by_key(|a| a.index);
         done
     }
 }
+
+/// The fetches of a batch started and not finished, by job index, with the faults their
+/// attempts have met so far.
+type UnderWay = Arc<Mutex<BTreeMap<usize, FaultCounts>>>;
 
 struct TaskContext {
     client: reqwest::Client,
@@ -281,6 +301,8 @@ struct TaskContext {
     targets: Vec<Result<(String, Option<String>), FetchError>>,
     /// The unit's deadline: no retry starts after it.
     deadline: Option<Instant>,
+    /// Fetches started and not finished (what the deadline cuts, when it comes first).
+    under_way: UnderWay,
 }
 
 impl TaskContext {
@@ -307,8 +329,25 @@ impl TaskContext {
             } else {
                 match target {
                     Ok((target, host_header)) => {
-                        self.fetch_one(&host, &url, target, host_header.as_deref(), validator)
-                            .await
+                        self.under_way
+                            .lock()
+                            .expect("under-way lock")
+                            .insert(index, FaultCounts::default());
+                        let fetched = self
+                            .fetch_one(
+                                index,
+                                &host,
+                                &url,
+                                target,
+                                host_header.as_deref(),
+                                validator,
+                            )
+                            .await;
+                        self.under_way
+                            .lock()
+                            .expect("under-way lock")
+                            .remove(&index);
+                        fetched
                     }
                     Err(e) => (
                         Outcome::Failed(e.clone()),
@@ -409,6 +448,7 @@ impl TaskContext {
     /// faults its attempts met.
     async fn fetch_one(
         &self,
+        index: usize,
         host: &str,
         url: &str,
         target: &str,
@@ -442,6 +482,14 @@ impl TaskContext {
                 }
             };
             faults.count(&failure);
+            if let Some(met) = self
+                .under_way
+                .lock()
+                .expect("under-way lock")
+                .get_mut(&index)
+            {
+                *met = faults;
+            }
             match retry_wait(&self.options, self.deadline, attempt, retry_after) {
                 Some(wait) => tokio::time::sleep(wait).await,
                 None => return (Outcome::Failed(failure), exchanges, faults),

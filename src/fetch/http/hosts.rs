@@ -54,6 +54,10 @@ pub struct FaultCounts {
     pub bad_sitemaps: u64,
     /// Feeds malformed: truncated.
     pub bad_feeds: u64,
+    /// Fetches still under way (waiting on an answer, a body or a retry) when the unit's
+    /// deadline ended the batch: the fault that cut them is not known, only that one did.
+    #[serde(default)]
+    pub cut_by_deadline: u64,
 }
 
 impl FaultCounts {
@@ -70,6 +74,7 @@ impl FaultCounts {
         self.redirect_loops += o.redirect_loops;
         self.bad_sitemaps += o.bad_sitemaps;
         self.bad_feeds += o.bad_feeds;
+        self.cut_by_deadline += o.cut_by_deadline;
     }
 
     /// `self − before`.
@@ -83,6 +88,7 @@ impl FaultCounts {
             redirect_loops: self.redirect_loops - b.redirect_loops,
             bad_sitemaps: self.bad_sitemaps - b.bad_sitemaps,
             bad_feeds: self.bad_feeds - b.bad_feeds,
+            cut_by_deadline: self.cut_by_deadline - b.cut_by_deadline,
         }
     }
 

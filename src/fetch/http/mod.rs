@@ -471,5 +471,14 @@ mod tests {
             "{:?}",
             got[0].result
         );
+        // The cut fetch is counted on its host: one more error, one fault cut by the deadline.
+        let host = &fetcher.monitor().hosts()["hostile.example"];
+        assert_eq!(host.counts.errors, 6);
+        assert_eq!(
+            host.counts.faults.cut_by_deadline, 1,
+            "{:?}",
+            host.counts.faults
+        );
+        assert_eq!(fetcher.monitor().totals().errors, 6);
     }
 }
