@@ -3,6 +3,7 @@
 mod common;
 
 use common::run_refresher as refresher;
+use common::strip_seconds;
 
 #[test]
 fn compare_table_keeps_whole_labels_and_theta_errors_name_theta() {
@@ -625,17 +626,6 @@ fn former_spellings_give_the_same_runs_and_note_the_current_one() {
         "note: --warmup is kept as an alias; write --warmup-units 1",
     ] {
         assert!(err.lines().any(|l| l == note), "no `{note}` in:\n{err}");
-    }
-}
-
-fn strip_seconds(value: &mut serde_json::Value) {
-    match value {
-        serde_json::Value::Object(map) => {
-            map.remove("seconds");
-            map.values_mut().for_each(strip_seconds);
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_seconds),
-        _ => {}
     }
 }
 

@@ -27,17 +27,18 @@ fn free_port() -> u16 {
 }
 
 fn generate(dir: &Path) {
+    generate_with(
+        dir,
+        &["--pages", "150", "--weeks", "5", "--queries", "2000"],
+    );
+}
+
+/// `refresher generate --out DIR` with `args`.
+fn generate_with(dir: &Path, args: &[&str]) {
     let out = Command::new(BIN)
-        .args([
-            "generate",
-            "--pages",
-            "150",
-            "--weeks",
-            "5",
-            "--queries",
-            "2000",
-            "--out",
-        ])
+        .arg("generate")
+        .args(args)
+        .arg("--out")
         .arg(dir)
         .output()
         .unwrap();
@@ -497,17 +498,11 @@ fn a_crawl_under_every_fault_kind_finishes_counts_them_and_keeps_its_copies() {
 #[test]
 fn a_crawl_from_a_multi_host_sitemap_index_equals_simulate_unit_by_unit() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN)
-        .args([
-            "generate", "--pages", "240", "--weeks", "5", "--sites", "3", "--seed", "7", "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    generate_with(
+        dir.path(),
+        &[
+            "--pages", "240", "--weeks", "5", "--sites", "3", "--seed", "7",
+        ],
     );
     let corpus = dir.path().join("corpus");
     let log = dir.path().join("querylog/aol-synthetic.txt");

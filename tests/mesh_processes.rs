@@ -63,31 +63,11 @@ fn spawn(args: &[String]) -> Child {
         .unwrap()
 }
 
-/// The JSON without timings.
-fn comparable(json: &str) -> serde_json::Value {
-    fn strip(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(m) => {
-                m.remove("seconds");
-                m.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    let mut v: serde_json::Value = serde_json::from_str(json)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", &json[..json.len().min(300)]));
-    strip(&mut v);
-    v
-}
-
-/// Runs `args` as `n` processes of `workers` workers each; returns process 0's stdout after
-/// checking every process succeeded and the others printed nothing on stdout.
-fn run_processes(dir: &Path, n: usize, workers: usize, args: &[String]) -> String {
-    let peers = peers_file(dir, n);
-    let children: Vec<Child> = (0..n)
+/// Starts process `i` of `n` for each `i`, with `args(i)` plus the mesh flags.
+fn spawn_mesh(n: usize, peers: &str, args: impl Fn(usize) -> Vec<String>) -> Vec<Child> {
+    (0..n)
         .map(|i| {
-            let mut a = args.to_vec();
+            let mut a = args(i);
             a.extend(
                 [
                     "--processes",
@@ -95,15 +75,32 @@ fn run_processes(dir: &Path, n: usize, workers: usize, args: &[String]) -> Strin
                     "--process",
                     &i.to_string(),
                     "--peers",
-                    &peers,
-                    "--workers",
-                    &workers.to_string(),
+                    peers,
                 ]
                 .map(String::from),
             );
             spawn(&a)
         })
-        .collect();
+        .collect()
+}
+
+/// The JSON without timings.
+fn comparable(json: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(json)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", &json[..json.len().min(300)]));
+    common::strip_seconds(&mut v);
+    v
+}
+
+/// Runs `args` as `n` processes of `workers` workers each; returns process 0's stdout after
+/// checking every process succeeded and the others printed nothing on stdout.
+fn run_processes(dir: &Path, n: usize, workers: usize, args: &[String]) -> String {
+    let peers = peers_file(dir, n);
+    let children = spawn_mesh(n, &peers, |_| {
+        let mut a = args.to_vec();
+        a.extend(["--workers".to_string(), workers.to_string()]);
+        a
+    });
     let mut leader = String::new();
     for (i, child) in children.into_iter().enumerate() {
         let out = child.wait_with_output().unwrap();
@@ -218,25 +215,11 @@ fn processes_that_disagree_each_name_the_other_and_the_field() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, log) = site(dir.path(), "40", "6", "2");
     let peers = peers_file(dir.path(), 2);
-    let children: Vec<Child> = (0..2)
-        .map(|i| {
-            // The processes differ in their seed: the configuration fingerprint differs.
-            let seed = (i + 1).to_string();
-            let mut args = compare_args(&corpus, &log, &["--budgets", "0,4", "--seed", &seed]);
-            args.extend(
-                [
-                    "--processes",
-                    "2",
-                    "--process",
-                    &i.to_string(),
-                    "--peers",
-                    &peers,
-                ]
-                .map(String::from),
-            );
-            spawn(&args)
-        })
-        .collect();
+    // The processes differ in their seed: the configuration fingerprint differs.
+    let children = spawn_mesh(2, &peers, |i| {
+        let seed = (i + 1).to_string();
+        compare_args(&corpus, &log, &["--budgets", "0,4", "--seed", &seed])
+    });
     for (i, child) in children.into_iter().enumerate() {
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -257,33 +240,15 @@ fn a_peer_lost_mid_run_stops_the_others_naming_it() {
     // Long enough (about 20 s on two cores) that both processes are still working when one dies.
     let (corpus, log) = site(dir.path(), "3000", "20", "5");
     let peers = peers_file(dir.path(), 2);
-    let mut children: Vec<Child> = (0..2)
-        .map(|i| {
-            let mut args = compare_args(
-                &corpus,
-                &log,
-                &["--budgets", "0,1,2,4,8,16,32,64,128,256,600"],
-            );
-            args.extend(
-                [
-                    "--processes",
-                    "2",
-                    "--process",
-                    &i.to_string(),
-                    "--peers",
-                    &peers,
-                ]
-                .map(String::from),
-            );
-            spawn(&args)
-        })
-        .collect();
-    // Wait until both are connected and working (process 0 still running), then kill 1.
-    std::thread::sleep(Duration::from_secs(4));
-    assert!(
-        children[0].try_wait().unwrap().is_none(),
-        "the run ended too soon to test"
-    );
+    let mut children = spawn_mesh(2, &peers, |_| compare_args(&corpus, &log, &[]));
+    // Wait until both are connected and working, then kill process 1.
+    std::thread::sleep(Duration::from_secs(5));
+    for child in &mut children {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended too soon to test"
+        );
+    }
     children[1].kill().unwrap();
     children[1].wait().unwrap();
     let started = Instant::now();

@@ -141,3 +141,16 @@ pub fn generate_with(
         path("querylog/aol-synthetic.txt"),
     )
 }
+
+/// Removes every `"seconds"` field (timings) from a JSON value, so that two runs' outputs
+/// compare equal when only their timings differ.
+pub fn strip_seconds(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.remove("seconds");
+            map.values_mut().for_each(strip_seconds);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_seconds),
+        _ => {}
+    }
+}
