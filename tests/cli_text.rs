@@ -278,6 +278,10 @@ fn help_is_grouped_plain_and_states_the_defaults_the_code_uses() {
         }
     }
     let (_, out, _) = refresher(&["compare", "--help"]);
+    assert!(
+        out.lines().any(|l| l == "Workers:"),
+        "compare --help has no `Workers:` group:\n{out}"
+    );
     let default = refresher::policy::registry::DEFAULT_COMPARISON.join(", ");
     assert!(
         out.replace('\n', " ")
