@@ -7,9 +7,12 @@
 //! cached under `target/scale-sites/`; the sweep is every default family over 8 budgets in
 //! both modes without intervals (`REFRESHER_MESH_ARGS` adds arguments).
 
+#[path = "common/generated_site.rs"]
+mod generated_site;
+use generated_site::generated_site;
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 const UNITS: u32 = 12;
@@ -22,20 +25,7 @@ struct Outcome {
 }
 
 fn site(pages: usize) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/scale-sites")
-        .join(format!("p{pages}-u{UNITS}"));
-    if !dir.join("querylog/aol-synthetic.txt").exists() {
-        let status = Command::new(env!("CARGO_BIN_EXE_refresher"))
-            .args(["generate", "--out"])
-            .arg(&dir)
-            .args(["--pages", &pages.to_string(), "--weeks", &UNITS.to_string()])
-            .stdout(Stdio::null())
-            .status()
-            .expect("run refresher generate");
-        assert!(status.success(), "generate {pages} pages failed");
-    }
-    dir
+    generated_site(env!("CARGO_BIN_EXE_refresher"), pages, UNITS)
 }
 
 /// The JSON without timings.

@@ -11,6 +11,9 @@
 //! cached under `target/scale-sites/` (the generator is seeded, so a cached site is the one
 //! it would write again).
 
+#[path = "common/generated_site.rs"]
+mod generated_site;
+use generated_site::generated_site;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -56,20 +59,7 @@ fn measure(args: &[String]) -> Cost {
 }
 
 fn site(pages: usize) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/scale-sites")
-        .join(format!("p{pages}-u{UNITS}"));
-    if !dir.join("querylog/aol-synthetic.txt").exists() {
-        let status = Command::new(env!("CARGO_BIN_EXE_refresher"))
-            .args(["generate", "--out"])
-            .arg(&dir)
-            .args(["--pages", &pages.to_string(), "--weeks", &UNITS.to_string()])
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("run refresher generate");
-        assert!(status.success(), "generate {pages} pages failed");
-    }
-    dir
+    generated_site(env!("CARGO_BIN_EXE_refresher"), pages, UNITS)
 }
 
 fn strings(items: &[&str]) -> Vec<String> {

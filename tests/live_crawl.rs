@@ -18,6 +18,20 @@ impl Drop for Server {
     }
 }
 
+/// `refresher simulate` of user-centric online at `budget`, seed 3, JSON: what the crawls of
+/// these tests are held to.
+fn online_user_centric(corpus: &Path, log: &Path, budget: usize) -> Command {
+    let mut simulate = Command::new(BIN);
+    simulate
+        .args(["simulate", "--corpus"])
+        .arg(corpus)
+        .arg("--log")
+        .arg(log)
+        .args(["--policy", "user-centric", "--budget", &budget.to_string()])
+        .args(["--mode", "online", "--seed", "3", "--json"]);
+    simulate
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -218,21 +232,7 @@ fn a_sitemap_crawl_of_web_replay_equals_simulate_unit_by_unit() {
             .arg("--corpus")
             .arg(&corpus)
             .args(["--seed", "3"]);
-        let mut simulate = Command::new(BIN);
-        simulate
-            .args(["simulate", "--corpus"])
-            .arg(&corpus)
-            .arg("--log")
-            .arg(&log)
-            .args([
-                "--policy",
-                "user-centric",
-                "--budget",
-                "20",
-                "--mode",
-                "online",
-            ])
-            .args(["--seed", "3", "--json"]);
+        let mut simulate = online_user_centric(&corpus, &log, 20);
         let mut crawl = Command::new(BIN);
         crawl
             .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
@@ -508,24 +508,7 @@ fn a_crawl_from_a_multi_host_sitemap_index_equals_simulate_unit_by_unit() {
     let log = dir.path().join("querylog/aol-synthetic.txt");
     let port = free_port();
     let _server = web_replay(&corpus, port);
-    let simulated = json_of(
-        Command::new(BIN)
-            .args(["simulate", "--corpus"])
-            .arg(&corpus)
-            .arg("--log")
-            .arg(&log)
-            .args([
-                "--policy",
-                "user-centric",
-                "--budget",
-                "15",
-                "--mode",
-                "online",
-            ])
-            .args(["--seed", "3", "--json"])
-            .output()
-            .unwrap(),
-    );
+    let simulated = json_of(online_user_centric(&corpus, &log, 15).output().unwrap());
     let mut crawl = Command::new(BIN);
     crawl
         .args([

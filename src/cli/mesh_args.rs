@@ -176,27 +176,40 @@ mod tests {
     #[test]
     fn absurd_flags_are_refused_naming_the_flag() {
         let base = MeshArgs::one_worker();
-        let err = |m: MeshArgs| m.config().unwrap_err().to_string();
-        assert!(err(MeshArgs {
-            workers: 0,
-            ..base.clone()
-        })
-        .contains("--workers 0"));
-        assert!(err(MeshArgs {
-            process: 1,
-            ..base.clone()
-        })
-        .contains("--process 1"));
-        assert!(err(MeshArgs {
-            processes: 2,
-            ..base.clone()
-        })
-        .contains("--peers"));
-        assert!(err(MeshArgs {
-            connect_timeout: 0,
-            ..base.clone()
-        })
-        .contains("--connect-timeout"));
+        let absurd = [
+            (
+                MeshArgs {
+                    workers: 0,
+                    ..base.clone()
+                },
+                "--workers 0",
+            ),
+            (
+                MeshArgs {
+                    process: 1,
+                    ..base.clone()
+                },
+                "--process 1",
+            ),
+            (
+                MeshArgs {
+                    processes: 2,
+                    ..base.clone()
+                },
+                "--peers",
+            ),
+            (
+                MeshArgs {
+                    connect_timeout: 0,
+                    ..base.clone()
+                },
+                "--connect-timeout",
+            ),
+        ];
+        for (args, flag) in absurd {
+            let error = args.config().unwrap_err().to_string();
+            assert!(error.contains(flag), "{error}");
+        }
         assert_eq!(
             base.config().unwrap(),
             MeshConfig {
