@@ -115,7 +115,7 @@ fn main() {
         .expect("repository");
     println!(
         "repository: {} documents indexed in {:.1} s",
-        state.search.repo().num_docs(),
+        state.search.num_docs(),
         t.elapsed().as_secs_f64()
     );
     let log = read_log(

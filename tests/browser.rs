@@ -468,7 +468,7 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
 
     // Search: type a query, see ranked results with highlighted terms and stale markers, page on.
     let (query, expected) = {
-        let repo = server.state.search.repo();
+        let repo = server.state.search.repo().expect("one repository");
         let query = server
             .log
             .submissions

@@ -262,3 +262,178 @@ fn a_peer_lost_mid_run_stops_the_others_naming_it() {
         started.elapsed()
     );
 }
+
+/// A `serve` started with `args`; its address, read from the line it prints once listening.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+fn start_server(mut child: Child) -> Server {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let addr = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(rest) = line.strip_prefix("serving on http://") {
+                    break rest.split('/').next().unwrap().to_string();
+                }
+            }
+            _ => {
+                let out = child.wait_with_output().unwrap();
+                panic!(
+                    "serve ended before listening: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    };
+    Server { child, addr }
+}
+
+/// `GET path` over plain HTTP/1.1; the body.
+fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
+    body.to_string()
+}
+
+fn percent_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// What a server answers to `queries` (two pages each, timings removed) and its quality report.
+fn answers(addr: &str, queries: &[String]) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for q in queries {
+        for (offset, limit) in [(0, 20), (5, 7)] {
+            let body = http_get(
+                addr,
+                &format!(
+                    "/api/search?q={}&offset={offset}&limit={limit}",
+                    percent_encoded(q)
+                ),
+            );
+            let mut v: serde_json::Value = serde_json::from_str(&body).unwrap();
+            v.as_object_mut().unwrap().remove("took_ms");
+            out.push(v);
+        }
+    }
+    out.push(serde_json::from_str(&http_get(addr, "/api/quality")).unwrap());
+    out
+}
+
+/// Stops a server as Ctrl-C does; with `others`, the mesh's other processes must then stop
+/// cleanly too.
+fn interrupt(server: Server, others: Vec<Child>) {
+    // SAFETY: sends SIGINT to a child process this test started.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGINT) };
+    let out = server.child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (i, child) in others.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "process {}: {stderr}", i + 1);
+        assert!(stderr.contains("stopped by process 0"), "{stderr}");
+    }
+}
+
+#[test]
+fn serve_over_workers_and_loopback_processes_answers_as_one_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, corpus, log) = common::generate_with(dir.path(), 400, 5, 3, &["--sites", "6"]);
+    let mut queries: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').nth(1).map(str::to_string))
+        .collect();
+    queries.dedup();
+    queries.truncate(30);
+    queries.extend(["the".to_string(), "nosuchword".to_string()]);
+    let base = |scoring: &str| -> Vec<String> {
+        [
+            "serve",
+            "--corpus",
+            &corpus,
+            "--log",
+            &log,
+            "--addr",
+            "127.0.0.1:0",
+            "--scoring",
+            scoring,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    // BM25 over worker threads and over three processes; TF-IDF and in-links over threads.
+    for (scoring, workers) in [("bm25", 3), ("tfidf", 2), ("inlinks", 4)] {
+        let one = start_server(spawn(&base(scoring)));
+        let expected = answers(&one.addr, &queries);
+        interrupt(one, Vec::new());
+        let mut args = base(scoring);
+        args.extend(["--workers".to_string(), workers.to_string()]);
+        let spread = start_server(spawn(&args));
+        assert!(
+            answers(&spread.addr, &queries) == expected,
+            "{scoring}: {workers} workers answer differently from one index"
+        );
+        interrupt(spread, Vec::new());
+        if scoring == "bm25" {
+            let peers = peers_file(dir.path(), 3);
+            let mut children = spawn_mesh(3, &peers, |_| base(scoring));
+            let leader = start_server(children.remove(0));
+            assert!(
+                answers(&leader.addr, &queries) == expected,
+                "3 processes answer differently from one index"
+            );
+            interrupt(leader, children);
+        }
+    }
+}
+
+#[test]
+fn serve_over_workers_refuses_what_shards_do_not_do_yet_naming_the_flag() {
+    for (extra, flag) in [
+        (
+            &["--policy", "user-centric", "--budget", "5"][..],
+            "--policy",
+        ),
+        (&["--index", "some/dir"][..], "--index"),
+    ] {
+        let mut args = vec![
+            "serve",
+            "--corpus",
+            "nowhere",
+            "--log",
+            "nowhere.txt",
+            "--workers",
+            "2",
+        ];
+        args.extend(extra);
+        let (ok, _, err) = refresher(&args);
+        assert!(
+            !ok && err.contains(flag) && err.contains("--workers"),
+            "{err}"
+        );
+    }
+}

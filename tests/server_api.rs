@@ -16,7 +16,7 @@ use server_support::{start, TestServer};
 
 /// A workload term with more matches than `min_hits` in the served repository.
 fn busy_query(server: &TestServer, min_hits: usize) -> String {
-    let repo = server.state.search.repo();
+    let repo = server.state.search.repo().expect("one repository");
     let env = server
         .state
         .runs
@@ -123,7 +123,13 @@ async fn search_ranks_pages_and_marks_stale_copies_like_the_library() {
         .unwrap();
     assert_eq!(status, StatusCode::OK, "{whole}");
     let total = whole["total_hits"].as_u64().unwrap() as usize;
-    let expected = server.state.search.repo().search(&q, 0, 12).unwrap();
+    let expected = server
+        .state
+        .search
+        .repo()
+        .unwrap()
+        .search(&q, 0, 12)
+        .unwrap();
     assert_eq!(total, expected.total_hits);
     let results = whole["results"].as_array().unwrap();
     assert_eq!(results.len(), 12);
@@ -926,7 +932,7 @@ async fn metrics_pages_and_the_openapi_description_are_served() {
     );
     assert_eq!(
         value("refresher_index_documents"),
-        server.state.search.repo().num_docs() as f64
+        server.state.search.num_docs() as f64
     );
     assert_eq!(
         value("refresher_refreshes_done"),

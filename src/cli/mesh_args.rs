@@ -7,6 +7,7 @@ use std::time::Duration;
 use refresher::corpus::Corpus;
 use refresher::mesh::{peers::read_peers, Greeting, MeshConfig};
 use refresher::querylog::term_workload::TermWorkload;
+use refresher::querylog::workload::Workload;
 
 /// The most worker threads one process may run (far above any core count it makes sense for).
 const MAX_WORKERS: usize = 1024;
@@ -103,6 +104,43 @@ impl MeshArgs {
 /// What this process tells the others before any work: the binary's version and commit, the command line
 /// without `--process`, and the inputs it read.
 pub fn greeting(process: usize, corpus: &Corpus, workload: &TermWorkload) -> Greeting {
+    greeting_of_inputs(
+        process,
+        format!(
+            "{}/{}",
+            refresher::index::served::corpus_fingerprint(corpus),
+            workload_fingerprint(workload)
+        ),
+    )
+}
+
+/// [`greeting`] for `serve`: the corpus and, with a log, the workload's queries.
+pub fn serve_greeting(process: usize, corpus: &Corpus, workload: Option<&Workload>) -> Greeting {
+    let queries = match workload {
+        Some(w) => {
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            for q in &w.queries {
+                for t in q.terms() {
+                    h.update(&(t.len() as u64).to_le_bytes());
+                    h.update(t.as_bytes());
+                }
+                h.update(&q.frequency.to_le_bytes());
+            }
+            format!("{:016x}", h.digest())
+        }
+        None => "no log".to_string(),
+    };
+    greeting_of_inputs(
+        process,
+        format!(
+            "{}/{queries}",
+            refresher::index::served::corpus_fingerprint(corpus)
+        ),
+    )
+}
+
+/// The greeting of a process whose inputs have the fingerprint `inputs`.
+fn greeting_of_inputs(process: usize, inputs: String) -> Greeting {
     Greeting {
         process,
         version: concat!(
@@ -113,11 +151,7 @@ pub fn greeting(process: usize, corpus: &Corpus, workload: &TermWorkload) -> Gre
         )
         .to_string(),
         configuration: command_line_fingerprint(std::env::args().skip(1)),
-        corpus: format!(
-            "{}/{}",
-            refresher::index::served::corpus_fingerprint(corpus),
-            workload_fingerprint(workload)
-        ),
+        corpus: inputs,
     }
 }
 

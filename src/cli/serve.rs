@@ -113,6 +113,11 @@ pub struct Args {
     /// Crawl: most pages of the initial crawl.
     #[arg(long, default_value_t = 10_000)]
     pub(crate) max_pages: usize,
+    /// Split the served index by host over worker threads and processes (each worker one
+    /// shard; process 0 serves HTTP, the others only answer it). Searches and the serving
+    /// quality equal one index's.
+    #[command(flatten)]
+    pub(crate) mesh: super::mesh_args::MeshArgs,
 }
 
 /// Raises the soft open-file limit to the hard limit, so that many clients (each a socket)
@@ -143,6 +148,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         FORMER_SPELLINGS,
     ));
     raise_fd_limit();
+    let mesh = args.mesh.config()?;
+    if mesh.is_spread() {
+        anyhow::ensure!(
+            args.refresh.is_none(),
+            "--policy with --workers or --processes: the served engine refreshes one repository; an index split over workers is served as built (refreshing shards is not built yet)"
+        );
+        anyhow::ensure!(
+            args.index.is_none(),
+            "--index with --workers or --processes: shards are built in memory at start-up; keeping them on disk is not built yet"
+        );
+    }
     let (corpus, _) = args.corpus.load()?;
     eprintln!(
         "corpus: {} pages over {} units ({:.1} s)",
@@ -166,7 +182,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let greeting = super::mesh_args::serve_greeting(mesh.process, &corpus, workload.as_ref());
+    if mesh.is_spread() && !mesh.is_leader_process() {
+        let unit = args.unit.min(corpus.units().saturating_sub(1));
+        eprintln!(
+            "process {} of {}: {} shard(s) of the index at unit {unit}, answering process 0",
+            mesh.process, mesh.processes, mesh.workers
+        );
+        server::shards::serve_shards(&corpus, unit, args.scoring, &mesh, &greeting)?;
+        eprintln!("process {}: stopped by process 0", mesh.process);
+        return Ok(());
+    }
     let mut options = ServerOptions::new(Policies::registry());
+    options.shards = mesh.is_spread().then(|| (mesh.clone(), greeting));
     options.served_unit = args.unit;
     options.live_unit = args.live_unit;
     options.scoring = args.scoring;
@@ -177,59 +205,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let state = AppState::build(corpus, workload, options).context("building the repository")?;
     eprintln!(
         "repository: {} documents at unit {}{} (ready after {:.1} s)",
-        state.search.repo().num_docs(),
+        state.search.num_docs(),
         state.search.served_unit,
-        if state.search.repo().is_read_only() {
+        if state.search.repo().is_some_and(|r| r.is_read_only()) {
             ", read-only index directory"
         } else {
             ""
         },
         started.elapsed().as_secs_f64()
     );
-    if let (Some(policy), Some(budget)) = (&args.refresh, args.budget) {
-        let spec = server::engine::RefreshSpec {
-            policy: policy.clone(),
-            params: args
-                .refresh_params
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        refresher::policy::family::ParamValue::Text(v.clone()),
-                    )
-                })
-                .collect(),
-            budget,
-            unit_seconds: args.unit_seconds,
-            seed: args.seed,
-            warmup_units: args.warmup_units,
-            signals: refresher::signal::SignalSettings::parse(&args.signals)
-                .map_err(|e| anyhow::anyhow!("--signals: {e}"))?,
-            crawl: if args.crawl {
-                use refresher::fetch::http::{Discovery, HttpOptions};
-                anyhow::ensure!(
-                    args.crawl_sitemap.is_some() || !args.crawl_seeds.is_empty(),
-                    "--crawl needs --crawl-sitemap URL or --crawl-seeds URL,..."
-                );
-                Some(server::engine::CrawlSource {
-                    options: HttpOptions {
-                        min_host_delay: Duration::from_millis(args.min_host_delay_ms),
-                        resolve: args.resolve.iter().cloned().collect(),
-                        obey_robots: !args.ignore_robots,
-                        discovery: match &args.crawl_sitemap {
-                            Some(s) => Discovery::Sitemaps(vec![s.clone()]),
-                            None => Discovery::Links,
-                        },
-                        ..HttpOptions::default()
-                    },
-                    urls: args.crawl_seeds.clone(),
-                    max_pages: args.max_pages,
-                    advance_clock: args.advance_clock.clone(),
-                })
-            } else {
-                None
-            },
-        };
+    if let Some(shards) = state.search.shards() {
+        let layout = &shards.layout;
+        eprintln!(
+            "shards: {} by host over {} process(es), pages per shard {:?} (largest {:.2}× the mean); {} bytes of statistics sent by the leader",
+            layout.pages_per_shard.len(),
+            mesh.processes,
+            layout.pages_per_shard,
+            layout.skew,
+            layout.statistics_bytes
+        );
+    }
+    if let (Some(spec), Some(policy)) = (refresh_spec(&args)?, &args.refresh) {
+        let budget = spec.budget;
         state.start_engine(&spec).map_err(anyhow::Error::msg)?;
         eprintln!(
             "engine: {policy}, B = {budget}, one unit every {} s (GET /api/engine)",
@@ -237,7 +234,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
-    runtime.block_on(async move {
+    let stopping = std::sync::Arc::clone(&state);
+    let served = runtime.block_on(async move {
         let (addr, handle) = server::spawn(state, args.addr)
             .await
             .with_context(|| format!("listening on {}", args.addr))?;
@@ -249,5 +247,60 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             _ = tokio::signal::ctrl_c() => eprintln!("stopping"),
         }
         Ok(())
-    })
+    });
+    // The other processes' shards stop with the leader's instead of finding it lost.
+    if let Some(shards) = stopping.search.shards() {
+        shards.stop().context("stopping the shards")?;
+    }
+    served
+}
+
+/// The served engine `--policy` asks for (`None`: the index is served as built).
+fn refresh_spec(args: &Args) -> anyhow::Result<Option<server::engine::RefreshSpec>> {
+    let (Some(policy), Some(budget)) = (&args.refresh, args.budget) else {
+        return Ok(None);
+    };
+    Ok(Some(server::engine::RefreshSpec {
+        policy: policy.clone(),
+        params: args
+            .refresh_params
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    refresher::policy::family::ParamValue::Text(v.clone()),
+                )
+            })
+            .collect(),
+        budget,
+        unit_seconds: args.unit_seconds,
+        seed: args.seed,
+        warmup_units: args.warmup_units,
+        signals: refresher::signal::SignalSettings::parse(&args.signals)
+            .map_err(|e| anyhow::anyhow!("--signals: {e}"))?,
+        crawl: if args.crawl {
+            use refresher::fetch::http::{Discovery, HttpOptions};
+            anyhow::ensure!(
+                args.crawl_sitemap.is_some() || !args.crawl_seeds.is_empty(),
+                "--crawl needs --crawl-sitemap URL or --crawl-seeds URL,..."
+            );
+            Some(server::engine::CrawlSource {
+                options: HttpOptions {
+                    min_host_delay: Duration::from_millis(args.min_host_delay_ms),
+                    resolve: args.resolve.iter().cloned().collect(),
+                    obey_robots: !args.ignore_robots,
+                    discovery: match &args.crawl_sitemap {
+                        Some(s) => Discovery::Sitemaps(vec![s.clone()]),
+                        None => Discovery::Links,
+                    },
+                    ..HttpOptions::default()
+                },
+                urls: args.crawl_seeds.clone(),
+                max_pages: args.max_pages,
+                advance_clock: args.advance_clock.clone(),
+            })
+        } else {
+            None
+        },
+    }))
 }

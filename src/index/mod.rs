@@ -8,6 +8,7 @@
 //! * [`scorer`]: BM25 (tantivy's own), Lucene classic TF-IDF and in-link count behind one
 //!   [`Scorer`] trait, shared by search, the hook and [`LiveScores`].
 //! * [`live`]: scores of the live Web's copies, for the exact metrics.
+//! * [`shards`]: pages split over several repositories that score and rank as one.
 
 pub mod forward;
 pub mod hook;
@@ -18,6 +19,7 @@ pub mod schema;
 pub mod scorer;
 pub mod search;
 pub mod served;
+pub mod shards;
 pub mod snapshot;
 pub mod stats;
 

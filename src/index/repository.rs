@@ -18,8 +18,10 @@ use super::forward::{rank_order, ForwardDoc, ForwardIndex, Ranked};
 use super::hook::{ScoreShift, ShiftSink, WorkloadTerms};
 use super::schema::{url_hash, RepoSchema};
 use super::scorer::{Score, Scorer, ScoringKind, Weight};
-use super::search::{conjunctive_query, Hit, MatchCollector, SearchResults};
-use super::stats::LiveStatistics;
+use super::search::{
+    conjunctive_query, Hit, MatchCollector, SearchResults, ShardHit, ShardResults,
+};
+use super::stats::{CollectionStats, LiveStatistics};
 use super::IndexError;
 
 /// Memory budget of the (single-threaded) index writer.
@@ -564,22 +566,55 @@ impl Repository {
         offset: usize,
         limit: usize,
     ) -> Result<SearchResults, IndexError> {
+        let (total_hits, hits) =
+            self.search_ranked(&self.forward, terms, offset, offset.saturating_add(limit))?;
+        Ok(SearchResults {
+            total_hits,
+            hits: hits
+                .into_iter()
+                .map(|h| Hit {
+                    page: h.page,
+                    url: h.url,
+                    score: h.score,
+                })
+                .collect(),
+        })
+    }
+
+    /// One shard's part of a search over several repositories: [`search_terms`](Self::search_terms)
+    /// scored with the statistics of the whole collection (`stats`), its first `depth` hits in
+    /// [`rank_order`] with their URL hashes, so that the shards' parts merge into the list one
+    /// repository of every page gives ([`crate::index::shards::merge_hits`]).
+    pub fn search_terms_under(
+        &self,
+        stats: &dyn CollectionStats,
+        terms: &[TermId],
+        depth: usize,
+    ) -> Result<ShardResults, IndexError> {
+        let (total_hits, hits) = self.search_ranked(stats, terms, 0, depth)?;
+        Ok(ShardResults { total_hits, hits })
+    }
+
+    /// The match set's size and its hits `from..to` in [`rank_order`], scored under `stats`.
+    fn search_ranked(
+        &self,
+        stats: &dyn CollectionStats,
+        terms: &[TermId],
+        from: usize,
+        to: usize,
+    ) -> Result<(usize, Vec<ShardHit>), IndexError> {
         if terms.is_empty() {
-            return Ok(SearchResults {
-                total_hits: 0,
-                hits: Vec::new(),
-            });
+            return Ok((0, Vec::new()));
         }
         let store = self.store()?;
         let texts: Vec<&str> = terms.iter().map(|&t| self.vocabulary.term(t)).collect();
         let searcher = store.reader.searcher();
-        let stats = self.statistics(store);
         let matches = searcher.search_with_statistics_provider(
             conjunctive_query(&store.fields, &texts).as_ref(),
             &MatchCollector { scoring: false },
-            &stats,
+            &self.statistics(store),
         )?;
-        let weight = self.scorer.weight(&self.forward, terms);
+        let weight = self.scorer.weight(stats, terms);
         let mut scored: Vec<(Score, u64, PageId, tantivy::DocAddress)> = matches
             .into_iter()
             .map(|m| {
@@ -599,19 +634,24 @@ impl Repository {
         let total_hits = scored.len();
         let hits = scored
             .into_iter()
-            .skip(offset)
-            .take(limit)
-            .map(|(score, _, page, address)| {
+            .take(to)
+            .skip(from)
+            .map(|(score, url_hash, page, address)| {
                 let doc: TantivyDocument = searcher.doc(address)?;
                 let url = doc
                     .get_first(store.fields.url)
                     .and_then(|v| v.as_str())
                     .unwrap_or_default()
                     .to_string();
-                Ok(Hit { page, url, score })
+                Ok(ShardHit {
+                    page,
+                    url,
+                    url_hash,
+                    score,
+                })
             })
             .collect::<Result<Vec<_>, IndexError>>()?;
-        Ok(SearchResults { total_hits, hits })
+        Ok((total_hits, hits))
     }
 
     /// The full result list of `terms` from the forward index alone (no tantivy): what the

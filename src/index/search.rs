@@ -24,6 +24,25 @@ pub struct SearchResults {
     pub hits: Vec<Hit>,
 }
 
+/// One hit of a shard's part of a search ([`Repository::search_terms_under`]): a [`Hit`] with
+/// the URL hash that breaks score ties in [`rank_order`](super::forward::rank_order).
+///
+/// [`Repository::search_terms_under`]: super::Repository::search_terms_under
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShardHit {
+    pub page: PageId,
+    pub url: String,
+    pub url_hash: u64,
+    pub score: Score,
+}
+
+/// A shard's part of a search: the size of its match set and its first hits in rank order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShardResults {
+    pub total_hits: usize,
+    pub hits: Vec<ShardHit>,
+}
+
 /// A match as collected from tantivy: the page, its tie-break hash, tantivy's score (0 when
 /// scoring was disabled) and where its stored fields live.
 #[derive(Debug, Clone, Copy)]

@@ -50,3 +50,20 @@ pub fn repository_at(
     repo.apply_unmeasured(unit, &crawl_at(corpus, unit))?;
     Ok(repo)
 }
+
+/// A shard of [`repository_at`]: an in-memory repository holding the crawl at `unit` of the
+/// pages `keep` accepts only (see [`super::shards`]).
+pub fn shard_at(
+    corpus: &Corpus,
+    unit: Unit,
+    scoring: ScoringKind,
+    keep: impl Fn(PageId) -> bool,
+) -> Result<Repository, IndexError> {
+    let mut repo = Repository::open(None, Arc::clone(&corpus.vocabulary), scoring)?;
+    let updates: Vec<_> = crawl_at(corpus, unit)
+        .into_iter()
+        .filter(|u| keep(u.page))
+        .collect();
+    repo.apply_unmeasured(unit, &updates)?;
+    Ok(repo)
+}

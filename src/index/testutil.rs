@@ -96,11 +96,21 @@ pub fn gone(unit: Unit) -> PageVersion {
 /// A random site of `pages` pages over `units` units: some pages appear late, some disappear
 /// (and may come back), most change now and then. Deterministic in `seed`.
 pub fn random_corpus(pages: u32, units: Unit, seed: u64) -> Corpus {
+    random_corpus_on_hosts(pages, units, seed, 1)
+}
+
+/// [`random_corpus`] with its pages spread round-robin over `hosts` hosts
+/// (`site<h>.example`); one host keeps `random_corpus`'s URLs.
+pub fn random_corpus_on_hosts(pages: u32, units: Unit, seed: u64, hosts: u32) -> Corpus {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut vocabulary = Vocabulary::new();
     let mut timelines = Vec::new();
     for p in 0..pages {
-        let url = format!("https://example.org/page/{p:05}");
+        let url = if hosts <= 1 {
+            format!("https://example.org/page/{p:05}")
+        } else {
+            format!("https://site{}.example/page/{p:05}", p % hosts)
+        };
         let born = if rng.gen_bool(0.8) {
             0
         } else {

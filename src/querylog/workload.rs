@@ -86,6 +86,13 @@ pub struct WorkloadQuery {
     pub(crate) summed_tfidf: f64,
 }
 
+impl WorkloadQuery {
+    /// The query's distinct analyzed terms, in query order.
+    pub fn terms(&self) -> &[String] {
+        &self.terms
+    }
+}
+
 /// The knee the filter cut at.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Knee {

@@ -58,6 +58,10 @@ pub enum EngineError {
     /// The engine's thread could not start.
     #[error("starting the engine thread: {0}")]
     Thread(std::io::Error),
+    /// A served index split over workers (`--workers`, `--processes`): the engine refreshes one
+    /// repository; shards do not refresh yet.
+    #[error("--policy: the served engine refreshes one repository; an index split over --workers or --processes is served as built, not refreshed (not built yet)")]
+    Sharded,
     /// The engine was started already.
     #[error("the engine was started already")]
     AlreadyStarted,
@@ -228,7 +232,7 @@ impl ServedEngine {
         }
         let corpus = env.corpus;
         let initial = {
-            let repo = search.repo();
+            let repo = search.repo().ok_or(EngineError::Sharded)?;
             let fresh =
                 |p: PageId| is_fresh(corpus, p, corpus.page_at(p, 0).present().map(|v| v.unit), 0);
             evaluate(

@@ -265,6 +265,11 @@ pub async fn engine_status(State(state): State<Arc<AppState>>) -> Json<serde_jso
 /// `GET /metrics`: Prometheus text format.
 pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     let repo = state.search.repo();
+    // Over shards only the document count is known here (each shard is in its own worker).
+    let (segments, forward_bytes) = repo.as_ref().map_or((0.0, 0.0), |r| {
+        (r.segment_count() as f64, r.forward().memory_bytes() as f64)
+    });
+    drop(repo);
     let runs = state.runs.list();
     let active = runs.iter().filter(|r| !r.status().is_finished()).count();
     let mut run_quality = Vec::new();
@@ -297,17 +302,17 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         gauge(
             "refresher_index_documents",
             "Documents in the served repository.",
-            one(repo.num_docs() as f64),
+            one(state.search.num_docs() as f64),
         ),
         gauge(
             "refresher_index_segments",
             "Searchable tantivy segments of the served repository.",
-            one(repo.segment_count() as f64),
+            one(segments),
         ),
         gauge(
             "refresher_forward_index_bytes",
             "Approximate memory of the served repository's forward index.",
-            one(repo.forward().memory_bytes() as f64),
+            one(forward_bytes),
         ),
         counter(
             "refresher_refreshes_total",

@@ -20,6 +20,7 @@ pub mod live_workload;
 pub mod metrics;
 pub mod runs;
 pub mod search;
+pub mod shards;
 pub mod snippet;
 
 use crate::fetch::SnapshotFetcher;
@@ -34,7 +35,8 @@ use axum::Router;
 use crate::corpus::is_fresh;
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
 use crate::index::{IndexError, ScoringKind};
-use crate::quality::exact::evaluate;
+use crate::mesh::{Greeting, MeshConfig};
+use crate::quality::exact::{evaluate, evaluate_rankings};
 use crate::quality::SearchQuality;
 use crate::querylog::workload::Workload;
 use crate::sim::EnvironmentConfig;
@@ -69,6 +71,18 @@ pub struct ServerOptions {
     /// holds no thread, only its request.
     pub search_threads: usize,
     pub(crate) policies: Policies,
+    /// Split the served copies over a mesh's workers by host ([`shards`]): the mesh to run
+    /// and what its processes must agree on. `None`: one repository.
+    pub shards: Option<(MeshConfig, Greeting)>,
+}
+
+/// Why a server could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("the sharded index: {0}")]
+    Shards(#[from] shards::ShardError),
 }
 
 /// Searches that may wait for a search thread before new ones answer 503.
@@ -87,6 +101,7 @@ impl ServerOptions {
             allowed_hosts: None,
             search_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             policies,
+            shards: None,
         }
     }
 }
@@ -129,27 +144,43 @@ impl AppState {
         corpus: Corpus,
         log: Option<Workload>,
         options: ServerOptions,
-    ) -> Result<Arc<AppState>, IndexError> {
+    ) -> Result<Arc<AppState>, BuildError> {
         let corpus: &'static Corpus = Box::leak(Box::new(corpus));
         let last = corpus.units().saturating_sub(1);
         let served_unit = options.served_unit.min(last);
         let live_unit = options.live_unit.unwrap_or(last).min(last);
-        let repo = match &options.index_dir {
-            Some(dir) => {
-                crate::index::served::open_or_build(
+        let search = match (&options.shards, &options.index_dir) {
+            (Some((config, greeting)), _) => {
+                let shards = shards::ShardedIndex::start(
+                    corpus,
+                    served_unit,
+                    options.scoring,
+                    config.clone(),
+                    greeting.clone(),
+                )?;
+                SearchService::sharded(corpus, Arc::new(shards), served_unit, live_unit)
+            }
+            (None, Some(dir)) => {
+                let repo = crate::index::served::open_or_build(
                     dir,
                     corpus,
                     served_unit,
                     options.scoring,
                     options.rebuild_index,
                 )?
-                .0
+                .0;
+                SearchService::new(corpus, repo, served_unit, live_unit)
             }
-            None => {
-                SnapshotFetcher::new(corpus).repository_at(served_unit, options.scoring, None)?
+            (None, None) => {
+                let repo = SnapshotFetcher::new(corpus).repository_at(
+                    served_unit,
+                    options.scoring,
+                    None,
+                )?;
+                SearchService::new(corpus, repo, served_unit, live_unit)
             }
         };
-        let search = Arc::new(SearchService::new(corpus, repo, served_unit, live_unit));
+        let search = Arc::new(search);
         let live = Arc::new(LiveWorkload::default());
         let has_log = log.is_some();
         let environments = Arc::new(runs::Environments::new(
@@ -169,17 +200,44 @@ impl AppState {
                 crate::quality::measure::DeltaQMethod::Estimate,
             ) {
                 let held = |p: PageId| corpus.page_at(p, served_unit).present().map(|v| v.unit);
+                // Over shards, every query's list is merged once at the leader: the copies
+                // never change, only the live Web they are judged against.
+                let rankings = match search.shards() {
+                    Some(shards) => Some(
+                        shards.rank(
+                            env.workload
+                                .queries
+                                .iter()
+                                .map(|q| q.terms.clone())
+                                .collect(),
+                        )?,
+                    ),
+                    None => None,
+                };
                 for unit in served_unit..corpus.units() {
                     let fresh = |p: PageId| is_fresh(corpus, p, held(p), unit);
-                    let repo = search.repo();
-                    let m = evaluate(
-                        repo.forward(),
-                        repo.scorer(),
-                        &env.workload.queries,
-                        &env.truths[unit as usize],
-                        &env.config.likelihood,
-                        &fresh,
-                    );
+                    let truth = &env.truths[unit as usize];
+                    let queries = &env.workload.queries;
+                    let likelihood = &env.config.likelihood;
+                    let m = match (&rankings, search.repo()) {
+                        (Some(rankings), _) => evaluate_rankings(
+                            rankings,
+                            search.num_docs(),
+                            queries,
+                            truth,
+                            likelihood,
+                            &fresh,
+                        ),
+                        (None, Some(repo)) => evaluate(
+                            repo.forward(),
+                            repo.scorer(),
+                            queries,
+                            truth,
+                            likelihood,
+                            &fresh,
+                        ),
+                        (None, None) => unreachable!("a service has one repository or shards"),
+                    };
                     serving.push(ServingPoint {
                         unit,
                         search: m.search,

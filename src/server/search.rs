@@ -23,6 +23,7 @@ use crate::index::Repository;
 use crate::text::Analyzer;
 
 use super::error::ApiError;
+use super::shards::ShardedIndex;
 use super::snippet::{escape_into, Snippeter};
 
 /// Longest accepted query text, in bytes (longer queries are a 400, not a truncation).
@@ -164,13 +165,20 @@ fn query_notes(text: &str, distinct: usize) -> Vec<String> {
 /// see the new copies and stale markers compare against the engine's current unit.
 pub struct SearchService {
     pub(crate) corpus: &'static Corpus,
-    repo: RwLock<Repository>,
+    index: ServedIndex,
     /// Unit whose versions the repository holds (before any refresh of the served engine).
     pub served_unit: Unit,
     /// Unit of the live Web for stale markers (before any refresh of the served engine).
     pub(crate) live_unit: Unit,
     /// What the served engine holds now, once it has refreshed a unit.
     refreshed: RwLock<Option<EngineView>>,
+}
+
+/// Where the served copies are searched: one repository, or shards on the mesh's workers
+/// (`serve --workers`, `--processes`; never refreshed).
+enum ServedIndex {
+    One(Box<RwLock<Repository>>),
+    Shards(Arc<ShardedIndex>),
 }
 
 /// The served engine's view of the repository after its latest unit.
@@ -191,22 +199,62 @@ impl SearchService {
     ) -> Self {
         SearchService {
             corpus,
-            repo: RwLock::new(repo),
+            index: ServedIndex::One(Box::new(RwLock::new(repo))),
             served_unit,
             live_unit,
             refreshed: RwLock::new(None),
         }
     }
 
-    /// The served repository, read-locked (searches hold it for their duration).
-    pub fn repo(&self) -> RwLockReadGuard<'_, Repository> {
-        self.repo.read().unwrap_or_else(|e| e.into_inner())
+    /// A service searching `shards` (the copies of `served_unit`, never refreshed).
+    pub fn sharded(
+        corpus: &'static Corpus,
+        shards: Arc<ShardedIndex>,
+        served_unit: Unit,
+        live_unit: Unit,
+    ) -> Self {
+        SearchService {
+            corpus,
+            index: ServedIndex::Shards(shards),
+            served_unit,
+            live_unit,
+            refreshed: RwLock::new(None),
+        }
+    }
+
+    /// The served repository, read-locked (searches hold it for their duration); `None` when
+    /// the copies are split over shards ([`Self::shards`]).
+    pub fn repo(&self) -> Option<RwLockReadGuard<'_, Repository>> {
+        match &self.index {
+            ServedIndex::One(repo) => Some(repo.read().unwrap_or_else(|e| e.into_inner())),
+            ServedIndex::Shards(_) => None,
+        }
+    }
+
+    /// The shards searched, when the copies are split over the mesh's workers.
+    pub fn shards(&self) -> Option<&Arc<ShardedIndex>> {
+        match &self.index {
+            ServedIndex::One(_) => None,
+            ServedIndex::Shards(shards) => Some(shards),
+        }
+    }
+
+    /// Documents of the served collection (all shards).
+    pub fn num_docs(&self) -> u64 {
+        match &self.index {
+            ServedIndex::One(repo) => repo.read().unwrap_or_else(|e| e.into_inner()).num_docs(),
+            ServedIndex::Shards(shards) => shards.layout.num_docs,
+        }
     }
 
     /// Applies the served engine's unit: `update` changes the repository under the write
-    /// lock, then stale markers and snippets follow `view`.
+    /// lock, then stale markers and snippets follow `view`. Only for one repository: the
+    /// engine does not start over shards ([`super::AppState::start_engine`]).
     pub fn refresh<T>(&self, view: EngineView, update: impl FnOnce(&mut Repository) -> T) -> T {
-        let mut repo = self.repo.write().unwrap_or_else(|e| e.into_inner());
+        let ServedIndex::One(repo) = &self.index else {
+            unreachable!("the served engine never starts over shards")
+        };
+        let mut repo = repo.write().unwrap_or_else(|e| e.into_inner());
         let out = update(&mut repo);
         *self.refreshed.write().unwrap_or_else(|e| e.into_inner()) = Some(view);
         out
@@ -242,9 +290,27 @@ impl SearchService {
             Vec::new()
         };
         let notes = query_notes(&request.text, terms.len() + dropped_terms.len());
-        let found = self
-            .repo()
-            .search_analyzed(&terms, request.offset, request.limit)?;
+        let found = match &self.index {
+            ServedIndex::One(repo) => repo
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .search_analyzed(&terms, request.offset, request.limit)?,
+            ServedIndex::Shards(shards) => {
+                let ids: Option<Vec<_>> = terms
+                    .iter()
+                    .map(|t| self.corpus.vocabulary.get(t))
+                    .collect();
+                match ids {
+                    Some(ids) => shards
+                        .search(&ids, request.offset, request.limit)
+                        .map_err(|e| ApiError::Internal(e.to_string()))?,
+                    None => crate::index::SearchResults {
+                        total_hits: 0,
+                        hits: Vec::new(),
+                    },
+                }
+            }
+        };
         let mut snippets = Snippeter::new(&terms);
         let results = found
             .hits

@@ -2,6 +2,7 @@
 
 use crate::corpus::PageId;
 use crate::index::scorer::{Score, Scorer, Weight};
+use crate::index::stats::CollectionStats;
 use crate::text::TermId;
 
 use super::rank_key::{rank_order, Ranked};
@@ -20,6 +21,22 @@ impl ForwardIndex {
         hits.into_iter()
             .map(|(score, _, page)| Ranked { page, score })
             .collect()
+    }
+
+    /// `(score, url hash, page)` of every page of the result list of `terms` scored with the
+    /// statistics of `stats`, in [`rank_order`]: one shard's part of a collection-wide list.
+    pub fn ranked_under(
+        &self,
+        stats: &dyn CollectionStats,
+        scorer: &dyn Scorer,
+        terms: &[TermId],
+    ) -> Vec<(Score, u64, PageId)> {
+        let mut hits = Vec::with_capacity(self.match_bound(terms));
+        self.for_each_scored_under(stats, scorer, terms, |page, score, url_hash| {
+            hits.push((score, url_hash, page))
+        });
+        hits.sort_unstable_by(|a, b| rank_order(*a, *b));
+        hits
     }
 
     /// The scores of [`ranked`](Self::ranked), in descending order, without the ranking
@@ -47,9 +64,22 @@ impl ForwardIndex {
         &self,
         scorer: &dyn Scorer,
         terms: &[TermId],
+        f: impl FnMut(PageId, Score, u64),
+    ) {
+        self.for_each_scored_under(self, scorer, terms, f)
+    }
+
+    /// [`for_each_scored`](Self::for_each_scored) with the collection statistics of `stats`
+    /// instead of this index's own: a shard scoring its pages with the statistics of the whole
+    /// collection ([`crate::index::shards`]) gets the scores one index of every page gives.
+    pub fn for_each_scored_under(
+        &self,
+        stats: &dyn CollectionStats,
+        scorer: &dyn Scorer,
+        terms: &[TermId],
         mut f: impl FnMut(PageId, Score, u64),
     ) {
-        let weight = scorer.weight(self, terms);
+        let weight = scorer.weight(stats, terms);
         if let [term] = terms {
             let (pages, tfs) = self.postings(*term);
             self.for_each_scored_list(&*weight, pages, tfs, 1, f);

@@ -153,6 +153,36 @@ pub fn evaluate_and_rank(
     }
 }
 
+/// [`evaluate`] from rankings made elsewhere: `rankings[i]` is the repository's result list
+/// of `queries[i]` in rank order (page ids), as merged from shards
+/// ([`crate::index::shards::merge_ranked`]), and `num_docs` the collection's document count.
+/// Each query is credited and measured as [`evaluate`] does and the unit's sums are taken in
+/// query order, so the metrics equal [`evaluate`]'s on one repository of the same copies, bit
+/// for bit.
+pub fn evaluate_rankings(
+    rankings: &[Vec<PageId>],
+    num_docs: u64,
+    queries: &[MetricQuery],
+    truth: &LiveTruth,
+    likelihood: &ViewingLikelihood,
+    is_fresh: &(dyn Fn(PageId) -> bool + Sync),
+) -> UnitMetrics {
+    assert_eq!(rankings.len(), queries.len(), "one ranking per query");
+    let table = likelihood_table(likelihood, num_docs as usize);
+    let per_query: Vec<PerQuery> = queries
+        .par_iter()
+        .zip(rankings.par_iter())
+        .enumerate()
+        .map(|(qi, (q, order))| {
+            let live = &truth.lists[qi];
+            let absolute = live_credit_of_ranking(live, &table, order);
+            let top = &order[..order.len().min(TOP_K)];
+            measures_of_top(top, live, is_fresh, q.frequency * absolute, None)
+        })
+        .collect();
+    unit_metrics(truth, &per_query)
+}
+
 /// One query's share of a unit's measures.
 struct PerQuery {
     /// Its live credit times its frequency (its term of Eq. 5's numerator).

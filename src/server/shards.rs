@@ -1,0 +1,346 @@
+//! The served index split over the mesh's workers (`serve --workers N`, `--processes N`):
+//! scatter each query to every shard, gather and merge.
+//!
+//! Each worker of the mesh owns one shard — the pages of the hosts [`Partition::by_host`]
+//! gives it, in its own in-memory repository — and the protocol of [`crate::index::shards`]
+//! makes the shards score as one repository. The leader (worker 0, in process 0) serves HTTP;
+//! the others only answer it. Every worker runs [`shard_worker`], a loop of rounds, each round
+//! one exchange of the same shape on every worker (timely matches exchanges by order):
+//!
+//! 1. the leader takes the next [`Order`] from the HTTP side and every worker learns it
+//!    (all-gather of the leader's order; the others send [`Wire::Idle`]);
+//! 2. every shard computes its part under the global statistics and sends it to the leader;
+//! 3. the leader merges the parts in rank order and answers the HTTP side.
+//!
+//! Orders are taken one at a time: searches over shards are serialised through the leader
+//! (each is a few milliseconds of scoring per shard plus two exchanges). [`Wire::Stop`] ends
+//! every worker's loop; a process that loses a peer exits naming it ([`crate::mesh`]).
+
+use std::sync::{mpsc, Mutex};
+
+use crate::corpus::{Corpus, PageId, Unit};
+use crate::index::search::ShardResults;
+use crate::index::shards::{
+    merge_hits, merge_ranked, GlobalStatistics, Partition, ShardStatistics,
+};
+use crate::index::snapshot::shard_at;
+use crate::index::{IndexError, Score, ScoringKind, SearchResults};
+use crate::mesh::{ExchangeError, Exchanger, Greeting, MeshConfig, MeshError};
+use crate::text::TermId;
+
+/// Why the sharded index could not start or answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    #[error("building shard {shard}: {source}")]
+    Build {
+        shard: usize,
+        #[source]
+        source: IndexError,
+    },
+    /// A shard could not answer a search (the message names the shard).
+    #[error("{0}")]
+    Answer(String),
+    #[error(transparent)]
+    Exchange(#[from] ExchangeError),
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+    #[error("the sharded index stopped")]
+    Stopped,
+}
+
+/// What the leader asks of the shards, with where to send the answer.
+enum Order {
+    Search {
+        terms: Vec<TermId>,
+        offset: usize,
+        limit: usize,
+        reply: mpsc::Sender<Result<SearchResults, String>>,
+    },
+    Rank {
+        queries: Vec<Vec<TermId>>,
+        reply: mpsc::Sender<Vec<Vec<PageId>>>,
+    },
+}
+
+/// An order as every worker learns it (step 1).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+enum Wire {
+    /// A search: each shard's first `depth` hits.
+    Search {
+        terms: Vec<TermId>,
+        depth: usize,
+    },
+    /// Each query's full result list, for the serving quality.
+    Rank {
+        queries: Vec<Vec<TermId>>,
+    },
+    Stop,
+    /// What a worker other than the leader contributes to step 1.
+    Idle,
+}
+
+/// A shard's part of an answer (step 2).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+enum Part {
+    Search(Result<ShardResults, String>),
+    Rank(Vec<Vec<(Score, u64, PageId)>>),
+}
+
+/// What the shards report once built and agreed on the statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardLayout {
+    /// Documents of the whole collection (all shards).
+    pub num_docs: u64,
+    /// Pages owned by each shard, in worker order.
+    pub pages_per_shard: Vec<usize>,
+    /// The largest shard over the mean shard ([`Partition::skew`]).
+    pub skew: f64,
+    /// Bytes the leader sent to publish its statistics (each shard sends about as many).
+    pub statistics_bytes: u64,
+}
+
+/// The leader process's handle on the sharded index: searches go to the mesh's leader worker.
+pub struct ShardedIndex {
+    orders: Mutex<Option<mpsc::Sender<Order>>>,
+    mesh: Mutex<Option<std::thread::JoinHandle<Result<(), ShardError>>>>,
+    pub layout: ShardLayout,
+}
+
+impl ShardedIndex {
+    /// Starts the mesh (`config`, agreeing on `greeting`) with every worker building its shard
+    /// of `corpus` at `unit`; returns once every shard is built and the statistics are summed.
+    /// Only for the process holding the leader (process 0); the others run [`serve_shards`].
+    pub fn start(
+        corpus: &'static Corpus,
+        unit: Unit,
+        scoring: ScoringKind,
+        config: MeshConfig,
+        greeting: Greeting,
+    ) -> Result<Self, ShardError> {
+        let (orders, inbox) = mpsc::channel();
+        let (ready, layout) = mpsc::channel();
+        let mesh = std::thread::Builder::new()
+            .name("refresher:shards".into())
+            .spawn(move || {
+                let inbox = Mutex::new(Some(inbox));
+                let ready = Mutex::new(Some(ready));
+                let results = crate::mesh::run(&config, &greeting, |ex| {
+                    let leader = ex.is_leader().then(|| Leader {
+                        inbox: inbox
+                            .lock()
+                            .expect("shard inbox")
+                            .take()
+                            .expect("one leader"),
+                        ready: ready
+                            .lock()
+                            .expect("shard ready")
+                            .take()
+                            .expect("one leader"),
+                    });
+                    shard_worker(ex, corpus, unit, scoring, leader)
+                })?;
+                results
+                    .into_iter()
+                    .collect::<Result<Vec<()>, ShardError>>()?;
+                Ok(())
+            })
+            .expect("spawning the shards' thread");
+        match layout.recv() {
+            Ok(layout) => Ok(ShardedIndex {
+                orders: Mutex::new(Some(orders)),
+                mesh: Mutex::new(Some(mesh)),
+                layout,
+            }),
+            // The mesh ended before the shards were ready: its error says why.
+            Err(_) => Err(mesh
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                .err()
+                .unwrap_or(ShardError::Stopped)),
+        }
+    }
+
+    fn send(&self, order: Order) -> Result<(), ShardError> {
+        self.orders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .ok_or(ShardError::Stopped)?
+            .send(order)
+            .map_err(|_| ShardError::Stopped)
+    }
+
+    /// The hits `offset..offset + limit` of the conjunctive query `terms` over every shard:
+    /// the same hits, scores and order as one repository of every page.
+    pub fn search(
+        &self,
+        terms: &[TermId],
+        offset: usize,
+        limit: usize,
+    ) -> Result<SearchResults, ShardError> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Order::Search {
+            terms: terms.to_vec(),
+            offset,
+            limit,
+            reply,
+        })?;
+        answer
+            .recv()
+            .map_err(|_| ShardError::Stopped)?
+            .map_err(ShardError::Answer)
+    }
+
+    /// Each query's full result list over every shard, in rank order.
+    pub fn rank(&self, queries: Vec<Vec<TermId>>) -> Result<Vec<Vec<PageId>>, ShardError> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Order::Rank { queries, reply })?;
+        answer.recv().map_err(|_| ShardError::Stopped)
+    }
+
+    /// Ends every worker's loop (the other processes then exit) and waits for the mesh.
+    pub fn stop(&self) -> Result<(), ShardError> {
+        self.orders.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match self.mesh.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(mesh) => mesh.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// For a process other than the leader's: runs this process's shards until the leader stops
+/// them (or a peer is lost).
+pub fn serve_shards(
+    corpus: &Corpus,
+    unit: Unit,
+    scoring: ScoringKind,
+    config: &MeshConfig,
+    greeting: &Greeting,
+) -> Result<(), ShardError> {
+    let results = crate::mesh::run(config, greeting, |ex| {
+        shard_worker(ex, corpus, unit, scoring, None)
+    })?;
+    results
+        .into_iter()
+        .collect::<Result<Vec<()>, ShardError>>()?;
+    Ok(())
+}
+
+/// The leader worker's ends of the channels to the HTTP side.
+struct Leader {
+    inbox: mpsc::Receiver<Order>,
+    ready: mpsc::Sender<ShardLayout>,
+}
+
+/// One worker's shard and its loop of rounds (see the module docs).
+fn shard_worker(
+    ex: &Exchanger,
+    corpus: &Corpus,
+    unit: Unit,
+    scoring: ScoringKind,
+    leader: Option<Leader>,
+) -> Result<(), ShardError> {
+    let shard = ex.index();
+    let partition = Partition::by_host(corpus, ex.peers());
+    let repo = shard_at(corpus, unit, scoring, |p| partition.shard_of(p) == shard)
+        .map_err(|source| ShardError::Build { shard, source })?;
+    let before = ex.bytes_sent();
+    let global = GlobalStatistics::sum(&ex.all_gather(ShardStatistics::of(repo.forward()))?);
+    if let Some(leader) = &leader {
+        let _ = leader.ready.send(ShardLayout {
+            num_docs: crate::index::CollectionStats::num_docs(&global),
+            pages_per_shard: partition.pages_per_shard(),
+            skew: partition.skew(),
+            statistics_bytes: ex.bytes_sent() - before,
+        });
+    }
+    loop {
+        // Step 1: the leader's next order (Stop once the HTTP side has hung up).
+        let (wire, order) = match &leader {
+            Some(l) => match l.inbox.recv() {
+                Ok(order) => (order.wire(), Some(order)),
+                Err(_) => (Wire::Stop, None),
+            },
+            None => (Wire::Idle, None),
+        };
+        let wire = ex.all_gather(wire)?.swap_remove(0);
+        // Step 2: this shard's part, to the leader.
+        let part = match wire {
+            Wire::Stop => return Ok(()),
+            Wire::Idle => unreachable!("the leader always sends an order"),
+            Wire::Search { terms, depth } => Part::Search(
+                repo.search_terms_under(&global, &terms, depth)
+                    .map_err(|e| format!("shard {shard}: {e}")),
+            ),
+            Wire::Rank { queries } => Part::Rank(
+                queries
+                    .iter()
+                    .map(|q| repo.forward().ranked_under(&global, repo.scorer(), q))
+                    .collect(),
+            ),
+        };
+        let parts = ex.gather_to_leader(vec![part])?;
+        // Step 3: the leader merges and answers.
+        match order {
+            Some(Order::Search {
+                offset,
+                limit,
+                reply,
+                ..
+            }) => {
+                let merged = parts
+                    .into_iter()
+                    .map(|p| match p {
+                        Part::Search(r) => r,
+                        Part::Rank(_) => Err("a shard answered another order".into()),
+                    })
+                    .collect::<Result<Vec<_>, String>>()
+                    .map(|parts| merge_hits(parts, offset, limit));
+                let _ = reply.send(merged);
+            }
+            Some(Order::Rank { queries, reply }) => {
+                let mut per_shard: Vec<std::vec::IntoIter<Vec<(Score, u64, PageId)>>> = parts
+                    .into_iter()
+                    .map(|p| match p {
+                        Part::Rank(lists) => lists.into_iter(),
+                        Part::Search(_) => Vec::new().into_iter(),
+                    })
+                    .collect();
+                let rankings = (0..queries.len())
+                    .map(|_| {
+                        merge_ranked(
+                            per_shard
+                                .iter_mut()
+                                .map(|lists| lists.next().unwrap_or_default())
+                                .collect(),
+                        )
+                        .into_iter()
+                        .map(|r| r.page)
+                        .collect()
+                    })
+                    .collect();
+                let _ = reply.send(rankings);
+            }
+            None => {}
+        }
+    }
+}
+
+impl Order {
+    fn wire(&self) -> Wire {
+        match self {
+            Order::Search {
+                terms,
+                offset,
+                limit,
+                ..
+            } => Wire::Search {
+                terms: terms.clone(),
+                depth: offset.saturating_add(*limit),
+            },
+            Order::Rank { queries, .. } => Wire::Rank {
+                queries: queries.clone(),
+            },
+        }
+    }
+}
