@@ -189,7 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "process {} of {}: {} shard(s) of the index at unit {unit}, answering process 0",
             mesh.process, mesh.processes, mesh.workers
         );
-        server::shards::serve_shards(&corpus, unit, args.scoring, &mesh, &greeting)?;
+        server::shards::serve_shards(corpus, unit, args.scoring, &mesh, &greeting)?;
         eprintln!("process {}: stopped by process 0", mesh.process);
         return Ok(());
     }

@@ -16,7 +16,8 @@
 //! (each is a few milliseconds of scoring per shard plus two exchanges). [`Wire::Stop`] ends
 //! every worker's loop; a process that loses a peer exits naming it ([`crate::mesh`]).
 
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 
 use crate::corpus::{Corpus, PageId, Unit};
 use crate::index::search::ShardResults;
@@ -24,7 +25,7 @@ use crate::index::shards::{
     merge_hits, merge_ranked, GlobalStatistics, Partition, ShardStatistics,
 };
 use crate::index::snapshot::shard_at;
-use crate::index::{IndexError, Score, ScoringKind, SearchResults};
+use crate::index::{IndexError, Repository, Score, ScoringKind, SearchResults};
 use crate::mesh::{ExchangeError, Exchanger, Greeting, MeshConfig, MeshError};
 use crate::text::TermId;
 
@@ -137,7 +138,7 @@ impl ShardedIndex {
                             .take()
                             .expect("one leader"),
                     });
-                    shard_worker(ex, corpus, unit, scoring, leader)
+                    shard_worker(ex, build_shard(ex, corpus, unit, scoring), leader)
                 })?;
                 results
                     .into_iter()
@@ -211,19 +212,49 @@ impl ShardedIndex {
 /// For a process other than the leader's: runs this process's shards until the leader stops
 /// them (or a peer is lost).
 pub fn serve_shards(
-    corpus: &Corpus,
+    corpus: Corpus,
     unit: Unit,
     scoring: ScoringKind,
     config: &MeshConfig,
     greeting: &Greeting,
 ) -> Result<(), ShardError> {
+    // Held until every shard of this process is built, then freed: the shards answer from
+    // their own copies, so a process other than the leader's keeps only its shards.
+    let held = Mutex::new(Some(Arc::new(corpus)));
+    let building = AtomicUsize::new(config.workers);
     let results = crate::mesh::run(config, greeting, |ex| {
-        shard_worker(ex, corpus, unit, scoring, None)
+        let built = {
+            let corpus = held
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+                .expect("the corpus is held until every shard is built");
+            let built = build_shard(ex, &corpus, unit, scoring);
+            if building.fetch_sub(1, Ordering::AcqRel) == 1 {
+                held.lock().unwrap_or_else(|e| e.into_inner()).take();
+            }
+            built
+        };
+        shard_worker(ex, built, None)
     })?;
     results
         .into_iter()
         .collect::<Result<Vec<()>, ShardError>>()?;
     Ok(())
+}
+
+/// This worker's shard of `corpus` at `unit`, with the partition it was cut by.
+fn build_shard(
+    ex: &Exchanger,
+    corpus: &Corpus,
+    unit: Unit,
+    scoring: ScoringKind,
+) -> Result<(Repository, Partition), ShardError> {
+    let shard = ex.index();
+    let partition = Partition::by_host(corpus, ex.peers());
+    let repo = shard_at(corpus, unit, scoring, |p| partition.shard_of(p) == shard)
+        .map_err(|source| ShardError::Build { shard, source })?;
+    Ok((repo, partition))
 }
 
 /// The leader worker's ends of the channels to the HTTP side.
@@ -235,17 +266,24 @@ struct Leader {
 /// One worker's shard and its loop of rounds (see the module docs).
 fn shard_worker(
     ex: &Exchanger,
-    corpus: &Corpus,
-    unit: Unit,
-    scoring: ScoringKind,
+    built: Result<(Repository, Partition), ShardError>,
     leader: Option<Leader>,
 ) -> Result<(), ShardError> {
     let shard = ex.index();
-    let partition = Partition::by_host(corpus, ex.peers());
-    let repo = shard_at(corpus, unit, scoring, |p| partition.shard_of(p) == shard)
-        .map_err(|source| ShardError::Build { shard, source })?;
     let before = ex.bytes_sent();
-    let global = GlobalStatistics::sum(&ex.all_gather(ShardStatistics::of(repo.forward()))?);
+    // A shard that failed to build still takes part in this exchange (the others would wait
+    // for it forever), and every worker then stops with the first failure.
+    let published = match &built {
+        Ok((repo, _)) => Ok(ShardStatistics::of(repo.forward())),
+        Err(e) => Err(e.to_string()),
+    };
+    let parts = ex
+        .all_gather(published)?
+        .into_iter()
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(ShardError::Answer)?;
+    let (repo, partition) = built?;
+    let global = GlobalStatistics::sum(&parts);
     if let Some(leader) = &leader {
         let _ = leader.ready.send(ShardLayout {
             num_docs: crate::index::CollectionStats::num_docs(&global),
