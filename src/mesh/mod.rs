@@ -130,6 +130,25 @@ pub enum MeshError {
     Timely(String),
 }
 
+/// A failure on one worker, as it crosses the mesh to the leader: errors themselves are not
+/// serialisable, so their message travels with the worker it happened on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[error("worker {worker}: {message}")]
+pub struct RemoteFailure {
+    pub worker: usize,
+    pub message: String,
+}
+
+impl RemoteFailure {
+    /// `error` on worker `worker`.
+    pub fn on(worker: usize, error: &dyn std::fmt::Display) -> Self {
+        RemoteFailure {
+            worker,
+            message: error.to_string(),
+        }
+    }
+}
+
 /// What every worker of a mesh must agree on before any work starts.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Greeting {

@@ -133,6 +133,53 @@ pub struct AppState {
     pub engine: std::sync::OnceLock<Arc<engine::ServedEngine>>,
 }
 
+/// Quality of the served (never refreshed) copies against the live Web at each unit from the
+/// served unit on. Over shards, every query's list is merged once at the leader: the copies
+/// never change, only the live Web they are judged against.
+fn serving_history(
+    search: &SearchService,
+    env: &crate::sim::Environment,
+) -> Result<Vec<ServingPoint>, BuildError> {
+    let corpus = search.corpus;
+    let served_unit = search.served_unit;
+    let held = |p: PageId| corpus.page_at(p, served_unit).present().map(|v| v.unit);
+    let queries = &env.workload.queries;
+    let rankings = match search.shards() {
+        Some(shards) => Some(shards.rank(queries.iter().map(|q| q.terms.clone()).collect())?),
+        None => None,
+    };
+    let mut serving = Vec::new();
+    for unit in served_unit..corpus.units() {
+        let fresh = |p: PageId| is_fresh(corpus, p, held(p), unit);
+        let truth = &env.truths[unit as usize];
+        let likelihood = &env.config.likelihood;
+        let m = match (&rankings, search.repo()) {
+            (Some(rankings), _) => evaluate_rankings(
+                rankings,
+                search.num_docs(),
+                queries,
+                truth,
+                likelihood,
+                &fresh,
+            ),
+            (None, Some(repo)) => evaluate(
+                repo.forward(),
+                repo.scorer(),
+                queries,
+                truth,
+                likelihood,
+                &fresh,
+            ),
+            (None, None) => unreachable!("a service has one repository or shards"),
+        };
+        serving.push(ServingPoint {
+            unit,
+            search: m.search,
+        });
+    }
+    Ok(serving)
+}
+
 impl AppState {
     /// Indexes (or reopens) the served repository and, with a log, builds the default
     /// environment and the serving-quality history. Blocking; takes the corpus for the life
@@ -192,59 +239,17 @@ impl AppState {
                 ..EnvironmentConfig::default()
             },
         ));
-        let mut serving = Vec::new();
-        if has_log {
-            if let Ok(env) = environments.get(
+        let environment = has_log.then(|| {
+            environments.get(
                 options.scoring,
                 WorkloadSource::Log,
                 crate::quality::measure::DeltaQMethod::Estimate,
-            ) {
-                let held = |p: PageId| corpus.page_at(p, served_unit).present().map(|v| v.unit);
-                // Over shards, every query's list is merged once at the leader: the copies
-                // never change, only the live Web they are judged against.
-                let rankings = match search.shards() {
-                    Some(shards) => Some(
-                        shards.rank(
-                            env.workload
-                                .queries
-                                .iter()
-                                .map(|q| q.terms.clone())
-                                .collect(),
-                        )?,
-                    ),
-                    None => None,
-                };
-                for unit in served_unit..corpus.units() {
-                    let fresh = |p: PageId| is_fresh(corpus, p, held(p), unit);
-                    let truth = &env.truths[unit as usize];
-                    let queries = &env.workload.queries;
-                    let likelihood = &env.config.likelihood;
-                    let m = match (&rankings, search.repo()) {
-                        (Some(rankings), _) => evaluate_rankings(
-                            rankings,
-                            search.num_docs(),
-                            queries,
-                            truth,
-                            likelihood,
-                            &fresh,
-                        ),
-                        (None, Some(repo)) => evaluate(
-                            repo.forward(),
-                            repo.scorer(),
-                            queries,
-                            truth,
-                            likelihood,
-                            &fresh,
-                        ),
-                        (None, None) => unreachable!("a service has one repository or shards"),
-                    };
-                    serving.push(ServingPoint {
-                        unit,
-                        search: m.search,
-                    });
-                }
-            }
-        }
+            )
+        });
+        let serving = match environment {
+            Some(Ok(env)) => serving_history(&search, &env)?,
+            _ => Vec::new(),
+        };
         Ok(Arc::new(AppState {
             search,
             runs: RunManager::new(environments, options.policies.clone()),

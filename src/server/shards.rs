@@ -26,7 +26,7 @@ use crate::index::shards::{
 };
 use crate::index::snapshot::shard_at;
 use crate::index::{IndexError, Repository, Score, ScoringKind, SearchResults};
-use crate::mesh::{ExchangeError, Exchanger, Greeting, MeshConfig, MeshError};
+use crate::mesh::{ExchangeError, Exchanger, Greeting, MeshConfig, MeshError, RemoteFailure};
 use crate::text::TermId;
 
 /// Why the sharded index could not start or answer.
@@ -38,9 +38,9 @@ pub enum ShardError {
         #[source]
         source: IndexError,
     },
-    /// A shard could not answer a search (the message names the shard).
-    #[error("{0}")]
-    Answer(String),
+    /// A shard could not be built or could not answer.
+    #[error("shard on {0}")]
+    Remote(#[from] RemoteFailure),
     #[error(transparent)]
     Exchange(#[from] ExchangeError),
     #[error(transparent)]
@@ -55,7 +55,7 @@ enum Order {
         terms: Vec<TermId>,
         offset: usize,
         limit: usize,
-        reply: mpsc::Sender<Result<SearchResults, String>>,
+        reply: mpsc::Sender<Result<SearchResults, RemoteFailure>>,
     },
     Rank {
         queries: Vec<Vec<TermId>>,
@@ -83,7 +83,7 @@ enum Wire {
 /// A shard's part of an answer (step 2).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 enum Part {
-    Search(Result<ShardResults, String>),
+    Search(Result<ShardResults, RemoteFailure>),
     Rank(Vec<Vec<(Score, u64, PageId)>>),
 }
 
@@ -189,7 +189,7 @@ impl ShardedIndex {
         answer
             .recv()
             .map_err(|_| ShardError::Stopped)?
-            .map_err(ShardError::Answer)
+            .map_err(ShardError::Remote)
     }
 
     /// Each query's full result list over every shard, in rank order.
@@ -275,13 +275,13 @@ fn shard_worker(
     // for it forever), and every worker then stops with the first failure.
     let published = match &built {
         Ok((repo, _)) => Ok(ShardStatistics::of(repo.forward())),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(RemoteFailure::on(shard, e)),
     };
     let parts = ex
         .all_gather(published)?
         .into_iter()
-        .collect::<Result<Vec<_>, String>>()
-        .map_err(ShardError::Answer)?;
+        .collect::<Result<Vec<_>, RemoteFailure>>()
+        .map_err(ShardError::Remote)?;
     let (repo, partition) = built?;
     let global = GlobalStatistics::sum(&parts);
     if let Some(leader) = &leader {
@@ -308,7 +308,7 @@ fn shard_worker(
             Wire::Idle => unreachable!("the leader always sends an order"),
             Wire::Search { terms, depth } => Part::Search(
                 repo.search_terms_under(&global, &terms, depth)
-                    .map_err(|e| format!("shard {shard}: {e}")),
+                    .map_err(|e| RemoteFailure::on(shard, &e)),
             ),
             Wire::Rank { queries } => Part::Rank(
                 queries
@@ -328,11 +328,12 @@ fn shard_worker(
             }) => {
                 let merged = parts
                     .into_iter()
-                    .map(|p| match p {
+                    .enumerate()
+                    .map(|(from, p)| match p {
                         Part::Search(r) => r,
-                        Part::Rank(_) => Err("a shard answered another order".into()),
+                        Part::Rank(_) => Err(RemoteFailure::on(from, &"answered another order")),
                     })
-                    .collect::<Result<Vec<_>, String>>()
+                    .collect::<Result<Vec<_>, RemoteFailure>>()
                     .map(|parts| merge_hits(parts, offset, limit));
                 let _ = reply.send(merged);
             }

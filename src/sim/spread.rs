@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::compare::{Comparison, RunFigures, SweepConfig, SweepError, SweepPlan};
 use super::environment::Environment;
-use crate::mesh::{ExchangeError, Exchanger};
+use crate::mesh::{ExchangeError, Exchanger, RemoteFailure};
 
 /// Why a spread sweep failed.
 #[derive(Debug, thiserror::Error)]
@@ -23,12 +23,8 @@ pub enum SpreadError {
     Sweep(#[from] SweepError),
     #[error(transparent)]
     Exchange(#[from] ExchangeError),
-    #[error("run {job} of the sweep (on worker {worker}): {message}")]
-    Run {
-        job: usize,
-        worker: usize,
-        message: String,
-    },
+    #[error("run {job} of the sweep (on {failure})")]
+    Run { job: usize, failure: RemoteFailure },
     #[error("the leader received {received} of the sweep's {expected} runs")]
     Missing { received: usize, expected: usize },
 }
@@ -52,16 +48,16 @@ pub fn sweep(
         .filter(|&i| owner_of(i, mesh.peers()) == mesh.index())
         .collect();
     let done = AtomicUsize::new(0);
-    type Reported = (u64, usize, Result<RunFigures, String>);
+    type Reported = (u64, Result<RunFigures, RemoteFailure>);
     let reports: Vec<Reported> = pool.install(|| {
         mine.par_iter()
             .map(|&i| {
                 let figures = plan
                     .run_job(env, i)
                     .map(|point| RunFigures::of(&point))
-                    .map_err(|e| e.to_string());
+                    .map_err(|e| RemoteFailure::on(mesh.index(), &e));
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1, mine.len());
-                (i as u64, mesh.index(), figures)
+                (i as u64, figures)
             })
             .collect()
     });
@@ -77,13 +73,9 @@ pub fn sweep(
     }
     gathered.sort_by_key(|(job, ..)| *job);
     let mut points = Vec::with_capacity(gathered.len());
-    for (job, worker, figures) in gathered {
+    for (job, figures) in gathered {
         let job = job as usize;
-        let figures = figures.map_err(|message| SpreadError::Run {
-            job,
-            worker,
-            message,
-        })?;
+        let figures = figures.map_err(|failure| SpreadError::Run { job, failure })?;
         points.push(plan.point_of(job, figures));
     }
     Ok(Some(plan.assemble(env, points)?))
