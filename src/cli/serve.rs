@@ -154,10 +154,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.refresh.is_none(),
             "--policy with --workers or --processes: the served engine refreshes one repository; an index split over workers is served as built (refreshing shards is not built yet)"
         );
-        anyhow::ensure!(
-            args.index.is_none(),
-            "--index with --workers or --processes: shards are built in memory at start-up; keeping them on disk is not built yet"
-        );
     }
     let (corpus, _) = args.corpus.load()?;
     eprintln!(
@@ -189,7 +185,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "process {} of {}: {} shard(s) of the index at unit {unit}, answering process 0",
             mesh.process, mesh.processes, mesh.workers
         );
-        server::shards::serve_shards(corpus, unit, args.scoring, &mesh, &greeting)?;
+        let setup = server::shards::ShardSetup {
+            unit,
+            scoring: args.scoring,
+            index_dir: args.index.clone(),
+            rebuild: args.rebuild_index,
+        };
+        server::shards::serve_shards(corpus, &setup, &mesh, &greeting)?;
         eprintln!("process {}: stopped by process 0", mesh.process);
         return Ok(());
     }

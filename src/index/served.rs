@@ -40,6 +40,17 @@ pub struct Manifest {
     pub(crate) scoring: String,
     pub(crate) analyzer: String,
     pub(crate) num_docs: u64,
+    /// Which shard of the pages the index holds (`2 of 4 by host`); absent: every page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shard: Option<String>,
+}
+
+/// The part of the pages a shard's index holds ([`open_or_build_part`]).
+pub struct ShardPart<'a> {
+    /// What the manifest records of it (`2 of 4 by host`): an index of another part is refused.
+    pub label: String,
+    /// Whether a page belongs to the part.
+    pub keep: &'a (dyn Fn(PageId) -> bool + Sync),
 }
 
 impl Manifest {
@@ -53,6 +64,7 @@ impl Manifest {
             scoring: scoring.to_string(),
             analyzer: ANALYZER.to_string(),
             num_docs: 0,
+            shard: None,
         }
     }
 
@@ -77,6 +89,8 @@ impl Manifest {
         check("unit", self.unit.to_string(), want.unit.to_string());
         check("scoring", self.scoring.clone(), want.scoring.clone());
         check("analyzer", self.analyzer.clone(), want.analyzer.clone());
+        let part = |p: &Option<String>| p.clone().unwrap_or_else(|| "every page".to_string());
+        check("shard", part(&self.shard), part(&want.shard));
         out
     }
 }
@@ -210,8 +224,25 @@ pub fn open_or_build(
     scoring: ScoringKind,
     rebuild: bool,
 ) -> Result<(Repository, Opened), IndexError> {
+    open_or_build_part(dir, corpus, unit, scoring, rebuild, None)
+}
+
+/// [`open_or_build`] for the pages of `part` only (a shard's index; every page for `None`),
+/// under the same rules; the manifest records the part, and an index of another part is
+/// refused like one of another unit.
+pub fn open_or_build_part(
+    dir: &Path,
+    corpus: &Corpus,
+    unit: Unit,
+    scoring: ScoringKind,
+    rebuild: bool,
+    part: Option<ShardPart<'_>>,
+) -> Result<(Repository, Opened), IndexError> {
     remove_leftovers(dir)?;
-    let want = Manifest::expected(corpus, unit, scoring);
+    let want = Manifest {
+        shard: part.as_ref().map(|p| p.label.clone()),
+        ..Manifest::expected(corpus, unit, scoring)
+    };
     let exists = dir.exists();
     if exists && !dir.is_dir() {
         return Err(dir_error(dir, "exists and is not a directory"));
@@ -284,7 +315,10 @@ pub fn open_or_build(
     let (parent, prefix) = temp_prefix(dir)?;
     std::fs::create_dir_all(&parent).map_err(|e| io_error(&parent, e))?;
     let temp = parent.join(format!("{prefix}{}", std::process::id()));
-    let built = super::snapshot::repository_at(corpus, unit, scoring, Some(&temp))?;
+    let built = match &part {
+        Some(part) => super::snapshot::shard_at(corpus, unit, scoring, Some(&temp), part.keep)?,
+        None => super::snapshot::repository_at(corpus, unit, scoring, Some(&temp))?,
+    };
     let manifest = Manifest {
         num_docs: built.num_docs(),
         ..want
@@ -333,6 +367,52 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_shard_index_holds_its_part_and_refuses_another() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("shard");
+        let corpus = random_corpus(40, 3, 1);
+        let even = |p: PageId| p.is_multiple_of(2);
+        let part = |label: &str| ShardPart {
+            label: label.to_string(),
+            keep: &even,
+        };
+        let (repo, how) = open_or_build_part(
+            &dir,
+            &corpus,
+            0,
+            ScoringKind::Bm25,
+            false,
+            Some(part("0 of 2")),
+        )
+        .unwrap();
+        let expected = (0..corpus.page_count() as PageId)
+            .filter(|&p| even(p) && corpus.page_at(p, 0).present().is_some())
+            .count() as u64;
+        assert_eq!((how, repo.num_docs()), (Opened::Built, expected));
+        drop(repo);
+        let err = open_or_build_part(
+            &dir,
+            &corpus,
+            0,
+            ScoringKind::Bm25,
+            false,
+            Some(part("1 of 2")),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(err.contains("shard: found 0 of 2, asked 1 of 2"), "{err}");
+        let err = open_or_build(&dir, &corpus, 0, ScoringKind::Bm25, false)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("shard: found 0 of 2, asked every page"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -233,7 +233,9 @@ mod tests {
             for shards in 1..=4 {
                 let partition = Partition::by_host(&corpus, shards);
                 let parts: Vec<_> = (0..shards)
-                    .map(|s| shard_at(&corpus, 2, scoring, |p| partition.shard_of(p) == s).unwrap())
+                    .map(|s| {
+                        shard_at(&corpus, 2, scoring, None, |p| partition.shard_of(p) == s).unwrap()
+                    })
                     .collect();
                 let global = GlobalStatistics::sum(
                     &parts

@@ -51,15 +51,16 @@ pub fn repository_at(
     Ok(repo)
 }
 
-/// A shard of [`repository_at`]: an in-memory repository holding the crawl at `unit` of the
-/// pages `keep` accepts only (see [`super::shards`]).
+/// A shard of [`repository_at`] (tantivy in `dir`, or in memory with `None`): the crawl at
+/// `unit` of the pages `keep` accepts only (see [`super::shards`]).
 pub fn shard_at(
     corpus: &Corpus,
     unit: Unit,
     scoring: ScoringKind,
+    dir: Option<&Path>,
     keep: impl Fn(PageId) -> bool,
 ) -> Result<Repository, IndexError> {
-    let mut repo = Repository::open(None, Arc::clone(&corpus.vocabulary), scoring)?;
+    let mut repo = Repository::open(dir, Arc::clone(&corpus.vocabulary), scoring)?;
     let updates: Vec<_> = crawl_at(corpus, unit)
         .into_iter()
         .filter(|u| keep(u.page))

@@ -200,8 +200,12 @@ impl AppState {
             (Some((config, greeting)), _) => {
                 let shards = shards::ShardedIndex::start(
                     corpus,
-                    served_unit,
-                    options.scoring,
+                    shards::ShardSetup {
+                        unit: served_unit,
+                        scoring: options.scoring,
+                        index_dir: options.index_dir.clone(),
+                        rebuild: options.rebuild_index,
+                    },
                     config.clone(),
                     greeting.clone(),
                 )?;

@@ -16,11 +16,13 @@
 //! (each is a few milliseconds of scoring per shard plus two exchanges). [`Wire::Stop`] ends
 //! every worker's loop; a process that loses a peer exits naming it ([`crate::mesh`]).
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 use crate::corpus::{Corpus, PageId, Unit};
 use crate::index::search::ShardResults;
+use crate::index::served::{open_or_build_part, ShardPart};
 use crate::index::shards::{
     merge_hits, merge_ranked, GlobalStatistics, Partition, ShardStatistics,
 };
@@ -113,8 +115,7 @@ impl ShardedIndex {
     /// Only for the process holding the leader (process 0); the others run [`serve_shards`].
     pub fn start(
         corpus: &'static Corpus,
-        unit: Unit,
-        scoring: ScoringKind,
+        setup: ShardSetup,
         config: MeshConfig,
         greeting: Greeting,
     ) -> Result<Self, ShardError> {
@@ -138,7 +139,7 @@ impl ShardedIndex {
                             .take()
                             .expect("one leader"),
                     });
-                    shard_worker(ex, build_shard(ex, corpus, unit, scoring), leader)
+                    shard_worker(ex, build_shard(ex, corpus, &setup), leader)
                 })?;
                 results
                     .into_iter()
@@ -213,8 +214,7 @@ impl ShardedIndex {
 /// them (or a peer is lost).
 pub fn serve_shards(
     corpus: Corpus,
-    unit: Unit,
-    scoring: ScoringKind,
+    setup: &ShardSetup,
     config: &MeshConfig,
     greeting: &Greeting,
 ) -> Result<(), ShardError> {
@@ -229,7 +229,7 @@ pub fn serve_shards(
                 .unwrap_or_else(|e| e.into_inner())
                 .clone()
                 .expect("the corpus is held until every shard is built");
-            let built = build_shard(ex, &corpus, unit, scoring);
+            let built = build_shard(ex, &corpus, setup);
             if building.fetch_sub(1, Ordering::AcqRel) == 1 {
                 held.lock().unwrap_or_else(|e| e.into_inner()).take();
             }
@@ -243,17 +243,44 @@ pub fn serve_shards(
     Ok(())
 }
 
-/// This worker's shard of `corpus` at `unit`, with the partition it was cut by.
+/// What every shard is built from besides the corpus.
+#[derive(Debug, Clone)]
+pub struct ShardSetup {
+    /// The unit whose copies are served.
+    pub unit: Unit,
+    pub scoring: ScoringKind,
+    /// Keep each shard's index on disk under this directory (`shard-K-of-N`, each with its
+    /// manifest; see [`crate::index::served`]): reopened when it matches, built otherwise.
+    pub index_dir: Option<PathBuf>,
+    /// Replace a shard directory that holds something else instead of refusing it.
+    pub rebuild: bool,
+}
+
+/// This worker's shard of `corpus`, with the partition it was cut by.
 fn build_shard(
     ex: &Exchanger,
     corpus: &Corpus,
-    unit: Unit,
-    scoring: ScoringKind,
+    setup: &ShardSetup,
 ) -> Result<(Repository, Partition), ShardError> {
-    let shard = ex.index();
-    let partition = Partition::by_host(corpus, ex.peers());
-    let repo = shard_at(corpus, unit, scoring, |p| partition.shard_of(p) == shard)
-        .map_err(|source| ShardError::Build { shard, source })?;
+    let (shard, shards) = (ex.index(), ex.peers());
+    let partition = Partition::by_host(corpus, shards);
+    let keep = |p: PageId| partition.shard_of(p) == shard;
+    let repo = match &setup.index_dir {
+        Some(dir) => open_or_build_part(
+            &dir.join(format!("shard-{shard}-of-{shards}")),
+            corpus,
+            setup.unit,
+            setup.scoring,
+            setup.rebuild,
+            Some(ShardPart {
+                label: format!("{shard} of {shards} by host"),
+                keep: &keep,
+            }),
+        )
+        .map(|(repo, _)| repo),
+        None => shard_at(corpus, setup.unit, setup.scoring, None, keep),
+    }
+    .map_err(|source| ShardError::Build { shard, source })?;
     Ok((repo, partition))
 }
 
