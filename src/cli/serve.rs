@@ -22,7 +22,8 @@ pub struct Args {
     #[command(flatten)]
     pub(crate) workload: WorkloadArgs,
     /// Keep the served tantivy index in this directory: reopened when its manifest matches
-    /// the corpus, unit and scoring; otherwise built beside it and renamed into place.
+    /// the corpus, unit and scoring; otherwise built beside it and renamed into place. Split
+    /// over --workers or --processes, each shard in DIR/shard-K-of-N.
     #[arg(long)]
     pub(crate) index: Option<PathBuf>,
     /// Replace an --index directory that holds another index (or an incomplete one) instead
