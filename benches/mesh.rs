@@ -9,8 +9,9 @@
 
 #[path = "common/generated_site.rs"]
 mod generated_site;
+#[path = "common/loopback.rs"]
+mod loopback;
 use generated_site::generated_site;
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -49,16 +50,8 @@ fn comparable(text: &str) -> serde_json::Value {
 /// one's rusage (std's `wait` cannot return it).
 #[allow(clippy::zombie_processes)]
 fn run(args: &[String], workers: usize, processes: usize) -> Outcome {
-    let listeners: Vec<TcpListener> = (0..processes)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
     let peers = std::env::temp_dir().join("refresher-mesh-bench-peers.txt");
-    let lines: Vec<String> = listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect();
-    std::fs::write(&peers, lines.join("\n")).unwrap();
-    drop(listeners);
+    loopback::write_peers_file(&peers, processes);
     let start = Instant::now();
     let children: Vec<_> = (0..processes)
         .map(|i| {

@@ -9,8 +9,9 @@
 
 #[path = "common/generated_site.rs"]
 mod generated_site;
-use std::io::{BufRead, Read, Write};
-use std::net::TcpListener;
+#[path = "common/loopback.rs"]
+mod loopback;
+use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
@@ -29,27 +30,6 @@ fn status_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn http_get(addr: &str, path: &str) -> String {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    response.split_once("\r\n\r\n").unwrap().1.to_string()
-}
-
-fn encoded(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 struct Outcome {
     ready_seconds: f64,
     /// Per process: peak and current resident memory, MiB.
@@ -60,16 +40,8 @@ struct Outcome {
 }
 
 fn run(args: &[String], queries: &[String], workers: usize, processes: usize) -> Outcome {
-    let listeners: Vec<TcpListener> = (0..processes)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
     let peers = std::env::temp_dir().join("refresher-shards-bench-peers.txt");
-    let lines: Vec<String> = listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect();
-    std::fs::write(&peers, lines.join("\n")).unwrap();
-    drop(listeners);
+    loopback::write_peers_file(&peers, processes);
     let start = Instant::now();
     let mut children: Vec<Child> = (0..processes)
         .map(|i| {
@@ -106,7 +78,10 @@ fn run(args: &[String], queries: &[String], workers: usize, processes: usize) ->
     let answers: Vec<serde_json::Value> = queries
         .iter()
         .map(|q| {
-            let body = http_get(&addr, &format!("/api/search?q={}&limit=10", encoded(q)));
+            let (_, body) = loopback::http_get(
+                &addr,
+                &format!("/api/search?q={}&limit=10", loopback::percent_encoded(q)),
+            );
             let mut v: serde_json::Value = serde_json::from_str(&body).unwrap();
             v.as_object_mut().unwrap().remove("took_ms");
             v

@@ -2,8 +2,9 @@
 //! the JSON equals the one-process run's; a peer that never comes, disagrees or dies is named.
 
 mod common;
+#[path = "../benches/common/loopback.rs"]
+mod loopback;
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -42,15 +43,8 @@ fn site(dir: &Path, pages: &str, weeks: &str, seed: &str) -> (String, String) {
 
 /// A host file of `n` free loopback ports.
 fn peers_file(dir: &Path, n: usize) -> String {
-    let listeners: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    let lines: Vec<String> = listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect();
     let path = dir.join("peers.txt");
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    loopback::write_peers_file(&path, n);
     path.to_str().unwrap().to_string()
 }
 
@@ -292,29 +286,11 @@ fn start_server(mut child: Child) -> Server {
     Server { child, addr }
 }
 
-/// `GET path` over plain HTTP/1.1; the body.
+/// `GET path` over plain HTTP/1.1; the body of a 200.
 fn http_get(addr: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
-    body.to_string()
-}
-
-fn percent_encoded(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    let (status, body) = loopback::http_get(addr, path);
+    assert!(status.starts_with("HTTP/1.1 200"), "{path}: {status}");
+    body
 }
 
 /// What a server answers to `queries` (two pages each, timings removed) and its quality report.
@@ -326,7 +302,7 @@ fn answers(addr: &str, queries: &[String]) -> Vec<serde_json::Value> {
                 addr,
                 &format!(
                     "/api/search?q={}&offset={offset}&limit={limit}",
-                    percent_encoded(q)
+                    loopback::percent_encoded(q)
                 ),
             );
             let mut v: serde_json::Value = serde_json::from_str(&body).unwrap();
