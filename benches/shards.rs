@@ -125,14 +125,7 @@ fn main() {
         .unwrap_or(20_000);
     let dir = generated_site::generated_sites(env!("CARGO_BIN_EXE_refresher"), pages, UNITS, SITES);
     let log = dir.join("querylog/aol-synthetic.txt");
-    let mut queries: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split('\t').nth(1).map(str::to_string))
-        .collect();
-    queries.dedup();
-    queries.truncate(SEARCHES);
+    let queries = loopback::first_queries(&log, SEARCHES);
     let args: Vec<String> = [
         "serve",
         "--corpus",

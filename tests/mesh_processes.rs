@@ -337,14 +337,7 @@ fn interrupt(server: Server, others: Vec<Child>) {
 fn serve_over_workers_and_loopback_processes_answers_as_one_index() {
     let dir = tempfile::tempdir().unwrap();
     let (_, corpus, log) = common::generate_with(dir.path(), 400, 5, 3, &["--sites", "6"]);
-    let mut queries: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split('\t').nth(1).map(str::to_string))
-        .collect();
-    queries.dedup();
-    queries.truncate(30);
+    let mut queries = loopback::first_queries(Path::new(&log), 30);
     queries.extend(["the".to_string(), "nosuchword".to_string()]);
     let base = |scoring: &str| -> Vec<String> {
         [

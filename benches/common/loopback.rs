@@ -45,3 +45,17 @@ pub fn percent_encoded(text: &str) -> String {
         })
         .collect()
 }
+
+/// The first `n` queries of an AOL-layout log (header skipped, consecutive repeats once): what
+/// the loopback clients ask a server.
+pub fn first_queries(log: &Path, n: usize) -> Vec<String> {
+    let mut queries: Vec<String> = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').nth(1).map(str::to_string))
+        .collect();
+    queries.dedup();
+    queries.truncate(n);
+    queries
+}
