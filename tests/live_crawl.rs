@@ -385,6 +385,77 @@ fn a_killed_crawl_resumes_as_if_never_interrupted() {
     );
 }
 
+/// The `ETag`s of the sitemaps and feeds survive a restart: a crawl stopped after unit 1 and
+/// run again with more units resumes from its journal and re-reads the sitemap and the feed
+/// (`--feed`) by conditional GETs from its first live unit. The site's clock stays at unit 0, so nothing
+/// changes: every one of that unit's requests is answered `304` (before the `ETag`s were
+/// journaled, none was: the resumed unit read both in full), and the resumed crawl counts
+/// exactly the requests of one that was never stopped.
+#[test]
+fn a_resumed_crawl_rereads_its_sitemap_and_feed_by_conditional_gets_from_its_first_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    generate_with(
+        dir.path(),
+        &["--pages", "30", "--weeks", "3", "--queries", "500"],
+    );
+    let corpus = dir.path().join("corpus");
+    let port = free_port();
+    let mut replay = Command::new(BIN);
+    replay
+        .args(["web-replay", "--manual-clock", "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--corpus")
+        .arg(&corpus)
+        .args(["--signals", "lastmod", "--signals", "feed:items=5"]);
+    let _server = started(replay);
+    let host = "wiki.synthetic.example";
+    let crawl = |state: &str, units: &str| {
+        let out = Command::new(BIN)
+            .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
+            .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
+            .arg("--log")
+            .arg(dir.path().join("querylog/aol-synthetic.txt"))
+            .args(["--policy", "round-robin", "--budget", "5"])
+            .args(["--unit-seconds", "0.2", "--units", units])
+            .args(["--min-host-delay-ms", "0", "--json"])
+            // Named, not only in robots.txt: a resumed crawl learns robots.txt's `Sitemap:`
+            // lines only at its first fetch of the host, after the unit's reading.
+            .args(["--feed", &format!("https://{host}/feed.atom")])
+            .arg("--state-dir")
+            .arg(dir.path().join(state))
+            .arg("--warc-out")
+            .arg(dir.path().join(format!("{state}-warc")))
+            .output()
+            .unwrap();
+        json_of(out)
+    };
+    let stopped = crawl("resumed", "1");
+    let resumed = crawl("resumed", "2");
+    let never_stopped = crawl("uninterrupted", "2");
+    let lines = resumed["per_unit"].as_array().unwrap();
+    assert_eq!(lines.len(), 2, "{resumed}");
+    let first_resumed = &lines[1];
+    assert_eq!(first_resumed["unit"], 2);
+    let requests = first_resumed["sitemap_requests"].as_u64().unwrap()
+        + first_resumed["feed_requests"].as_u64().unwrap();
+    assert!(
+        first_resumed["sitemap_requests"].as_u64().unwrap() >= 1
+            && first_resumed["feed_requests"].as_u64().unwrap() >= 1,
+        "{first_resumed}"
+    );
+    let not_modified =
+        |v: &serde_json::Value| v["signal_requests"]["not_modified"].as_u64().unwrap();
+    assert_eq!(
+        not_modified(&resumed) - not_modified(&stopped),
+        requests,
+        "unit 2 of the resumed crawl: {}, before: {}",
+        resumed["signal_requests"],
+        stopped["signal_requests"]
+    );
+    assert_eq!(resumed["signal_requests"], never_stopped["signal_requests"]);
+    assert_eq!(resumed["signal_requests"]["errors"], 0);
+}
+
 /// Issue 49, faults on the wire: `web-replay --faults` with every kind, and a crawl of it that
 /// finishes every unit, counts every kind of fault against the host, never drops a held copy
 /// for a fault (copies leave only with a gone answer), and meets the very same faults when

@@ -93,7 +93,7 @@ pub struct Args {
     pub(crate) discover: Option<DiscoverArg>,
     /// Read the sites' change signals every unit and give them to the policy (planned
     /// policies act on them): the <lastmod> dates of the sitemaps (--sitemap's, and those
-    /// robots.txt names in `Sitemap:` lines) and the Atom feeds (robots.txt may name them too,
+    /// robots.txt names in `Sitemap:` lines) and the Atom or RSS feeds (robots.txt may name them too,
     /// as web-replay's does; --feed adds more). These requests do not count against B; they
     /// are counted apart. Dates are read as units on --judge-with's clock when judging (the
     /// clock web-replay publishes them on), else on the crawl's own (unit 0 starting when
@@ -101,7 +101,8 @@ pub struct Args {
     /// needs --judge-with (its collection's dates are not wall-clock times).
     #[arg(long)]
     pub(crate) read_signals: bool,
-    /// An Atom feed of recent changes to read every unit (repeatable; implies --read-signals).
+    /// An Atom or RSS (2.0, 1.0) feed of recent changes to read every unit (repeatable; implies
+    /// --read-signals).
     #[arg(long = "feed", value_name = "URL")]
     pub(crate) feeds: Vec<String>,
     /// Most pages the initial crawl fetches.

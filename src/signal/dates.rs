@@ -1,6 +1,8 @@
-//! Dates as sites publish them (sitemap `<lastmod>`, Atom `<updated>`) and the units they stand
-//! for: [`DateClock`] maps a unit to its start and a date back to its unit, [`w3c_datetime`] and
-//! [`parse_w3c_datetime`] write and read the W3C profile of ISO 8601 both use.
+//! Dates as sites publish them (sitemap `<lastmod>`, Atom `<updated>`, RSS `<pubDate>` and
+//! `<dc:date>`) and the units they stand for: [`DateClock`] maps a unit to its start and a date
+//! back to its unit, [`w3c_datetime`] and [`parse_w3c_datetime`] write and read the W3C profile
+//! of ISO 8601 (sitemaps, Atom, Dublin Core), [`parse_rfc2822_datetime`] reads the RFC 2822
+//! dates of RSS 2.0, and [`parse_feed_date`] reads a feed entry's date in either.
 
 use crate::corpus::Unit;
 
@@ -78,16 +80,133 @@ pub fn parse_w3c_datetime(text: &str) -> Result<f64, NotADatetime> {
             return Ok(t.and_utc().timestamp() as f64);
         }
     }
-    // Escaped: the text comes from a site and ends up on a terminal.
-    let shown: String = text.chars().take(40).collect();
-    Err(NotADatetime {
-        shown: shown.escape_debug().to_string(),
-    })
+    Err(NotADatetime::of(text, W3C))
 }
 
-/// A date text that [`parse_w3c_datetime`] cannot read; shows its first 40 characters, escaped.
+/// An RFC 2822 date-time (§3.3, with the obsolete forms of §4.3), as RSS 2.0 writes
+/// `<pubDate>` ("All date-times in RSS conform to the Date and Time Specification of RFC 822,
+/// with the exception that the year may be expressed with two characters or four characters",
+/// <https://www.rssboard.org/rss-specification>), as seconds since the Unix epoch:
+/// `[day-of-week ","] day month year hour ":" minute [":" second] zone`, the zone numeric
+/// (`+0000`, `-0500`) or named (`UT`, `GMT`, `EST`/`EDT`, `CST`/`CDT`, `MST`/`MDT`, `PST`/`PDT`;
+/// other letters, `UTC` and `CEST` as the military zones, are `-0000`, UTC, as §4.3 says); a two-digit
+/// year `< 50` is 20YY, else 19YY (§4.3). A day of the week that does not match the date (a
+/// common slip of feed generators) is ignored rather than refusing the date. `Err` quotes the
+/// text.
+pub fn parse_rfc2822_datetime(text: &str) -> Result<f64, NotADatetime> {
+    let text = text.trim();
+    let mut forms = vec![text.to_string()];
+    // §4.3: an alphabetic zone of more than one letter that is not one of the named ones (`UTC`,
+    // `CEST`, …) "SHOULD be considered equivalent to -0000".
+    if let Some((rest, zone)) = text.rsplit_once(char::is_whitespace) {
+        if zone.len() > 1 && zone.chars().all(|c| c.is_ascii_alphabetic()) {
+            forms.push(format!("{} -0000", rest.trim_end()));
+        }
+    }
+    // Without the day of the week (optional in §3.3), for when it is what disagrees.
+    for i in 0..forms.len() {
+        if let Some((day, rest)) = forms[i].split_once(',') {
+            if day.trim().chars().all(|c| c.is_ascii_alphabetic()) {
+                forms.push(rest.trim().to_string());
+            }
+        }
+    }
+    forms
+        .iter()
+        .find_map(|form| chrono::DateTime::parse_from_rfc2822(form).ok())
+        .map(|t| t.timestamp_millis() as f64 / 1000.0)
+        .ok_or_else(|| NotADatetime::of(text, RFC_2822))
+}
+
+/// The date of a feed entry as seconds since the Unix epoch: a W3C datetime (Atom's
+/// `<updated>`, RFC 4287 §3.3; Dublin Core's `<dc:date>` in RSS 1.0 and 2.0) by
+/// [`parse_w3c_datetime`], else an RFC 2822 date (RSS 2.0's `<pubDate>`) by
+/// [`parse_rfc2822_datetime`]. `Err` quotes the text and names both formats.
+pub fn parse_feed_date(text: &str) -> Result<f64, NotADatetime> {
+    parse_w3c_datetime(text)
+        .or_else(|_| parse_rfc2822_datetime(text))
+        .map_err(|_| NotADatetime::of(text.trim(), W3C_OR_RFC_2822))
+}
+
+const W3C: &str = "not a W3C datetime (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)";
+const RFC_2822: &str = "not an RFC 2822 date (Tue, 10 Jun 2003 04:00:00 GMT)";
+const W3C_OR_RFC_2822: &str = "neither a W3C datetime (YYYY-MM-DDThh:mm:ssZ) nor an RFC 2822 date (Tue, 10 Jun 2003 04:00:00 GMT)";
+
+/// A date text that could not be read; shows its first 40 characters, escaped, and the
+/// format(s) it was read as.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{shown}` is not a W3C datetime (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)")]
+#[error("`{shown}` is {expected}")]
 pub struct NotADatetime {
     shown: String,
+    expected: &'static str,
+}
+
+impl NotADatetime {
+    fn of(text: &str, expected: &'static str) -> Self {
+        // Escaped: the text comes from a site and ends up on a terminal.
+        let shown: String = text.chars().take(40).collect();
+        NotADatetime {
+            shown: shown.escape_debug().to_string(),
+            expected,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc_2822_dates_read_with_numeric_and_named_zones() {
+        // 2003-06-10T04:00:00Z, the RSS 2.0 specification's sample date.
+        let t = 1_055_217_600.0;
+        for (text, time) in [
+            ("Tue, 10 Jun 2003 04:00:00 GMT", t),
+            ("Tue, 10 Jun 2003 04:00:00 +0000", t),
+            ("10 Jun 2003 04:00:00 UT", t),
+            ("Tue, 10 Jun 2003 04:00 GMT", t),
+            ("Tue, 10 Jun 2003 00:00:00 EDT", t),
+            ("Mon, 09 Jun 2003 23:00:00 EST", t),
+            ("Mon, 09 Jun 2003 20:00:00 -0800", t),
+            ("Tue, 10 Jun 2003 05:30:00 +0130", t),
+            ("  Tue, 10 Jun 03 04:00:00 GMT ", t),
+            ("Tue, 10 Jun 2003 04:00:00 UTC", t),
+            ("Tue, 10 Jun 2003 04:00:00 CEST", t),
+            ("Tue, 10 Jun 2003 04:00:00 Z", t),
+            // The wrong day of the week: the date stands.
+            ("Fri, 10 Jun 2003 04:00:00 GMT", t),
+            // A two-digit year of the last century.
+            ("31 Dec 99 23:59:59 GMT", 946_684_799.0),
+        ] {
+            assert_eq!(parse_rfc2822_datetime(text), Ok(time), "{text}");
+        }
+        for bad in [
+            "2003-06-10",
+            "Tue, 10 Jun 2003",
+            "Tue, 32 Jun 2003 04:00:00 GMT",
+            "",
+        ] {
+            let err = parse_rfc2822_datetime(bad).unwrap_err().to_string();
+            assert!(err.contains(bad) && err.contains("RFC 2822"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_feed_date_is_either_format() {
+        let t = 1_055_217_600.0;
+        for text in [
+            "2003-06-10T04:00:00Z",
+            "2003-06-10T06:00+02:00",
+            "Tue, 10 Jun 2003 04:00:00 GMT",
+            "Tue, 10 Jun 2003 00:00:00 -0400",
+        ] {
+            assert_eq!(parse_feed_date(text), Ok(t), "{text}");
+        }
+        assert_eq!(parse_feed_date("2003-06-10"), Ok(1_055_203_200.0));
+        let err = parse_feed_date("yesterday\n").unwrap_err().to_string();
+        assert!(
+            err.contains("yesterday") && err.contains("W3C") && err.contains("RFC 2822"),
+            "{err}"
+        );
+    }
 }

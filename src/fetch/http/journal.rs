@@ -4,9 +4,15 @@
 //! crawl replays its committed units from the journal through the same parsing, policy and
 //! index code — the same decisions, the same vocabulary, the same repository — and goes on
 //! live from the first unit not committed. `kill -9` loses at most the unit in progress.
+//!
+//! A unit also records the sitemaps and feeds whose copy it kept for conditional re-reads
+//! changed (their `ETag` and text, [`Recorded::Documents`]): a resumed crawl starts from the
+//! copies of its last committed unit, so its first live unit sends `If-None-Match` as the
+//! uninterrupted crawl would (journals written before this record resume without copies,
+//! reading every document in full once).
 
-use std::collections::VecDeque;
-use std::io::{BufRead, Write};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
@@ -51,6 +57,43 @@ pub enum Recorded {
         #[serde(default, skip_serializing_if = "HostFaults::is_empty")]
         faults: HostFaults,
     },
+    /// The sitemaps and feeds whose kept copy the unit changed (the unit's last record; not
+    /// replayed but loaded: see [`Journal::take_documents`]).
+    Documents { documents: Vec<RecordedDocument> },
+}
+
+/// A sitemap or feed as kept for conditional re-reads, as recorded.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RecordedDocument {
+    pub url: String,
+    /// Its `ETag`; absent: no copy kept any more (it was last read without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// base64 of its text gzipped (empty without an `ETag`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+}
+
+/// A kept document: its `ETag` and text.
+pub(super) type KeptDocument = (String, String);
+
+/// `text` gzipped, in base64 (a sitemap's text is repetitive: a tenth of its size or less).
+fn packed(text: &str) -> std::io::Result<String> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(text.as_bytes())?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))
+}
+
+/// The text [`packed`] packed; `None` when it is not.
+fn unpacked(packed: &str) -> Option<String> {
+    let gz = base64::engine::general_purpose::STANDARD
+        .decode(packed)
+        .ok()?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
 
 /// What one fetch brought, as recorded.
@@ -102,6 +145,10 @@ pub struct Journal {
     dir: Option<PathBuf>,
     current: Vec<Recorded>,
     replay: VecDeque<Recorded>,
+    /// The documents whose kept copy the unit in progress changed (`None`: dropped).
+    documents: BTreeMap<String, Option<KeptDocument>>,
+    /// The copies kept at the end of the last unit loaded.
+    kept: HashMap<String, KeptDocument>,
 }
 
 impl Journal {
@@ -128,13 +175,33 @@ impl Journal {
                 .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
             for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
                 let line = line?;
-                let record: Recorded = serde_json::from_str(&line).map_err(|e| {
+                let invalid = |e: &dyn std::fmt::Display| {
                     std::io::Error::new(
                         std::io::ErrorKind::InvalidData,
                         format!("{}:{}: {e}", path.display(), i + 1),
                     )
-                })?;
-                self.replay.push_back(record);
+                };
+                let record: Recorded = serde_json::from_str(&line).map_err(|e| invalid(&e))?;
+                let Recorded::Documents { documents } = record else {
+                    self.replay.push_back(record);
+                    continue;
+                };
+                for d in documents {
+                    match d.etag {
+                        Some(etag) => {
+                            let text = unpacked(&d.text).ok_or_else(|| {
+                                invalid(&format!(
+                                    "the kept text of {} is not gzip in base64",
+                                    d.url
+                                ))
+                            })?;
+                            self.kept.insert(d.url, (etag, text));
+                        }
+                        None => {
+                            self.kept.remove(&d.url);
+                        }
+                    }
+                }
             }
         }
         if let Ok(entries) = std::fs::read_dir(&dir) {
@@ -169,6 +236,20 @@ impl Journal {
         }
     }
 
+    /// Records that the copy of `url` kept for conditional re-reads is now `kept` (its `ETag`
+    /// and text; `None`: none is kept).
+    pub fn record_document(&mut self, url: &str, kept: Option<KeptDocument>) {
+        if self.dir.is_some() {
+            self.documents.insert(url.to_string(), kept);
+        }
+    }
+
+    /// The copies of the sitemaps and feeds kept at the end of the last unit loaded (by
+    /// [`Self::load`]), by URL; taken once.
+    pub fn take_documents(&mut self) -> HashMap<String, KeptDocument> {
+        std::mem::take(&mut self.kept)
+    }
+
     /// Commits the unit in progress: written beside, synced, renamed into place.
     pub fn commit(&mut self, unit: Unit) -> std::io::Result<()> {
         let Some(dir) = self.dir.clone() else {
@@ -180,6 +261,25 @@ impl Journal {
         let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
         for r in self.current.drain(..) {
             serde_json::to_writer(&mut f, &r)?;
+            f.write_all(b"\n")?;
+        }
+        if !self.documents.is_empty() {
+            let mut documents = Vec::with_capacity(self.documents.len());
+            for (url, kept) in std::mem::take(&mut self.documents) {
+                documents.push(match kept {
+                    Some((etag, text)) => RecordedDocument {
+                        url,
+                        etag: Some(etag),
+                        text: packed(&text)?,
+                    },
+                    None => RecordedDocument {
+                        url,
+                        etag: None,
+                        text: String::new(),
+                    },
+                });
+            }
+            serde_json::to_writer(&mut f, &Recorded::Documents { documents })?;
             f.write_all(b"\n")?;
         }
         let f = f.into_inner().map_err(|e| e.into_error())?;
@@ -252,6 +352,103 @@ mod tests {
         let mut broken = Journal::new(Some(dir.path()));
         let err = broken.load(3).unwrap_err().to_string();
         assert!(err.contains("unit-00002.jsonl"), "{err}");
+    }
+
+    /// The copies kept for conditional re-reads come back as of the last unit loaded (a
+    /// dropped copy stays dropped, a killed unit's changes are lost with it), without being
+    /// replayed; journals written before they were recorded load with none.
+    #[test]
+    fn kept_documents_load_as_of_the_last_unit_and_old_journals_have_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::new(Some(dir.path()));
+        let sitemap = "<urlset><url><loc>https://a/x</loc></url></urlset>".repeat(50);
+        j.record(Recorded::Signals {
+            read: SignalRead::default(),
+        });
+        j.record_document(
+            "https://a/sitemap.xml",
+            Some(("\"1\"".into(), sitemap.clone())),
+        );
+        j.record_document(
+            "https://a/feed.rss",
+            Some(("\"f\"".into(), "<rss/>".into())),
+        );
+        j.commit(0).unwrap();
+        let unit0 = std::fs::read_to_string(Journal::path_of(&dir.path().join("journal"), 0));
+        let unit0 = unit0.unwrap();
+        assert!(unit0
+            .lines()
+            .last()
+            .unwrap()
+            .contains(r#""kind":"documents""#));
+        assert!(unit0.len() < sitemap.len(), "packed: {} bytes", unit0.len());
+        j.record_document(
+            "https://a/sitemap.xml",
+            Some(("\"2\"".into(), "<urlset/>".into())),
+        );
+        j.record_document("https://a/feed.rss", None);
+        j.commit(1).unwrap();
+        j.record_document(
+            "https://a/sitemap.xml",
+            Some(("\"3\"".into(), "killed".into())),
+        );
+        j.commit(2).unwrap();
+
+        let mut again = Journal::new(Some(dir.path()));
+        again.load(1).unwrap();
+        let kept = again.take_documents();
+        assert_eq!(
+            kept,
+            HashMap::from([(
+                "https://a/sitemap.xml".to_string(),
+                ("\"2\"".to_string(), "<urlset/>".to_string())
+            )])
+        );
+
+        // (Loading unit 0 alone drops the later units' files: last.)
+        let mut again = Journal::new(Some(dir.path()));
+        again.load(0).unwrap();
+        let kept = again.take_documents();
+        assert_eq!(kept.len(), 2);
+        assert_eq!(
+            kept["https://a/sitemap.xml"],
+            ("\"1\"".to_string(), sitemap)
+        );
+        assert!(matches!(
+            again.next_recorded(),
+            Some(Recorded::Signals { .. })
+        ));
+        assert!(!again.replaying(), "the documents are not replayed");
+        // A journal of before: no copies.
+        let old = tempfile::tempdir().unwrap();
+        let journal = old.path().join("journal");
+        std::fs::create_dir_all(&journal).unwrap();
+        std::fs::write(
+            Journal::path_of(&journal, 0),
+            "{\"kind\":\"sitemaps\",\"urls\":[\"https://a/x\"]}\n",
+        )
+        .unwrap();
+        let mut before = Journal::new(Some(old.path()));
+        before.load(0).unwrap();
+        assert!(before.take_documents().is_empty());
+        assert!(matches!(
+            before.next_recorded(),
+            Some(Recorded::Sitemaps { .. })
+        ));
+        // A corrupt copy is an error naming the file and line.
+        std::fs::write(
+            Journal::path_of(&journal, 0),
+            "{\"kind\":\"documents\",\"documents\":[{\"url\":\"u\",\"etag\":\"e\",\"text\":\"!!\"}]}\n",
+        )
+        .unwrap();
+        let err = Journal::new(Some(old.path()))
+            .load(0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unit-00000.jsonl:1") && err.contains("kept text of u"),
+            "{err}"
+        );
     }
 
     /// Journals written before the media type was recorded still read: the copy's type is then

@@ -20,8 +20,10 @@
 //! pages within the crawled hosts (a frontier), or none.
 //!
 //! Change signals ([`HttpOptions::read_signals`], `signals.rs`): every unit, before the policy
-//! chooses, the sitemaps' `<lastmod>` dates and the Atom feeds (`feed.rs`) are re-read by
-//! conditional GETs, outside the budget and counted apart ([`SignalCounts`]).
+//! chooses, the sitemaps' `<lastmod>` dates and the feeds (Atom, RSS 2.0 and 1.0: `feed.rs`)
+//! are re-read by conditional GETs, outside the budget and counted apart ([`SignalCounts`]);
+//! the copies they are conditional on are journaled, so a resumed crawl's first unit sends
+//! them too.
 //!
 //! # Layers
 //!
@@ -142,7 +144,8 @@ impl HttpFetcher {
     }
 
     /// Keeps the journal in `dir`; with `replay_through`, first replays the committed units
-    /// `0..=U` from it (see [`journal`]).
+    /// `0..=U` from it (see [`journal`]), and re-reads the sitemaps and feeds by conditional
+    /// GETs against the copies unit `U` kept.
     pub fn set_journal(
         &mut self,
         dir: &std::path::Path,
@@ -151,6 +154,7 @@ impl HttpFetcher {
         let mut journal = Journal::new(Some(dir));
         if let Some(last) = replay_through {
             journal.load(last)?;
+            self.signal_reader.keep_documents(journal.take_documents());
         }
         self.monitor.replay.set_journal(journal);
         Ok(())

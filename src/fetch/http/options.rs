@@ -41,9 +41,9 @@ pub struct HttpOptions {
     pub max_new_per_unit: usize,
     /// Read the sites' change signals every unit ([`crate::fetch::Fetcher::signals`]): the
     /// `<lastmod>` of the sitemaps (the discovery's, and those robots.txt names) and the
-    /// feeds (robots.txt `Sitemap:` lines naming Atom feeds, and [`Self::feeds`]).
+    /// feeds (robots.txt `Sitemap:` lines naming Atom or RSS feeds, and [`Self::feeds`]).
     pub read_signals: bool,
-    /// Atom feeds to read besides those robots.txt names (`--feed`).
+    /// Atom or RSS feeds to read besides those robots.txt names (`--feed`).
     pub feeds: Vec<String>,
     /// The clock dates are read on: a date is the unit it falls in.
     pub date_clock: DateClock,

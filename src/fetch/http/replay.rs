@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::hosts::{FaultCounts, HostFaults};
-use super::journal::{Journal, Recorded, RecordedOutcome};
+use super::journal::{Journal, KeptDocument, Recorded, RecordedOutcome};
 use super::signals::{SignalCounts, SignalRead};
 use super::transport::{Answer, Job, Outcome, Transport};
 use crate::corpus::{PageId, Unit};
@@ -117,6 +117,15 @@ impl Replay {
                 SignalRead::default()
             }
         })
+    }
+
+    /// Records that the copy of the sitemap or feed `url` kept for conditional re-reads
+    /// changed (see [`Journal::record_document`]).
+    pub(super) fn record_document(&self, url: &str, kept: Option<KeptDocument>) {
+        self.journal
+            .lock()
+            .expect("journal lock")
+            .record_document(url, kept);
     }
 
     /// Records a live reading of the change signals.

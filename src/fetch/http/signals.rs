@@ -3,8 +3,9 @@
 //!
 //! Every unit, before the policy chooses, the fetcher re-reads the documents a site publishes
 //! about its changes: the sitemaps (the discovery's, and every `Sitemap:` line of the robots.txt
-//! files read so far; nested indexes followed, gzipped ones decompressed) and the Atom feeds
-//! (a robots.txt `Sitemap:` line may name one, as sitemaps.org allows, and `--feed` adds more).
+//! files read so far; nested indexes followed, gzipped ones decompressed) and the feeds, Atom
+//! or RSS (2.0, 1.0; [`feed`]: a robots.txt `Sitemap:` line may name one, as sitemaps.org
+//! allows, and `--feed` adds more).
 //! Each document is fetched by a conditional GET against the copy read before (a `304` is
 //! cheap), politely, and bounded ([`HttpOptions::max_document_bytes`](super::HttpOptions)).
 //! These requests are not fetches of pages: they do not count against the budget, and are
@@ -19,7 +20,9 @@
 //! after it is interned: policies read signals only when choosing, so it is in time.
 //!
 //! Each reading is journaled as what it changed ([`SignalRead`]): a resumed crawl replays the
-//! same readings. Bad documents (not XML of a known kind, truncated gzip, bad dates) are
+//! same readings, and the copies the conditional GETs are made against (`ETag` and text) are
+//! journaled as they change, so a resumed crawl's first live reading is conditional as the
+//! uninterrupted crawl's is. Bad documents (not XML of a known kind, truncated gzip, bad dates) are
 //! counted against their host's errors with their URL and what is wrong; they never stop a
 //! unit.
 
@@ -28,11 +31,12 @@ use std::io::Read as _;
 
 use super::client::{retryable, Document};
 use super::hosts::{host_of, FaultCounts, HostFaults, RobotsRule};
+use super::journal::KeptDocument;
 use super::options::Discovery;
 use super::{feed, sitemap, HttpFetcher};
 use crate::corpus::html::normalise_url;
 use crate::corpus::Unit;
-use crate::signal::{parse_w3c_datetime, SignalEvent, SignalKind, SignalReading};
+use crate::signal::{parse_feed_date, parse_w3c_datetime, SignalEvent, SignalKind, SignalReading};
 
 /// Most documents (sitemaps, parts, feeds) one reading fetches.
 const MAX_DOCUMENTS: usize = 1000;
@@ -106,11 +110,20 @@ pub(super) struct SignalReader {
     feed_marks: HashMap<String, Unit>,
     /// Events whose URL has no page id yet, oldest first.
     pending: Vec<(String, SignalKind)>,
-    /// Per document URL, its `ETag` and text as last read (for conditional GETs).
-    documents: HashMap<String, (String, String)>,
+    /// Per document URL, its `ETag` and text as last read (for conditional GETs); journaled
+    /// when they change, so that a resumed crawl keeps them.
+    documents: HashMap<String, KeptDocument>,
     /// The page URLs the sitemaps listed at a unit's reading (that unit's discovery reuses
     /// them instead of reading again).
     pub(super) listed: Option<(Unit, Vec<String>)>,
+}
+
+impl SignalReader {
+    /// Starts from these copies of documents (by URL: `ETag` and text), those a resumed
+    /// crawl's last committed unit kept.
+    pub(super) fn keep_documents(&mut self, documents: HashMap<String, KeptDocument>) {
+        self.documents = documents;
+    }
 }
 
 /// One document read: a sitemap (or index), or a feed.
@@ -252,7 +265,7 @@ impl HttpFetcher {
                     let mark = self.signal_reader.feed_marks.get(&url).copied();
                     let mut newest = mark;
                     for e in entries {
-                        match parse_w3c_datetime(&e.updated) {
+                        match parse_feed_date(&e.updated) {
                             Ok(t) => {
                                 let u = clock.unit_of(t).min(unit);
                                 if mark.is_none_or(|m| u > m) {
@@ -260,7 +273,7 @@ impl HttpFetcher {
                                 }
                                 newest = Some(newest.map_or(u, |n| n.max(u)));
                             }
-                            Err(err) => bad_dates.push(format!("<updated> of {}: {err}", e.url)),
+                            Err(err) => bad_dates.push(format!("the date of {}: {err}", e.url)),
                         }
                     }
                     if let Some(n) = newest.filter(|&n| Some(n) != mark) {
@@ -384,10 +397,13 @@ impl HttpFetcher {
                 });
             }
         };
-        let read = if feed::is_feed(&text) {
-            if !text.contains("</feed>") {
+        let read = if let Some(kind) = feed::FeedKind::of(&text) {
+            if !feed::is_whole(&text) {
                 return Err(DocumentFailure {
-                    error: "a truncated Atom feed (no </feed>)".into(),
+                    error: format!(
+                        "a truncated {} (its root element is not closed)",
+                        kind.name()
+                    ),
                     ..DocumentFailure::malformed(true)
                 });
             }
@@ -414,20 +430,25 @@ impl HttpFetcher {
             Read::Sitemap(sitemap::parse(&text))
         } else {
             return Err(DocumentFailure {
-                error: "neither a sitemap (<urlset>, <sitemapindex>) nor an Atom feed".into(),
+                error: "neither a sitemap (<urlset>, <sitemapindex>) nor a feed (Atom, RSS)".into(),
                 retry: false,
                 ..DocumentFailure::malformed(feed_expected)
             });
         };
-        // Only a document read whole is kept for conditional re-reads.
+        // Only a document read whole is kept for conditional re-reads; the journal learns of
+        // each change (a 304 changes nothing).
         match etag {
             Some(tag) => {
-                self.signal_reader
-                    .documents
-                    .insert(url.to_string(), (tag, text));
+                let kept = (tag, text);
+                if self.signal_reader.documents.get(url) != Some(&kept) {
+                    self.monitor.replay.record_document(url, Some(kept.clone()));
+                    self.signal_reader.documents.insert(url.to_string(), kept);
+                }
             }
             None => {
-                self.signal_reader.documents.remove(url);
+                if self.signal_reader.documents.remove(url).is_some() {
+                    self.monitor.replay.record_document(url, None);
+                }
             }
         }
         Ok(read)
@@ -544,6 +565,169 @@ fn decoded(body: Vec<u8>, max: usize) -> Result<String, Undecodable> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::corpus::PageId;
+    use crate::fetch::http::HttpOptions;
+    use crate::fetch::Fetcher as _;
+    use crate::signal::DateClock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// An RSS 2.0 feed as a WordPress blog writes it (CDATA, `&#038;` in a link, a permalink
+    /// `<guid>` standing for a missing `<link>`, an item without a date).
+    const RSS: &str = r#"<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"
+ xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:dc="http://purl.org/dc/elements/1.1/"
+ xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>Blog</title>
+ <atom:link href="https://feeds.example/rss.xml" rel="self" type="application/rss+xml" />
+ <link>https://feeds.example/</link><lastBuildDate>Tue, 10 Jun 2003 05:00:00 +0000</lastBuildDate>
+ <item><title><![CDATA[Hello]]></title><link>https://feeds.example/?p=1&#038;lang=en</link>
+  <pubDate>Tue, 10 Jun 2003 04:00:00 +0000</pubDate><guid isPermaLink="false">https://feeds.example/?p=1</guid>
+  <description><![CDATA[<p>x &amp; y</p>]]></description></item>
+ <item><title>Only a guid</title><guid>https://feeds.example/2003/06/08/b/</guid>
+  <pubDate>Sun, 08 Jun 2003 19:00:00 EST</pubDate></item>
+ <item><title>Undated</title><link>https://feeds.example/c/</link></item>
+</channel></rss>"#;
+
+    /// An RSS 1.0 (RDF) feed as a wiki writes it.
+    const RDF: &str = r#"<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+ xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
+ <channel rdf:about="https://feeds.example/rdf.xml"><title>Wiki</title></channel>
+ <item rdf:about="https://feeds.example/wiki/D"><title>D</title>
+  <link>https://feeds.example/wiki/D</link><dc:date>2003-06-05T12:00:00+00:00</dc:date></item>
+</rdf:RDF>"#;
+
+    /// A site on loopback serving [`RSS`] and [`RDF`] with strong `ETag`s, `304` to a request
+    /// naming them; counts the conditional requests it answered `304`.
+    fn feed_site() -> (
+        std::net::SocketAddr,
+        Arc<AtomicUsize>,
+        tokio::runtime::Runtime,
+    ) {
+        use axum::http::{header, HeaderMap, StatusCode};
+        use axum::response::IntoResponse;
+        let not_modified = Arc::new(AtomicUsize::new(0));
+        let serve = |body: &'static str, etag: &'static str, counter: Arc<AtomicUsize>| {
+            move |headers: HeaderMap| async move {
+                if headers
+                    .get(header::IF_NONE_MATCH)
+                    .is_some_and(|v| v.as_bytes() == etag.as_bytes())
+                {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    return StatusCode::NOT_MODIFIED.into_response();
+                }
+                (
+                    [
+                        (header::CONTENT_TYPE, "application/rss+xml"),
+                        (header::ETAG, etag),
+                    ],
+                    body,
+                )
+                    .into_response()
+            }
+        };
+        let app = axum::Router::new()
+            .route(
+                "/rss.xml",
+                axum::routing::get(serve(RSS, "\"rss-1\"", Arc::clone(&not_modified))),
+            )
+            .route(
+                "/rdf.xml",
+                axum::routing::get(serve(RDF, "\"rdf-1\"", Arc::clone(&not_modified))),
+            );
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let addr = runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            addr
+        });
+        (addr, not_modified, runtime)
+    }
+
+    /// RSS 2.0 and RSS 1.0 feeds go the crawl's way (`--feed`, a conditional GET, the reading
+    /// journaled): their items reach the pages as feed items of the units their RFC 2822 and
+    /// W3C dates fall in; the undated item is skipped and said. A crawl resumed from the
+    /// journal re-reads both feeds by conditional GETs from its first live unit (two `304`s),
+    /// as the uninterrupted crawl does.
+    #[test]
+    fn rss_feeds_are_read_into_feed_items_and_a_resumed_crawl_reads_them_conditionally() {
+        let (addr, not_modified, _server) = feed_site();
+        let options = HttpOptions {
+            min_host_delay: std::time::Duration::ZERO,
+            resolve: HashMap::from([("feeds.example".to_string(), addr)]),
+            read_signals: true,
+            feeds: vec![
+                "https://feeds.example/rss.xml".into(),
+                "https://feeds.example/rdf.xml".into(),
+            ],
+            // Units of a day from 2003-06-01T00:00:00Z.
+            date_clock: DateClock {
+                origin: 1_054_425_600.0,
+                unit_seconds: 86_400.0,
+            },
+            ..HttpOptions::default()
+        };
+        let pages = [
+            "https://feeds.example/?p=1&lang=en",
+            "https://feeds.example/2003/06/08/b/",
+            "https://feeds.example/c/",
+            "https://feeds.example/wiki/D",
+        ];
+        let journal = tempfile::tempdir().unwrap();
+        let start = |replay_through: Option<Unit>| {
+            let vocabulary = Arc::new(crate::text::Vocabulary::new());
+            let mut fetcher = HttpFetcher::new(options.clone(), vocabulary, None).unwrap();
+            fetcher.set_journal(journal.path(), replay_through).unwrap();
+            assert_eq!(fetcher.add_urls(pages), [0, 1, 2, 3]);
+            fetcher
+        };
+        let mut fetcher = start(None);
+        for unit in 0..20 {
+            fetcher.monitor().commit(unit).unwrap();
+        }
+        let reading = fetcher.signals(20).unwrap();
+        fetcher.monitor().commit(20).unwrap();
+        assert!(reading.feed_channel);
+        let mut items: Vec<(PageId, SignalKind)> =
+            reading.events.iter().map(|e| (e.page, e.kind)).collect();
+        items.sort_by_key(|e| e.0);
+        // 10 June 04:00 UTC (unit 9), 8 June 19:00 EST = 9 June 00:00 UTC (unit 8), 5 June.
+        assert_eq!(
+            items,
+            [
+                (0, SignalKind::FeedItem(9)),
+                (1, SignalKind::FeedItem(8)),
+                (3, SignalKind::FeedItem(4)),
+            ]
+        );
+        let counts = fetcher.monitor().signal_counts();
+        assert_eq!(
+            (counts.feed_requests, counts.not_modified, counts.errors),
+            (2, 0, 0)
+        );
+        let said = &fetcher.monitor().hosts()["feeds.example"].last_errors;
+        assert!(
+            said.iter()
+                .any(|e| e.contains("1 entries without a link or a date skipped")),
+            "{said:?}"
+        );
+        // The uninterrupted crawl's next reading: both feeds answered 304, nothing new.
+        let next = fetcher.signals(21).unwrap();
+        assert!(next.events.is_empty());
+        assert_eq!(fetcher.monitor().signal_counts().not_modified, 2);
+        assert_eq!(not_modified.load(Ordering::SeqCst), 2);
+
+        // Resumed after unit 20: the reading replays, then unit 21 is conditional.
+        let mut resumed = start(Some(20));
+        assert_eq!(resumed.signals(20).unwrap().events.len(), 3);
+        assert!(resumed.signals(21).unwrap().events.is_empty());
+        let counts = resumed.monitor().signal_counts();
+        assert_eq!(
+            (counts.feed_requests, counts.not_modified),
+            (4, 2),
+            "{counts:?}"
+        );
+        assert_eq!(not_modified.load(Ordering::SeqCst), 4);
+    }
 
     #[test]
     fn gzip_is_decompressed_within_bounds_and_broken_gzip_says_so() {

@@ -39,6 +39,12 @@ pub fn parse(xml: &str) -> Sitemap {
 
 /// The contents of every complete `<tag>…</tag>` (or `<tag attributes>…`) of `xml`, in order.
 pub(super) fn blocks<'a>(xml: &'a str, tag: &str) -> Vec<&'a str> {
+    tagged(xml, tag).into_iter().map(|(_, body)| body).collect()
+}
+
+/// The attributes and contents of every complete `<tag>…</tag>` (or `<tag attributes>…`) of
+/// `xml`, in order; a `<tag …/>` has empty contents.
+pub(super) fn tagged<'a>(xml: &'a str, tag: &str) -> Vec<(&'a str, &'a str)> {
     let open = format!("<{tag}");
     let close = format!("</{tag}>");
     let mut found = Vec::new();
@@ -46,18 +52,23 @@ pub(super) fn blocks<'a>(xml: &'a str, tag: &str) -> Vec<&'a str> {
     while let Some(start) = rest.find(&open) {
         let after = &rest[start + open.len()..];
         // `<url>` or `<url …>`, not `<urlset`.
-        if !after.starts_with(['>', ' ', '\t', '\r', '\n']) {
+        if !after.starts_with(['>', ' ', '\t', '\r', '\n', '/']) {
             rest = after;
             continue;
         }
         let Some(gt) = after.find('>') else {
             break;
         };
+        if let Some(attributes) = after[..gt].strip_suffix('/') {
+            found.push((attributes, ""));
+            rest = &after[gt + 1..];
+            continue;
+        }
         let body = &after[gt + 1..];
         let Some(end) = body.find(&close) else {
             break;
         };
-        found.push(&body[..end]);
+        found.push((&after[..gt], &body[..end]));
         rest = &body[end + close.len()..];
     }
     found
@@ -68,16 +79,55 @@ pub(super) fn element(xml: &str, tag: &str) -> Option<String> {
     blocks(xml, tag).first().map(|t| unescape(t.trim()))
 }
 
+/// XML character data as text (XML 1.0 §2.4, §2.7, §4.1): CDATA sections kept as written,
+/// the five predefined entities and character references (`&#38;`, `&#x26;`, as WordPress
+/// writes `&` in its links) decoded; an unknown or malformed reference stays as written.
 pub(super) fn unescape(s: &str) -> String {
-    let s = s
-        .strip_prefix("<![CDATA[")
-        .and_then(|x| x.strip_suffix("]]>"))
-        .unwrap_or(s);
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find(['&', '<']) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if let Some(cdata) = rest.strip_prefix("<![CDATA[") {
+            let end = cdata.find("]]>").unwrap_or(cdata.len());
+            out.push_str(&cdata[..end]);
+            rest = cdata.get(end + 3..).unwrap_or("");
+            continue;
+        }
+        let decoded = rest[1..]
+            .find(';')
+            .filter(|&end| end <= 10)
+            .and_then(|end| Some((reference(&rest[1..1 + end])?, end)));
+        match decoded {
+            Some((c, end)) => {
+                out.push(c);
+                rest = &rest[end + 2..];
+            }
+            None => {
+                out.push_str(&rest[..1]);
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The character an entity or character reference names (`amp`, `#38`, `#x26`).
+fn reference(name: &str) -> Option<char> {
+    let code = match name {
+        "lt" => return Some('<'),
+        "gt" => return Some('>'),
+        "amp" => return Some('&'),
+        "quot" => return Some('"'),
+        "apos" => return Some('\''),
+        _ => name.strip_prefix('#')?,
+    };
+    let value = match code.strip_prefix(['x', 'X']) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+        None => code.parse().ok()?,
+    };
+    char::from_u32(value)
 }
 
 #[cfg(test)]
@@ -99,5 +149,32 @@ mod tests {
         // A `<loc>` outside `<url>` is not a page; a truncated document keeps what was whole.
         let t = parse("<urlset><loc>https://a/stray</loc><url><loc>https://a/1</loc></url><url><loc>https://a/2");
         assert_eq!(t.urls, ["https://a/1"]);
+    }
+
+    #[test]
+    fn text_decodes_entities_references_and_cdata() {
+        for (raw, text) in [
+            ("a&amp;b&lt;c&gt;&quot;&apos;", "a&b<c>\"'"),
+            ("p=1&#038;q=2&#x26;r=&#X26;", "p=1&q=2&r=&"),
+            ("caf&#233; &#x2019;", "caf\u{e9} \u{2019}"),
+            ("<![CDATA[a&amp;<b>]]>", "a&amp;<b>"),
+            ("x <![CDATA[&]]> y &amp;", "x & y &"),
+            // Not references: kept as written.
+            (
+                "a & b &unknown; &#xZZ; &#1114112; &",
+                "a & b &unknown; &#xZZ; &#1114112; &",
+            ),
+            ("&amp;amp;", "&amp;"),
+            ("<![CDATA[unterminated", "unterminated"),
+        ] {
+            assert_eq!(unescape(raw), text, "{raw}");
+        }
+        // A self-closing element is there, empty; it does not swallow what follows.
+        let xml = "<item><guid isPermaLink='false'/><link>x</link></item><guid>y</guid>";
+        assert_eq!(
+            tagged(xml, "guid"),
+            [(" isPermaLink='false'", ""), ("", "y")]
+        );
+        assert_eq!(element(xml, "link").as_deref(), Some("x"));
     }
 }
