@@ -181,20 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let greeting = super::mesh_args::serve_greeting(mesh.process, &corpus, workload.as_ref());
     if mesh.is_spread() && !mesh.is_leader_process() {
-        let unit = args.unit.min(corpus.units().saturating_sub(1));
-        eprintln!(
-            "process {} of {}: {} shard(s) of the index at unit {unit}, answering process 0",
-            mesh.process, mesh.processes, mesh.workers
-        );
-        let setup = server::shards::ShardSetup {
-            unit,
-            scoring: args.scoring,
-            index_dir: args.index.clone(),
-            rebuild: args.rebuild_index,
-        };
-        server::shards::serve_shards(corpus, &setup, &mesh, &greeting)?;
-        eprintln!("process {}: stopped by process 0", mesh.process);
-        return Ok(());
+        return serve_shards_only(&args, corpus, &mesh, &greeting);
     }
     let mut options = ServerOptions::new(Policies::registry());
     options.shards = mesh.is_spread().then(|| (mesh.clone(), greeting));
@@ -306,4 +293,28 @@ fn refresh_spec(args: &Args) -> anyhow::Result<Option<server::engine::RefreshSpe
             None
         },
     }))
+}
+
+/// A process other than the leader's in a mesh: its shards of the index, answering process 0
+/// until it stops them.
+fn serve_shards_only(
+    args: &Args,
+    corpus: refresher::corpus::Corpus,
+    mesh: &refresher::mesh::MeshConfig,
+    greeting: &refresher::mesh::Greeting,
+) -> anyhow::Result<()> {
+    let unit = args.unit.min(corpus.units().saturating_sub(1));
+    eprintln!(
+        "process {} of {}: {} shard(s) of the index at unit {unit}, answering process 0",
+        mesh.process, mesh.processes, mesh.workers
+    );
+    let setup = server::shards::ShardSetup {
+        unit,
+        scoring: args.scoring,
+        index_dir: args.index.clone(),
+        rebuild: args.rebuild_index,
+    };
+    server::shards::serve_shards(corpus, &setup, mesh, greeting)?;
+    eprintln!("process {}: stopped by process 0", mesh.process);
+    Ok(())
 }

@@ -254,51 +254,7 @@ pub fn open_or_build_part(
             .is_none();
     if !empty && !rebuild {
         match read_manifest(dir)? {
-            Some(found) => {
-                let diff = found.differences(&want);
-                if !diff.is_empty() {
-                    return Err(dir_error(
-                        dir,
-                        format!(
-                            "holds a different index than asked ({}); use another directory, \
-                             remove it, or pass --rebuild-index",
-                            diff.join("; ")
-                        ),
-                    ));
-                }
-                let writable = is_writable(dir);
-                let opened = if writable {
-                    Repository::open(Some(dir), Arc::clone(&corpus.vocabulary), scoring)
-                } else {
-                    Repository::open_read_only(dir, Arc::clone(&corpus.vocabulary), scoring)
-                };
-                let repo = match opened {
-                    Err(damaged @ IndexError::Damaged { .. }) => {
-                        return Err(dir_error(
-                            dir,
-                            format!("{damaged}; remove it or pass --rebuild-index"),
-                        ))
-                    }
-                    other => other?,
-                };
-                if repo.num_docs() != found.num_docs {
-                    return Err(dir_error(
-                        dir,
-                        format!(
-                            "holds {} documents but its manifest says {}: the index is damaged; \
-                             remove it or pass --rebuild-index",
-                            repo.num_docs(),
-                            found.num_docs
-                        ),
-                    ));
-                }
-                let opened = if writable {
-                    Opened::Reopened
-                } else {
-                    Opened::ReopenedReadOnly
-                };
-                return Ok((repo, opened));
-            }
+            Some(found) => return reopen(dir, &found, &want, corpus, scoring),
             None => {
                 return Err(dir_error(
                     dir,
@@ -353,6 +309,60 @@ pub fn open_or_build_part(
     }
     let repo = Repository::open(Some(dir), Arc::clone(&corpus.vocabulary), scoring)?;
     Ok((repo, Opened::Built))
+}
+
+/// Reopens the index in `dir`, whose manifest says `found`, when it is the one asked (`want`)
+/// and intact; refuses it naming what differs otherwise.
+fn reopen(
+    dir: &Path,
+    found: &Manifest,
+    want: &Manifest,
+    corpus: &Corpus,
+    scoring: ScoringKind,
+) -> Result<(Repository, Opened), IndexError> {
+    let diff = found.differences(want);
+    if !diff.is_empty() {
+        return Err(dir_error(
+            dir,
+            format!(
+                "holds a different index than asked ({}); use another directory, \
+                 remove it, or pass --rebuild-index",
+                diff.join("; ")
+            ),
+        ));
+    }
+    let writable = is_writable(dir);
+    let opened = if writable {
+        Repository::open(Some(dir), Arc::clone(&corpus.vocabulary), scoring)
+    } else {
+        Repository::open_read_only(dir, Arc::clone(&corpus.vocabulary), scoring)
+    };
+    let repo = match opened {
+        Err(damaged @ IndexError::Damaged { .. }) => {
+            return Err(dir_error(
+                dir,
+                format!("{damaged}; remove it or pass --rebuild-index"),
+            ))
+        }
+        other => other?,
+    };
+    if repo.num_docs() != found.num_docs {
+        return Err(dir_error(
+            dir,
+            format!(
+                "holds {} documents but its manifest says {}: the index is damaged; \
+                 remove it or pass --rebuild-index",
+                repo.num_docs(),
+                found.num_docs
+            ),
+        ));
+    }
+    let opened = if writable {
+        Opened::Reopened
+    } else {
+        Opened::ReopenedReadOnly
+    };
+    Ok((repo, opened))
 }
 
 #[cfg(test)]

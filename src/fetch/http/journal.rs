@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 
 use super::hosts::{FaultCounts, HostFaults};
-use super::signals::{SignalCounts, SignalRead};
+use super::signals::{KeptDocument, SignalCounts, SignalRead};
 use crate::corpus::{PageId, Unit};
 
 /// One fetch batch or discovery, as recorded.
@@ -73,9 +73,6 @@ pub struct RecordedDocument {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
 }
-
-/// A kept document: its `ETag` and text.
-pub(super) type KeptDocument = (String, String);
 
 /// `text` gzipped, in base64 (a sitemap's text is repetitive: a tenth of its size or less).
 fn packed(text: &str) -> std::io::Result<String> {

@@ -8,7 +8,8 @@
 use std::sync::{Arc, Mutex};
 
 use super::hosts::{FaultCounts, HostFaults};
-use super::journal::{Journal, KeptDocument, Recorded, RecordedOutcome};
+use super::journal::{Journal, Recorded, RecordedOutcome};
+use super::signals::KeptDocument;
 use super::signals::{SignalCounts, SignalRead};
 use super::transport::{Answer, Job, Outcome, Transport};
 use crate::corpus::{PageId, Unit};

@@ -31,7 +31,6 @@ use std::io::Read as _;
 
 use super::client::{retryable, Document};
 use super::hosts::{host_of, FaultCounts, HostFaults, RobotsRule};
-use super::journal::KeptDocument;
 use super::options::Discovery;
 use super::{feed, sitemap, HttpFetcher};
 use crate::corpus::html::normalise_url;
@@ -44,6 +43,10 @@ const MAX_DOCUMENTS: usize = 1000;
 const MAX_INDEX_DEPTH: u8 = 2;
 /// Most events kept waiting for their URL to be interned (the oldest go first).
 const MAX_PENDING: usize = 100_000;
+
+/// A sitemap or feed kept between readings (and in the journal across a restart): its `ETag`
+/// and text.
+pub(super) type KeptDocument = (String, String);
 
 /// Sitemap and feed requests: outside the budget and the fetch counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
