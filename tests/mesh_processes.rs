@@ -235,8 +235,37 @@ fn a_peer_lost_mid_run_stops_the_others_naming_it() {
     let (corpus, log) = site(dir.path(), "3000", "20", "5");
     let peers = peers_file(dir.path(), 2);
     let mut children = spawn_mesh(2, &peers, |_| compare_args(&corpus, &log, &[]));
-    // Wait until both are connected and working, then kill process 1.
-    std::thread::sleep(Duration::from_secs(5));
+    // Wait until both say they are connected and working (loading the site may take long on
+    // a loaded machine), then kill process 1.
+    let (tx, connected) = std::sync::mpsc::channel();
+    let readers: Vec<_> = children
+        .iter_mut()
+        .map(|child| {
+            let stderr = child.stderr.take().unwrap();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                let mut text = String::new();
+                for line in std::io::BufReader::new(stderr)
+                    .lines()
+                    .map_while(Result::ok)
+                {
+                    if line.contains("connected, every process agrees") {
+                        let _ = tx.send(());
+                    }
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                text
+            })
+        })
+        .collect();
+    for _ in 0..2 {
+        connected
+            .recv_timeout(Duration::from_secs(300))
+            .expect("both processes connect");
+    }
+    std::thread::sleep(Duration::from_secs(1));
     for child in &mut children {
         assert!(
             child.try_wait().unwrap().is_none(),
@@ -246,9 +275,9 @@ fn a_peer_lost_mid_run_stops_the_others_naming_it() {
     children[1].kill().unwrap();
     children[1].wait().unwrap();
     let started = Instant::now();
-    let out = children.remove(0).wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    let status = children[0].wait().unwrap();
+    let stderr = readers.into_iter().next().unwrap().join().unwrap();
+    assert!(!status.success(), "{stderr}");
     assert!(stderr.contains("lost process 1 at 127.0.0.1:"), "{stderr}");
     assert!(
         started.elapsed() < Duration::from_secs(30),

@@ -241,6 +241,12 @@ fn spread_sweeps(
     let threads = refresher::sim::spread::threads_per_worker(mesh.workers);
     let outcomes = refresher::mesh::run(mesh, greeting, |worker| {
         let index = worker.index();
+        if index == mesh.process * mesh.workers {
+            eprintln!(
+                "process {} of {}: connected, every process agrees; running its share of the runs",
+                mesh.process, mesh.processes
+            );
+        }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(move |i| format!("refresher:worker-{index}-{i}"))
