@@ -4,16 +4,16 @@
 //! Each worker of the mesh owns one shard — the pages of the hosts [`Partition::by_host`]
 //! gives it, in its own in-memory repository — and the protocol of [`crate::index::shards`]
 //! makes the shards score as one repository. The leader (worker 0, in process 0) serves HTTP;
-//! the others only answer it. Every worker runs [`shard_worker`], a loop of rounds, each round
+//! the others only answer it. Every worker runs `shard_worker`, a loop of rounds, each round
 //! one exchange of the same shape on every worker (timely matches exchanges by order):
 //!
-//! 1. the leader takes the next [`Order`] from the HTTP side and every worker learns it
-//!    (all-gather of the leader's order; the others send [`Wire::Idle`]);
+//! 1. the leader takes the next `Order` from the HTTP side and every worker learns it
+//!    (all-gather of the leader's order; the others send `Wire::Idle`);
 //! 2. every shard computes its part under the global statistics and sends it to the leader;
 //! 3. the leader merges the parts in rank order and answers the HTTP side.
 //!
 //! Orders are taken one at a time: searches over shards are serialised through the leader
-//! (each is a few milliseconds of scoring per shard plus two exchanges). [`Wire::Stop`] ends
+//! (each is a few milliseconds of scoring per shard plus two exchanges). `Wire::Stop` ends
 //! every worker's loop; a process that loses a peer exits naming it ([`crate::mesh`]).
 
 use std::path::PathBuf;
