@@ -300,6 +300,20 @@ impl Fetcher for HttpFetcher {
     }
 }
 
+/// Serves `app` on a free loopback port from a runtime of its own (kept alive by the caller):
+/// the test servers of this module's tests.
+#[cfg(test)]
+fn serve_on_loopback(app: axum::Router) -> (std::net::SocketAddr, tokio::runtime::Runtime) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let addr = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        addr
+    });
+    (addr, runtime)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,14 +398,7 @@ mod tests {
                 get(|| async { ([(header::CONTENT_TYPE, "application/pdf")], "%PDF") }),
             )
             .route("/gone", get(|| async { StatusCode::GONE }));
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let addr = runtime.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            tokio::spawn(async move { axum::serve(listener, app).await });
-            addr
-        });
-        (addr, runtime)
+        super::serve_on_loopback(app)
     }
 
     #[test]

@@ -636,13 +636,7 @@ mod tests {
                 "/rdf.xml",
                 axum::routing::get(serve(RDF, "\"rdf-1\"", Arc::clone(&not_modified))),
             );
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let addr = runtime.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            tokio::spawn(async move { axum::serve(listener, app).await });
-            addr
-        });
+        let (addr, runtime) = super::super::serve_on_loopback(app);
         (addr, not_modified, runtime)
     }
 
