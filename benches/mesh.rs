@@ -9,6 +9,8 @@
 
 #[path = "common/generated_site.rs"]
 mod generated_site;
+#[path = "common/json.rs"]
+mod json;
 #[path = "common/loopback.rs"]
 mod loopback;
 use generated_site::generated_site;
@@ -31,18 +33,8 @@ fn site(pages: usize) -> PathBuf {
 
 /// The JSON without timings.
 fn comparable(text: &str) -> serde_json::Value {
-    fn strip(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(m) => {
-                m.remove("seconds");
-                m.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
     let mut v: serde_json::Value = serde_json::from_str(text).expect("compare --json output");
-    strip(&mut v);
+    json::strip_seconds(&mut v);
     v
 }
 
@@ -63,13 +55,7 @@ fn run(args: &[String], workers: usize, processes: usize) -> Outcome {
                 .args(["--workers", &workers.to_string()])
                 .stdout(std::fs::File::create(&out).unwrap())
                 .stderr(std::fs::File::create(&err).unwrap());
-            if processes > 1 {
-                command
-                    .args(["--processes", &processes.to_string()])
-                    .args(["--process", &i.to_string()])
-                    .arg("--peers")
-                    .arg(&peers);
-            }
+            loopback::add_mesh_flags(&mut command, i, processes, &peers);
             (command.spawn().expect("run refresher"), out, err)
         })
         .collect();

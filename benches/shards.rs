@@ -54,13 +54,7 @@ fn run(args: &[String], queries: &[String], workers: usize, processes: usize) ->
             if workers * processes > 1 {
                 command.args(["--workers", &workers.to_string()]);
             }
-            if processes > 1 {
-                command
-                    .args(["--processes", &processes.to_string()])
-                    .args(["--process", &i.to_string()])
-                    .arg("--peers")
-                    .arg(&peers);
-            }
+            loopback::add_mesh_flags(&mut command, i, processes, &peers);
             command.spawn().expect("run refresher serve")
         })
         .collect();

@@ -64,13 +64,18 @@ fn generate_with(dir: &Path, args: &[&str]) {
 }
 
 fn web_replay(corpus: &Path, port: u16) -> Server {
+    started(web_replay_command(corpus, port))
+}
+
+/// `web-replay` of `corpus` on `port` with a manual clock (more flags may follow).
+fn web_replay_command(corpus: &Path, port: u16) -> Command {
     let mut replay = Command::new(BIN);
     replay
         .args(["web-replay", "--manual-clock", "--addr"])
         .arg(format!("127.0.0.1:{port}"))
         .arg("--corpus")
         .arg(corpus);
-    started(replay)
+    replay
 }
 
 /// Starts a `web-replay` command and waits until it is ready: when it prints where it listens.
@@ -225,13 +230,8 @@ fn a_sitemap_crawl_of_web_replay_equals_simulate_unit_by_unit() {
     ];
     for (case, with_signals) in [("sitemap", false), ("signals", true)] {
         let port = free_port();
-        let mut replay = Command::new(BIN);
-        replay
-            .args(["web-replay", "--manual-clock", "--addr"])
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--corpus")
-            .arg(&corpus)
-            .args(["--seed", "3"]);
+        let mut replay = web_replay_command(&corpus, port);
+        replay.args(["--seed", "3"]);
         let mut simulate = online_user_centric(&corpus, &log, 20);
         let mut crawl = Command::new(BIN);
         crawl
@@ -400,13 +400,8 @@ fn a_resumed_crawl_rereads_its_sitemap_and_feed_by_conditional_gets_from_its_fir
     );
     let corpus = dir.path().join("corpus");
     let port = free_port();
-    let mut replay = Command::new(BIN);
-    replay
-        .args(["web-replay", "--manual-clock", "--addr"])
-        .arg(format!("127.0.0.1:{port}"))
-        .arg("--corpus")
-        .arg(&corpus)
-        .args(["--signals", "lastmod", "--signals", "feed:items=5"]);
+    let mut replay = web_replay_command(&corpus, port);
+    replay.args(["--signals", "lastmod", "--signals", "feed:items=5"]);
     let _server = started(replay);
     let host = "wiki.synthetic.example";
     let crawl = |state: &str, units: &str| {

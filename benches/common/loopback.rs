@@ -19,6 +19,23 @@ pub fn write_peers_file(path: &Path, n: usize) {
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
 
+/// Makes `command` process `process` of `processes` over the host file `peers` (nothing for
+/// one process).
+pub fn add_mesh_flags(
+    command: &mut std::process::Command,
+    process: usize,
+    processes: usize,
+    peers: &Path,
+) {
+    if processes > 1 {
+        command
+            .args(["--processes", &processes.to_string()])
+            .args(["--process", &process.to_string()])
+            .arg("--peers")
+            .arg(peers);
+    }
+}
+
 /// `GET path` from `addr` over plain HTTP/1.1: the status line and the body.
 pub fn http_get(addr: &str, path: &str) -> (String, String) {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
