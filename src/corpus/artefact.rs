@@ -87,7 +87,11 @@ fn sniff_head(body: &[u8]) -> Vec<u8> {
 /// The name of the first element of an XML document: after a byte-order mark, white space,
 /// the `<?xml …?>` prolog, processing instructions, comments and a doctype.
 fn root_element(head: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(head);
+    xml_root_element(&String::from_utf8_lossy(head)).map(str::to_string)
+}
+
+/// [`root_element`] of a document's text: what the crawler's feed reader tells formats by.
+pub fn xml_root_element(text: &str) -> Option<&str> {
     let mut rest = text.trim_start_matches('\u{feff}');
     loop {
         rest = rest.trim_start();
@@ -99,11 +103,10 @@ fn root_element(head: &[u8]) -> Option<String> {
             rest = &after[after.find('>')? + 1..];
         } else {
             let after = rest.strip_prefix('<')?;
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || matches!(c, ':' | '-' | '_' | '.'))
-                .collect();
-            return (!name.is_empty()).then_some(name);
+            let end = after
+                .find(|c: char| !(c.is_alphanumeric() || matches!(c, ':' | '-' | '_' | '.')))
+                .unwrap_or(after.len());
+            return Some(&after[..end]).filter(|name| !name.is_empty());
         }
     }
 }

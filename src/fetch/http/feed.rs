@@ -18,6 +18,8 @@
 //! The same small tolerant reader as [`super::sitemap`] (no XML crate is in the tree): an
 //! entry without a link or a date is skipped and counted, so the caller can say so.
 
+use crate::corpus::artefact::xml_root_element as root_element;
+
 use super::sitemap::{blocks, element, tagged, unescape};
 
 /// One entry of a feed.
@@ -138,26 +140,6 @@ fn rss_item(attributes: &str, item: &str) -> (Option<String>, Option<String>) {
         .filter(|d| !d.is_empty())
         .or_else(|| element(item, "dc:date"));
     (url, date)
-}
-
-/// The name of the root element of `xml`: the first tag after the XML declaration,
-/// processing instructions, comments and a doctype.
-fn root_element(xml: &str) -> Option<&str> {
-    let mut rest = xml.trim_start_matches('\u{feff}');
-    loop {
-        rest = rest.trim_start();
-        if let Some(r) = rest.strip_prefix("<?") {
-            rest = &r[r.find("?>")? + 2..];
-        } else if let Some(r) = rest.strip_prefix("<!--") {
-            rest = &r[r.find("-->")? + 3..];
-        } else if let Some(r) = rest.strip_prefix("<!") {
-            rest = &r[r.find('>')? + 1..];
-        } else {
-            let r = rest.strip_prefix('<')?;
-            let end = r.find(|c: char| c.is_whitespace() || c == '>' || c == '/')?;
-            return Some(&r[..end]).filter(|name| !name.is_empty());
-        }
-    }
 }
 
 /// The `href` of the entry's first `<link>` that points at the page (`rel` absent or
