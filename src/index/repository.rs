@@ -547,8 +547,7 @@ impl Repository {
         offset: usize,
         limit: usize,
     ) -> Result<SearchResults, IndexError> {
-        let ids: Option<Vec<TermId>> = terms.iter().map(|t| self.vocabulary.get(t)).collect();
-        match ids {
+        match self.vocabulary.ids_of(terms) {
             Some(ids) => self.search_terms(&ids, offset, limit),
             None => Ok(SearchResults {
                 total_hits: 0,

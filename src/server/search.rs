@@ -295,21 +295,15 @@ impl SearchService {
                 .read()
                 .unwrap_or_else(|e| e.into_inner())
                 .search_analyzed(&terms, request.offset, request.limit)?,
-            ServedIndex::Shards(shards) => {
-                let ids: Option<Vec<_>> = terms
-                    .iter()
-                    .map(|t| self.corpus.vocabulary.get(t))
-                    .collect();
-                match ids {
-                    Some(ids) => shards
-                        .search(&ids, request.offset, request.limit)
-                        .map_err(|e| ApiError::Internal(e.to_string()))?,
-                    None => crate::index::SearchResults {
-                        total_hits: 0,
-                        hits: Vec::new(),
-                    },
-                }
-            }
+            ServedIndex::Shards(shards) => match self.corpus.vocabulary.ids_of(&terms) {
+                Some(ids) => shards
+                    .search(&ids, request.offset, request.limit)
+                    .map_err(|e| ApiError::Internal(e.to_string()))?,
+                None => crate::index::SearchResults {
+                    total_hits: 0,
+                    hits: Vec::new(),
+                },
+            },
         };
         let mut snippets = Snippeter::new(&terms);
         let results = found

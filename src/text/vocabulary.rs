@@ -55,6 +55,12 @@ impl Vocabulary {
         self.ids.get(term).copied()
     }
 
+    /// The ids of a conjunctive query's `terms`, or `None` when one was never interned (then no
+    /// copy can match all of them).
+    pub fn ids_of(&self, terms: &[String]) -> Option<Vec<TermId>> {
+        terms.iter().map(|t| self.get(t)).collect()
+    }
+
     /// The term text of `id`. Panics on an id this vocabulary never issued.
     pub fn term(&self, id: TermId) -> &str {
         &self.terms[id as usize]
