@@ -90,7 +90,9 @@ fn root_element(head: &[u8]) -> Option<String> {
     xml_root_element(&String::from_utf8_lossy(head)).map(str::to_string)
 }
 
-/// [`root_element`] of a document's text: what the crawler's feed reader tells formats by.
+/// The name of the first element of an XML document's text (after a byte-order mark, white
+/// space, the prolog, processing instructions, comments and a doctype): what ingest classifies
+/// artefacts by and the crawler's feed reader tells formats by.
 pub fn xml_root_element(text: &str) -> Option<&str> {
     let mut rest = text.trim_start_matches('\u{feff}');
     loop {
