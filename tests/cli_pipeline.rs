@@ -785,9 +785,11 @@ fn policies_describe_themselves_and_params_reach_every_command() {
         run
     };
     let online_uc = |param: Option<&str>| online_uc_with(param.as_slice());
-    // Online the default is the planner, which plans with EBR's rates.
-    let planned = online_uc(None);
-    assert_eq!(planned["uc_estimator"], "planned");
+    // Online the default is the planner hedged with EBR's plan.
+    let hedged = online_uc(None);
+    assert_eq!(hedged["uc_estimator"], "hedged");
+    assert_eq!(hedged["label"], "user-centric (ΔQ̄ hedged)");
+    let planned = online_uc(Some("estimator=planned"));
     assert_eq!(planned["label"], "user-centric (ΔQ̄ planned)");
     let uc = online_uc(Some("estimator=pooled"));
     assert_eq!(uc["uc_estimator"], "pooled");

@@ -744,6 +744,20 @@ impl<M: PageModel> Planner<M> {
     }
 
     /// Notes `chosen` as refreshed at `unit` (the schedule's phases continue from it).
+    /// Takes back what [`RefreshPolicy::choose`] marked for `pages` it returned but the caller
+    /// did not refresh (a policy that combines two planners' choices): their last refresh is
+    /// the crawl state's again and their pending signals are dropped.
+    pub(crate) fn withdraw(&mut self, pages: &[PageId], crawl: &CrawlState) {
+        for &p in pages {
+            if let Some(last) = self.last_refresh.get_mut(p as usize) {
+                *last = crawl.page(p).last_refresh;
+            }
+            if let Some(s) = self.signalled.as_mut() {
+                s.pending.remove(&p);
+            }
+        }
+    }
+
     fn mark_chosen(&mut self, unit: Unit, chosen: &[PageId]) {
         for &p in chosen {
             self.last_refresh[p as usize] = unit;
@@ -862,5 +876,33 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
 
     fn observe_views(&mut self, view_weight: &[f64]) {
         self.model.observe_views(view_weight);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::ebr::Ebr;
+    use crate::policy::testkit::context;
+
+    #[test]
+    fn a_withdrawn_pick_keeps_the_crawl_states_last_refresh() {
+        let pages: Vec<PageId> = (0..6).collect();
+        let views = [1.0; 6];
+        let ctx = context(FitMode::Online, &pages, &views, None, 12, 2);
+        let mut ebr = Ebr::at_threshold(0.0);
+        ebr.prepare(&ctx);
+        let mut crawl = CrawlState::default();
+        crawl.note_fetch(5, 0, false);
+        let chosen = ebr.choose(3, 2, &crawl);
+        assert_eq!(chosen.len(), 2);
+        assert!(chosen.iter().all(|&p| ebr.last_refresh[p as usize] == 3));
+        ebr.withdraw(&chosen[..1], &crawl);
+        let (dropped, kept) = (chosen[0], chosen[1]);
+        assert_eq!(
+            ebr.last_refresh[dropped as usize],
+            crawl.page(dropped).last_refresh
+        );
+        assert_eq!(ebr.last_refresh[kept as usize], 3);
     }
 }

@@ -43,8 +43,6 @@
 //!   observed rates (weights `Δt`), so when views do not predict `ΔQ` on a site, `β` falls to
 //!   0 and this is `Pooled`. Online, a crawler learns `ΔQ̄` from few refreshes that found a
 //!   change; the fitted prior lets it look first at the pages whose changes users would see.
-//!   Measured on EmacsWiki + AOL (in-link scoring, `B = 16`): mean quality 0.9950 against
-//!   0.9889 for `Pooled` and 0.9889 for round-robin.
 //!
 //! * [`Estimator::ChangeGain`] estimates the expected gain of a
 //!   refresh now directly, as the probability that the page changed since its last fetch times
@@ -53,22 +51,14 @@
 //!   the site's distribution of change rates, learned by EM from every page's visits
 //!   ([`RateMixture`]), and the priority is the expectation over that posterior: most pages
 //!   change rarely, so a page not yet visited probably has not changed, which a point rate at
-//!   the site's mean overstates over long waits. Measured online (refresh index, B = 1 … 1024,
-//!   EmacsWiki with two logs and six generated sites, BM25 and in-links: 90 cells), the
-//!   mixture's mean quality is above the point estimate's in 66 cells and below in 22.
-//!   The distribution is learned per directory (host and URL path up to its last `/`), each
+//!   the site's mean overstates over long waits. The distribution is learned per directory (host and URL path up to its last `/`), each
 //!   directory's being the site's plus what its own visited pages showed, in the proportion
 //!   under which the visits are likeliest ([`RateMixture::set_groups`]): pages of one
 //!   directory tend to change alike (paper 002's premise; Cho & Ntoulas, "Effective change
 //!   detection using sampling", VLDB 2002), so a page never visited in a directory whose pages
 //!   were found changing is likelier to have changed than one in a quiet directory; a site in
-//!   one directory, or whose directories change alike, keeps the site's distribution.
-//!   Measured online (refresh index, B = 1 … 1024, BM25, in-links and TF-IDF) on six
-//!   generated sites of several directories — change correlated within a directory or a
-//!   site at strength 0 to 0.9, four of them generated after the design was fixed — against
-//!   one distribution for the site ([`RateModel::SiteMixture`]): mean quality above in 68
-//!   (site, scoring, budget) cells, below in 30; on the uncorrelated site even (8 above, 9
-//!   below, summed difference +0.0002); sites of one directory are unchanged, bit for bit.
+//!   one directory, or whose directories change alike, keeps the site's distribution
+//!   ([`RateModel::SiteMixture`] is one distribution for the site).
 //!   [`RateModel::Pooled`] is the point estimate:
 //!   the maximum-likelihood Poisson rate of the page's own visits at irregular
 //!   intervals ([`irregular_mle_rate`]), with a prior of one round-robin cycle `τ` of
@@ -82,9 +72,6 @@
 //!   users see beyond the first. Oracle mode uses the history's change rate and measured gains;
 //!   told only one of them ([`OracleKnowledge`], `knows=rates|gains`) it learns the other as
 //!   online mode does, which measures what each estimate costs online mode.
-//!   Measured on EmacsWiki + AOL heavy users (online, in-link scoring, B = 4/16/64): mean
-//!   quality 0.9942/0.9981/0.9997 against 0.9887/0.9949/0.9990 for `Viewed` and
-//!   0.9887/0.9889/0.9922 for round-robin.
 //!
 //! * [`Estimator::Whittle`] keeps `ChangeGain`'s two estimates (λ_p, `G(p)`) and ranks pages
 //!   by the refresh index of the time-averaged problem, [`refresh_index`]:
@@ -102,6 +89,8 @@
 //! changed since its last refresh (so a page whose effect the estimate cannot see is still
 //! refreshed before pages that never change, with budget to spare), then the oldest last
 //! refresh, then page id, so pages with nothing to tell them apart are visited round-robin.
+//!
+//! The measurements that chose between these estimators are in docs/results.md.
 
 use std::collections::VecDeque;
 
@@ -202,9 +191,16 @@ pub enum Estimator {
     /// measured, then shrunk towards it with a strength cross-validated on the run's own gains
     /// (see [`super::planner`]).
     #[value(
-        help = "EBR's Lagrangian plan with each page's expected ΔQ_A per change as its weight, shrunk towards EBR's view weight by cross-validation (default online)"
+        help = "EBR's Lagrangian plan with each page's expected ΔQ_A per change as its weight, shrunk towards EBR's view weight by cross-validation"
     )]
     Planned,
+    /// The planner and EBR side by side: the pages both choose, then the slots where they
+    /// disagree shared by the probability that the planner's own picks gain more per refresh
+    /// than EBR's, as measured so far (see [`super::hedge`]).
+    #[value(
+        help = "The planner and EBR side by side, the slots where they disagree shared by how much each one's own picks were measured to gain (default online)"
+    )]
+    Hedged,
 }
 
 impl Estimator {
@@ -217,6 +213,7 @@ impl Estimator {
             Estimator::ChangeGain => "change-gain",
             Estimator::Whittle => "whittle",
             Estimator::Planned => "planned",
+            Estimator::Hedged => "hedged",
         }
     }
 
@@ -229,26 +226,28 @@ impl Estimator {
             Estimator::ChangeGain,
             Estimator::Whittle,
             Estimator::Planned,
+            Estimator::Hedged,
         ]
         .into_iter()
         .find(|e| e.as_str() == name)
     }
 
-    /// The default of a fit mode. Online, the planner: it plans as EBR plans, from what EBR
-    /// knows (view weights, its own visits), and moves a page's weight off EBR's only as far
-    /// as the page's measured gains predict held-out gains better than that prior
-    /// (cross-validated), so it cannot fall behind EBR by more than that test's error; the
-    /// refresh index, which trusts its gain estimates, needed twice EBR's budget online on an
-    /// unseen documentation site. Oracle, the refresh index: told the true rates and gains,
-    /// it has nothing to shrink, and it needed less budget than the planner at every gap
-    /// target on EmacsWiki and a generated site. Paper 003's mean of ratios stays available
-    /// by name; its priority grows without bound for any page with a measured gain, so under
-    /// a large budget it refreshes rarely changing pages every unit while pages whose gain it
-    /// measured as 0 wait (see [`refresh_index`]).
+    /// The default of a fit mode. Online, the hedge ([`Estimator::Hedged`]): the planner and
+    /// EBR plan from the same information, and the slots where they disagree go to each in
+    /// proportion to the probability that its own picks were measured to gain more, so the
+    /// run falls back to EBR's plan wherever the planner's learned weights do not pay off;
+    /// the planner alone can fall behind EBR by as much as its cross-validation misjudges a
+    /// site (docs/results.md, § Online user-centric: the hedge, has the measurements). Oracle,
+    /// the refresh index: told the true rates and gains, it has nothing to shrink or hedge, and
+    /// it needed less budget than the planner at every gap target on EmacsWiki and a generated
+    /// site. Paper 003's mean of ratios stays available by name; its priority grows without
+    /// bound for any page with a measured gain, so under a large budget it refreshes rarely
+    /// changing pages every unit while pages whose gain it measured as 0 wait (see
+    /// [`refresh_index`]).
     pub fn default_for(mode: FitMode) -> Self {
         match mode {
             FitMode::Oracle => Estimator::Whittle,
-            FitMode::Online => Estimator::Planned,
+            FitMode::Online => Estimator::Hedged,
         }
     }
 }
@@ -484,12 +483,13 @@ impl UserCentric {
             Estimator::Viewed => self.viewed(),
             // Expected gain per unit of staleness for a short wait: λ·G. (The planner runs
             // apart, [`super::planner`]; read here, its estimates are change-gain's.)
-            Estimator::ChangeGain | Estimator::Whittle | Estimator::Planned => self
-                .change_rates()
-                .iter()
-                .zip(self.gains_given_change())
-                .map(|(l, g)| if l.is_finite() { l * g } else { g })
-                .collect(),
+            Estimator::ChangeGain | Estimator::Whittle | Estimator::Planned | Estimator::Hedged => {
+                self.change_rates()
+                    .iter()
+                    .zip(self.gains_given_change())
+                    .map(|(l, g)| if l.is_finite() { l * g } else { g })
+                    .collect()
+            }
         }
     }
 
@@ -842,7 +842,7 @@ impl RefreshPolicy for UserCentric {
         self.active = Some(
             self.estimator
                 .unwrap_or(match Estimator::default_for(context.mode) {
-                    Estimator::Planned => Estimator::Whittle,
+                    Estimator::Planned | Estimator::Hedged => Estimator::Whittle,
                     other => other,
                 }),
         );

@@ -5,15 +5,18 @@
 //!   mean of ratios and four other estimators of the same quantity), with the new-page estimate
 //!   of [`crate::policy::new_pages`] in frontier mode;
 //! * [`planner`]: plan refresh frequencies as SBR and EBR do, each page weighted by its expected
-//!   ΔQ_A per change (the online default).
+//!   ΔQ_A per change, and [`hedge`]: that plan and EBR's side by side, the slots where they
+//!   disagree shared by what each one's picks were measured to gain (the online default).
 //!
 //! [`UserCentricPolicy`] picks one at `prepare`, since the default estimator depends on the fit
 //! mode ([`Estimator::default_for`]).
 
 pub mod estimators;
+pub mod hedge;
 pub mod planner;
 
 pub use estimators::*;
+pub use hedge::HedgedPlanner;
 pub use planner::{UserCentricPlanModel, UserCentricPlanner};
 
 use crate::corpus::{PageId, Unit};
@@ -26,13 +29,13 @@ use crate::policy::{PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 /// The `user-centric` family: paper 003's refresher.
 pub const FAMILY: PolicyFamily = PolicyFamily {
     name: "user-centric",
-    description: "Paper 003: spend the budget where refreshing most improves what users see, by each page's expected ΔQ_A (measured by the index hook while refreshed pages are indexed); by default online as EBR plans (Lagrangian frequencies) with measured gains as weights, oracle by the refresh index of change rate and gain",
+    description: "Paper 003: spend the budget where refreshing most improves what users see, by each page's expected ΔQ_A (measured by the index hook while refreshed pages are indexed); by default online as EBR plans (Lagrangian frequencies) with measured gains as weights, hedged with EBR's own plan by what each one's picks were measured to gain; oracle by the refresh index of change rate and gain",
     params: &[
         ParamSpec {
             key: "estimator",
-            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, change probability × gain given a change, the refresh index of change rate and gain given a change, or frequencies planned as EBR plans them with each page's expected ΔQ_A per change (shrunk towards EBR's weight) as its weight",
-            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain", "whittle", "planned"]),
-            default: "planned online, whittle (the refresh index) oracle",
+            description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, change probability × gain given a change, the refresh index of change rate and gain given a change, or frequencies planned as EBR plans them with each page's expected ΔQ_A per change (shrunk towards EBR's weight) as its weight, or that plan and EBR's side by side with their disagreement shared by what each one's own picks were measured to gain (hedged)",
+            kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain", "whittle", "planned", "hedged"]),
+            default: "hedged online, whittle (the refresh index) oracle",
             sweep: &[],
         },
         ParamSpec {
@@ -74,14 +77,15 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
 };
 
 /// The `user-centric` family's policy: the refresh-index estimators of [`UserCentric`] (with
-/// new pages, [`UserCentricWithNewPages`]) or the [`UserCentricPlanner`], whichever the
-/// estimator names — decided at `prepare`, since the default estimator depends on the fit mode
-/// ([`Estimator::default_for`]).
+/// new pages, [`UserCentricWithNewPages`]), the [`UserCentricPlanner`] or the
+/// [`HedgedPlanner`], whichever the estimator names — decided at `prepare`, since the default
+/// estimator depends on the fit mode ([`Estimator::default_for`]).
 pub struct UserCentricPolicy {
     by_index: UserCentricWithNewPages,
     planner: UserCentricPlanner,
-    /// Whether the planner runs (set by `prepare`).
-    planned: bool,
+    hedged: HedgedPlanner,
+    /// The estimator that runs (set by `prepare`).
+    running: Estimator,
 }
 
 impl UserCentricPolicy {
@@ -89,29 +93,32 @@ impl UserCentricPolicy {
         UserCentricPolicy {
             by_index: UserCentricWithNewPages::new(by_index),
             planner: Planner::new(UserCentricPlanModel::default()),
-            planned: false,
+            hedged: HedgedPlanner::default(),
+            running: Estimator::MeanOfRatios,
         }
     }
 
-    /// The planner's replanning period (online, and oracle on new views).
+    /// The planners' replanning period (online, and oracle on new views).
     pub fn with_replan_every(mut self, units: u32) -> Self {
         self.planner.replan_every = units;
+        self.hedged.planner.replan_every = units;
+        self.hedged.ebr.replan_every = units;
         self
     }
 
     fn active(&mut self) -> &mut dyn RefreshPolicy {
-        if self.planned {
-            &mut self.planner
-        } else {
-            &mut self.by_index
+        match self.running {
+            Estimator::Planned => &mut self.planner,
+            Estimator::Hedged => &mut self.hedged,
+            _ => &mut self.by_index,
         }
     }
 
     fn active_ref(&self) -> &dyn RefreshPolicy {
-        if self.planned {
-            &self.planner
-        } else {
-            &self.by_index
+        match self.running {
+            Estimator::Planned => &self.planner,
+            Estimator::Hedged => &self.hedged,
+            _ => &self.by_index,
         }
     }
 }
@@ -122,38 +129,37 @@ impl RefreshPolicy for UserCentricPolicy {
     }
 
     fn label(&self) -> String {
-        if self.planned {
-            "user-centric (ΔQ̄ planned)".to_string()
-        } else {
-            self.by_index.label()
+        match self.running {
+            Estimator::Planned => "user-centric (ΔQ̄ planned)".to_string(),
+            Estimator::Hedged => "user-centric (ΔQ̄ hedged)".to_string(),
+            _ => self.by_index.label(),
         }
     }
 
     fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
-        if self.planned {
-            let mut m = serde_json::Map::new();
-            m.insert("estimator".into(), Estimator::Planned.as_str().into());
-            if let Some(trust) = self.planner.settings().remove("signal_trust") {
-                m.insert("signal_trust".into(), trust);
-            }
-            m
-        } else {
-            self.by_index.settings()
+        let planner = match self.running {
+            Estimator::Planned => &self.planner,
+            Estimator::Hedged => &self.hedged.planner,
+            _ => return self.by_index.settings(),
+        };
+        let mut m = serde_json::Map::new();
+        m.insert("estimator".into(), self.running.as_str().into());
+        if let Some(trust) = planner.settings().remove("signal_trust") {
+            m.insert("signal_trust".into(), trust);
         }
+        if self.running == Estimator::Hedged {
+            m.extend(self.hedged.settings());
+        }
+        m
     }
 
     fn prepare(&mut self, context: &PolicyContext<'_>) {
-        let estimator = self
+        self.running = self
             .by_index
             .inner
             .estimator
             .unwrap_or_else(|| Estimator::default_for(context.mode));
-        self.planned = estimator == Estimator::Planned;
-        if self.planned {
-            self.planner.prepare(context);
-        } else {
-            self.by_index.prepare(context);
-        }
+        self.active().prepare(context);
     }
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {

@@ -21,13 +21,8 @@
 //! fixed grid of strengths, [`STRENGTHS`], ending with ∞ (the prior alone). No constant is
 //! chosen on a site: `κ` and `s` are learned from the run's own measurements.
 //!
-//! Measured (online, BM25, AOL workload; budgets by log-B interpolation for 50/75/90/95 % of
-//! the staleness gap): on EmacsWiki the cross-validation mostly keeps `s = ∞` — a page's past
-//! gains predict its next one no better than EBR's weight does — and the planner ties EBR
-//! (48/179/576/1018 against 50/170/604/1028); a fixed `s = 1` (trusting measured gains more)
-//! needs 47/184/602/1006, `s = 0.1` 46/208/706/1213. A fitted intercept (`m_p = α + κ·x_p`,
-//! least squares) flattened the prior and needed 127/416/949/1583: views predict the gains of
-//! the pages not yet measured far better than the measured pages' spread suggests.
+//! docs/results.md, § The user-centric planner, has the measurements behind these choices (a
+//! fixed strength and a fitted intercept did worse).
 //!
 //! Guarantees: before any gain is measured (or when no measured change gained anything), the
 //! weights are EBR's (`κ = 1`, `s = ∞`), so the planner plans exactly as EBR at θ = 0 does, bit
