@@ -123,8 +123,9 @@ fn crawl_of_web_replay_is_judged_and_its_warc_output_reads_back() {
         .arg(&corpus)
         .arg("--state-dir")
         .arg(dir.path().join("crawl-index"))
+        // A crawl runs as one process: `{process}` is 0.
         .arg("--warc-out")
-        .arg(dir.path().join("crawl-warc"))
+        .arg(dir.path().join("crawl-warc{process}"))
         .output()
         .unwrap();
     assert!(
@@ -152,7 +153,7 @@ fn crawl_of_web_replay_is_judged_and_its_warc_output_reads_back() {
     // Every page the crawl fetched is in its WARC output.
     let ingest = Command::new(BIN)
         .args(["ingest", "--corpus"])
-        .arg(dir.path().join("crawl-warc"))
+        .arg(dir.path().join("crawl-warc0"))
         .output()
         .unwrap();
     assert!(

@@ -431,6 +431,51 @@ fn serve_over_workers_and_loopback_processes_answers_as_one_index() {
 }
 
 #[test]
+fn serve_processes_of_one_command_line_keep_their_index_in_their_own_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, corpus, log) = common::generate_with(dir.path(), 200, 4, 7, &["--sites", "4"]);
+    let queries = loopback::first_queries(Path::new(&log), 10);
+    let index = dir.path().join("idx");
+    let in_index = |name: &str| format!("{}/{name}", index.to_str().unwrap());
+    let serve = |addr: &str, index: &str| -> Vec<String> {
+        [
+            "serve", "--corpus", &corpus, "--log", &log, "--addr", addr, "--index", index,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    // Without --process the run is process 0.
+    let one = start_server(spawn(&serve("127.0.0.1:0", &in_index("one{process}"))));
+    let expected = answers(&one.addr, &queries);
+    interrupt(one, Vec::new());
+    assert!(index.join("one0/manifest.json").is_file());
+    // Every process gets the same arguments; the address is only one once substituted
+    // (process 0 listens on 127.0.0.1; the others, not serving HTTP, only parse theirs).
+    let peers = peers_file(dir.path(), 2);
+    let mut children = spawn_mesh(2, &peers, |_| {
+        serve("127.0.{process}.1:0", &in_index("p{process}"))
+    });
+    let leader = start_server(children.remove(0));
+    assert!(
+        answers(&leader.addr, &queries) == expected,
+        "2 processes with an index each answer differently from one index"
+    );
+    interrupt(leader, children);
+    for process in 0..2 {
+        let own = index.join(format!("p{process}"));
+        let entries: Vec<_> = std::fs::read_dir(&own)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(entries, [format!("shard-{process}-of-2")], "{own:?}");
+        let manifest = own.join(format!("shard-{process}-of-2/manifest.json"));
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        assert!(text.contains(&format!("{process} of 2 by host")), "{text}");
+    }
+    assert!(!index.join("p{process}").exists());
+}
+
+#[test]
 fn serve_over_workers_refuses_to_refresh_naming_the_flag() {
     let (ok, _, err) = refresher(&[
         "serve",

@@ -67,8 +67,9 @@ pub struct Args {
     /// name (it is not a search index; `serve --index` is), still works.
     #[arg(long = "state-dir", alias = "index", value_name = "DIR")]
     pub(crate) index: PathBuf,
-    /// Write every fetch as WARC records here (`crawl-UUUUU.warc.gz` per unit).
-    #[arg(long)]
+    /// Write every fetch as WARC records here (`crawl-UUUUU.warc.gz` per unit). `{process}`
+    /// in DIR becomes 0: a crawl runs as one process, the process 0 of `serve` without --process.
+    #[arg(long, value_name = "DIR")]
     pub(crate) warc_out: PathBuf,
     /// Send this host's requests as plain HTTP to this address, whatever the URL's scheme
     /// (`HOST=ADDR:PORT`, repeatable): how a crawl reaches `web-replay`.
@@ -213,12 +214,14 @@ fn write_state(dir: &Path, state: &serde_json::Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(mut args: Args) -> anyhow::Result<()> {
     // `--index`, accepted by clap as an alias of `--state-dir`.
     super::former_flags::print_notes(&super::former_flags::aliases_used(
         std::env::args_os(),
         &[("--index", "--state-dir")],
     ));
+    // `{process}` replaced once, here; a crawl has no mesh flags, so it is process 0.
+    args.warc_out = super::mesh_args::process_path(&args.warc_out, 0);
     let policy = policy_of(&args)?;
     let fingerprint = fingerprint_of(&args);
     let previous = read_state(&args.index)?;

@@ -1,7 +1,8 @@
 //! `--workers`, `--processes`, `--process`, `--peers`, `--connect-timeout`: how a command's work
 //! is spread over timely workers ([`refresher::mesh`]).
 
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use refresher::corpus::Corpus;
@@ -99,6 +100,40 @@ impl MeshArgs {
             connect_timeout: Duration::from_secs(self.connect_timeout),
         })
     }
+}
+
+/// What `--index`, `--warc-out` and `--addr` may hold for the process's number, so that every
+/// process of a mesh runs the same command line yet writes and listens at its own place.
+const PROCESS_PLACEHOLDER: &str = "{process}";
+
+/// `value` with every `{process}` replaced by `process` (`{processes}` and other braces are
+/// left alone). A run without `--process` is process 0.
+pub fn substitute_process(value: &str, process: usize) -> String {
+    value.replace(PROCESS_PLACEHOLDER, &process.to_string())
+}
+
+/// A path flag's value for this process ([`substitute_process`]). A path that is not UTF-8
+/// is used as given: `{process}` is looked for in text only.
+pub fn process_path(path: &Path, process: usize) -> PathBuf {
+    match path.to_str() {
+        Some(text) => PathBuf::from(substitute_process(text, process)),
+        None => path.to_path_buf(),
+    }
+}
+
+/// An address flag's value for this process ([`substitute_process`]), parsed as `IP:PORT`
+/// only once substituted (`127.0.0.1:81{process}0` is no address until then).
+pub fn process_addr(flag: &str, value: &str, process: usize) -> anyhow::Result<SocketAddr> {
+    let substituted = substitute_process(value, process);
+    substituted.parse().map_err(|e| {
+        if substituted == value {
+            anyhow::anyhow!("{flag} {value}: not an IP:PORT address ({e})")
+        } else {
+            anyhow::anyhow!(
+                "{flag} {value}: {substituted} (process {process}) is not an IP:PORT address ({e})"
+            )
+        }
+    })
 }
 
 /// What this process tells the others before any work: the binary's version and commit, the command line
@@ -205,6 +240,79 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a, c);
         assert_ne!(a, d);
+    }
+
+    #[test]
+    fn a_command_line_with_the_placeholder_is_the_same_for_every_process() {
+        let line = |process: &str| {
+            command_line_fingerprint(args(&[
+                "serve",
+                "--index",
+                "idx/p{process}",
+                "--addr",
+                "127.0.0.1:81{process}0",
+                "--processes",
+                "2",
+                "--process",
+                process,
+            ]))
+        };
+        assert_eq!(line("0"), line("1"));
+        // The raw arguments are hashed: the values each process substitutes would differ.
+        let substituted = |process: usize| {
+            command_line_fingerprint(args(&[
+                "serve",
+                "--index",
+                &substitute_process("idx/p{process}", process),
+                "--processes",
+                "2",
+            ]))
+        };
+        assert_ne!(substituted(0), substituted(1));
+    }
+
+    #[test]
+    fn the_placeholder_becomes_the_process_number_wherever_it_is() {
+        assert_eq!(substitute_process("idx/shards", 3), "idx/shards");
+        assert_eq!(substitute_process("idx/p{process}", 3), "idx/p3");
+        assert_eq!(
+            substitute_process("{process}/warc-{process}-{process}", 12),
+            "12/warc-12-12"
+        );
+        // Only the exact placeholder: other braces are text.
+        assert_eq!(
+            substitute_process("{processes}/{Process}/{process/{}", 1),
+            "{processes}/{Process}/{process/{}"
+        );
+        assert_eq!(substitute_process("{{process}}", 2), "{2}");
+        assert_eq!(
+            process_path(Path::new("runs/p{process}/warc"), 0),
+            Path::new("runs/p0/warc")
+        );
+    }
+
+    #[test]
+    fn an_address_is_parsed_once_substituted_and_refused_naming_the_flag() {
+        assert_eq!(
+            process_addr("--addr", "127.0.0.1:81{process}0", 2).unwrap(),
+            "127.0.0.1:8120".parse::<SocketAddr>().unwrap()
+        );
+        assert_eq!(
+            process_addr("--addr", "[::1]:8080", 5).unwrap(),
+            "[::1]:8080".parse::<SocketAddr>().unwrap()
+        );
+        let error = process_addr("--addr", "127.0.0.1:65{process}", 999)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("--addr 127.0.0.1:65{process}")
+                && error.contains("127.0.0.1:65999 (process 999)"),
+            "{error}"
+        );
+        let error = process_addr("--addr", "localhost", 0)
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with("--addr localhost: not"), "{error}");
     }
 
     #[test]

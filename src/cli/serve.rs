@@ -10,6 +10,7 @@ use refresher::index::ScoringKind;
 use refresher::server::{self, AppState, Policies, ServerOptions};
 
 use super::inputs::{CorpusArgs, WorkloadArgs};
+use super::mesh_args::{process_addr, process_path};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,16 +24,19 @@ pub struct Args {
     pub(crate) workload: WorkloadArgs,
     /// Keep the served tantivy index in this directory: reopened when its manifest matches
     /// the corpus, unit and scoring; otherwise built beside it and renamed into place. Split
-    /// over --workers or --processes, each shard in DIR/shard-K-of-N.
-    #[arg(long)]
+    /// over --workers or --processes, each shard in DIR/shard-K-of-N. `{process}` in DIR
+    /// becomes this process's number (--process; 0 without it), e.g. `--index idx/p{process}`
+    /// for one directory per process.
+    #[arg(long, value_name = "DIR")]
     pub(crate) index: Option<PathBuf>,
     /// Replace an --index directory that holds another index (or an incomplete one) instead
     /// of refusing to start.
     #[arg(long)]
     pub(crate) rebuild_index: bool,
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    pub(crate) addr: SocketAddr,
+    /// Address to listen on (IP:PORT; process 0 listens here, the others answer it over
+    /// --peers). `{process}` becomes this process's number (--process; 0 without it).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080")]
+    pub(crate) addr: String,
     /// Time unit whose page versions the served repository holds.
     #[arg(long, default_value_t = 0)]
     pub(crate) unit: u32,
@@ -142,7 +146,7 @@ fn raise_fd_limit() {
 const FORMER_SPELLINGS: &[(&str, &str)] =
     &[("--refresh", "--policy"), ("--refresh-param", "--param")];
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(mut args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
     super::former_flags::print_notes(&super::former_flags::aliases_used(
         std::env::args_os(),
@@ -150,6 +154,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     ));
     raise_fd_limit();
     let mesh = args.mesh.config()?;
+    // `{process}` replaced once, here: everything below reads this process's own values.
+    args.index = args.index.map(|dir| process_path(&dir, mesh.process));
+    let addr = process_addr("--addr", &args.addr, mesh.process)?;
     if mesh.is_spread() {
         anyhow::ensure!(
             args.refresh.is_none(),
@@ -226,10 +233,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
     let stopping = std::sync::Arc::clone(&state);
     let served = runtime.block_on(async move {
-        let (addr, handle) = server::spawn(state, args.addr)
+        let (bound, handle) = server::spawn(state, addr)
             .await
-            .with_context(|| format!("listening on {}", args.addr))?;
-        println!("serving on http://{addr}/ (search), /dashboard, /compare, /api/openapi.json");
+            .with_context(|| format!("listening on --addr {addr}"))?;
+        println!("serving on http://{bound}/ (search), /dashboard, /compare, /api/openapi.json");
         tokio::select! {
             result = handle => {
                 result.context("server task")?.context("server")?;
