@@ -45,6 +45,9 @@ pub struct HedgedPlanner {
     /// The pages of the unit in progress that one of the two chose alone, with the share of
     /// a refresh cycle each one's fetch is expected to stay fresh ([`lasting_share`]).
     alone: HashMap<PageId, (Arm, f64)>,
+    /// The planner's slots owed and not yet given: the fraction of a slot that `share · free`
+    /// left over, carried to the next unit ([`share_disagreement`]).
+    owed: f64,
 }
 
 impl Default for HedgedPlanner {
@@ -55,6 +58,7 @@ impl Default for HedgedPlanner {
             planner_alone: GainRecord::default(),
             ebr_alone: GainRecord::default(),
             alone: HashMap::new(),
+            owed: 0.5,
         }
     }
 }
@@ -88,15 +92,20 @@ pub fn planner_share(planner: &GainRecord, ebr: &GainRecord) -> f64 {
 }
 
 /// The unit's pages from the two choices (each distinct, in priority order): the pages both
-/// chose, then `round(share · free)` of the planner's own picks and the rest of the `free =
+/// chose, then `⌊share · free + owed⌋` of the planner's own picks and the rest of the `free =
 /// budget − common` slots from EBR's, either side topping up what the other lacks. Returns the
-/// pages with the side each was chosen alone by.
+/// pages, the side each was chosen alone by, and the fraction of a slot still owed to the
+/// planner. Carrying that fraction (starting at one half, which makes the first unit a
+/// rounding) gives the planner its share over the units even when a unit has a single free
+/// slot: rounding each unit alone would give a share below one half of one slot nothing, ever,
+/// and so stop measuring the planner's picks for good.
 fn share_disagreement(
     ours: &[PageId],
     theirs: &[PageId],
     budget: usize,
     share: f64,
-) -> (Vec<PageId>, Vec<(PageId, Arm)>) {
+    owed: f64,
+) -> (Vec<PageId>, Vec<(PageId, Arm)>, f64) {
     let in_theirs: HashSet<PageId> = theirs.iter().copied().collect();
     let in_ours: HashSet<PageId> = ours.iter().copied().collect();
     let mut chosen: Vec<PageId> = ours
@@ -115,7 +124,9 @@ fn share_disagreement(
         .filter(|p| !in_ours.contains(p))
         .collect();
     let free = budget.saturating_sub(chosen.len());
-    let wanted = ((share * free as f64).round() as usize).min(free);
+    let due = share * free as f64 + owed;
+    let wanted = (due.floor() as usize).min(free);
+    let owed = (due - wanted as f64).clamp(0.0, 1.0);
     let from_ours = wanted.min(ours_alone.len());
     let from_theirs = (free - from_ours).min(theirs_alone.len());
     let from_ours = (free - from_theirs).min(ours_alone.len());
@@ -123,7 +134,7 @@ fn share_disagreement(
     alone.extend(ours_alone[..from_ours].iter().map(|&p| (p, Arm::Planner)));
     alone.extend(theirs_alone[..from_theirs].iter().map(|&p| (p, Arm::Ebr)));
     chosen.extend(alone.iter().map(|&(p, _)| p));
-    (chosen, alone)
+    (chosen, alone, owed)
 }
 
 impl HedgedPlanner {
@@ -164,12 +175,15 @@ impl RefreshPolicy for HedgedPlanner {
         self.planner_alone = GainRecord::default();
         self.ebr_alone = GainRecord::default();
         self.alone.clear();
+        self.owed = 0.5;
     }
 
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         let ours = self.planner.choose(unit, budget, crawl);
         let theirs = self.ebr.choose(unit, budget, crawl);
-        let (chosen, alone) = share_disagreement(&ours, &theirs, budget, self.share());
+        let (chosen, alone, owed) =
+            share_disagreement(&ours, &theirs, budget, self.share(), self.owed);
+        self.owed = owed;
         self.alone = alone
             .into_iter()
             .map(|(p, arm)| (p, (arm, self.lasting_share(p))))
@@ -285,23 +299,34 @@ mod tests {
         let ours = [1, 2, 3, 4];
         let theirs = [3, 9, 8, 1];
         // Both chose 1 and 3; two free slots.
-        let (chosen, alone) = share_disagreement(&ours, &theirs, 4, 0.5);
+        let (chosen, alone, owed) = share_disagreement(&ours, &theirs, 4, 0.5, 0.5);
+        assert_eq!(owed, 0.5);
         assert_eq!(chosen, vec![1, 3, 2, 9]);
         assert_eq!(alone, vec![(2, Arm::Planner), (9, Arm::Ebr)]);
         assert_eq!(
-            share_disagreement(&ours, &theirs, 4, 1.0).0,
+            share_disagreement(&ours, &theirs, 4, 1.0, 0.5).0,
             vec![1, 3, 2, 4]
         );
         assert_eq!(
-            share_disagreement(&ours, &theirs, 4, 0.0).0,
+            share_disagreement(&ours, &theirs, 4, 0.0, 0.5).0,
             vec![1, 3, 9, 8]
         );
         // One side short of picks: the other tops up the budget.
-        let (chosen, _) = share_disagreement(&[1], &theirs, 4, 1.0);
+        let (chosen, _, _) = share_disagreement(&[1], &theirs, 4, 1.0, 0.5);
         assert_eq!(chosen, vec![1, 3, 9, 8]);
         // Identical choices: nothing to share.
-        let (chosen, alone) = share_disagreement(&ours, &ours, 4, 0.3);
+        let (chosen, alone, _) = share_disagreement(&ours, &ours, 4, 0.3, 0.5);
         assert_eq!((chosen, alone.len()), (ours.to_vec(), 0));
+        // A share of a tenth of one free slot a unit: the planner's slot comes every tenth
+        // unit, not never.
+        let mut owed = 0.5;
+        let mut planner_slots = 0;
+        for _ in 0..20 {
+            let (_, alone, left) = share_disagreement(&[1, 2], &[1, 9], 2, 0.1, owed);
+            owed = left;
+            planner_slots += alone.iter().filter(|(_, arm)| *arm == Arm::Planner).count();
+        }
+        assert_eq!(planner_slots, 2);
     }
 
     /// As the planner's tests: pages 0–5 change every other unit, 6–11 every fourth; views
