@@ -785,12 +785,21 @@ fn policies_describe_themselves_and_params_reach_every_command() {
         run
     };
     let online_uc = |param: Option<&str>| online_uc_with(param.as_slice());
-    // Online the default is the planner hedged with EBR's plan.
-    let hedged = online_uc(None);
-    assert_eq!(hedged["uc_estimator"], "hedged");
-    assert_eq!(hedged["label"], "user-centric (ΔQ̄ hedged)");
-    let planned = online_uc(Some("estimator=planned"));
+    // Online the default is the planner, which plans with EBR's rates.
+    let planned = online_uc(None);
+    assert_eq!(planned["uc_estimator"], "planned");
     assert_eq!(planned["label"], "user-centric (ΔQ̄ planned)");
+    let hedged = online_uc(Some("estimator=hedged"));
+    assert_eq!(hedged["label"], "user-centric (ΔQ̄ hedged)");
+    // The hedge reports how far it trusted the planner, and its refreshes stay in budget.
+    let share = hedged["params"]["planner_share"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&share), "{share}");
+    assert!(hedged["params"]["chosen_alone"]["ebr"].is_u64());
+    assert!(hedged["per_unit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|u| u["refresh_fetches"].as_u64().unwrap() <= 4));
     let uc = online_uc(Some("estimator=pooled"));
     assert_eq!(uc["uc_estimator"], "pooled");
     assert_eq!(uc["label"], "user-centric (ΔQ̄ pooled)");

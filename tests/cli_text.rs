@@ -293,7 +293,7 @@ fn help_is_grouped_plain_and_states_the_defaults_the_code_uses() {
     let (_, out, _) = refresher(&["policies"]);
     let user_centric = out.split("\nsbr").next().unwrap();
     assert!(
-        user_centric.contains("hedged online, whittle"),
+        user_centric.contains("planned online, whittle"),
         "{user_centric}"
     );
 }

@@ -5,8 +5,8 @@
 //!   mean of ratios and four other estimators of the same quantity), with the new-page estimate
 //!   of [`crate::policy::new_pages`] in frontier mode;
 //! * [`planner`]: plan refresh frequencies as SBR and EBR do, each page weighted by its expected
-//!   ΔQ_A per change, and [`hedge`]: that plan and EBR's side by side, the slots where they
-//!   disagree shared by what each one's picks were measured to gain (the online default).
+//!   ΔQ_A per change (the online default), and [`hedge`]: that plan and EBR's side by side, the
+//!   slots where they disagree shared by what each one's picks were measured to gain.
 //!
 //! [`UserCentricPolicy`] picks one at `prepare`, since the default estimator depends on the fit
 //! mode ([`Estimator::default_for`]).
@@ -29,13 +29,13 @@ use crate::policy::{PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 /// The `user-centric` family: paper 003's refresher.
 pub const FAMILY: PolicyFamily = PolicyFamily {
     name: "user-centric",
-    description: "Paper 003: spend the budget where refreshing most improves what users see, by each page's expected ΔQ_A (measured by the index hook while refreshed pages are indexed); by default online as EBR plans (Lagrangian frequencies) with measured gains as weights, hedged with EBR's own plan by what each one's picks were measured to gain; oracle by the refresh index of change rate and gain",
+    description: "Paper 003: spend the budget where refreshing most improves what users see, by each page's expected ΔQ_A (measured by the index hook while refreshed pages are indexed); by default online as EBR plans (Lagrangian frequencies) with measured gains as weights, oracle by the refresh index of change rate and gain",
     params: &[
         ParamSpec {
             key: "estimator",
             description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, change probability × gain given a change, the refresh index of change rate and gain given a change, or frequencies planned as EBR plans them with each page's expected ΔQ_A per change (shrunk towards EBR's weight) as its weight, or that plan and EBR's side by side with their disagreement shared by what each one's own picks were measured to gain (hedged)",
             kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain", "whittle", "planned", "hedged"]),
-            default: "hedged online, whittle (the refresh index) oracle",
+            default: "planned online, whittle (the refresh index) oracle",
             sweep: &[],
         },
         ParamSpec {
