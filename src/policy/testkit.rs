@@ -104,3 +104,18 @@ pub fn run(
     }
     out
 }
+
+/// Twelve pages over 24 units for the planners' tests: pages 0–5 change every other unit, 6–11
+/// every fourth; views favour the even pages. Returns (change units per page, view weights).
+pub fn two_speed_site() -> (Vec<Vec<Unit>>, Vec<f64>) {
+    let changes = (0..12u32)
+        .map(|p| {
+            let every = if p < 6 { 2 } else { 4 };
+            (1..=24).filter(|t| t % every == p % every).collect()
+        })
+        .collect();
+    let views = (0..12)
+        .map(|p| if p % 2 == 0 { 3.0 } else { 1.0 })
+        .collect();
+    (changes, views)
+}

@@ -250,8 +250,7 @@ impl RefreshPolicy for HedgedPlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::Unit;
-    use crate::policy::testkit::{context, history, run};
+    use crate::policy::testkit::{context, history, run, two_speed_site};
     use crate::policy::FitMode;
 
     fn record(gains: &[f64]) -> GainRecord {
@@ -329,24 +328,9 @@ mod tests {
         assert_eq!(planner_slots, 2);
     }
 
-    /// As the planner's tests: pages 0–5 change every other unit, 6–11 every fourth; views
-    /// favour the even pages.
-    fn site() -> (Vec<Vec<Unit>>, Vec<f64>) {
-        let changes = (0..12u32)
-            .map(|p| {
-                let every = if p < 6 { 2 } else { 4 };
-                (1..=24).filter(|t| t % every == p % every).collect()
-            })
-            .collect();
-        let views = (0..12)
-            .map(|p| if p % 2 == 0 { 3.0 } else { 1.0 })
-            .collect();
-        (changes, views)
-    }
-
     #[test]
     fn with_no_gain_measured_it_plans_exactly_as_ebr() {
-        let (changes, views) = site();
+        let (changes, views) = two_speed_site();
         let pages: Vec<PageId> = (0..12).collect();
         let h = history(25, &changes, &[1.0; 12], &[0.0; 12]);
         for budget in [1, 3, 6] {
@@ -367,7 +351,7 @@ mod tests {
     fn the_planners_share_follows_what_its_own_picks_gain() {
         // The most viewed pages' changes gain nothing; the others' do: the planner's picks
         // off EBR's plan gain more, so they take the disagreement over.
-        let (changes, views) = site();
+        let (changes, views) = two_speed_site();
         let pages: Vec<PageId> = (0..12).collect();
         let dq: Vec<f64> = (0..12)
             .map(|p| if p % 2 == 0 { 0.0 } else { 1.0 })

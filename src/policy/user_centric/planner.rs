@@ -280,9 +280,8 @@ pub type UserCentricPlanner = Planner<UserCentricPlanModel>;
 mod tests {
     use super::super::Estimator;
     use super::*;
-    use crate::corpus::Unit;
     use crate::policy::ebr::Ebr;
-    use crate::policy::testkit::{context, history, run};
+    use crate::policy::testkit::{context, history, run, two_speed_site};
     use crate::policy::FitMode;
 
     fn record(gains: &[f64]) -> GainRecord {
@@ -353,24 +352,9 @@ mod tests {
         assert!((fit.gain_per_weight - 1.0).abs() < 1e-12);
     }
 
-    /// Views and changes for the planner tests: pages 0–5 change every other unit, 6–11 every
-    /// fourth; views favour the even pages.
-    fn site() -> (Vec<Vec<Unit>>, Vec<f64>) {
-        let changes = (0..12u32)
-            .map(|p| {
-                let every = if p < 6 { 2 } else { 4 };
-                (1..=24).filter(|t| t % every == p % every).collect()
-            })
-            .collect();
-        let views = (0..12)
-            .map(|p| if p % 2 == 0 { 3.0 } else { 1.0 })
-            .collect();
-        (changes, views)
-    }
-
     #[test]
     fn with_no_gain_measured_it_plans_exactly_as_ebr() {
-        let (changes, views) = site();
+        let (changes, views) = two_speed_site();
         let pages: Vec<PageId> = (0..12).collect();
         // Changes that gain nothing: nothing learned, EBR's weights throughout.
         let h = history(25, &changes, &[1.0; 12], &[0.0; 12]);
@@ -389,7 +373,7 @@ mod tests {
     fn measured_gains_move_the_plan_off_ebrs() {
         // The most viewed pages' changes gain nothing; the others' do. EBR keeps refreshing
         // the viewed ones; the planner learns where the gains are.
-        let (changes, views) = site();
+        let (changes, views) = two_speed_site();
         let pages: Vec<PageId> = (0..12).collect();
         let dq: Vec<f64> = (0..12)
             .map(|p| if p % 2 == 0 { 0.0 } else { 1.0 })
@@ -423,7 +407,7 @@ mod tests {
     #[test]
     fn the_family_runs_the_planner_when_the_estimator_names_it_or_by_default_online() {
         let family = crate::policy::registry::family("user-centric").unwrap();
-        let (changes, views) = site();
+        let (changes, views) = two_speed_site();
         let pages: Vec<PageId> = (0..12).collect();
         let h = history(25, &changes, &[1.0; 12], &[1.0; 12]);
         let named = [(
