@@ -414,8 +414,7 @@ fn a_resumed_crawl_rereads_its_sitemap_and_feed_by_conditional_gets_from_its_fir
             .args(["--policy", "round-robin", "--budget", "5"])
             .args(["--unit-seconds", "0.2", "--units", units])
             .args(["--min-host-delay-ms", "0", "--json"])
-            // Named, not only in robots.txt: a resumed crawl learns robots.txt's `Sitemap:`
-            // lines only at its first fetch of the host, after the unit's reading.
+            // Named as well as in robots.txt: read once all the same.
             .args(["--feed", &format!("https://{host}/feed.atom")])
             .arg("--state-dir")
             .arg(dir.path().join(state))
@@ -628,4 +627,107 @@ fn a_crawl_from_a_multi_host_sitemap_index_equals_simulate_unit_by_unit() {
         .as_u64()
         .unwrap();
     assert!(sitemaps >= 4 * 4, "{}", crawled["signal_requests"]);
+}
+
+/// One `--json` crawl's per-unit lines without their wall-clock `seconds`: what a resumed
+/// crawl must report exactly as an uninterrupted one does.
+fn per_unit_lines(report: &serde_json::Value) -> Vec<serde_json::Value> {
+    let mut lines = report["per_unit"].as_array().unwrap().clone();
+    for line in &mut lines {
+        line.as_object_mut().unwrap().remove("seconds");
+    }
+    lines
+}
+
+/// A feed the crawl learns of only from robots.txt (`--read-signals`, no `--feed`): a crawl
+/// killed after committing unit 2 and resumed from its state directory reads that feed in its
+/// first resumed unit, and reports every unit as a crawl that was never stopped does (the feed
+/// requests, the pages chosen, quality, fresh@10 and MAP@10). Before the robots.txt-named
+/// sitemaps and feeds were journaled, the resumed crawl knew of them only once its first fetch
+/// of the host re-read robots.txt, after that unit's reading: unit 3 read no feed.
+#[test]
+fn a_feed_named_only_in_robots_txt_is_read_in_the_first_resumed_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    generate_with(
+        dir.path(),
+        &["--pages", "150", "--weeks", "6", "--queries", "2000"],
+    );
+    let corpus = dir.path().join("corpus");
+    let host = "wiki.synthetic.example";
+    let serve = || {
+        let port = free_port();
+        let mut replay = web_replay_command(&corpus, port);
+        replay.args([
+            "--seed",
+            "3",
+            "--signals",
+            "lastmod",
+            "--signals",
+            "feed:items=5",
+        ]);
+        (started(replay), port)
+    };
+    // The same `--units` on every run: the policy plans to the crawl's last unit.
+    let crawl = |port: u16, state: &str| {
+        let mut crawl = Command::new(BIN);
+        crawl
+            .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
+            .arg("--read-signals")
+            .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
+            .args([
+                "--advance-clock",
+                &format!("http://127.0.0.1:{port}/_clock/advance"),
+            ])
+            .arg("--log")
+            .arg(dir.path().join("querylog/aol-synthetic.txt"))
+            .args(["--policy", "user-centric", "--budget", "10"])
+            .args(["--unit-seconds", "1", "--units", "4"])
+            .args(["--min-host-delay-ms", "0", "--seed", "3", "--json"])
+            .arg("--judge-with")
+            .arg(&corpus)
+            .arg("--state-dir")
+            .arg(dir.path().join(state))
+            .arg("--warc-out")
+            .arg(dir.path().join(format!("{state}-warc")));
+        crawl
+    };
+    let never_stopped = {
+        let (_server, port) = serve();
+        json_of(crawl(port, "uninterrupted").output().unwrap())
+    };
+    let (_server, port) = serve();
+    // Killed once unit 2 is committed (while it waits out the unit: a kill later in unit 3
+    // resumes from unit 3 all the same).
+    let mut first = crawl(port, "resumed")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let state = dir.path().join("resumed/state.json");
+    let committed = |want: u64| {
+        std::fs::read(&state)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["units_committed"].as_u64())
+            .is_some_and(|u| u >= want)
+    };
+    let started_at = std::time::Instant::now();
+    while !committed(2) {
+        assert!(first.try_wait().unwrap().is_none(), "the crawl ended early");
+        assert!(started_at.elapsed().as_secs() < 120, "no unit 2 committed");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(!committed(4), "killed too late to resume");
+    let resumed = json_of(crawl(port, "resumed").output().unwrap());
+    let (got, wanted) = (per_unit_lines(&resumed), per_unit_lines(&never_stopped));
+    assert_eq!(got.len(), 4, "{resumed}");
+    for line in &wanted {
+        assert!(line["feed_requests"].as_u64().unwrap() >= 1, "{line}");
+    }
+    for (unit, (a, b)) in got.iter().zip(&wanted).enumerate() {
+        assert_eq!(a, b, "unit {}: resumed vs never stopped", unit + 1);
+    }
+    assert_eq!(resumed["signal_requests"], never_stopped["signal_requests"]);
 }
