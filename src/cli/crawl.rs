@@ -95,7 +95,8 @@ pub struct Args {
     /// Read the sites' change signals every unit and give them to the policy (planned
     /// policies act on them): the <lastmod> dates of the sitemaps (--sitemap's, and those
     /// robots.txt names in `Sitemap:` lines) and the Atom or RSS feeds (robots.txt may name them too,
-    /// as web-replay's does; --feed adds more). These requests do not count against B; they
+    /// as web-replay's does; --feed adds more). What robots.txt names is kept in --state-dir: a
+    /// resumed crawl reads it from its first unit. These requests do not count against B; they
     /// are counted apart. Dates are read as units on --judge-with's clock when judging (the
     /// clock web-replay publishes them on), else on the crawl's own (unit 0 starting when
     /// the crawl started, units of --unit-seconds): a crawl of web-replay reading its dates

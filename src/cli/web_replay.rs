@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use refresher::corpus::LiveWeb;
-use refresher::web_replay::{self, ReplayClock, ReplayOptions, ReplaySite};
+use refresher::web_replay::{self, FeedFormat, ReplayClock, ReplayOptions, ReplaySite};
 
 use super::inputs::CorpusArgs;
 
@@ -36,10 +36,17 @@ pub struct Args {
     /// lastmod[:coverage=C,recall=R,false-positive=F,delay=D], lastmod:build-stamped,
     /// feed[:items=N,delay=D], none. The default, `lastmod`, is an accurate <lastmod> on
     /// every sitemap entry. Dates are the start of their unit on the collection's clock;
-    /// a feed is served at /feed.atom (Atom) on every host, and robots.txt names the sitemap
-    /// and feed in `Sitemap:` lines.
+    /// a feed is served on every host as Atom at /feed.atom and as RSS 2.0 at /feed.rss (the
+    /// same items, RSS dates in RFC 822), and robots.txt names the sitemap and one of the
+    /// feeds (--robots-feed) in `Sitemap:` lines.
     #[arg(long = "signals", value_name = "SPEC", default_value = "lastmod")]
     pub(crate) signals: Vec<String>,
+    /// The feed robots.txt names in a `Sitemap:` line (robots.txt has no line of its own for
+    /// feeds; `crawl --read-signals` reads what it names): atom (/feed.atom) or rss
+    /// (/feed.rss). Both are served; naming one keeps a crawler from reading the same
+    /// changes twice. A crawl reads the other with `crawl --feed URL`.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = FeedFormat::Atom)]
+    pub(crate) robots_feed: FeedFormat,
     /// Seed of the signal model's draws (give `simulate` the same --seed) and of --faults.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
@@ -93,6 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             signals,
             signal_seed: args.seed,
             faults,
+            robots_feed: args.robots_feed,
         },
     ));
     eprintln!(

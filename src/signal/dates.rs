@@ -1,8 +1,9 @@
 //! Dates as sites publish them (sitemap `<lastmod>`, Atom `<updated>`, RSS `<pubDate>` and
 //! `<dc:date>`) and the units they stand for: [`DateClock`] maps a unit to its start and a date
 //! back to its unit, [`w3c_datetime`] and [`parse_w3c_datetime`] write and read the W3C profile
-//! of ISO 8601 (sitemaps, Atom, Dublin Core), [`parse_rfc2822_datetime`] reads the RFC 2822
-//! dates of RSS 2.0, and [`parse_feed_date`] reads a feed entry's date in either.
+//! of ISO 8601 (sitemaps, Atom, Dublin Core), [`rfc822_datetime`] and [`parse_rfc2822_datetime`]
+//! write and read the RFC 822 (2822) dates of RSS 2.0, and [`parse_feed_date`] reads a feed
+//! entry's date in either.
 
 use crate::corpus::Unit;
 
@@ -56,6 +57,18 @@ pub fn w3c_datetime(time: f64) -> String {
     } else {
         t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
     }
+}
+
+/// `time` (seconds since the Unix epoch) as RSS 2.0 writes `<pubDate>`: an RFC 822 date-time
+/// with a four-digit year, in GMT, as the RSS specification's examples
+/// (`Tue, 10 Jun 2003 04:00:00 GMT`). RFC 822 has no fractions of a second: the time is
+/// rounded to the second (a collection's clock counts whole seconds, so a unit's start is
+/// exact).
+pub fn rfc822_datetime(time: f64) -> String {
+    let Some(t) = chrono::DateTime::from_timestamp(time.round() as i64, 0) else {
+        return "Thu, 01 Jan 1970 00:00:00 GMT".into();
+    };
+    t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
 }
 
 /// A W3C datetime (`YYYY-MM-DD`, or with a time `hh:mm[:ss[.s]]` and a zone `Z`/`±hh:mm`) as
@@ -188,6 +201,27 @@ mod tests {
         ] {
             let err = parse_rfc2822_datetime(bad).unwrap_err().to_string();
             assert!(err.contains(bad) && err.contains("RFC 2822"), "{err}");
+        }
+    }
+
+    #[test]
+    fn rfc_822_dates_are_written_in_gmt_and_read_back_as_the_same_unit() {
+        assert_eq!(
+            rfc822_datetime(1_055_217_600.0),
+            "Tue, 10 Jun 2003 04:00:00 GMT"
+        );
+        let clock = DateClock {
+            origin: 1_362_268_800.0,
+            unit_seconds: 7.0 * 86_400.0,
+        };
+        for u in [0, 1, 5, 400] {
+            let date = rfc822_datetime(clock.start_of(u));
+            assert_eq!(
+                clock.unit_of(parse_rfc2822_datetime(&date).unwrap()),
+                u,
+                "{date}"
+            );
+            assert_eq!(parse_feed_date(&date), parse_rfc2822_datetime(&date));
         }
     }
 

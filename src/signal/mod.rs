@@ -49,8 +49,8 @@ pub mod publish;
 pub mod trust;
 
 pub use dates::{
-    parse_feed_date, parse_rfc2822_datetime, parse_w3c_datetime, w3c_datetime, DateClock,
-    NotADatetime,
+    parse_feed_date, parse_rfc2822_datetime, parse_w3c_datetime, rfc822_datetime, w3c_datetime,
+    DateClock, NotADatetime,
 };
 pub use publish::PublishedSignals;
 pub use trust::SignalTrust;

@@ -202,7 +202,7 @@ impl PublishedSignals {
     }
 
     /// The items of one host's feed at `unit` (what `web-replay` serves as that host's
-    /// `/feed.atom`), newest first: the newest changes of the pages `on_host` accepts, whole
+    /// `/feed.atom` and `/feed.rss`), newest first: the newest changes of the pages `on_host` accepts, whole
     /// units at a time up to the feed's length, as [`Self::feed_at`] does for a one-host site.
     /// Every item of unit `unit − delay` is among them (a unit shows at most `N` per host).
     pub fn feed_of_host(

@@ -14,7 +14,7 @@
 //! | `timeout` | nothing for S seconds, then the answer | `rate`, `seconds=S` (default 600) |
 //! | `redirect-loop` | `302` to a URL that redirects to itself, forever | `rate` |
 //! | `bad-sitemap` | a sitemap (or sitemap part) cut in half, `200`, no `ETag` | `rate` |
-//! | `bad-feed` | the Atom feed cut in half, `200`, no `ETag` | `rate` |
+//! | `bad-feed` | a feed (Atom or RSS) cut in half, `200`, no `ETag` | `rate` |
 //!
 //! `rate=R` (default 0.1) is the probability that one request meets the fault, in [0, 1].
 //! Every kind applies to every `GET` of a page, a sitemap or a feed, except `bad-sitemap` and
@@ -122,7 +122,7 @@ impl Target {
         let path = path.split('?').next().unwrap_or(path);
         if path == "/robots.txt" || path == "/_clock" || path.starts_with("/_clock/") {
             None
-        } else if path == "/feed.atom" {
+        } else if super::FeedFormat::of_path(path).is_some() {
             Some(Target::Feed)
         } else if path == "/sitemap.xml" || path.starts_with("/sitemap-") {
             Some(Target::Sitemap)
@@ -581,6 +581,9 @@ mod tests {
             .is_none());
         assert_eq!(Target::of_path("/robots.txt"), None);
         assert_eq!(Target::of_path("/sitemap-3.xml.gz"), Some(Target::Sitemap));
+        for feed in ["/feed.atom", "/feed.rss?x=1"] {
+            assert_eq!(Target::of_path(feed), Some(Target::Feed), "{feed}");
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! created yet. Every host of the collection is served from one address, dispatched on the
 //! `Host` header; `/robots.txt` (with `Sitemap:` lines), `/sitemap.xml` (the present URLs, with
 //! the `<lastmod>` dates of the site's change-signal model) and, with a feed channel,
-//! `/feed.atom` are answered for every host ([`publish`]). The model is
+//! `/feed.atom` (Atom) and `/feed.rss` (RSS 2.0) are answered for every host ([`publish`]).
+//! The model is
 //! [`ReplayOptions::signals`] (`--signals`, default `lastmod`: an accurate date on every
 //! entry) drawn with [`ReplayOptions::signal_seed`], as `simulate --signals --seed` draws it.
 //!
@@ -42,7 +43,7 @@ use crate::corpus::{Corpus, LiveWeb, PageId, PageState, Unit};
 use crate::signal::{PublishedSignals, SignalSettings};
 use faults::{FaultSettings, Faults, Target};
 
-pub use publish::SITEMAP_URL_LIMIT;
+pub use publish::{FeedFormat, SITEMAP_URL_LIMIT};
 
 /// How the replayed site's clock moves.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,6 +68,8 @@ pub struct ReplayOptions {
     pub signal_seed: u64,
     /// The faults injected on the wire (none by default), with their seed.
     pub faults: FaultSettings,
+    /// The feed robots.txt names (both formats are served; default Atom).
+    pub robots_feed: FeedFormat,
 }
 
 impl ReplayOptions {
@@ -79,6 +82,7 @@ impl ReplayOptions {
             signals: SignalSettings::accurate_lastmod(),
             signal_seed: 1,
             faults: FaultSettings::default(),
+            robots_feed: FeedFormat::Atom,
         }
     }
 }
@@ -748,22 +752,62 @@ mod tests {
                 .collect();
             fed += entries.len();
             assert_eq!(entries, expected, "unit {unit}");
+            // The same items in RSS 2.0, dated in RFC 822.
+            let (s, headers, rss) = get(&site, Method::GET, "/feed.rss", &[]).await;
+            assert_eq!(s, StatusCode::OK);
+            assert!(headers[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("application/rss+xml"));
+            assert_eq!(
+                crate::fetch::http::feed::FeedKind::of(&rss),
+                Some(crate::fetch::http::feed::FeedKind::Rss)
+            );
+            let (items, skipped) = crate::fetch::http::feed::parse(&rss).unwrap();
+            assert_eq!(skipped, 0);
+            let items: Vec<(String, Unit)> = items
+                .into_iter()
+                .map(|e| {
+                    let t = crate::signal::parse_rfc2822_datetime(&e.updated).unwrap();
+                    (e.url, clock.unit_of(t))
+                })
+                .collect();
+            assert_eq!(items, expected, "unit {unit}: RSS");
+            assert_eq!(
+                rss.matches("<guid isPermaLink=\"false\">").count(),
+                expected.len()
+            );
+            let etag = headers[header::ETAG].to_str().unwrap().to_string();
+            let (s, _, _) = get(&site, Method::GET, "/feed.rss", &[("if-none-match", &etag)]).await;
+            assert_eq!(s, StatusCode::NOT_MODIFIED);
         }
         assert!(undated > 0 && fed > 0, "{undated} {fed}");
+        // robots.txt names one feed: Atom by default, RSS when asked.
         let (_, _, robots) = get(&site, Method::GET, "/robots.txt", &[]).await;
         assert!(
             robots.contains("Sitemap: https://example.org/feed.atom\n"),
             "{robots}"
         );
+        assert!(!robots.contains("feed.rss"), "{robots}");
+        let rss_site = Arc::new(ReplaySite::new(
+            Arc::clone(&corpus),
+            ReplayOptions {
+                signals: site.signals().clone(),
+                robots_feed: FeedFormat::Rss,
+                ..ReplayOptions::manual()
+            },
+        ));
+        let (_, _, robots) = get(&rss_site, Method::GET, "/robots.txt", &[]).await;
+        assert!(
+            robots.contains("Sitemap: https://example.org/feed.rss\n")
+                && !robots.contains("feed.atom"),
+            "{robots}"
+        );
         // Without a feed channel there is no feed.
-        let (s, _, _) = get(
-            &signalled_site(&["none"], 5),
-            Method::GET,
-            "/feed.atom",
-            &[],
-        )
-        .await;
-        assert_eq!(s, StatusCode::NOT_FOUND);
+        for path in ["/feed.atom", "/feed.rss"] {
+            let (s, _, _) = get(&signalled_site(&["lastmod"], 5), Method::GET, path, &[]).await;
+            assert_eq!(s, StatusCode::NOT_FOUND, "{path}");
+        }
     }
 
     #[tokio::test]

@@ -9,7 +9,12 @@
 //! * `/feed.atom` (with a `feed` channel): the host's change feed in Atom 1.0, its newest
 //!   changes as the model shows them now, each entry linking the page and dated with the
 //!   change's unit.
-//! * `/robots.txt` gains a `Sitemap:` line for each (sitemaps.org allows a feed there too).
+//! * `/feed.rss` (with a `feed` channel): the same items in RSS 2.0, each with its `<link>`,
+//!   a `<guid>` naming the change and a `<pubDate>` in RFC 822.
+//! * `/robots.txt` gains a `Sitemap:` line for the sitemap and one for the feed (sitemaps.org
+//!   allows a feed there too; robots.txt has no line of its own for feeds), in the format
+//!   [`FeedFormat`] picks (`--robots-feed`): naming both would have every crawler read the
+//!   same changes twice.
 //!
 //! Dates are the start of their unit on the collection's clock ([`crate::signal::DateClock`]).
 //! Every document carries a strong `ETag` (the hash of its uncompressed text): a conditional
@@ -19,13 +24,40 @@ use std::io::Write;
 
 use super::{render, ReplaySite};
 use crate::corpus::{LiveWeb, PageId};
-use crate::signal::{w3c_datetime, DateClock};
+use crate::signal::{rfc822_datetime, w3c_datetime, DateClock};
 
 #[cfg(doc)]
 use crate::signal::{PublishedSignals, SignalSettings};
 
 /// Most URLs one sitemap lists (sitemaps.org); more make the sitemap an index of parts.
 pub const SITEMAP_URL_LIMIT: usize = 50_000;
+
+/// A format the change feed is served in (both are, with a `feed` channel).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum FeedFormat {
+    /// Atom 1.0 at `/feed.atom`.
+    #[default]
+    Atom,
+    /// RSS 2.0 at `/feed.rss`.
+    Rss,
+}
+
+impl FeedFormat {
+    /// Where each host serves the feed in this format.
+    pub fn path(self) -> &'static str {
+        match self {
+            FeedFormat::Atom => "/feed.atom",
+            FeedFormat::Rss => "/feed.rss",
+        }
+    }
+
+    /// The format served at `path`, if a feed is.
+    pub(super) fn of_path(path: &str) -> Option<FeedFormat> {
+        [FeedFormat::Atom, FeedFormat::Rss]
+            .into_iter()
+            .find(|f| f.path() == path)
+    }
+}
 
 /// A published document, ready to serve.
 #[derive(Debug)]
@@ -78,6 +110,13 @@ impl ReplaySite {
     pub(super) fn published(&self, host: Option<&str>, path: &str) -> Option<Document> {
         let path = path.split('?').next().unwrap_or(path);
         let known = self.host_index(host);
+        if let Some(format) = FeedFormat::of_path(path) {
+            self.published.as_ref()?.settings().feed()?;
+            return Some(match format {
+                FeedFormat::Atom => self.atom_feed(known?),
+                FeedFormat::Rss => self.rss_feed(known?),
+            });
+        }
         match path {
             "/sitemap.xml" => Some(match known {
                 Some(h) => {
@@ -96,11 +135,6 @@ impl ReplaySite {
                     format!("{base}/sitemap.xml")
                 })),
             }),
-            "/feed.atom" => {
-                let h = known?;
-                self.published.as_ref()?.settings().feed()?;
-                Some(self.feed(h))
-            }
             _ => {
                 let k: usize = path
                     .strip_prefix("/sitemap-")?
@@ -126,7 +160,8 @@ impl ReplaySite {
     }
 
     /// The `Sitemap:` lines robots.txt gains for a request naming `host`: the host's sitemap
-    /// and feed (every host's, for an address of a several-host collection).
+    /// and feed, in the format `--robots-feed` picks (every host's, for an address of a
+    /// several-host collection).
     pub(super) fn robots_sitemap_lines(&self, host: Option<&str>) -> String {
         let hosts: Vec<usize> = match self.host_index(host) {
             Some(h) => vec![h],
@@ -141,7 +176,8 @@ impl ReplaySite {
             let base = self.base_of(h);
             lines.push_str(&format!("Sitemap: {base}/sitemap.xml\n"));
             if feed {
-                lines.push_str(&format!("Sitemap: {base}/feed.atom\n"));
+                let path = self.options.robots_feed.path();
+                lines.push_str(&format!("Sitemap: {base}{path}\n"));
             }
         }
         lines
@@ -149,6 +185,11 @@ impl ReplaySite {
 
     fn date(&self, unit: crate::corpus::Unit) -> String {
         w3c_datetime(DateClock::of(&self.corpus.clock).start_of(unit))
+    }
+
+    /// [`Self::date`] as RSS 2.0 writes it (RFC 822).
+    fn rss_date(&self, unit: crate::corpus::Unit) -> String {
+        rfc822_datetime(DateClock::of(&self.corpus.clock).start_of(unit))
     }
 
     /// A `<urlset>` of `pages`, each with the `<lastmod>` the model shows now, if any.
@@ -186,18 +227,27 @@ impl ReplaySite {
         Document::xml(xml, "application/xml; charset=utf-8")
     }
 
+    /// The items of host number `host`'s feed now, newest first: each changed page and the
+    /// unit of its change (what both formats show).
+    fn feed_items(&self, host: usize) -> Vec<(PageId, crate::corpus::Unit)> {
+        self.published.as_ref().map_or_else(Vec::new, |s| {
+            s.feed_of_host(self.unit(), |p| {
+                self.host_of_page[p as usize] == host as u32
+            })
+        })
+    }
+
     /// Host number `host`'s Atom feed: the newest changes the model shows now.
-    fn feed(&self, host: usize) -> Document {
+    fn atom_feed(&self, host: usize) -> Document {
         let unit = self.unit();
         let base = self.base_of(host);
-        let items = self.published.as_ref().map_or_else(Vec::new, |s| {
-            s.feed_of_host(unit, |p| self.host_of_page[p as usize] == host as u32)
-        });
+        let items = self.feed_items(host);
+        let own = format!("{base}{}", FeedFormat::Atom.path());
         let mut xml = String::from(
             "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\n",
         );
         xml.push_str(&format!(
-            "<title>Recent changes of {}</title>\n<id>{base}/feed.atom</id>\n<link rel=\"self\" href=\"{base}/feed.atom\"/>\n<updated>{}</updated>\n",
+            "<title>Recent changes of {}</title>\n<id>{own}</id>\n<link rel=\"self\" href=\"{own}\"/>\n<updated>{}</updated>\n",
             self.hosts[host],
             self.date(unit)
         ));
@@ -205,11 +255,47 @@ impl ReplaySite {
             let mut url = String::new();
             render::escape_into(&mut url, self.corpus.url(p));
             xml.push_str(&format!(
-                "<entry><title>{url}</title><id>{url}#change-{u}</id><link href=\"{url}\"/><updated>{}</updated></entry>\n",
+                "<entry><title>{url}</title><id>{}</id><link href=\"{url}\"/><updated>{}</updated></entry>\n",
+                change_id(&url, u),
                 self.date(u)
             ));
         }
         xml.push_str("</feed>\n");
         Document::xml(xml, "application/atom+xml; charset=utf-8")
     }
+
+    /// Host number `host`'s RSS 2.0 feed: the items of [`Self::atom_feed`], each with the
+    /// page as its `<link>`, the change as its `<guid>` (not a permalink: Atom's `<id>`) and
+    /// the change's unit as its `<pubDate>`. The channel carries RSS 2.0's required
+    /// `<title>`, `<link>` and `<description>`, and an `atom:link` to itself, as the RSS
+    /// Advisory Board recommends.
+    fn rss_feed(&self, host: usize) -> Document {
+        let base = self.base_of(host);
+        let own = format!("{base}{}", FeedFormat::Rss.path());
+        let name = &self.hosts[host];
+        let mut xml = String::from(
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<rss version=\"2.0\" xmlns:atom=\"http://www.w3.org/2005/Atom\">\n<channel>\n",
+        );
+        xml.push_str(&format!(
+            "<title>Recent changes of {name}</title>\n<link>{base}/</link>\n<description>The newest changes of the pages of {name}</description>\n<atom:link href=\"{own}\" rel=\"self\" type=\"application/rss+xml\"/>\n<lastBuildDate>{}</lastBuildDate>\n",
+            self.rss_date(self.unit())
+        ));
+        for (p, u) in self.feed_items(host) {
+            let mut url = String::new();
+            render::escape_into(&mut url, self.corpus.url(p));
+            xml.push_str(&format!(
+                "<item><title>{url}</title><link>{url}</link><guid isPermaLink=\"false\">{}</guid><pubDate>{}</pubDate></item>\n",
+                change_id(&url, u),
+                self.rss_date(u)
+            ));
+        }
+        xml.push_str("</channel>\n</rss>\n");
+        Document::xml(xml, "application/rss+xml; charset=utf-8")
+    }
+}
+
+/// The identifier of the change at `unit` of the page at `url` (escaped): Atom's `<id>`, RSS's
+/// `<guid>`; the same in both formats, so a reader tells one change from another alike.
+fn change_id(url: &str, unit: crate::corpus::Unit) -> String {
+    format!("{url}#change-{unit}")
 }

@@ -11,8 +11,9 @@
 //!   Core module), as RSS 2.0's.
 //!
 //! The format is told by the root element ([`FeedKind::of`]). What a crawl reads of a site's
-//! recent changes (`web-replay` serves an Atom feed at `/feed.atom`; robots.txt's `Sitemap:`
-//! lines may name one, as sitemaps.org allows, and `--feed` adds more). The date is kept as
+//! recent changes (`web-replay` serves its feed as Atom at `/feed.atom` and as RSS 2.0 at
+//! `/feed.rss`; robots.txt's `Sitemap:` lines may name one, as sitemaps.org allows, and
+//! `--feed` adds more). The date is kept as
 //! written; [`crate::signal::parse_feed_date`] reads either format.
 //!
 //! The same small tolerant reader as [`super::sitemap`] (no XML crate is in the tree): an

@@ -10,6 +10,11 @@
 //! copies of its last committed unit, so its first live unit sends `If-None-Match` as the
 //! uninterrupted crawl would (journals written before this record resume without copies,
 //! reading every document in full once).
+//!
+//! It records too the robots.txt `Sitemap:` lines (sitemaps, feeds) that changed
+//! ([`Recorded::RobotsSitemaps`]): a resumed crawl re-reads a host's robots.txt only at its
+//! first fetch of the host, after that unit's reading of the signals, so without them that
+//! reading would miss the sitemaps and feeds known only from robots.txt.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{BufRead, Read, Write};
@@ -60,6 +65,12 @@ pub enum Recorded {
     /// The sitemaps and feeds whose kept copy the unit changed (the unit's last record; not
     /// replayed but loaded: see [`Journal::take_documents`]).
     Documents { documents: Vec<RecordedDocument> },
+    /// The hosts whose robots.txt `Sitemap:` lines the unit read anew, with those lines (empty:
+    /// it names none now). Like [`Recorded::Documents`], loaded rather than replayed (see
+    /// [`Journal::take_robots_sitemaps`]).
+    RobotsSitemaps {
+        hosts: BTreeMap<String, Vec<String>>,
+    },
 }
 
 /// A sitemap or feed as kept for conditional re-reads, as recorded.
@@ -146,6 +157,10 @@ pub struct Journal {
     documents: BTreeMap<String, Option<KeptDocument>>,
     /// The copies kept at the end of the last unit loaded.
     kept: HashMap<String, KeptDocument>,
+    /// The hosts whose robots.txt `Sitemap:` lines the unit in progress read anew.
+    robots: BTreeMap<String, Vec<String>>,
+    /// Per host, its robots.txt `Sitemap:` lines as of the end of the last unit loaded.
+    kept_robots: BTreeMap<String, Vec<String>>,
 }
 
 impl Journal {
@@ -179,9 +194,22 @@ impl Journal {
                     )
                 };
                 let record: Recorded = serde_json::from_str(&line).map_err(|e| invalid(&e))?;
-                let Recorded::Documents { documents } = record else {
-                    self.replay.push_back(record);
-                    continue;
+                let documents = match record {
+                    Recorded::Documents { documents } => documents,
+                    Recorded::RobotsSitemaps { hosts } => {
+                        for (host, lines) in hosts {
+                            if lines.is_empty() {
+                                self.kept_robots.remove(&host);
+                            } else {
+                                self.kept_robots.insert(host, lines);
+                            }
+                        }
+                        continue;
+                    }
+                    record => {
+                        self.replay.push_back(record);
+                        continue;
+                    }
                 };
                 for d in documents {
                     match d.etag {
@@ -241,6 +269,19 @@ impl Journal {
         }
     }
 
+    /// Records that `host`'s robots.txt now names `lines` in `Sitemap:` lines (read anew).
+    pub fn record_robots_sitemaps(&mut self, host: &str, lines: Vec<String>) {
+        if self.dir.is_some() {
+            self.robots.insert(host.to_string(), lines);
+        }
+    }
+
+    /// Per host, the robots.txt `Sitemap:` lines known at the end of the last unit loaded (by
+    /// [`Self::load`]; hosts naming none left out); taken once.
+    pub fn take_robots_sitemaps(&mut self) -> BTreeMap<String, Vec<String>> {
+        std::mem::take(&mut self.kept_robots)
+    }
+
     /// The copies of the sitemaps and feeds kept at the end of the last unit loaded (by
     /// [`Self::load`]), by URL; taken once.
     pub fn take_documents(&mut self) -> HashMap<String, KeptDocument> {
@@ -258,6 +299,11 @@ impl Journal {
         let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
         for r in self.current.drain(..) {
             serde_json::to_writer(&mut f, &r)?;
+            f.write_all(b"\n")?;
+        }
+        if !self.robots.is_empty() {
+            let hosts = std::mem::take(&mut self.robots);
+            serde_json::to_writer(&mut f, &Recorded::RobotsSitemaps { hosts })?;
             f.write_all(b"\n")?;
         }
         if !self.documents.is_empty() {
@@ -446,6 +492,36 @@ mod tests {
             err.contains("unit-00000.jsonl:1") && err.contains("kept text of u"),
             "{err}"
         );
+    }
+
+    /// The robots.txt `Sitemap:` lines load as of the last unit loaded (a host naming none
+    /// any more is dropped), without being replayed.
+    #[test]
+    fn robots_sitemaps_load_as_of_the_last_unit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::new(Some(dir.path()));
+        let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        j.record_robots_sitemaps(
+            "a",
+            lines(&["https://a/sitemap.xml", "https://a/feed.atom"]),
+        );
+        j.record_robots_sitemaps("b", lines(&["https://b/sitemap.xml"]));
+        j.commit(0).unwrap();
+        j.record_robots_sitemaps("b", Vec::new());
+        j.commit(1).unwrap();
+        let mut again = Journal::new(Some(dir.path()));
+        again.load(1).unwrap();
+        assert!(!again.replaying(), "not replayed");
+        assert_eq!(
+            again.take_robots_sitemaps(),
+            BTreeMap::from([(
+                "a".to_string(),
+                lines(&["https://a/sitemap.xml", "https://a/feed.atom"])
+            )])
+        );
+        let mut unit0 = Journal::new(Some(dir.path()));
+        unit0.load(0).unwrap();
+        assert_eq!(unit0.take_robots_sitemaps().len(), 2);
     }
 
     /// Journals written before the media type was recorded still read: the copy's type is then

@@ -23,7 +23,7 @@
 //! chooses, the sitemaps' `<lastmod>` dates and the feeds (Atom, RSS 2.0 and 1.0: `feed.rs`)
 //! are re-read by conditional GETs, outside the budget and counted apart ([`SignalCounts`]);
 //! the copies they are conditional on are journaled, so a resumed crawl's first unit sends
-//! them too.
+//! them too, as are the sitemaps and feeds robots.txt names, so it reads those too.
 //!
 //! # Layers
 //!
@@ -145,7 +145,7 @@ impl HttpFetcher {
 
     /// Keeps the journal in `dir`; with `replay_through`, first replays the committed units
     /// `0..=U` from it (see [`journal`]), and re-reads the sitemaps and feeds by conditional
-    /// GETs against the copies unit `U` kept.
+    /// GETs against the copies unit `U` kept, robots.txt's among them as unit `U` knew them.
     pub fn set_journal(
         &mut self,
         dir: &std::path::Path,
@@ -155,6 +155,8 @@ impl HttpFetcher {
         if let Some(last) = replay_through {
             journal.load(last)?;
             self.signal_reader.keep_documents(journal.take_documents());
+            self.signal_reader
+                .keep_robots_sitemaps(journal.take_robots_sitemaps());
         }
         self.monitor.replay.set_journal(journal);
         Ok(())
@@ -258,6 +260,7 @@ impl Fetcher for HttpFetcher {
             })
             .collect();
         let answers = self.transport.run(unit, &jobs);
+        self.note_robots_sitemaps();
         let mut results: Vec<Option<FetchResult>> = vec![None; requests.len()];
         let mut links = Vec::new();
         for answer in answers {

@@ -129,6 +129,15 @@ impl Replay {
             .record_document(url, kept);
     }
 
+    /// Records that `host`'s robots.txt, read anew, names `lines` in `Sitemap:` lines (see
+    /// [`Journal::record_robots_sitemaps`]).
+    pub(super) fn record_robots_sitemaps(&self, host: &str, lines: Vec<String>) {
+        self.journal
+            .lock()
+            .expect("journal lock")
+            .record_robots_sitemaps(host, lines);
+    }
+
     /// Records a live reading of the change signals.
     pub(super) fn record_signals(&self, read: SignalRead) {
         self.record(Recorded::Signals { read });

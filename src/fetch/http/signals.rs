@@ -5,7 +5,10 @@
 //! about its changes: the sitemaps (the discovery's, and every `Sitemap:` line of the robots.txt
 //! files read so far; nested indexes followed, gzipped ones decompressed) and the feeds, Atom
 //! or RSS (2.0, 1.0; [`feed`]: a robots.txt `Sitemap:` line may name one, as sitemaps.org
-//! allows, and `--feed` adds more).
+//! allows, and `--feed` adds more). The robots.txt lines are kept apart from the host table
+//! and journaled as they change ([`HttpFetcher::note_robots_sitemaps`]): a resumed crawl
+//! re-reads robots.txt only at its first fetch of a host, after that unit's reading, which
+//! would otherwise miss the sitemaps and feeds robots.txt alone names.
 //! Each document is fetched by a conditional GET against the copy read before (a `304` is
 //! cheap), politely, and bounded ([`HttpOptions::max_document_bytes`](super::HttpOptions)).
 //! These requests are not fetches of pages: they do not count against the budget, and are
@@ -26,7 +29,7 @@
 //! counted against their host's errors with their URL and what is wrong; they never stop a
 //! unit.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read as _;
 
 use super::client::{retryable, Document};
@@ -119,6 +122,9 @@ pub(super) struct SignalReader {
     /// The page URLs the sitemaps listed at a unit's reading (that unit's discovery reuses
     /// them instead of reading again).
     pub(super) listed: Option<(Unit, Vec<String>)>,
+    /// Per host, the `Sitemap:` lines of its robots.txt as last read (hosts naming none left
+    /// out); journaled when they change, so that a resumed crawl keeps them.
+    robots_sitemaps: BTreeMap<String, Vec<String>>,
 }
 
 impl SignalReader {
@@ -126,6 +132,12 @@ impl SignalReader {
     /// crawl's last committed unit kept.
     pub(super) fn keep_documents(&mut self, documents: HashMap<String, KeptDocument>) {
         self.documents = documents;
+    }
+
+    /// Starts from these robots.txt `Sitemap:` lines (per host), those a resumed crawl's last
+    /// committed unit knew.
+    pub(super) fn keep_robots_sitemaps(&mut self, lines: BTreeMap<String, Vec<String>>) {
+        self.robots_sitemaps = lines;
     }
 }
 
@@ -195,6 +207,42 @@ impl HttpFetcher {
         }
     }
 
+    /// Takes the `Sitemap:` lines of the robots.txt files read so far into the reader,
+    /// journaling each host's that changed (after every fetch batch: only a batch reads
+    /// robots.txt). A host whose robots.txt could not be read names none, as its table entry
+    /// says; a host not read in this process (a resumed crawl's, until its first fetch)
+    /// keeps the lines journaled before.
+    pub(super) fn note_robots_sitemaps(&mut self) {
+        if !self.options().read_signals {
+            return;
+        }
+        let changed: Vec<(String, Vec<String>)> = {
+            let hosts = self.monitor.hosts.lock().expect("host table lock");
+            let kept = &self.signal_reader.robots_sitemaps;
+            hosts
+                .iter()
+                .filter_map(|(host, state)| {
+                    let lines: &[String] = match state.robots.as_ref()? {
+                        RobotsRule::Rules(r) => &r.sitemaps,
+                        RobotsRule::AllowAll | RobotsRule::DisallowAll => &[],
+                    };
+                    let before = kept.get(host).map_or(&[][..], Vec::as_slice);
+                    (lines != before).then(|| (host.clone(), lines.to_vec()))
+                })
+                .collect()
+        };
+        for (host, lines) in changed {
+            self.monitor
+                .replay
+                .record_robots_sitemaps(&host, lines.clone());
+            if lines.is_empty() {
+                self.signal_reader.robots_sitemaps.remove(&host);
+            } else {
+                self.signal_reader.robots_sitemaps.insert(host, lines);
+            }
+        }
+    }
+
     /// The documents to read: the discovery's sitemaps, the sitemaps and feeds robots.txt
     /// names (hosts in name order), the `--feed` URLs; each once.
     fn signal_sources(&self) -> Vec<String> {
@@ -202,19 +250,8 @@ impl HttpFetcher {
         if let Discovery::Sitemaps(roots) = &self.options().discovery {
             sources.extend(roots.iter().cloned());
         }
-        {
-            let hosts = self.monitor.hosts.lock().expect("host table lock");
-            let mut named: Vec<(&String, &Vec<String>)> = hosts
-                .iter()
-                .filter_map(|(h, s)| match &s.robots {
-                    Some(RobotsRule::Rules(r)) => Some((h, &r.sitemaps)),
-                    _ => None,
-                })
-                .collect();
-            named.sort();
-            for (_, sitemaps) in named {
-                sources.extend(sitemaps.iter().cloned());
-            }
+        for lines in self.signal_reader.robots_sitemaps.values() {
+            sources.extend(lines.iter().cloned());
         }
         sources.extend(self.options().feeds.iter().cloned());
         let mut seen = HashSet::new();
