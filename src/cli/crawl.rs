@@ -55,7 +55,9 @@ pub struct Args {
     /// Length of one unit in wall-clock seconds; a unit's fetches end at its deadline.
     #[arg(long, value_parser = parse_seconds)]
     pub(crate) unit_seconds: f64,
-    /// Units to run after the initial crawl (default: until interrupted).
+    /// Units to run after the initial crawl (default: until interrupted). Resume with the
+    /// --units a crawl was started with: a policy that plans to its last unit (SBR, EBR,
+    /// user-centric's planner) chooses otherwise under another, and the resume stops there.
     #[arg(long)]
     pub(crate) units: Option<u32>,
     /// Fetch every held page at units 1..=W outside the budget (paper 001 §5.2's warm-up:
@@ -398,6 +400,22 @@ fn resume_point(
                 args.index.display(),
                 state["fingerprint"]
             );
+            // A policy that plans to its last unit chooses otherwise under another --units than
+            // its journal recorded, and the resume then stops at the divergence; a policy that
+            // does not (round-robin) resumes fine, so this is a note, not a refusal.
+            // Directories written before this key say nothing.
+            if let Some(started) = state
+                .get("units")
+                .filter(|u| **u != serde_json::json!(args.units))
+            {
+                let shown = |u: Option<u64>| u.map_or("none".to_string(), |u| u.to_string());
+                eprintln!(
+                    "note: --units {} differs from the --units {} the crawl in --state-dir {} was started with: a policy that plans to its last unit will choose otherwise than its journal, and the resume stops at the first unit where it does",
+                    shown(args.units.map(u64::from)),
+                    shown(started.as_u64()),
+                    args.index.display(),
+                );
+            }
             Some(
                 state["units_committed"]
                     .as_u64()
@@ -538,6 +556,7 @@ fn crawl_initially(
                 "fingerprint": fingerprint,
                 "per_unit": [],
                 "units_committed": 0,
+                "units": args.units,
                 "pages": fetcher.page_count(),
                 "totals": fetcher.monitor().totals(),
                 "signal_requests": fetcher.monitor().signal_counts(),
@@ -664,6 +683,7 @@ impl UnitLoop<'_> {
                     "fingerprint": self.fingerprint,
                     "per_unit": self.lines,
                     "units_committed": unit,
+                    "units": args.units,
                     "pages": engine.refresher().page_count(),
                     "totals": engine.monitor().totals(),
                     "signal_requests": engine.monitor().signal_counts(),
