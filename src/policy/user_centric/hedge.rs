@@ -157,7 +157,7 @@ impl HedgedPlanner {
         fresh_share(lambda, self.ebr.prior_interval())
     }
 
-    /// The measured gains (each times its [`lasting_share`](Self::lasting_share)) of the
+    /// The measured gains (each times how long its fetch was expected to stay fresh) of the
     /// refreshes each chose alone: (planner, EBR).
     pub fn measured(&self) -> (GainRecord, GainRecord) {
         (self.planner_alone, self.ebr_alone)
