@@ -2,7 +2,8 @@
 //! parsed and indexed per second (the initial crawl), the share of each unit's time in the
 //! fetches, the index update with the hook, and the policy; and the memory of the crawler's
 //! URL catalogue and frontier per URL, measured on 100,000 URLs; and how promptly a unit's
-//! deadline ends a batch against a server that never answers.
+//! deadline ends a batch against a server that never answers. The crawl runs twice side by side:
+//! without reading signals, and reading the sitemap dates and a 50-item feed every unit.
 //!
 //! `cargo bench --bench crawl`; `CRAWL_PAGES=N` (default 5000) sets the generated site's size.
 
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use refresher::corpus::generate::{generate_site, GeneratorConfig};
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
-use refresher::corpus::{LiveWeb, PageId};
+use refresher::corpus::{Corpus, LiveWeb, PageId};
 use refresher::crawl::http::{Discovery, HttpFetcher, HttpOptions};
 use refresher::crawl::{FetchError, FetchRequest, FetchResult, Fetcher};
 use refresher::index::ScoringKind;
@@ -22,9 +23,10 @@ use refresher::quality::exact::MetricQuery;
 use refresher::quality::measure::DeltaQMethod;
 use refresher::quality::ViewingLikelihood;
 use refresher::querylog::term_workload::TermWorkload;
+use refresher::signal::{DateClock, SignalSettings};
 use refresher::sim::EnvironmentConfig;
 use refresher::text::Vocabulary;
-use refresher::web_replay;
+use refresher::web_replay::{self, ReplayOptions, ReplaySite};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -57,13 +59,53 @@ fn main() {
     .unwrap();
     let (corpus, _) = load_corpus(&site.corpus_dir, &IngestOptions::default()).unwrap();
     let host = refresher::crawl::http::host_of(corpus.url(0)).unwrap();
-    let (site, addr, _server) = web_replay::manual_on_loopback(Arc::new(corpus.clone())).unwrap();
+    println!("crawl bench: generated site, {} pages × {} units, web-replay on loopback, politeness off, forward-index repository (as `crawl`)", corpus.page_count(), corpus.units());
+    // Side by side in one run: without reading signals, then reading the site's sitemap
+    // dates and a feed of its newest 50 changes every unit (issue 49's crawl-rate figure).
+    crawl_site(&corpus, &host, None);
+    crawl_site(&corpus, &host, Some(&["lastmod", "feed:items=50"]));
+
+    // Memory of the URL catalogue and frontier: 100,000 new URLs met as links.
+    let mut frontier =
+        HttpFetcher::new(HttpOptions::default(), Arc::new(Vocabulary::new()), None).unwrap();
+    let before = rss_mib();
+    let urls: Vec<String> = (0..100_000u32)
+        .map(|i| format!("https://{host}/wiki/Some_Page_Name_{i:07}?action=view"))
+        .collect();
+    let ids: Vec<PageId> = frontier.add_urls(urls.iter().map(String::as_str));
+    drop(urls);
+    let after = rss_mib();
+    println!(
+        "URL catalogue: {} URLs (~60 bytes each) take {:.1} MiB: {:.0} MiB per million URLs (estimated from 100k)",
+        ids.len(),
+        after - before,
+        (after - before) * 10.0
+    );
+
+    deadline_overshoot();
+}
+
+/// One crawl of the corpus served by `web-replay` on loopback: the initial crawl's rate, then
+/// every unit's, with the site publishing `signals` and the crawler reading them (`None`:
+/// web-replay's default publication, not read).
+fn crawl_site(corpus: &Corpus, host: &str, signals: Option<&[&str]>) {
+    let mut replay = ReplayOptions::manual();
+    if let Some(specs) = signals {
+        replay.signals = SignalSettings::parse(specs).unwrap();
+    }
+    let (site, addr, _server) =
+        web_replay::serve_on_loopback(ReplaySite::new(Arc::new(corpus.clone()), replay)).unwrap();
     let options = HttpOptions {
         min_host_delay: Duration::ZERO,
-        resolve: HashMap::from([(host.clone(), addr)]),
+        resolve: HashMap::from([(host.to_string(), addr)]),
         discovery: Discovery::Sitemaps(vec![format!("https://{host}/sitemap.xml")]),
+        read_signals: signals.is_some(),
+        date_clock: DateClock::of(&corpus.clock),
         ..HttpOptions::default()
     };
+    let reading = signals.map_or("no signals read".to_string(), |s| {
+        format!("signals read: {}", s.join(" + "))
+    });
     let mut fetcher = HttpFetcher::new(options, Arc::new(Vocabulary::new()), None).unwrap();
     let urls = fetcher.read_sitemaps(0);
     let started = Instant::now();
@@ -80,7 +122,7 @@ fn main() {
             frequency: 1.0,
         });
     }
-    let budget = pages / 10;
+    let budget = corpus.page_count() / 10;
     let config = EngineConfig {
         budget,
         seed: 1,
@@ -103,9 +145,8 @@ fn main() {
     )
     .unwrap();
     let index_seconds = index_started.elapsed().as_secs_f64();
-    println!("crawl bench: generated site, {} pages × {} units, web-replay on loopback, politeness off, forward-index repository (as `crawl`)", corpus.page_count(), corpus.units());
     println!(
-        "initial crawl: {} pages fetched + parsed in {fetch_seconds:.2} s ({:.0} pages/s), indexed in {index_seconds:.2} s; fetch + parse + index {:.0} pages/s",
+        "[{reading}] initial crawl: {} pages fetched + parsed in {fetch_seconds:.2} s ({:.0} pages/s), indexed in {index_seconds:.2} s; fetch + parse + index {:.0} pages/s",
         initial.len(),
         initial.len() as f64 / fetch_seconds,
         initial.len() as f64 / (fetch_seconds + index_seconds)
@@ -120,33 +161,17 @@ fn main() {
         total += u.seconds;
         fetched += u.counts.fetches;
     }
+    let signal = engine.monitor().signal_counts();
     println!(
-        "refresh units (B = {budget}, user-centric): {fetched} fetches in {total:.2} s ({:.0} pages/s); time share: fetch {:.1} %, index + hook {:.1} %, policy {:.1} %, other {:.1} %",
+        "[{reading}] refresh units (B = {budget}, user-centric): {fetched} fetches in {total:.2} s ({:.0} pages/s, signal requests excluded); {} sitemap and {} feed requests; time share: fetch {:.1} %, index + hook {:.1} %, policy {:.1} %, other {:.1} %",
         fetched as f64 / total,
+        signal.sitemap_requests,
+        signal.feed_requests,
         100.0 * fetch / total,
         100.0 * index / total,
         100.0 * policy / total,
         100.0 * (total - fetch - index - policy) / total
     );
-
-    // Memory of the URL catalogue and frontier: 100,000 new URLs met as links.
-    let mut frontier =
-        HttpFetcher::new(HttpOptions::default(), Arc::new(Vocabulary::new()), None).unwrap();
-    let before = rss_mib();
-    let urls: Vec<String> = (0..100_000u32)
-        .map(|i| format!("https://{host}/wiki/Some_Page_Name_{i:07}?action=view"))
-        .collect();
-    let ids: Vec<PageId> = frontier.add_urls(urls.iter().map(String::as_str));
-    drop(urls);
-    let after = rss_mib();
-    println!(
-        "URL catalogue: {} URLs (~60 bytes each) take {:.1} MiB: {:.0} MiB per million URLs (estimated from 100k)",
-        ids.len(),
-        after - before,
-        (after - before) * 10.0
-    );
-
-    deadline_overshoot();
 }
 
 /// How promptly a unit's deadline ends a fetch batch against a server that accepts and never
