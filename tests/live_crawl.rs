@@ -701,29 +701,7 @@ fn a_feed_named_only_in_robots_txt_is_read_in_the_first_resumed_unit() {
         (started(replay), port)
     };
     // The same `--units` on every run: the policy plans to the crawl's last unit.
-    let crawl = |port: u16, state: &str| {
-        let mut crawl = Command::new(BIN);
-        crawl
-            .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
-            .arg("--read-signals")
-            .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
-            .args([
-                "--advance-clock",
-                &format!("http://127.0.0.1:{port}/_clock/advance"),
-            ])
-            .arg("--log")
-            .arg(dir.path().join("querylog/aol-synthetic.txt"))
-            .args(["--policy", "user-centric", "--budget", "10"])
-            .args(["--unit-seconds", "1", "--units", "4"])
-            .args(["--min-host-delay-ms", "0", "--seed", "3", "--json"])
-            .arg("--judge-with")
-            .arg(&corpus)
-            .arg("--state-dir")
-            .arg(dir.path().join(state))
-            .arg("--warc-out")
-            .arg(dir.path().join(format!("{state}-warc")));
-        crawl
-    };
+    let crawl = |port: u16, state: &str| signal_crawl_command(dir.path(), host, port, state);
     let never_stopped = {
         let (_server, port) = serve();
         json_of(crawl(port, "uninterrupted").output().unwrap())
@@ -783,25 +761,7 @@ fn a_crawl_reading_the_rss_feed_equals_one_reading_the_atom_feed() {
         replay.args(["--seed", "3", "--signals", "feed:items=5"]);
         replay.args(["--robots-feed", format]);
         let _server = started(replay);
-        let out = Command::new(BIN)
-            .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
-            .arg("--read-signals")
-            .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
-            .args([
-                "--advance-clock",
-                &format!("http://127.0.0.1:{port}/_clock/advance"),
-            ])
-            .arg("--log")
-            .arg(dir.path().join("querylog/aol-synthetic.txt"))
-            .args(["--policy", "user-centric", "--budget", "10"])
-            .args(["--unit-seconds", "1", "--units", "4"])
-            .args(["--min-host-delay-ms", "0", "--seed", "3", "--json"])
-            .arg("--judge-with")
-            .arg(&corpus)
-            .arg("--state-dir")
-            .arg(dir.path().join(format!("state-{format}")))
-            .arg("--warc-out")
-            .arg(dir.path().join(format!("warc-{format}")))
+        let out = signal_crawl_command(dir.path(), host, port, &format!("state-{format}"))
             .output()
             .unwrap();
         let report = json_of(out);
@@ -828,4 +788,31 @@ fn a_crawl_reading_the_rss_feed_equals_one_reading_the_atom_feed() {
     assert_same_units(&rss, &atom, "RSS vs Atom");
     assert_eq!(atom["signal_requests"], rss["signal_requests"]);
     assert_eq!(atom["errors"], 0);
+}
+
+/// A signal-reading crawl of the web-replay site at `port` generated in `dir` (its corpus
+/// judges, its log is the workload): user-centric, B = 10, 4 units of 1 s, seed 3, JSON out,
+/// state in `dir/state` and WARCs in `dir/state-warc`.
+fn signal_crawl_command(dir: &Path, host: &str, port: u16, state: &str) -> Command {
+    let mut crawl = Command::new(BIN);
+    crawl
+        .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
+        .arg("--read-signals")
+        .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
+        .args([
+            "--advance-clock",
+            &format!("http://127.0.0.1:{port}/_clock/advance"),
+        ])
+        .arg("--log")
+        .arg(dir.join("querylog/aol-synthetic.txt"))
+        .args(["--policy", "user-centric", "--budget", "10"])
+        .args(["--unit-seconds", "1", "--units", "4"])
+        .args(["--min-host-delay-ms", "0", "--seed", "3", "--json"])
+        .arg("--judge-with")
+        .arg(dir.join("corpus"))
+        .arg("--state-dir")
+        .arg(dir.join(state))
+        .arg("--warc-out")
+        .arg(dir.join(format!("{state}-warc")));
+    crawl
 }
