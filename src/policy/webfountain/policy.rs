@@ -49,9 +49,9 @@ pub struct WebFountain {
     units: Unit,
     budget: usize,
     prior_interval: f64,
+    /// Pages the crawler holds or has fetched (the initial crawl's and every observed one);
+    /// whether a page is gone and when it was last fetched are read from the crawl state.
     known: Vec<bool>,
-    gone: Vec<bool>,
-    last_refresh: Vec<Unit>,
     observations: Vec<Observations>,
     /// Oracle mode: every page's rate from the whole history.
     oracle_rates: Option<Vec<f64>>,
@@ -89,8 +89,6 @@ impl WebFountain {
             budget: 0,
             prior_interval: 1.0,
             known: Vec::new(),
-            gone: Vec::new(),
-            last_refresh: Vec::new(),
             observations: Vec::new(),
             oracle_rates: None,
             cycle_start: 0,
@@ -106,8 +104,6 @@ impl WebFountain {
     fn grow(&mut self, pages: usize) {
         if pages > self.known.len() {
             self.known.resize(pages, false);
-            self.gone.resize(pages, false);
-            self.last_refresh.resize(pages, 0);
             self.observations.resize(pages, Observations::default());
         }
     }
@@ -126,19 +122,19 @@ impl WebFountain {
         }
     }
 
-    fn live_pages(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.known.len()).filter(|&p| self.known[p] && !self.gone[p])
+    fn live_pages<'a>(&'a self, crawl: &'a CrawlState) -> impl Iterator<Item = usize> + 'a {
+        (0..self.known.len()).filter(|&p| self.known[p] && !crawl.page(p as PageId).gone)
     }
 
     /// Steps 1–4 of the module docs, for the cycle starting at `unit`.
-    fn plan_cycle(&mut self, unit: Unit) {
+    fn plan_cycle(&mut self, unit: Unit, crawl: &CrawlState) {
         let periods = self.periods.min(self.units + 1 - unit).max(1) as usize;
         self.cycle_start = unit;
         self.bucket = vec![usize::MAX; self.known.len()];
         // Buckets by rate; only the non-empty ones enter the model.
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); self.buckets];
         let mut rates = vec![0.0; self.known.len()];
-        let pages: Vec<usize> = self.live_pages().collect();
+        let pages: Vec<usize> = self.live_pages(crawl).collect();
         for &p in &pages {
             let (rate, changed) = self.rate(p);
             rates[p] = rate;
@@ -159,7 +155,10 @@ impl WebFountain {
                 let change = change_per_period(mean_rate);
                 let obsolete = m
                     .iter()
-                    .map(|&p| expected_obsolete(change, now.saturating_sub(self.last_refresh[p])))
+                    .map(|&p| {
+                        let last = crawl.page(p as PageId).last_refresh;
+                        expected_obsolete(change, now.saturating_sub(last))
+                    })
                     .sum();
                 Bucket {
                     pages: m.len() as f64,
@@ -244,24 +243,31 @@ impl WebFountain {
 
 impl WebFountain {
     /// Plans a cycle when none is current (or the budget changed).
-    fn ensure_plan(&mut self, unit: Unit, budget: usize) {
+    fn ensure_plan(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) {
         if budget != self.budget || self.counts.is_empty() {
             self.budget = budget;
-            self.plan_cycle(unit);
+            self.plan_cycle(unit, crawl);
         } else if unit >= self.cycle_start + self.counts.len() as Unit {
-            self.plan_cycle(unit);
+            self.plan_cycle(unit, crawl);
         }
     }
 
     /// The unit's planned bucket counts (within `budget`), then `spare_new` frontier pages,
     /// then the pages most likely changed, up to `budget`.
-    fn pick(&mut self, unit: Unit, budget: usize, spare_new: &[PageId]) -> Vec<PageId> {
+    fn pick(
+        &mut self,
+        unit: Unit,
+        budget: usize,
+        spare_new: &[PageId],
+        crawl: &CrawlState,
+    ) -> Vec<PageId> {
+        let last_refresh = |p: usize| crawl.page(p as PageId).last_refresh;
         let t = (unit - self.cycle_start) as usize;
         let counts = self.counts.get(t).cloned().unwrap_or_default();
         // Each bucket's count to its pages refreshed longest ago (then the lowest id).
         let mut by_bucket: Vec<Vec<usize>> = vec![Vec::new(); counts.len()];
         // (Pages discovered during the cycle have no bucket yet: the fallback rule serves them.)
-        for p in self.live_pages() {
+        for p in self.live_pages(crawl) {
             if let Some(&b) = self.bucket.get(p).filter(|&&b| b < by_bucket.len()) {
                 by_bucket[b].push(p);
             }
@@ -273,7 +279,7 @@ impl WebFountain {
             if k == 0 {
                 continue;
             }
-            let key = |&p: &usize| (self.last_refresh[p], p);
+            let key = |&p: &usize| (last_refresh(p), p);
             pages.select_nth_unstable_by_key(k - 1, key);
             pages[..k].sort_by_key(key);
             for &p in &pages[..k] {
@@ -291,12 +297,12 @@ impl WebFountain {
         if chosen.len() < budget {
             let now = f64::from(unit);
             let mut rest: Vec<(f64, Unit, usize)> = self
-                .live_pages()
+                .live_pages(crawl)
                 .filter(|&p| !taken[p])
                 .map(|p| {
-                    let elapsed = now - f64::from(self.last_refresh[p]);
+                    let elapsed = now - f64::from(last_refresh(p));
                     let (rate, _) = self.rate(p);
-                    (1.0 - (-rate * elapsed).exp(), self.last_refresh[p], p)
+                    (1.0 - (-rate * elapsed).exp(), last_refresh(p), p)
                 })
                 .collect();
             rest.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
@@ -395,8 +401,6 @@ impl RefreshPolicy for WebFountain {
         self.budget = context.budget;
         self.prior_interval = (context.page_count as f64 / context.budget.max(1) as f64).max(1.0);
         self.known = vec![false; context.page_count];
-        self.gone = vec![false; context.page_count];
-        self.last_refresh = vec![0; context.page_count];
         self.observations = vec![Observations::default(); context.page_count];
         for &p in context.initial_pages {
             self.known[p as usize] = true;
@@ -423,8 +427,8 @@ impl RefreshPolicy for WebFountain {
     fn choose(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
         self.grow(crawl.len());
         self.frontier = None;
-        self.ensure_plan(unit, budget);
-        self.pick(unit, budget, &[])
+        self.ensure_plan(unit, budget, crawl);
+        self.pick(unit, budget, &[], crawl)
     }
 
     /// Frontier mode: the model plans new pages too (`z_t`, with `n_0` the frontier's size and
@@ -451,7 +455,7 @@ impl RefreshPolicy for WebFountain {
                 0.0
             },
         });
-        self.ensure_plan(unit, budget);
+        self.ensure_plan(unit, budget, crawl);
         let t = (unit - self.cycle_start) as usize;
         let z = self
             .new_counts
@@ -461,7 +465,7 @@ impl RefreshPolicy for WebFountain {
             .min(frontier.len())
             .min(budget);
         let mut chosen = frontier[..z].to_vec();
-        chosen.extend(self.pick(unit, budget - z, &frontier[z..]));
+        chosen.extend(self.pick(unit, budget - z, &frontier[z..], crawl));
         chosen
     }
 
@@ -470,8 +474,6 @@ impl RefreshPolicy for WebFountain {
             self.grow(o.page as usize + 1);
             let p = o.page as usize;
             self.known[p] = true;
-            self.gone[p] = o.gone;
-            self.last_refresh[p] = o.unit;
             if !o.discovered {
                 self.observations[p].record(o, 0.0);
             }
