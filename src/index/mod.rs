@@ -66,7 +66,4 @@ pub enum IndexError {
     /// A change to a repository opened read-only.
     #[error("the index was opened read-only: it cannot be updated")]
     ReadOnly,
-    /// A refresh budget larger than the pages there are (it would only size allocations).
-    #[error("budget {budget} exceeds the {pages} pages of the corpus")]
-    Budget { budget: usize, pages: usize },
 }

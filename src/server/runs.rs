@@ -78,9 +78,12 @@ pub enum RunError {
     /// The policy was refused.
     #[error(transparent)]
     Policy(#[from] PolicyError),
-    /// The environment or the run failed in the index.
+    /// The environment failed in the index.
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// The run failed (its budget, or the index).
+    #[error(transparent)]
+    Run(#[from] crate::sim::RunError),
     /// A `signals` spec that does not parse.
     #[error("`signals`: {0}")]
     Signals(#[from] crate::signal::SignalSpecError),

@@ -332,6 +332,8 @@ pub enum SweepError {
     Policy(#[from] PolicyError),
     #[error(transparent)]
     Index(#[from] IndexError),
+    #[error(transparent)]
+    Run(#[from] crate::sim::run::RunError),
 }
 
 /// A run of a policy that does not read the fit mode

@@ -26,7 +26,7 @@ pub mod shared_evaluations;
 pub mod spread;
 
 pub use environment::{Environment, EnvironmentConfig};
-pub use run::{run, run_with, RunConfig, RunResult, TrecExport, UnitRecord};
+pub use run::{run, run_with, RunConfig, RunError, RunResult, TrecExport, UnitRecord};
 
 #[cfg(test)]
 mod frontier_tests;

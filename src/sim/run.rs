@@ -444,12 +444,23 @@ pub struct TrecExport {
     pub evaluation: String,
 }
 
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A refresh budget larger than the pages there are (it would only size allocations).
+    #[error("budget {budget} exceeds the {pages} pages of the corpus")]
+    Budget { budget: usize, pages: usize },
+    /// The repository failed.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+}
+
 /// Runs `policy` over every unit `1..units` of `env`.
 pub fn run(
     env: &Environment<'_>,
     policy: Box<dyn RefreshPolicy>,
     config: &RunConfig,
-) -> Result<RunResult, IndexError> {
+) -> Result<RunResult, RunError> {
     run_with(env, policy, config, &mut |_| ControlFlow::Continue(()))
 }
 
@@ -464,11 +475,11 @@ pub fn run_with(
     policy: Box<dyn RefreshPolicy>,
     config: &RunConfig,
     on_unit: &mut dyn FnMut(&UnitRecord) -> ControlFlow<()>,
-) -> Result<RunResult, IndexError> {
+) -> Result<RunResult, RunError> {
     let units = env.units();
     let pages = env.corpus.page_count();
     if config.budget > pages {
-        return Err(IndexError::Budget {
+        return Err(RunError::Budget {
             budget: config.budget,
             pages,
         });
@@ -1228,6 +1239,37 @@ mod online_tests {
     use crate::querylog::term_workload::TermWorkload;
     use crate::sim::{Environment, EnvironmentConfig};
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A budget above the pages there are is the run's error, named, before any unit runs.
+    #[test]
+    fn a_budget_above_the_page_count_is_refused_by_the_run() {
+        let corpus = random_corpus(20, 3, 5);
+        let env = Environment::new(
+            &corpus,
+            TermWorkload::default(),
+            EnvironmentConfig::default(),
+        )
+        .unwrap();
+        let policy = crate::policy::registry::family("round-robin")
+            .unwrap()
+            .make([])
+            .unwrap();
+        let err = run(&env, policy, &RunConfig::new(21, FitMode::Online)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RunError::Budget {
+                    budget: 21,
+                    pages: 20
+                }
+            ),
+            "{err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "budget 21 exceeds the 20 pages of the corpus"
+        );
+    }
 
     /// Wraps a policy and fails the test if, in online mode, it is offered anything beyond
     /// what it fetched: the history, or an outcome of a page it did not choose at that unit.
