@@ -15,6 +15,10 @@
 //!
 //! This is a bandit over two arms played on their disagreement only (probability matching,
 //! Thompson 1933, with the share in place of a draw so that a run is deterministic).
+//!
+//! It is not the online default: measured, it ends near EBR's budget, giving away the planner's
+//! wins with its losses, because a plan's advantage lies mostly in when it refreshes each page,
+//! which the gains of its single exclusive picks do not show (docs/results.md, § The hedge).
 
 use std::collections::{HashMap, HashSet};
 
