@@ -743,7 +743,6 @@ impl<M: PageModel> Planner<M> {
         chosen
     }
 
-    /// Notes `chosen` as refreshed at `unit` (the schedule's phases continue from it).
     /// Takes back what [`RefreshPolicy::choose`] marked for `pages` it returned but the caller
     /// did not refresh (a policy that combines two planners' choices): their last refresh is
     /// the crawl state's again and their pending signals are dropped.
@@ -758,6 +757,7 @@ impl<M: PageModel> Planner<M> {
         }
     }
 
+    /// Notes `chosen` as refreshed at `unit` (the schedule's phases continue from it).
     fn mark_chosen(&mut self, unit: Unit, chosen: &[PageId]) {
         for &p in chosen {
             self.last_refresh[p as usize] = unit;

@@ -227,14 +227,22 @@ impl ReplaySite {
         Document::xml(xml, "application/xml; charset=utf-8")
     }
 
-    /// The items of host number `host`'s feed now, newest first: each changed page and the
-    /// unit of its change (what both formats show).
-    fn feed_items(&self, host: usize) -> Vec<(PageId, crate::corpus::Unit)> {
-        self.published.as_ref().map_or_else(Vec::new, |s| {
+    /// The items of host number `host`'s feed now, newest first, as both formats show them:
+    /// each changed page's URL (XML-escaped) and the unit of its change.
+    fn feed_items(&self, host: usize) -> Vec<(String, crate::corpus::Unit)> {
+        let items = self.published.as_ref().map_or_else(Vec::new, |s| {
             s.feed_of_host(self.unit(), |p| {
                 self.host_of_page[p as usize] == host as u32
             })
-        })
+        });
+        items
+            .into_iter()
+            .map(|(p, u)| {
+                let mut url = String::new();
+                render::escape_into(&mut url, self.corpus.url(p));
+                (url, u)
+            })
+            .collect()
     }
 
     /// Host number `host`'s Atom feed: the newest changes the model shows now.
@@ -251,9 +259,7 @@ impl ReplaySite {
             self.hosts[host],
             self.date(unit)
         ));
-        for (p, u) in items {
-            let mut url = String::new();
-            render::escape_into(&mut url, self.corpus.url(p));
+        for (url, u) in items {
             xml.push_str(&format!(
                 "<entry><title>{url}</title><id>{}</id><link href=\"{url}\"/><updated>{}</updated></entry>\n",
                 change_id(&url, u),
@@ -280,9 +286,7 @@ impl ReplaySite {
             "<title>Recent changes of {name}</title>\n<link>{base}/</link>\n<description>The newest changes of the pages of {name}</description>\n<atom:link href=\"{own}\" rel=\"self\" type=\"application/rss+xml\"/>\n<lastBuildDate>{}</lastBuildDate>\n",
             self.rss_date(self.unit())
         ));
-        for (p, u) in self.feed_items(host) {
-            let mut url = String::new();
-            render::escape_into(&mut url, self.corpus.url(p));
+        for (url, u) in self.feed_items(host) {
             xml.push_str(&format!(
                 "<item><title>{url}</title><link>{url}</link><guid isPermaLink=\"false\">{}</guid><pubDate>{}</pubDate></item>\n",
                 change_id(&url, u),

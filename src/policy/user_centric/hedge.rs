@@ -230,13 +230,11 @@ impl RefreshPolicy for HedgedPlanner {
     /// refreshes each side chose alone and had measured.
     fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = serde_json::Map::new();
+        let (planner, ebr) = self.measured();
         m.insert("planner_share".into(), self.share().into());
         m.insert(
             "chosen_alone".into(),
-            serde_json::json!({
-                "planner": self.planner_alone.count,
-                "ebr": self.ebr_alone.count,
-            }),
+            serde_json::json!({ "planner": planner.count, "ebr": ebr.count }),
         );
         m
     }
