@@ -20,8 +20,10 @@ use std::time::{Duration, Instant};
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::{is_fresh, Corpus, LiveWeb, PageId};
 use refresher::index::schema::url_hash;
-use refresher::index::{rank_order, LiveScores, NullSink, Repository, ScoringKind};
-use refresher::quality::exact::{evaluate_with, LiveTruth, MetricQuery, RankMemory, TOP_K};
+use refresher::index::{rank_order, NullSink, Repository, ScoringKind};
+
+use refresher::judge::exact::{evaluate_with, LiveTruth, MetricQuery, RankMemory, TOP_K};
+use refresher::judge::live_scores::LiveScores;
 use refresher::quality::ViewingLikelihood;
 use refresher::querylog::layouts::{read_log, ReadOptions};
 use refresher::querylog::term_workload::{MetricWorkload, TermWorkload};

@@ -1,47 +1,44 @@
 //! `refresher`: a search engine that decides what to re-crawl by what its users search for.
 //!
-//! The modules follow the data flow of one simulated time unit (see `README.md`):
+//! Three crates: the refresher (`refresher-core`: what a deployed crawler runs), the judge
+//! (`refresher-judge`: the live truth and the metrics against it; the core cannot reach it),
+//! and this one, the drivers that put them together. Their modules follow the data flow of one
+//! simulated time unit (see `ARCHITECTURE.md`):
 //!
 //! * [`corpus`]: the live Web — WARC snapshots turned into a version timeline per URL
 //!   ([`corpus::LiveWeb`]), plus the synthetic site generator used as embedded default data.
 //! * [`querylog`]: AOL / Excite / plain query logs and the workload derived from them.
 //! * [`text`]: the one analyzer shared by the index, the workload and every scorer.
 //! * [`index`]: the tantivy repository `W_L`, its single update path and the measurement hook.
-//! * [`quality`]: viewing likelihood, score-to-rank functions, the ΔQ estimate, exact metrics.
+//! * [`quality`]: viewing likelihood, score-to-rank functions, the ΔQ estimate;
+//!   [`judge`]: exact metrics and exact ΔQ against the live Web.
 //! * [`change`]: shingles and change-rate estimators.
 //! * [`cluster`]: page features and repeated-bisection clustering (papers 000, 002).
 //! * [`learn`]: score functions learned offline (paper 001's GP4C).
 //! * [`fetch`]: the [`fetch::Fetcher`] seam — snapshots replayed, or a real crawl over HTTP;
 //!   [`crawl`]: what the crawler knows of the pages it fetched.
 //! * [`policy`]: the [`policy::RefreshPolicy`] seam and the refresh policies.
-//! * [`sim`]: the time-stepped simulation, comparison sweeps and the estimate check.
-//! * [`server`]: the HTTP API and web UI; [`report`]: SVG charts.
+//! * [`refresh`]: the refresher, one unit of refresh work whatever drives it.
+//! * [`sim`]: the time-stepped simulation, comparison sweeps and the estimate check;
+//!   [`live`]: the refresher driven over real servers; [`mesh`]: work over timely workers.
+//! * [`server`]: the HTTP API and web UI; [`report`]: SVG charts; [`client`]: log replay over
+//!   HTTP; [`web_replay`]: snapshots served as a live site.
 
 // Every function outside tests stays under `too-many-lines-threshold` (clippy.toml).
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
-pub mod cache;
-pub mod change;
+// The refresher (`refresher-core`) and the judge (`refresher-judge`), under the paths the
+// drivers name them by.
+pub use refresher_core::{
+    cache, change, cluster, corpus, crawl, error, fetch, index, learn, optimise, policy, progress,
+    quality, querylog, refresh, signal, terminal, text,
+};
+pub use refresher_judge as judge;
+
 pub mod client;
-pub mod cluster;
-pub mod corpus;
-pub mod crawl;
-pub mod error;
-pub mod fetch;
-pub mod index;
-pub mod learn;
 pub mod live;
 pub mod mesh;
-pub mod optimise;
-pub mod policy;
-pub mod progress;
-pub mod quality;
-pub mod querylog;
-pub mod refresh;
 pub mod report;
 pub mod server;
-pub mod signal;
 pub mod sim;
-pub mod terminal;
-pub mod text;
 pub mod web_replay;

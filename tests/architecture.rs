@@ -1,7 +1,8 @@
 //! The layout's two rules, checked on the source: no file imports another that imports it back
 //! (directly or through others), and no stage imports a stage above it in the data flow.
 //!
-//! Imports are read from the text of `src/` as `crate::…`, `super::…` and `self::…` paths
+//! Imports are read from the text of the three crates' sources (`crates/core/src`,
+//! `crates/judge/src`, `src`) as `crate::…`, `super::…` and `self::…` paths
 //! (brace groups expanded), each resolved to the longest module path that is a file; tests
 //! (`#[cfg(test)] mod … { … }` blocks) and comments are left out. A module and its own
 //! `mod.rs` may name each other (that is how a folder re-exports); nothing else may circle.
@@ -31,6 +32,7 @@ const STAGES: &[&str] = &[
     "crawl",
     "policy",
     "refresh",
+    "judge",
     "sim",
     "web_replay",
     "live",
@@ -49,27 +51,48 @@ struct Source {
 }
 
 impl Source {
+    /// The three crates' sources in one namespace, as the drivers' crate sees it: the core's
+    /// modules at the root (the drivers' crate re-exports them), the judge's under `judge/`.
     fn read() -> Self {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = BTreeMap::new();
-        let mut stack = vec![root.clone()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    let rel = path
-                        .strip_prefix(&root)
-                        .unwrap()
-                        .to_string_lossy()
-                        .replace('\\', "/");
-                    let text = std::fs::read_to_string(&path).unwrap();
-                    files.insert(rel, strip_comments(&strip_tests(&text)));
+        for (dir, prefix) in [
+            ("crates/core/src", ""),
+            ("crates/judge/src", "judge/"),
+            ("src", ""),
+        ] {
+            let root = workspace.join(dir);
+            let mut stack = vec![root.clone()];
+            while let Some(dir) = stack.pop() {
+                for entry in std::fs::read_dir(&dir).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if path.extension().is_some_and(|e| e == "rs") {
+                        let rel = path
+                            .strip_prefix(&root)
+                            .unwrap()
+                            .to_string_lossy()
+                            .replace('\\', "/");
+                        // The core's root only declares its modules; the drivers' root
+                        // re-exports them.
+                        if prefix.is_empty() && rel == "lib.rs" && dir.ends_with("crates/core/src")
+                        {
+                            continue;
+                        }
+                        let text = std::fs::read_to_string(&path).unwrap();
+                        files.insert(
+                            format!("{prefix}{rel}"),
+                            strip_comments(&strip_tests(&text)),
+                        );
+                    }
                 }
             }
         }
-        Source { root, files }
+        Source {
+            root: workspace.to_path_buf(),
+            files,
+        }
     }
 
     /// The module path of a file: `quality/exact/mod.rs` → `[quality, exact]`.
@@ -104,6 +127,15 @@ impl Source {
         match segments[0] {
             "crate" => {
                 segments.remove(0);
+                // The judge's `crate::` is its own root first, then the core's modules it
+                // imports at its root.
+                if file.starts_with("judge/") {
+                    let mut own = vec!["judge".to_string()];
+                    own.extend(segments.iter().map(|s| s.to_string()));
+                    if let Some(found) = self.file_of(&own).filter(|f| f != "judge/lib.rs") {
+                        return Some(found).filter(|f| f != file);
+                    }
+                }
             }
             "super" | "self" => {
                 base = Self::module_of(file);
@@ -295,6 +327,23 @@ fn is_folder_and_child(component: &[String]) -> bool {
                 component.iter().all(|f| f.starts_with(dir))
             }
         })
+}
+
+#[test]
+fn the_core_does_not_depend_on_the_judge_or_the_drivers() {
+    // The compiler keeps the core from naming what it does not depend on: this keeps the
+    // dependency from being added.
+    let manifest = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/Cargo.toml"),
+    )
+    .unwrap();
+    assert!(manifest.contains("name = \"refresher-core\""));
+    for line in manifest.lines() {
+        assert!(
+            !line.trim_start().starts_with("refresher"),
+            "crates/core/Cargo.toml depends on a crate of the workspace: {line}"
+        );
+    }
 }
 
 fn stage_of(file: &str) -> &str {

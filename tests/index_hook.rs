@@ -10,7 +10,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use refresher::corpus::ingest::{load_corpus, IngestOptions};
 use refresher::corpus::{Corpus, LiveWeb, PageId};
-use refresher::index::{LiveScores, RecordingSink, Repository, ScoringKind, WorkloadTerms};
+use refresher::index::{RecordingSink, Repository, ScoringKind, WorkloadTerms};
+
+use refresher::judge::live_scores::LiveScores;
 use refresher::text::TermId;
 
 fn emacswiki() -> Option<Corpus> {

@@ -1,7 +1,7 @@
 //! Papers 000 and 002's measures through the command line: `simulate --json` reports them per
 //! unit and as means, `compare` carries the same means into `compare.json`, `curves.csv` and
 //! `runs.csv`, and the text outputs name them. (Their values are checked by hand in
-//! `quality::exact` and `sim::schedule_metrics`.)
+//! `judge::exact` and `sim::schedule_metrics`.)
 
 mod common;
 

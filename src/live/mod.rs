@@ -18,8 +18,8 @@ use crate::crawl::CrawlState;
 use crate::fetch::http::{FetchCounts, FetchMonitor, HttpFetcher, SignalCounts};
 use crate::fetch::{FetchRequest, FetchResult, Fetcher};
 use crate::index::{IndexError, PageUpdate, Repository};
+use crate::judge::exact::{evaluate, UnitMetrics};
 use crate::policy::{FitMode, RefreshPolicy};
-use crate::quality::exact::{evaluate, UnitMetrics};
 use crate::quality::viewing::view_weights_of;
 use crate::querylog::term_workload::TermWorkload;
 use crate::refresh::{Refresher, RunPlan, StartingPoint, StepReport};
@@ -362,8 +362,8 @@ mod tests {
     use crate::fetch::http::{Discovery, HttpOptions};
     use crate::index::testutil::random_corpus;
     use crate::index::ScoringKind;
+    use crate::judge::exact::MetricQuery;
     use crate::policy::registry::family;
-    use crate::quality::exact::MetricQuery;
     use crate::quality::measure::DeltaQMethod;
     use crate::quality::ViewingLikelihood;
     use crate::sim::{run, RunConfig};
@@ -385,7 +385,7 @@ mod tests {
     /// A crawl's judged unit scores as the simulation's: quality, fresh@10 and MAP@10 within
     /// 1e-9 (`what` names the unit in a failure).
     fn assert_judged_as_simulated(
-        judged: &crate::quality::exact::UnitMetrics,
+        judged: &crate::judge::exact::UnitMetrics,
         sim: &crate::sim::UnitRecord,
         what: &str,
     ) {

@@ -17,10 +17,10 @@ use std::time::Duration;
 
 use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
 use crate::index::{IndexError, PageUpdate};
+use crate::judge::exact::evaluate;
 use crate::policy::family::{ParamValue, PolicyError};
 use crate::policy::registry::family;
 use crate::policy::FitMode;
-use crate::quality::exact::evaluate;
 use crate::quality::SearchQuality;
 use crate::sim::run::refresher_for_changing_workload;
 use crate::sim::{Environment, RunConfig};

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use dashmap::DashMap;
 
-use crate::quality::exact::MetricQuery;
+use crate::judge::exact::MetricQuery;
 use crate::querylog::term_workload::{MetricWorkload, TermWorkload};
 use crate::querylog::workload::Workload;
 use crate::text::{TermId, Vocabulary};

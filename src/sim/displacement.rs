@@ -23,9 +23,9 @@ use std::sync::Arc;
 
 use crate::corpus::{LiveWeb, PageId, PageVersion, Unit};
 use crate::index::{ForwardDoc, ForwardIndex, Scorer};
+use crate::judge::exact::{LiveTruth, MetricQuery};
+use crate::judge::exact_delta::{exact_delta_q, AffectedQueries};
 use crate::policy::RefreshOutcome;
-use crate::quality::exact::{LiveTruth, MetricQuery};
-use crate::quality::exact_delta::{exact_delta_q, AffectedQueries};
 use crate::quality::viewing::ViewingLikelihood;
 
 /// One measured refresh.
@@ -326,9 +326,11 @@ mod tests {
     use crate::corpus::{Clock, Corpus, PageTimeline};
     use crate::crawl::CrawlState;
     use crate::index::testutil::{random_corpus, version};
-    use crate::index::{LiveScores, Repository, ScoringKind};
+    use crate::index::{Repository, ScoringKind};
+
+    use crate::judge::exact::evaluate;
+    use crate::judge::live_scores::LiveScores;
     use crate::policy::{FitMode, PolicyContext, RefreshPolicy};
-    use crate::quality::exact::evaluate;
     use crate::querylog::term_workload::TermWorkload;
     use crate::sim::{run, Environment, EnvironmentConfig, RunConfig, RunResult};
     use crate::text::Vocabulary;
@@ -431,7 +433,7 @@ mod tests {
     /// The leave-one-out gain of a batch of one is the change of the whole quality (every
     /// query re-ranked): exactly under TF-IDF and in-link scoring; under BM25 up to the
     /// average document length, which moves the lists the page does not touch (see
-    /// `quality::exact_delta`).
+    /// `judge::exact_delta`).
     #[test]
     fn the_gain_of_a_batch_of_one_is_its_quality_change() {
         let corpus = random_corpus(80, 6, 29);

@@ -7,10 +7,12 @@ use rayon::prelude::*;
 
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
 use crate::fetch::SnapshotFetcher;
-use crate::index::{forward_at, ForwardIndex, IndexError, LiveScores, Repository, ScoringKind};
+use crate::index::{forward_at, ForwardIndex, IndexError, Repository, ScoringKind};
+
+use crate::judge::exact::{LiveTruth, RankMemory, RanksWanted, ScoresAtRanks};
+use crate::judge::exact_delta::ExactDeltaQMeasure;
+use crate::judge::live_scores::LiveScores;
 use crate::policy::{ChangeHistory, PageHistory};
-use crate::quality::exact::{LiveTruth, RankMemory, RanksWanted, ScoresAtRanks};
-use crate::quality::exact_delta::ExactDeltaQMeasure;
 use crate::quality::measure::{DeltaQMeasure, DeltaQMethod, MeasureDeltaQ};
 use crate::quality::multi_term::MultiTermDeltaQMeasure;
 use crate::quality::score_rank::{ScoreRankFn, DEFAULT_PIECES};
@@ -418,7 +420,7 @@ fn measure_from(
 /// `random_corpus` draws from.
 #[cfg(test)]
 pub(crate) fn test_environment(corpus: &Corpus) -> Environment<'_> {
-    use crate::quality::exact::MetricQuery;
+    use crate::judge::exact::MetricQuery;
     let mut workload = TermWorkload::default();
     for t in ["emac", "lisp", "buffer", "window", "mode"] {
         if let Some(id) = corpus.vocabulary.get(t) {
@@ -437,7 +439,7 @@ mod tests {
     use super::*;
     use crate::index::testutil::random_corpus;
     use crate::index::CollectionStats;
-    use crate::quality::exact::{evaluate, MetricQuery};
+    use crate::judge::exact::{evaluate, MetricQuery};
     use crate::text::TermId;
 
     /// `count` workload queries over a vocabulary of `n` terms: every `single_every`-th one a

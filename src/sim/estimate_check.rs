@@ -11,7 +11,7 @@
 //!   rank correlation between estimates and truths (the refresher only needs the estimate to
 //!   *order* pages) and the median relative error.
 //! * **Estimate vs the metric users see.** The same sample against the exact `ΔQ_A(p, t)` of
-//!   [`crate::quality::exact_delta`]: the workload queries as issued (multi-term, conjunctive)
+//!   [`crate::judge::exact_delta`]: the workload queries as issued (multi-term, conjunctive)
 //!   re-ranked before and after, crediting live scores as Eq. 5 does. The single-term truth
 //!   above is what the paper's estimate models; this one is what the refresher is judged by.
 //!   The multi-term estimate ([`crate::quality::multi_term`]) is judged against it too.
@@ -30,11 +30,11 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::corpus::{LiveWeb, PageId, Unit};
 use crate::fetch::SnapshotFetcher;
-use crate::index::{
-    ForwardDoc, ForwardIndex, IndexError, LiveScores, PageUpdate, Ranked, Repository,
-};
+use crate::index::{ForwardDoc, ForwardIndex, IndexError, PageUpdate, Ranked, Repository};
+
+use crate::judge::exact_delta::{exact_delta_q, AffectedQueries};
+use crate::judge::live_scores::LiveScores;
 use crate::quality::estimate::DeltaQEstimator;
-use crate::quality::exact_delta::{exact_delta_q, AffectedQueries};
 use crate::quality::measure::DeltaQMeasure;
 use crate::quality::multi_term::{fit_query_table, multi_term_delta_q_by_page};
 use crate::quality::viewing::ViewingLikelihood;
@@ -421,7 +421,7 @@ mod tests {
     #[test]
     fn estimates_track_the_truth_on_a_random_site() {
         use crate::index::testutil::random_corpus;
-        use crate::quality::exact::MetricQuery;
+        use crate::judge::exact::MetricQuery;
         use crate::querylog::term_workload::TermWorkload;
         use crate::sim::EnvironmentConfig;
         let corpus = random_corpus(120, 10, 4);

@@ -44,7 +44,7 @@ pub(crate) fn three_term_environment(
     for t in ["emac", "lisp", "buffer"] {
         let id = corpus.vocabulary.get(t).unwrap();
         workload.term_frequency.insert(id, frequency);
-        workload.queries.push(crate::quality::exact::MetricQuery {
+        workload.queries.push(crate::judge::exact::MetricQuery {
             terms: vec![id],
             frequency,
         });

@@ -7,15 +7,17 @@ use std::sync::Arc;
 use crate::corpus::{LiveWeb, PageId, Unit};
 use crate::crawl::{CrawlState, NewPages};
 use crate::fetch::SnapshotFetcher;
-use crate::index::{ForwardIndex, IndexError, LiveScores, Repository};
-use crate::policy::{FitMode, RefreshPolicy};
-use crate::quality::exact::{
+use crate::index::{ForwardIndex, IndexError, Repository};
+
+use crate::judge::exact::{
     evaluate_and_rank, EvaluatedLists, LiveTruth, Paper000Measures, RankMemory, RanksWanted,
     ScoresAtRanks, UnitMetrics,
 };
+use crate::judge::live_scores::LiveScores;
+use crate::judge::trec;
+use crate::policy::{FitMode, RefreshPolicy};
 use crate::quality::measure::{DeltaQMethod, NoMeasure};
 use crate::quality::search_quality::mean_keys;
-use crate::quality::trec;
 use crate::quality::SearchQuality;
 use crate::quality::ViewingLikelihood;
 use crate::refresh::{Refresher, RunPlan, StartingPoint, StepReport};
@@ -433,7 +435,7 @@ impl DelayTracker {
     }
 }
 
-/// TREC files of one unit (see [`crate::quality::trec`]).
+/// TREC files of one unit (see [`crate::judge::trec`]).
 #[derive(Debug, Clone)]
 pub struct TrecExport {
     /// The repository's top 10 per query, `qid Q0 docno rank score tag`.
@@ -1010,7 +1012,7 @@ pub fn ndcg(schedule: &[PageId], stale: &[bool], k: usize) -> f64 {
 
 /// The measures of papers 000 and 002 over a run's units (means), when it reported them:
 /// ChangeRatio, weighted by view weights and by PageRank (paper 002 Eq. 10–11), and paper 000's
-/// top-k freshness and MAP@10 variants (Eq. 8–9, see [`crate::quality::exact`]).
+/// top-k freshness and MAP@10 variants (Eq. 8–9, see [`crate::judge::exact`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PaperMeasures {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1084,9 +1086,9 @@ mod sim_tests {
     use super::*;
     use crate::index::testutil::random_corpus;
     use crate::index::ScoringKind;
+    use crate::judge::exact::MetricQuery;
     use crate::policy::PolicyContext;
     use crate::policy::RefreshOutcome;
-    use crate::quality::exact::MetricQuery;
     use crate::querylog::term_workload::TermWorkload;
     use crate::sim::{Environment, EnvironmentConfig};
 
@@ -1231,11 +1233,11 @@ mod sim_tests {
 mod online_tests {
     use super::*;
     use crate::index::testutil::random_corpus;
+    use crate::judge::exact::MetricQuery;
     use crate::policy::family::ParamValue;
     use crate::policy::registry::FAMILIES;
     use crate::policy::PolicyContext;
     use crate::policy::RefreshOutcome;
-    use crate::quality::exact::MetricQuery;
     use crate::querylog::term_workload::TermWorkload;
     use crate::sim::{Environment, EnvironmentConfig};
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 
 use crate::corpus::Unit;
-use crate::quality::exact::{ScoresAtRanks, UnitMetrics};
+use crate::judge::exact::{ScoresAtRanks, UnitMetrics};
 
 /// A repository state's exact metrics at a unit and, when asked for, its quality under each
 /// resample of the workload's queries ([`crate::quality::bootstrap`]).
