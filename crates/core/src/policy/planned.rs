@@ -207,7 +207,6 @@ pub struct Planner<M> {
     prior_interval: f64,
     params: Vec<(f64, f64)>,
     observations: Vec<Observations>,
-    last_refresh: Vec<Unit>,
     plan_start: Unit,
     plan_budget: usize,
     /// The current plan (shared with the planners that computed the same one).
@@ -460,7 +459,6 @@ impl<M: PageModel> Planner<M> {
             prior_interval: 1.0,
             params: Vec::new(),
             observations: Vec::new(),
-            last_refresh: Vec::new(),
             plan_start: 0,
             plan_budget: 0,
             schedule: Arc::default(),
@@ -477,7 +475,6 @@ impl<M: PageModel> Planner<M> {
         self.budget = context.budget;
         self.prior_interval = (n as f64 / context.budget.max(1) as f64).max(1.0);
         self.observations = vec![Observations::default(); n];
-        self.last_refresh = vec![0; n];
         self.schedule = Arc::default();
         self.signalled = None;
         self.cache = context.cache.clone();
@@ -515,7 +512,6 @@ impl<M: PageModel> Planner<M> {
     fn grow(&mut self, count: usize) {
         if count > self.observations.len() {
             self.observations.resize(count, Observations::default());
-            self.last_refresh.resize(count, 0);
             self.params.resize(count, (0.0, 0.0));
         }
     }
@@ -543,7 +539,7 @@ impl<M: PageModel> Planner<M> {
         }
     }
 
-    fn replan(&mut self, start: Unit, budget: usize) {
+    fn replan(&mut self, start: Unit, budget: usize, last_refresh: &[Unit]) {
         match self.mode {
             FitMode::Online => self.refresh_online_params(),
             // The history's parameters with the views of now (pages created since unit 0).
@@ -563,7 +559,7 @@ impl<M: PageModel> Planner<M> {
             len,
             budget,
             params: &self.params,
-            last_refresh: &self.last_refresh,
+            last_refresh,
             model_key: {
                 let mut key = Vec::new();
                 self.model.plan_key(&mut key);
@@ -608,10 +604,9 @@ impl<M: PageModel> Planner<M> {
             .unwrap_or_default()
     }
 
-    /// Marks `chosen` as refreshed at `unit` and keeps the signal each had, so that their
-    /// outcomes teach the run's [`SignalTrust`] (online, with signals).
-    pub(super) fn note_signalled(&mut self, unit: Unit, chosen: &[PageId], crawl: &CrawlState) {
-        self.mark_chosen(unit, chosen);
+    /// Keeps the signal each of `chosen` had, so that their outcomes teach the run's
+    /// [`SignalTrust`] (online, with signals).
+    pub(super) fn note_signalled(&mut self, chosen: &[PageId], crawl: &CrawlState) {
         let state = self.signalled.get_or_insert_with(Signalled::default);
         for &p in chosen {
             let signal = crawl.signal(p).unwrap_or_default();
@@ -625,19 +620,24 @@ impl<M: PageModel> Planner<M> {
     /// when the plan leaves spare capacity by the pages of highest remaining marginal value
     /// `c_p · ∂F/∂f(λ_p, f_p)`, ties by oldest last refresh, then page id (with nothing left to
     /// gain, that is the Age policy). Pages observed gone are skipped.
-    /// Only pages `known` to the crawler are chosen (every page outside frontier mode). The
-    /// caller marks what it finally chooses ([`Self::mark_chosen`]).
+    /// Only pages `known` to the crawler are chosen (every page outside frontier mode). Each
+    /// page's last refresh is the crawl state's: a pick whose fetch failed, or that a policy
+    /// combining two planners dropped, was not refreshed.
     pub(super) fn choose_pages(
         &mut self,
         unit: Unit,
         budget: usize,
+        crawl: &CrawlState,
         known: &dyn Fn(PageId) -> bool,
     ) -> Vec<PageId> {
-        if budget == 0 || self.last_refresh.is_empty() {
+        if budget == 0 || self.params.is_empty() {
             return Vec::new();
         }
+        let last_refresh: Vec<Unit> = (0..self.params.len() as PageId)
+            .map(|p| crawl.page(p).last_refresh)
+            .collect();
         if self.plan_due(unit, budget) {
-            self.replan(unit, budget);
+            self.replan(unit, budget, &last_refresh);
         }
         let idx = (unit - self.plan_start) as usize;
         let mut chosen: Vec<PageId> = self
@@ -653,7 +653,7 @@ impl<M: PageModel> Planner<M> {
             })
             .unwrap_or_default();
         if chosen.len() < budget {
-            let mut taken = vec![false; self.last_refresh.len()];
+            let mut taken = vec![false; last_refresh.len()];
             for &p in &chosen {
                 taken[p as usize] = true;
             }
@@ -671,9 +671,9 @@ impl<M: PageModel> Planner<M> {
             };
             // Each page's sort key computed once; only the best `wanted` are ordered (the
             // order is total, so these are the first `wanted` of a full sort).
-            let mut rest: Vec<(f64, Unit, usize)> = (0..self.last_refresh.len())
+            let mut rest: Vec<(f64, Unit, usize)> = (0..last_refresh.len())
                 .filter(|&p| !taken[p] && !self.observations[p].gone && known(p as PageId))
-                .map(|p| (marginal(p), self.last_refresh[p], p))
+                .map(|p| (marginal(p), last_refresh[p], p))
                 .collect();
             let best_first = |a: &(f64, Unit, usize), b: &(f64, Unit, usize)| {
                 b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
@@ -709,7 +709,7 @@ impl<M: PageModel> Planner<M> {
     /// the changes signals miss keep being found and their recall measured. Ties by oldest
     /// refresh, then page id.
     fn choose_signalled(&mut self, unit: Unit, budget: usize, crawl: &CrawlState) -> Vec<PageId> {
-        let planned = self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p));
+        let planned = self.choose_pages(unit, budget, crawl, &|p| crawl.is_refreshable(p));
         let mut state = self.signalled.take().unwrap_or_default();
         let informative = |page: PageId| {
             crawl.signal(page).is_some_and(|s| {
@@ -727,7 +727,7 @@ impl<M: PageModel> Planner<M> {
             let explore = (state.explore_credit.floor() as usize).min(slots);
             state.explore_credit -= explore as f64;
             let kept: std::collections::HashSet<PageId> = chosen.iter().copied().collect();
-            let candidates: Vec<SignalCandidate> = (0..self.last_refresh.len() as PageId)
+            let candidates: Vec<SignalCandidate> = (0..self.params.len() as PageId)
                 .filter(|&p| {
                     !kept.contains(&p)
                         && !self.observations[p as usize].gone
@@ -739,28 +739,18 @@ impl<M: PageModel> Planner<M> {
             chosen.extend(best_signalled(candidates, slots, explore));
         }
         self.signalled = Some(state);
-        self.note_signalled(unit, &chosen, crawl);
+        self.note_signalled(&chosen, crawl);
         chosen
     }
 
-    /// Takes back what [`RefreshPolicy::choose`] marked for `pages` it returned but the caller
-    /// did not refresh (a policy that combines two planners' choices): their last refresh is
-    /// the crawl state's again and their pending signals are dropped.
-    pub(crate) fn withdraw(&mut self, pages: &[PageId], crawl: &CrawlState) {
+    /// Takes back what [`RefreshPolicy::choose`] noted for `pages` it returned but the caller
+    /// did not refresh (a policy that combines two planners' choices): their pending signals
+    /// are dropped. (Their last refresh is the crawl state's, which never saw the pick.)
+    pub(crate) fn withdraw(&mut self, pages: &[PageId]) {
         for &p in pages {
-            if let Some(last) = self.last_refresh.get_mut(p as usize) {
-                *last = crawl.page(p).last_refresh;
-            }
             if let Some(s) = self.signalled.as_mut() {
                 s.pending.remove(&p);
             }
-        }
-    }
-
-    /// Notes `chosen` as refreshed at `unit` (the schedule's phases continue from it).
-    fn mark_chosen(&mut self, unit: Unit, chosen: &[PageId]) {
-        for &p in chosen {
-            self.last_refresh[p as usize] = unit;
         }
     }
 
@@ -807,7 +797,6 @@ impl<M: PageModel> Planner<M> {
                         }
                     }
                 }
-                self.last_refresh[o.page as usize] = o.unit;
             }
         }
     }
@@ -859,9 +848,7 @@ impl<M: PageModel> RefreshPolicy for Planner<M> {
             }
             return self.choose_signalled(unit, budget, crawl);
         }
-        let chosen = self.choose_pages(unit, budget, &|p| crawl.is_refreshable(p));
-        self.mark_chosen(unit, &chosen);
-        chosen
+        self.choose_pages(unit, budget, crawl, &|p| crawl.is_refreshable(p))
     }
 
     fn observe(&mut self, outcomes: &[RefreshOutcome]) {
@@ -885,24 +872,36 @@ mod tests {
     use crate::policy::ebr::Ebr;
     use crate::policy::testkit::context;
 
+    /// A pick whose fetch the crawl state never recorded (a failed fetch, a pick a combining
+    /// policy dropped) was not refreshed: the plan continues from the crawl state's last
+    /// refresh. Here every fetch of page 0 fails; at the replan its wait since the last
+    /// recorded refresh puts it first.
     #[test]
-    fn a_withdrawn_pick_keeps_the_crawl_states_last_refresh() {
+    fn a_pick_the_crawl_state_did_not_record_is_planned_as_not_refreshed() {
         let pages: Vec<PageId> = (0..6).collect();
         let views = [1.0; 6];
         let ctx = context(FitMode::Online, &pages, &views, None, 12, 2);
-        let mut ebr = Ebr::at_threshold(0.0);
-        ebr.prepare(&ctx);
-        let mut crawl = CrawlState::default();
-        crawl.note_fetch(5, 0, false);
-        let chosen = ebr.choose(3, 2, &crawl);
-        assert_eq!(chosen.len(), 2);
-        assert!(chosen.iter().all(|&p| ebr.last_refresh[p as usize] == 3));
-        ebr.withdraw(&chosen[..1], &crawl);
-        let (dropped, kept) = (chosen[0], chosen[1]);
+        let run = |page_0_fails: bool| {
+            let mut ebr = Ebr::at_threshold(0.0);
+            ebr.prepare(&ctx);
+            let mut crawl = CrawlState::default();
+            let mut picks = Vec::new();
+            for unit in 1..=8 {
+                let chosen = ebr.choose(unit, 2, &crawl);
+                for &p in chosen.iter().filter(|&&p| !(page_0_fails && p == 0)) {
+                    crawl.note_fetch(p, unit, false);
+                }
+                picks.push(chosen);
+            }
+            picks
+        };
+        let (fetched, failed) = (run(false), run(true));
         assert_eq!(
-            ebr.last_refresh[dropped as usize],
-            crawl.page(dropped).last_refresh
+            fetched[..4],
+            failed[..4],
+            "the same plan until the replan at unit 5"
         );
-        assert_eq!(ebr.last_refresh[kept as usize], 3);
+        assert_ne!(fetched, failed);
+        assert!(failed[4].contains(&0), "{failed:?}");
     }
 }

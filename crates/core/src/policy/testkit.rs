@@ -73,6 +73,19 @@ pub fn outcome(history: &ChangeHistory, page: PageId, unit: Unit, last: Unit) ->
     }
 }
 
+/// Hands `outcomes` to `policy` as the refresher does: first recorded in `crawl` (what the
+/// crawler knows of each page, which policies read instead of keeping copies), then observed.
+pub fn observe(
+    policy: &mut dyn super::RefreshPolicy,
+    crawl: &mut CrawlState,
+    outcomes: &[RefreshOutcome],
+) {
+    for o in outcomes {
+        crawl.note_fetch(o.page, o.unit, o.gone);
+    }
+    policy.observe(outcomes);
+}
+
 /// Runs a policy for units `1..=units` against `history`, returning the choices per unit and
 /// checking every choice holds at most `budget` distinct pages.
 pub fn run(

@@ -142,7 +142,7 @@ pub(super) fn choose(
     }
     let observed = planner.model.observed.complete.clone();
     let is_complete = |p: PageId| observed.get(p as usize).copied().unwrap_or(false);
-    let planned = planner.choose_pages(unit, budget, &|p| {
+    let planned = planner.choose_pages(unit, budget, crawl, &|p| {
         crawl.is_refreshable(p) && !is_complete(p)
     });
     if replanning {
@@ -173,7 +173,7 @@ pub(super) fn choose(
         let room = budget - chosen.len();
         chosen.extend(rest.into_iter().take(room).map(|(_, _, p)| p));
     }
-    planner.note_signalled(unit, &chosen, crawl);
+    planner.note_signalled(&chosen, crawl);
     chosen
 }
 

@@ -105,6 +105,19 @@ pub fn normalised_delta_q(delta_q: f64, unit: Unit, last_refresh: Unit) -> f64 {
     delta_q / unit.saturating_sub(last_refresh).max(1) as f64
 }
 
+/// Every page's last refresh `LR(p)` as the crawl state records it, over `n` page ids (0: never
+/// refreshed). The policy keeps no copy: a pick whose fetch failed was not refreshed.
+pub fn last_refreshes(crawl: &CrawlState, n: usize) -> Vec<Unit> {
+    (0..n as PageId)
+        .map(|p| crawl.page(p).last_refresh)
+        .collect()
+}
+
+/// Units since page `p`'s last refresh `last[p]`, at `unit`.
+fn elapsed(unit: Unit, last: &[Unit], p: usize) -> f64 {
+    unit.saturating_sub(last[p]) as f64
+}
+
 /// Refresh priority `P(p, t) = ΔQ̄(p) · (t − LR(p, t))` (paper 003 §6).
 pub fn priority(mean_normalised: f64, unit: Unit, last_refresh: Unit) -> f64 {
     mean_normalised * unit.saturating_sub(last_refresh) as f64
@@ -344,8 +357,6 @@ pub struct UserCentric {
     /// Per page, the observed refreshes as `(ΔQ_A, Δt)`.
     samples: Vec<VecDeque<(f64, f64)>>,
     measured: Vec<bool>,
-    last_refresh: Vec<Unit>,
-    gone: Vec<bool>,
     fitted_on_history: bool,
     /// τ of the pooled estimator: `N/B` units (at least 1).
     prior_interval: f64,
@@ -457,8 +468,6 @@ impl UserCentric {
         if count > self.samples.len() {
             self.samples.resize(count, VecDeque::new());
             self.measured.resize(count, false);
-            self.last_refresh.resize(count, 0);
-            self.gone.resize(count, false);
             self.changes.resize(count, ChangeRecord::default());
             if let Some(m) = &mut self.mixture {
                 m.grow(count);
@@ -613,18 +622,24 @@ impl UserCentric {
 
     /// Priority of [`Estimator::ChangeGain`]: `(1 − e^{−λ(t − LR)}) · G(p)`, with `rates` the
     /// pages' [`UserCentric::change_rates`].
-    fn change_gain_priorities(&self, unit: Unit, rates: &[f64]) -> Vec<f64> {
-        self.rate_gain_priorities(unit, rates, |gain, rate, elapsed| {
+    fn change_gain_priorities(&self, unit: Unit, rates: &[f64], last: &[Unit]) -> Vec<f64> {
+        self.rate_gain_priorities(unit, rates, last, |gain, rate, elapsed| {
             change_probability(rate, elapsed) * gain
         })
     }
 
     /// Per page, `f(λ_p, t − LR(p))`: at its point rate `rates[p]`, or under the mixture the
-    /// expectation over its posterior.
-    fn over_rates(&self, unit: Unit, rates: &[f64], f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+    /// expectation over its posterior (`last[p]`: LR(p), the crawl state's last refresh).
+    fn over_rates(
+        &self,
+        unit: Unit,
+        rates: &[f64],
+        last: &[Unit],
+        f: impl Fn(f64, f64) -> f64,
+    ) -> Vec<f64> {
         let Some(m) = &self.mixture else {
             return (0..rates.len())
-                .map(|p| f(rates[p], self.elapsed(unit, p)))
+                .map(|p| f(rates[p], elapsed(unit, last, p)))
                 .collect();
         };
         // Waits are whole units, so `f` is needed at few (rate, wait) pairs: computed once per
@@ -632,7 +647,7 @@ impl UserCentric {
         let mut at_wait: Vec<Option<Vec<f64>>> = vec![None; unit as usize + 1];
         (0..rates.len())
             .map(|p| {
-                let k = self.elapsed(unit, p);
+                let k = elapsed(unit, last, p);
                 let values = at_wait[k as usize]
                     .get_or_insert_with(|| m.rates().iter().map(|&r| f(r, k)).collect());
                 m.expectation_of(m.posterior(p), values)
@@ -640,32 +655,28 @@ impl UserCentric {
             .collect()
     }
 
-    /// Units since `page`'s last refresh, at `unit`.
-    fn elapsed(&self, unit: Unit, page: usize) -> f64 {
-        unit.saturating_sub(self.last_refresh[page]) as f64
-    }
-
     /// Per page, the probability that it changed since its last refresh.
-    fn changed_since(&self, unit: Unit, rates: &[f64]) -> Vec<f64> {
-        self.over_rates(unit, rates, change_probability)
+    fn changed_since(&self, unit: Unit, rates: &[f64], last: &[Unit]) -> Vec<f64> {
+        self.over_rates(unit, rates, last, change_probability)
     }
 
     /// Priority of [`Estimator::Whittle`]: [`refresh_index`] of each page's gain given a
     /// change, change rate and units since its last refresh.
-    fn whittle_priorities(&self, unit: Unit, rates: &[f64]) -> Vec<f64> {
-        self.rate_gain_priorities(unit, rates, refresh_index)
+    fn whittle_priorities(&self, unit: Unit, rates: &[f64], last: &[Unit]) -> Vec<f64> {
+        self.rate_gain_priorities(unit, rates, last, refresh_index)
     }
 
     /// The refresh priority of every page at `unit` under the active estimator, with `rates`
-    /// the pages' [`UserCentric::change_rates`].
-    pub fn priorities(&self, unit: Unit, rates: &[f64]) -> Vec<f64> {
+    /// the pages' [`UserCentric::change_rates`] and `last` their last refreshes (the crawl
+    /// state's, [`last_refreshes`]).
+    pub fn priorities(&self, unit: Unit, rates: &[f64], last: &[Unit]) -> Vec<f64> {
         match self.active {
-            Some(Estimator::ChangeGain) => self.change_gain_priorities(unit, rates),
-            Some(Estimator::Whittle) => self.whittle_priorities(unit, rates),
+            Some(Estimator::ChangeGain) => self.change_gain_priorities(unit, rates, last),
+            Some(Estimator::Whittle) => self.whittle_priorities(unit, rates, last),
             _ => {
                 let means = self.mean_normalised();
                 (0..means.len())
-                    .map(|p| priority(means[p], unit, self.last_refresh[p]))
+                    .map(|p| priority(means[p], unit, last[p]))
                     .collect()
             }
         }
@@ -678,15 +689,16 @@ impl UserCentric {
         &self,
         unit: Unit,
         rates: &[f64],
+        last: &[Unit],
         value: impl Fn(f64, f64, f64) -> f64,
     ) -> Vec<f64> {
         let gains = self.gains_given_change();
         if self.mixture.is_none() {
             return (0..rates.len())
-                .map(|p| value(gains[p], rates[p], self.elapsed(unit, p)))
+                .map(|p| value(gains[p], rates[p], elapsed(unit, last, p)))
                 .collect();
         }
-        self.over_rates(unit, rates, |rate, elapsed| value(1.0, rate, elapsed))
+        self.over_rates(unit, rates, last, |rate, elapsed| value(1.0, rate, elapsed))
             .into_iter()
             .zip(gains)
             .map(|(v, g)| if g > 0.0 && v > 0.0 { v * g } else { 0.0 })
@@ -852,8 +864,6 @@ impl RefreshPolicy for UserCentric {
         self.samples = vec![VecDeque::new(); n];
         self.view_weight = context.view_weight.to_vec();
         self.measured = vec![false; n];
-        self.last_refresh = vec![0; n];
-        self.gone = vec![false; n];
         self.changes = vec![ChangeRecord::default(); n];
         self.oracle_change_rate = None;
         self.oracle_gains = None;
@@ -898,26 +908,26 @@ impl RefreshPolicy for UserCentric {
         self.grow(crawl.len());
         self.fit_rates(crawl);
         let rates = self.change_rates();
-        let prio = self.priorities(unit, &rates);
+        let last = last_refreshes(crawl, rates.len());
+        let prio = self.priorities(unit, &rates, &last);
         // Among pages of equal priority (notably those the estimate credits with no gain),
         // the likeliest to have changed first: a page whose ΔQ the estimate cannot see (its
         // effect is on other pages' scores, or on queries outside the workload) is not written
         // off, and budget left after the measured gains goes where a refresh can still find
         // something. Then the oldest, then the page id.
-        let changed_since = self.changed_since(unit, &rates);
-        let mut pages: Vec<usize> = (0..prio.len()).filter(|&p| !self.gone[p]).collect();
+        let changed_since = self.changed_since(unit, &rates, &last);
+        let mut pages: Vec<usize> = (0..prio.len())
+            .filter(|&p| !crawl.page(p as PageId).gone)
+            .collect();
         pages.retain(|&p| crawl.is_refreshable(p as PageId)); // frontier mode: refreshes of fetched pages only
         pages.sort_by(|&a, &b| {
             prio[b]
                 .total_cmp(&prio[a])
                 .then(changed_since[b].total_cmp(&changed_since[a]))
-                .then(self.last_refresh[a].cmp(&self.last_refresh[b]))
+                .then(last[a].cmp(&last[b]))
                 .then(a.cmp(&b))
         });
         pages.truncate(budget);
-        for &p in &pages {
-            self.last_refresh[p] = unit;
-        }
         pages.into_iter().map(|p| p as PageId).collect()
     }
 
@@ -939,8 +949,6 @@ impl RefreshPolicy for UserCentric {
         for o in outcomes {
             let p = o.page as usize;
             self.grow(p + 1);
-            self.gone[p] = o.gone;
-            self.last_refresh[p] = o.unit;
             // Oracle parameters are fixed on the whole history; only online mode learns, and a
             // discovery measures no refresh.
             if !self.fitted_on_history && !o.discovered {
@@ -1064,13 +1072,15 @@ mod tests {
         );
         let pages = [0, 1, 2];
         let ctx = context(FitMode::Oracle, &pages, &[0.0; 3], Some(&h), 8, 1);
-        let crawl = crate::policy::testkit::no_crawl();
         let refreshes = |uc: &mut UserCentric| {
             uc.prepare(&ctx);
+            // The refresher records each refresh in the crawl state, which the policy reads.
+            let mut crawl = crate::policy::testkit::no_crawl();
             let mut count = [0usize; 3];
             for unit in 1..=8 {
                 for p in uc.choose(unit, 1, &crawl) {
                     count[p as usize] += 1;
+                    crawl.note_fetch(p, unit, false);
                 }
             }
             count
@@ -1161,26 +1171,30 @@ mod tests {
         let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 10, 2);
         let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::MeanOfRatios));
         uc.prepare(&ctx);
+        let mut crawl = crate::policy::testkit::no_crawl();
         // Nothing measured: round-robin by age then id.
-        assert_eq!(
-            uc.choose(1, 2, &crate::policy::testkit::no_crawl()),
-            vec![0, 1]
+        assert_eq!(uc.choose(1, 2, &crawl), vec![0, 1]);
+        crate::policy::testkit::observe(
+            &mut uc,
+            &mut crawl,
+            &[measured(0, 1, 0, 3.0), measured(1, 1, 0, 0.0)],
         );
-        uc.observe(&[measured(0, 1, 0, 3.0), measured(1, 1, 0, 0.0)]);
         // ΔQ̄: page 0 = 3, page 1 = 0; unmeasured 2, 3 get the mean 1.5.
         assert_eq!(uc.mean_normalised(), vec![3.0, 0.0, 1.5, 1.5]);
         // Unit 2: P = 3·1, 0·1, 1.5·2, 1.5·2 → 0 (3, LR 1) loses the tie with 2, 3 (LR 0).
-        assert_eq!(
-            uc.choose(2, 2, &crate::policy::testkit::no_crawl()),
-            vec![2, 3]
+        assert_eq!(uc.choose(2, 2, &crawl), vec![2, 3]);
+        crate::policy::testkit::observe(
+            &mut uc,
+            &mut crawl,
+            &[measured(2, 2, 0, 1.0), measured(3, 2, 0, 10.0)],
         );
-        uc.observe(&[measured(2, 2, 0, 1.0), measured(3, 2, 0, 10.0)]);
         // ΔQ̄ = 3, 0, 0.5, 5. Unit 3: P = 6, 0, 0.5, 5.
-        assert_eq!(
-            uc.choose(3, 2, &crate::policy::testkit::no_crawl()),
-            vec![0, 3]
+        assert_eq!(uc.choose(3, 2, &crawl), vec![0, 3]);
+        crate::policy::testkit::observe(
+            &mut uc,
+            &mut crawl,
+            &[measured(0, 3, 1, 0.0), measured(3, 3, 2, 0.0)],
         );
-        uc.observe(&[measured(0, 3, 1, 0.0), measured(3, 3, 2, 0.0)]);
         // Whole-history means: page 0 = (3 + 0)/2, page 3 = (5 + 0)/2.
         assert_eq!(uc.mean_normalised(), vec![1.5, 0.0, 0.5, 2.5]);
     }
@@ -1192,13 +1206,15 @@ mod tests {
         let ctx = context(FitMode::Online, &pages, &[0.0; 4], None, 10, 2);
         let mut uc = UserCentric::new(None).with_estimator(Some(Estimator::Pooled));
         uc.prepare(&ctx);
+        let mut crawl = crate::policy::testkit::no_crawl();
         assert_eq!(uc.mean_normalised(), vec![0.0; 4], "nothing observed yet");
-        assert_eq!(
-            uc.choose(1, 2, &crate::policy::testkit::no_crawl()),
-            vec![0, 1]
-        );
+        assert_eq!(uc.choose(1, 2, &crawl), vec![0, 1]);
         // Page 0 gained 4 over 1 unit, page 1 nothing: pooled rate m₀ = 4/2 = 2.
-        uc.observe(&[measured(0, 1, 0, 4.0), measured(1, 1, 0, 0.0)]);
+        crate::policy::testkit::observe(
+            &mut uc,
+            &mut crawl,
+            &[measured(0, 1, 0, 4.0), measured(1, 1, 0, 0.0)],
+        );
         // ΔQ̄ = (ΣΔQ + m₀τ)/(ΣΔt + τ): (4 + 4)/3, (0 + 4)/3, and m₀ = 2 for the unobserved.
         let m = uc.mean_normalised();
         let expected = [8.0 / 3.0, 4.0 / 3.0, 2.0, 2.0];
@@ -1208,17 +1224,18 @@ mod tests {
         // Unlike the mean of ratios, the page measured at 0 is not written off: after a wait
         // of 2 units its priority 8/3 exceeds page 0's fresh 8/3 · 1.
         assert_eq!(
-            uc.choose(2, 2, &crate::policy::testkit::no_crawl()),
+            uc.choose(2, 2, &crawl),
             vec![2, 3],
             "unexplored pages first: 2·2 > 8/3"
         );
-        uc.observe(&[measured(2, 2, 0, 0.0), measured(3, 2, 0, 0.0)]);
+        crate::policy::testkit::observe(
+            &mut uc,
+            &mut crawl,
+            &[measured(2, 2, 0, 0.0), measured(3, 2, 0, 0.0)],
+        );
         // m₀ = 4/6; page 1 (ΔQ̄ = (0 + 4/3)/3 = 4/9, waited 2) vs page 0 ((4 + 4/3)/3 = 16/9,
         // waited 2) vs pages 2, 3 ((0 + 4/3)/4 = 1/3, waited 1).
-        assert_eq!(
-            uc.choose(3, 2, &crate::policy::testkit::no_crawl()),
-            vec![0, 1]
-        );
+        assert_eq!(uc.choose(3, 2, &crawl), vec![0, 1]);
     }
 
     #[test]
@@ -1291,6 +1308,7 @@ mod tests {
             .with_estimator(Some(Estimator::ChangeGain))
             .with_rate_model(RateModel::Pooled);
         uc.prepare(&ctx);
+        let mut crawl = crate::policy::testkit::no_crawl();
         assert_eq!(uc.label(), "user-centric (ΔQ̄ change-gain, rates pooled)");
         // Before any visit every page has the prior rate ln 2 / τ and no gain.
         let rates = uc.change_rates();
@@ -1305,10 +1323,14 @@ mod tests {
         // Page 0 changed at each of its visits with gain 2; page 1 never changed.
         let mut last = [0; 4];
         for unit in 1..=6 {
-            uc.observe(&[
-                visit(0, unit, last[0], true, 2.0),
-                visit(1, unit, last[1], false, 0.0),
-            ]);
+            crate::policy::testkit::observe(
+                &mut uc,
+                &mut crawl,
+                &[
+                    visit(0, unit, last[0], true, 2.0),
+                    visit(1, unit, last[1], false, 0.0),
+                ],
+            );
             last[0] = unit;
             last[1] = unit;
         }
@@ -1323,11 +1345,8 @@ mod tests {
         assert!((gains[1] - 2.0).abs() < 1e-12, "{gains:?}");
         // The unvisited pages, 7 units old, have almost surely changed; page 0, visited a unit
         // ago, likely has; page 1, never seen changing, comes last.
-        assert_eq!(
-            uc.choose(7, 3, &crate::policy::testkit::no_crawl()),
-            vec![2, 3, 0]
-        );
-        assert_eq!(uc.choose(8, 4, &crate::policy::testkit::no_crawl())[3], 1);
+        assert_eq!(uc.choose(7, 3, &crawl), vec![2, 3, 0]);
+        assert_eq!(uc.choose(8, 4, &crawl)[3], 1);
     }
 
     #[test]
@@ -1378,7 +1397,8 @@ mod tests {
             // Under paper 003's mean of ratios, the unchanged visit halves page 1's ΔQ̄ for good;
             // here page 1's priority grows back with its wait: at unit 12 (page 1 waited 9 units,
             // page 0 waited 11) both are almost surely changed and tie near G.
-            let p = uc.change_gain_priorities(12, &uc.change_rates());
+            // (Last refreshes as the crawl state would hold them after these visits.)
+            let p = uc.change_gain_priorities(12, &uc.change_rates(), &[1, 3]);
             assert!(p[1] > 0.9 * p[0], "{model:?}: {p:?}");
             assert!(
                 p[0] <= gains[0] && p[1] <= gains[1],

@@ -201,8 +201,8 @@ impl RefreshPolicy for HedgedPlanner {
                 .collect()
         };
         let (ours_dropped, theirs_dropped) = (dropped(&ours), dropped(&theirs));
-        self.planner.withdraw(&ours_dropped, crawl);
-        self.ebr.withdraw(&theirs_dropped, crawl);
+        self.planner.withdraw(&ours_dropped);
+        self.ebr.withdraw(&theirs_dropped);
         chosen
     }
 
