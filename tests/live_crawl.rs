@@ -816,3 +816,53 @@ fn signal_crawl_command(dir: &Path, host: &str, port: u16, state: &str) -> Comma
         .arg(dir.join(format!("{state}-warc")));
     crawl
 }
+
+/// A crawl whose policy plans to its last unit, stopped after unit 2 and resumed under
+/// another `--units`, chooses otherwise than its journal: the resume fails naming the
+/// `--units` to resume with, and the same command with it resumes.
+#[test]
+fn a_resume_under_another_units_that_diverges_names_the_units_to_resume_with() {
+    let dir = tempfile::tempdir().unwrap();
+    generate_with(
+        dir.path(),
+        &["--pages", "40", "--weeks", "4", "--queries", "500"],
+    );
+    let corpus = dir.path().join("corpus");
+    let port = free_port();
+    let _server = started(web_replay_command(&corpus, port));
+    let host = "wiki.synthetic.example";
+    let crawl = |units: &str| {
+        Command::new(BIN)
+            .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
+            .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
+            .arg("--log")
+            .arg(dir.path().join("querylog/aol-synthetic.txt"))
+            .args(["--policy", "ebr", "--budget", "3"])
+            .args(["--unit-seconds", "0.2", "--units", units])
+            .args(["--min-host-delay-ms", "0", "--json"])
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            .arg("--warc-out")
+            .arg(dir.path().join("warc"))
+            .output()
+            .unwrap()
+    };
+    let first = crawl("2");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let resumed = crawl("4");
+    let said = String::from_utf8_lossy(&resumed.stderr);
+    assert!(!resumed.status.success(), "{said}");
+    assert!(
+        said.contains("resuming from the journal")
+            && said.contains("was started with --units 2: resume it with --units 2"),
+        "{said}"
+    );
+    assert!(
+        crawl("2").status.success(),
+        "resumed with the --units it was started with"
+    );
+}

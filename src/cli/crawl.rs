@@ -299,6 +299,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         lines,
         judge_error: None,
         date_origin,
+        started_with_other_units: previous
+            .as_ref()
+            .and_then(|state| state.get("units"))
+            .filter(|units| **units != serde_json::json!(args.units))
+            .map(|units| units.to_string()),
     };
     crawl.run(&mut engine, env.as_ref())?;
     report(&args, &engine, &crawl.lines, crawl.judge_error)
@@ -641,6 +646,8 @@ struct UnitLoop<'a> {
     judge_error: Option<String>,
     /// Unit 0's start on the crawl's own date clock (kept for a resume).
     date_origin: Option<f64>,
+    /// The `--units` the resumed crawl was started with, when this run names another.
+    started_with_other_units: Option<String>,
 }
 
 impl UnitLoop<'_> {
@@ -666,7 +673,16 @@ impl UnitLoop<'_> {
                     .advance(url, unit)
                     .map_err(|e| anyhow::anyhow!("--advance-clock {url}: {e}"))?;
             }
-            let done = engine.step(unit, Some(deadline))?;
+            let done = engine.step(unit, Some(deadline)).map_err(|e| {
+                match (&e, &self.started_with_other_units) {
+                    // Most likely why: the policy plans to its last unit.
+                    (refresher::live::LiveError::Diverged { .. }, Some(started)) => anyhow::anyhow!(
+                        "{e}; the crawl in --state-dir {} was started with --units {started}: resume it with --units {started}",
+                        args.index.display()
+                    ),
+                    _ => e.into(),
+                }
+            })?;
             if done.replayed {
                 unit += 1;
                 continue;
