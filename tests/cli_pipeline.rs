@@ -217,6 +217,38 @@ fn simulate_compare_and_estimate_check_end_to_end() {
         let between = r["budget_interpolated"].as_f64().unwrap();
         assert!(between <= grid + 1e-9, "{r}");
     }
+    // Each online policy's budget over the full oracle's (oracle user-centric), per target:
+    // read here from the fixed rows themselves.
+    let ratios = cmp["oracle_ratios"].as_array().unwrap();
+    let online_rows: Vec<&Value> = fixed.iter().filter(|r| r["mode"] == "online").collect();
+    assert_eq!(ratios.len(), online_rows.len());
+    let mut compared = 0;
+    for (ratio, row) in ratios.iter().zip(&online_rows) {
+        assert_eq!(ratio["policy"], row["policy"]);
+        let oracle = fixed
+            .iter()
+            .find(|o| {
+                o["mode"] == "oracle"
+                    && o["policy"] == "user-centric"
+                    && o["target_quality"] == row["target_quality"]
+                    && o["gap_share"] == row["gap_share"]
+            })
+            .unwrap();
+        let (online, bound) = (
+            row["budget_interpolated"].as_f64().unwrap(),
+            oracle["budget_interpolated"].as_f64().unwrap(),
+        );
+        if bound > 0.0 {
+            let r = ratio["ratio"].as_f64().unwrap();
+            assert!((r - online / bound).abs() < 1e-12, "{ratio} {row} {oracle}");
+            compared += 1;
+        } else {
+            assert!(ratio["ratio"].is_null(), "{ratio}");
+        }
+    }
+    assert!(compared > 0, "no ratio to compare: {ratios:?}");
+    let csv = std::fs::read_to_string(out.join("oracle_ratios.csv")).unwrap();
+    assert_eq!(csv.lines().count(), ratios.len() + 1);
     let fixed_sbr = |r: &&serde_json::Value| r["policy"] == "sbr";
     assert!(fixed.iter().filter(fixed_sbr).count() > 0);
     // Each budget with its 95 % interval over the bootstrap's resamples of the queries: ordered

@@ -16,6 +16,7 @@ use refresher::quality::bootstrap::Interval;
 use refresher::report::svg::{Chart, Scale, Series};
 use refresher::sim::compare::{default_budgets, sweep, Comparison, SweepConfig, Target, TargetRow};
 use refresher::sim::intervals::ratio_interval;
+use refresher::sim::oracle_ratio::OracleRatio;
 
 use super::experiment::{budget_from_share, csv_file, ExperimentArgs, WarmupArgs};
 use super::former_flags::{Disagree, FormerUse};
@@ -220,9 +221,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         for c in &comparisons {
             print_summary(c, loaded.corpus.page_count(), args.metrics);
         }
+        print_oracle_ratios(&refresher::sim::oracle_ratio::oracle_ratios(&comparisons));
         if let Some(dir) = &args.out {
             println!(
-                "outputs written to {}: compare.json, fig4_table.csv, fig4_table_fixed.csv, curves.csv, runs.csv, charts fig4_<mode>.svg and <measure>_vs_budget_<mode>.svg",
+                "outputs written to {}: compare.json, fig4_table.csv, fig4_table_fixed.csv, curves.csv, runs.csv (and with both modes oracle_ratios.csv), charts fig4_<mode>.svg and <measure>_vs_budget_<mode>.svg",
                 dir.display()
             );
         }
@@ -451,6 +453,7 @@ fn to_json(comparisons: &[Comparison]) -> serde_json::Value {
         "signals": comparisons.first().map(|c| c.signals.clone()),
         "rows": rows,
         "fixed_rows": fixed_rows,
+        "oracle_ratios": refresher::sim::oracle_ratio::oracle_ratios(comparisons),
         "curves": curves,
         "sweeps": comparisons,
     })
@@ -637,6 +640,41 @@ fn print_gap_table(rows: &[TargetRow]) {
         print!("{p:<label$}");
         for (_, c) in rows.iter().zip(&cells).filter(|(r, _)| r.policy == p) {
             print!("{c:>width$}");
+        }
+        println!();
+    }
+}
+
+/// Each online policy's budget over the full oracle's, per share of the staleness gap (nothing
+/// unless both modes ran with the oracle told the whole history).
+fn print_oracle_ratios(ratios: &[OracleRatio]) {
+    let rows: Vec<&OracleRatio> = ratios.iter().filter(|r| r.gap_share.is_some()).collect();
+    let Some(first) = rows.first() else {
+        return;
+    };
+    println!(
+        "\nOnline budget over the full oracle's ({} in oracle mode, told the whole history), per share of the staleness gap (log-B interpolated, parameters fixed before the run; – = either not reached):",
+        refresher::sim::oracle_ratio::FULL_ORACLE
+    );
+    let mut policies: Vec<&str> = Vec::new();
+    for r in &rows {
+        if !policies.contains(&r.policy.as_str()) {
+            policies.push(&r.policy);
+        }
+    }
+    let label = label_width(policies.iter().copied());
+    let width = 12;
+    print!("{:<label$}", "policy");
+    for r in rows.iter().filter(|r| r.policy == first.policy) {
+        let share = r.gap_share.unwrap_or_default() * 100.0;
+        print!("{:>width$}", format!("{share} % gap"));
+    }
+    println!();
+    for p in policies {
+        print!("{p:<label$}");
+        for r in rows.iter().filter(|r| r.policy == p) {
+            let cell = r.ratio.map_or("–".to_string(), |x| format!("{x:.2}×"));
+            print!("{cell:>width$}");
         }
         println!();
     }
@@ -905,9 +943,43 @@ fn write_outputs(
         write_charts(dir, mode, c, about)?;
     }
     write_oracle_vs_online(dir, comparisons, about)?;
+    write_oracle_ratios(
+        dir,
+        &refresher::sim::oracle_ratio::oracle_ratios(comparisons),
+    )?;
     table.flush()?;
     curves.flush()?;
     points.flush()?;
+    Ok(())
+}
+
+/// `oracle_ratios.csv` when both modes ran (see [`print_oracle_ratios`]): empty cells where a
+/// budget was not reached.
+fn write_oracle_ratios(dir: &Path, ratios: &[OracleRatio]) -> anyhow::Result<()> {
+    if ratios.is_empty() {
+        return Ok(());
+    }
+    let mut csv = csv_file(&dir.join("oracle_ratios.csv"))?;
+    csv.write_record([
+        "policy",
+        "target_quality",
+        "gap_share",
+        "online_budget",
+        "oracle_budget",
+        "ratio",
+    ])?;
+    let text = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    for r in ratios {
+        csv.write_record([
+            r.policy.clone(),
+            r.target_quality.to_string(),
+            text(r.gap_share),
+            text(r.online_budget),
+            text(r.oracle_budget),
+            text(r.ratio),
+        ])?;
+    }
+    csv.flush()?;
     Ok(())
 }
 

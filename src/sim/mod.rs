@@ -12,6 +12,7 @@
 //! * [`schedule_metrics`]: paper 001's ChangeRate and gp4c NDCG of a refresh schedule.
 //! * [`shared_evaluations`]: exact metrics of repository states several runs reach, evaluated
 //!   once.
+//! * [`oracle_ratio`]: each online policy's budget over the full oracle's, per target.
 //! * [`spread`]: a comparison sweep spread over the workers of a mesh (`--workers`,
 //!   `--processes`), identical to [`compare::sweep`].
 
@@ -20,6 +21,7 @@ pub mod displacement;
 pub mod environment;
 pub mod estimate_check;
 pub mod intervals;
+pub mod oracle_ratio;
 pub mod run;
 pub use crate::change::schedule_metrics;
 pub mod shared_evaluations;
