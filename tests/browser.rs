@@ -803,6 +803,35 @@ async fn search_dashboard_and_compare_pages_work_in_chromium() {
         )
         .await;
     assert_charts_read_without_a_legend_hunt(&mut browser).await;
+    // One mode shown: no ratio to the full oracle, the section hidden. Handed the ratios
+    // `/api/compare` gives when both modes are shown (tests/server_api.rs checks those), the
+    // page draws a row per online series, a cell per share of the gap.
+    let hidden = browser
+        .eval("return document.getElementById('oracle-ratios-section').hidden")
+        .await;
+    assert_eq!(hidden, json!(true));
+    let drawn = browser
+        .eval(
+            "render(Object.assign({}, shown, {oracle_ratios: [ \
+               {policy: 'ebr (online)', target_quality: 0.99, gap_share: 0.5, \
+                online_budget: 6, oracle_budget: 2, ratio: 3}, \
+               {policy: 'ebr (online)', target_quality: 0.995, gap_share: 0.75, \
+                online_budget: null, oracle_budget: 4, ratio: null}]})); \
+             const t = document.getElementById('oracle-ratios'); \
+             return [document.getElementById('oracle-ratios-section').hidden, \
+               [...t.querySelectorAll('th')].map(th => th.textContent), \
+               [...t.querySelectorAll('tbody td')].map(td => td.textContent)]",
+        )
+        .await;
+    assert_eq!(
+        drawn,
+        json!([
+            false,
+            ["online policy", "50 % of gap", "75 % of gap"],
+            ["ebr (online)", "3.00×", "—"]
+        ])
+    );
+    browser.assert_numbers_explained("#oracle-ratios").await;
     // The "show" list offers the sweep just run and every run (the sweep's 8 and the
     // dashboard's run).
     browser

@@ -1266,7 +1266,7 @@ async fn compare_keeps_oracle_and_online_runs_apart() {
             .send_json(
                 Method::POST,
                 "/api/compare",
-                &json!({"policies": ["user-centric"], "budgets": [0, 3], "mode": mode}),
+                &json!({"policies": ["user-centric"], "budgets": [0, 3, 50], "mode": mode}),
             )
             .await
             .unwrap();
@@ -1275,7 +1275,7 @@ async fn compare_keeps_oracle_and_online_runs_apart() {
     let deadline = Instant::now() + Duration::from_secs(300);
     let all = loop {
         let (_, v) = c.get_json("/api/compare?sweep=all").await.unwrap();
-        if v["runs_finished"] == 4 {
+        if v["runs_finished"] == 6 {
             break v;
         }
         assert!(Instant::now() < deadline, "{v}");
@@ -1293,11 +1293,46 @@ async fn compare_keeps_oracle_and_online_runs_apart() {
         [
             "user-centric (online)",
             "user-centric (online)",
+            "user-centric (online)",
+            "user-centric (oracle)",
             "user-centric (oracle)",
             "user-centric (oracle)"
         ],
         "{all}"
     );
+    // Both modes shown: each online row over the full oracle's (the oracle series) for the
+    // same target, read here from the fixed rows themselves.
+    let fixed = all["fixed_rows"].as_array().unwrap();
+    let ratios = all["oracle_ratios"].as_array().unwrap();
+    let online: Vec<&serde_json::Value> = fixed
+        .iter()
+        .filter(|r| r["policy"] == "user-centric (online)")
+        .collect();
+    assert_eq!(ratios.len(), online.len(), "{all}");
+    let mut compared = 0;
+    for (ratio, row) in ratios.iter().zip(&online) {
+        assert_eq!(ratio["policy"], "user-centric (online)");
+        let bound = fixed
+            .iter()
+            .find(|o| {
+                o["policy"] == "user-centric (oracle)"
+                    && o["target_quality"] == row["target_quality"]
+                    && o["gap_share"] == row["gap_share"]
+            })
+            .unwrap();
+        match (
+            row["budget_interpolated"].as_f64(),
+            bound["budget_interpolated"].as_f64(),
+        ) {
+            (Some(a), Some(b)) if b > 0.0 => {
+                let r = ratio["ratio"].as_f64().unwrap();
+                assert!((r - a / b).abs() < 1e-12, "{ratio} {row} {bound}");
+                compared += 1;
+            }
+            _ => assert!(ratio["ratio"].is_null(), "{ratio}"),
+        }
+    }
+    assert!(compared > 0, "{ratios:?}");
     // One sweep alone has one setting: the plain policy name.
     for sweep in ["1", "2", ""] {
         let (status, one) = c
@@ -1305,10 +1340,12 @@ async fn compare_keeps_oracle_and_online_runs_apart() {
             .await
             .unwrap();
         assert_eq!(status, StatusCode::OK, "{one}");
-        assert_eq!(one["curves"].as_array().unwrap().len(), 2, "{one}");
+        assert_eq!(one["curves"].as_array().unwrap().len(), 3, "{one}");
         for p in one["curves"].as_array().unwrap() {
             assert_eq!(p["policy"], "user-centric", "{one}");
         }
+        // One mode alone: no ratio to the oracle.
+        assert_eq!(one["oracle_ratios"].as_array().unwrap().len(), 0, "{one}");
     }
     let (status, v) = c.get_json("/api/compare?sweep=3").await.unwrap();
     assert_eq!(status, StatusCode::NOT_FOUND, "{v}");

@@ -50,6 +50,7 @@ function render(c) {
     $(id).tBodies[0].replaceChildren(...policies.map(p => el("tr", {}, el("td", { text: p, title: meaning("policy") }),
       ...targets.map(t => budgetCell(rows.find(r => r.policy === p && key(r) === key(t)))))));
   }
+  renderOracleRatios(c.oracle_ratios || [], amount);
   $("curves").tBodies[0].replaceChildren(...c.curves.map(p => el("tr", {}, el("td", { text: p.policy, title: meaning("policy") }), numberCell(p.budget, "budget"),
     numberCell(p.theta != null ? p.theta : "", "theta"), numberCell(fmt(p.mean_quality), "mean_quality"), numberCell(fmt(p.mean_fresh_at_10), "mean_fresh_at_10"), numberCell(fmt(p.mean_map_at_10), "mean_map_at_10"))));
   const pending = c.runs_total - c.runs_finished;
@@ -57,6 +58,24 @@ function render(c) {
     [`${c.runs_finished}/${c.runs_total}`, "runs_finished"], " runs finished" + (pending ? " — updating…" : ".") + " “—” means no budget in the grid reached the target."));
   clearTimeout(timer);
   if (pending) timer = setTimeout(load, 2000);
+}
+
+// Online budget ÷ the full oracle's per share of the staleness gap (`oracle_ratios`, as
+// `refresher compare --mode oracle,online` prints it); hidden unless both are shown.
+function renderOracleRatios(ratios, amount) {
+  const rows = ratios.filter(r => r.gap_share != null);
+  $("oracle-ratios-section").hidden = rows.length === 0;
+  const shares = [...new Set(rows.map(r => r.gap_share))];
+  $("oracle-ratios").tHead.replaceChildren(el("tr", {}, el("th", { text: "online policy" }),
+    ...shares.map(g => el("th", { class: "num", text: `${Math.round(g * 100)} % of gap`, title: `${meaning("gap_share")}: ${Math.round(g * 100)} %` }))));
+  const policies = [...new Set(rows.map(r => r.policy))];
+  $("oracle-ratios").tBodies[0].replaceChildren(...policies.map(p => el("tr", {}, el("td", { text: p, title: meaning("policy") }),
+    ...shares.map(g => {
+      const r = rows.find(x => x.policy === p && x.gap_share === g);
+      const cell = numberCell(r && r.ratio != null ? r.ratio.toFixed(2) + "×" : "—", "oracle_ratio");
+      if (r) cell.title += `. Online ${r.online_budget == null ? "—" : amount(r.online_budget)}, oracle ${r.oracle_budget == null ? "—" : amount(r.oracle_budget)} refreshes per unit.`;
+      return cell;
+    }))));
 }
 
 // Fig. 4 over quality, or over the share of the staleness gap recovered from Q₀ (the B = 0

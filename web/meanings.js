@@ -14,6 +14,7 @@ const MEANINGS = {
   budget_interval: "The budget B at which the policy's curve first reaches this target, read between grid points (log-linear in B; — : no grid budget did); in brackets its 95 % interval: the same budget read under each of 200 resamples of the workload's query submissions, from the same runs (an open end: not reached on the grid)",
   budget_needed: "The smallest budget B in the sweep's grid whose mean repository quality reaches this target (— : no budget in the grid reached it)",
   target_quality: "Target mean repository quality",
+  oracle_ratio: "The online policy's budget for this target over the budget oracle user-centric (told the whole history: a bound no crawler reaches) needs for it, both read between grid points at parameters fixed before the run; — : either not reached",
   gap_share: "Target as a share of the quality lost to staleness: the unrefreshed repository's quality plus this share of the gap to a perfect (1.0) repository",
   policy: "The refresh policy and its parameters",
   // Quality measures

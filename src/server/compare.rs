@@ -17,6 +17,8 @@ use crate::policy::FitMode;
 use crate::sim::compare::add_intervals;
 use crate::sim::compare::{best_curves, SweepPoint};
 pub use crate::sim::compare::{CurvePoint, TargetRow as TableRow, TARGET_QUALITIES as TARGETS};
+pub use crate::sim::oracle_ratio::OracleRatio;
+use crate::sim::oracle_ratio::FULL_ORACLE;
 
 use super::error::ApiError;
 use super::runs::{Run, RunInfo, RunManager, RunSpec, RunStatus, WorkloadSource};
@@ -97,6 +99,11 @@ pub struct Comparison {
     /// The change signals of the runs shown, each setting once (`["none"]` without).
     #[serde(default)]
     pub signals: Vec<String>,
+    /// `refresher compare`'s `oracle_ratios`: each online series' fixed row over the full
+    /// oracle's (the oracle user-centric series told the whole history, in the same other
+    /// settings) for the same target; empty unless both are shown.
+    #[serde(default)]
+    pub oracle_ratios: Vec<OracleRatio>,
 }
 
 /// Validates a sweep and queues its runs (policy-major, budgets ascending), all or none.
@@ -220,6 +227,10 @@ pub fn comparison(runs: &[Arc<Run>], sweep: Option<u64>) -> Comparison {
     let (infos, resamples): (Vec<RunInfo>, Vec<Resampled>) =
         chosen.iter().map(|r| r.info_and_resamples()).unzip();
     let names = series_names(&infos);
+    let mut series: BTreeMap<String, &RunInfo> = BTreeMap::new();
+    for (info, name) in infos.iter().zip(&names) {
+        series.entry(name.clone()).or_insert(info);
+    }
     // Latest finished run per (series, budget, θ); then, as `refresher compare`, the best θ
     // per (series, budget).
     let mut points: BTreeMap<(String, usize, String), SweepPoint> = BTreeMap::new();
@@ -265,6 +276,7 @@ pub fn comparison(runs: &[Arc<Run>], sweep: Option<u64>) -> Comparison {
         add_intervals(&mut rows, &points, &q0);
         add_intervals(&mut fixed_rows, &fixed_points, &q0);
     }
+    let oracle_ratios = oracle_ratios(&fixed_rows, &series);
     Comparison {
         sweep,
         runs_total: chosen.len(),
@@ -272,6 +284,7 @@ pub fn comparison(runs: &[Arc<Run>], sweep: Option<u64>) -> Comparison {
         rows,
         curves,
         fixed_rows,
+        oracle_ratios,
         oracle_bound: infos.iter().any(|info| {
             info.mode == FitMode::Oracle
                 && info.oracle_history == crate::sim::run::OracleHistory::All
@@ -283,6 +296,45 @@ pub fn comparison(runs: &[Arc<Run>], sweep: Option<u64>) -> Comparison {
             all
         },
     }
+}
+
+/// Each online series' fixed rows over the full oracle's (see [`Comparison::oracle_ratios`]);
+/// `series` maps each series name to one of its runs.
+fn oracle_ratios(rows: &[TableRow], series: &BTreeMap<String, &RunInfo>) -> Vec<OracleRatio> {
+    // What else sets a series apart; the reference must share it.
+    let others = |i: &RunInfo| {
+        format!(
+            "{:?} {:?} {:?} {:?} {} {:?}",
+            i.scoring,
+            i.delta_q,
+            i.workload,
+            i.new_page_report.new_pages,
+            i.warmup_units,
+            i.signals
+        )
+    };
+    let is_full_oracle = |i: &RunInfo| {
+        i.policy == FULL_ORACLE
+            && i.mode == FitMode::Oracle
+            && i.oracle_history == crate::sim::run::OracleHistory::All
+    };
+    rows.iter()
+        .filter_map(|row| {
+            let info = series.get(&row.policy)?;
+            if info.mode != FitMode::Online {
+                return None;
+            }
+            let reference: Vec<&TableRow> = rows
+                .iter()
+                .filter(|o| {
+                    series
+                        .get(&o.policy)
+                        .is_some_and(|i| is_full_oracle(i) && others(i) == others(info))
+                })
+                .collect();
+            (!reference.is_empty()).then(|| OracleRatio::of(row, &reference))
+        })
+        .collect()
 }
 
 /// Each run's series name: its policy, followed by the settings in which the runs differ.

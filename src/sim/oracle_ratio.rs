@@ -12,7 +12,7 @@ use crate::policy::FitMode;
 pub const FULL_ORACLE: &str = "user-centric";
 
 /// One online policy's budget for one target against the full oracle's.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OracleRatio {
     /// The online policy.
     pub policy: String,
@@ -48,28 +48,31 @@ pub fn oracle_ratios(comparisons: &[Comparison]) -> Vec<OracleRatio> {
     if reference.is_empty() {
         return Vec::new();
     }
-    // Both modes share the environment and its B = 0 run, so a target reads the same quality.
-    let same_target = |a: &TargetRow, b: &TargetRow| {
-        a.target_quality == b.target_quality && a.gap_share == b.gap_share
-    };
     online
         .fixed_rows
         .iter()
-        .map(|row| {
-            let oracle_budget = reference
-                .iter()
-                .find(|o| same_target(o, row))
-                .and_then(|o| o.budget_interpolated);
-            OracleRatio {
-                policy: row.policy.clone(),
-                target_quality: row.target_quality,
-                gap_share: row.gap_share,
-                online_budget: row.budget_interpolated,
-                oracle_budget,
-                ratio: ratio(row.budget_interpolated, oracle_budget),
-            }
-        })
+        .map(|row| OracleRatio::of(row, &reference))
         .collect()
+}
+
+impl OracleRatio {
+    /// The ratio of the online `row` to the row of `reference` (the full oracle's rows) for
+    /// the same target. Both modes share the environment and its B = 0 run, so a target reads
+    /// the same quality in both.
+    pub fn of(row: &TargetRow, reference: &[&TargetRow]) -> Self {
+        let oracle_budget = reference
+            .iter()
+            .find(|o| o.target_quality == row.target_quality && o.gap_share == row.gap_share)
+            .and_then(|o| o.budget_interpolated);
+        OracleRatio {
+            policy: row.policy.clone(),
+            target_quality: row.target_quality,
+            gap_share: row.gap_share,
+            online_budget: row.budget_interpolated,
+            oracle_budget,
+            ratio: ratio(row.budget_interpolated, oracle_budget),
+        }
+    }
 }
 
 /// `online / oracle`, when both were reached and the oracle needed more than nothing.
