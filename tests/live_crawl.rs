@@ -122,7 +122,7 @@ fn crawl_of_web_replay_is_judged_and_its_warc_output_reads_back() {
         .arg("--judge-with")
         .arg(&corpus)
         .arg("--state-dir")
-        .arg(dir.path().join("crawl-index"))
+        .arg(dir.path().join("crawl-index{process}"))
         // A crawl runs as one process: `{process}` is 0.
         .arg("--warc-out")
         .arg(dir.path().join("crawl-warc{process}"))
@@ -145,7 +145,7 @@ fn crawl_of_web_replay_is_judged_and_its_warc_output_reads_back() {
     }
     assert!(v["not_modified"].as_u64().unwrap() > 0, "{v}");
     let state: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("crawl-index/state.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(dir.path().join("crawl-index0/state.json")).unwrap())
             .unwrap();
     assert_eq!(state["units_committed"], 4);
     let pages = state["pages"].as_u64().unwrap();

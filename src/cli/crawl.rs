@@ -66,7 +66,8 @@ pub struct Args {
     pub(crate) warmup_units: u32,
     /// The crawl-state directory: where the crawl keeps its journal and state (`state.json`,
     /// rewritten atomically at each unit's commit), and resumes from. `--index`, its former
-    /// name (it is not a search index; `serve --index` is), still works.
+    /// name (it is not a search index; `serve --index` is), still works. `{process}` in DIR
+    /// becomes 0, as in --warc-out.
     #[arg(long = "state-dir", alias = "index", value_name = "DIR")]
     pub(crate) index: PathBuf,
     /// Write every fetch as WARC records here (`crawl-UUUUU.warc.gz` per unit). `{process}`
@@ -225,6 +226,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     ));
     // `{process}` replaced once, here; a crawl has no mesh flags, so it is process 0.
     args.warc_out = super::mesh_args::process_path(&args.warc_out, 0);
+    args.index = super::mesh_args::process_path(&args.index, 0);
     let policy = policy_of(&args)?;
     let fingerprint = fingerprint_of(&args);
     let previous = read_state(&args.index)?;
