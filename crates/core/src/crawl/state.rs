@@ -140,6 +140,14 @@ impl CrawlState {
         self.pages.is_empty()
     }
 
+    /// Every page's last refresh over page ids `0..n` (0: never refreshed): what a policy
+    /// reads instead of keeping its own copy.
+    pub fn last_refreshes(&self, n: usize) -> Vec<Unit> {
+        (0..n as PageId)
+            .map(|p| self.page(p).last_refresh)
+            .collect()
+    }
+
     /// The record of `page` (a default, never-fetched record past the known ids).
     pub fn page(&self, page: PageId) -> &PageCrawl {
         static NEVER: PageCrawl = PageCrawl {

@@ -59,10 +59,8 @@ impl Score {
 struct PageStats {
     visits: u32,
     changes: u32,
-    last_visit: Unit,
     /// Units whose visit found a change.
     change_units: Vec<Unit>,
-    gone: bool,
     known: bool,
 }
 
@@ -84,13 +82,13 @@ impl HistoryScore {
         }
     }
 
-    /// The page's score at the start of `unit`.
-    fn score_of(&self, page: usize, unit: Unit) -> f64 {
+    /// The page's score at the start of `unit`, last visited at `last` (the crawl state's).
+    fn score_of(&self, page: usize, unit: Unit, last: Unit) -> f64 {
         if let Score::Learned(expr) = &self.score {
-            return self.learned_scores(expr, &[page], unit)[0];
+            return self.learned_scores(expr, &[page], unit, &|_| last)[0];
         }
         let s = &self.stats[page];
-        let t = f64::from(unit.saturating_sub(s.last_visit));
+        let t = f64::from(unit.saturating_sub(last));
         // (n, X, cycle indicators) online, or from the whole true history in oracle mode.
         let (n, x, history): (u32, u32, Vec<bool>) = match &self.oracle {
             Some((changes, units)) => {
@@ -132,9 +130,9 @@ impl HistoryScore {
     /// The terminals of paper 001 §5.1 for one page at the start of `unit`: `n, X, t, CG` and the
     /// weighted rates (cycle-indexed), from its own observations online or the whole true
     /// history in oracle mode (as [`score_of`](Self::score_of) reads them).
-    fn terminals(&self, page: usize, unit: Unit) -> [(Terminal, f64); 8] {
+    fn terminals(&self, page: usize, unit: Unit, last: Unit) -> [(Terminal, f64); 8] {
         let s = &self.stats[page];
-        let t = f64::from(unit.saturating_sub(s.last_visit));
+        let t = f64::from(unit.saturating_sub(last));
         let (n, x, history): (u32, u32, Vec<bool>) = match &self.oracle {
             Some((changes, units)) => (
                 units + 1,
@@ -160,12 +158,19 @@ impl HistoryScore {
         ]
     }
 
-    /// A learned function's scores of `pages` at the start of `unit`, evaluated a column at a
-    /// time (already total-orderable: NaN is −∞, ±∞ clamped).
-    fn learned_scores(&self, expr: &Expr, pages: &[usize], unit: Unit) -> Vec<f64> {
+    /// A learned function's scores of `pages` at the start of `unit`, each page last visited
+    /// at `last(page)`, evaluated a column at a time (already total-orderable: NaN is −∞, ±∞
+    /// clamped).
+    fn learned_scores(
+        &self,
+        expr: &Expr,
+        pages: &[usize],
+        unit: Unit,
+        last: &dyn Fn(usize) -> Unit,
+    ) -> Vec<f64> {
         let mut columns = Columns::new(pages.len());
         for &p in pages {
-            for (terminal, value) in self.terminals(p, unit) {
+            for (terminal, value) in self.terminals(p, unit, last(p)) {
                 if expr.uses(terminal) {
                     columns.column_mut(terminal).push(value);
                 }
@@ -209,17 +214,22 @@ impl RefreshPolicy for HistoryScore {
         // Ties (all zero before any change was seen: the paper warms up by visiting every
         // page, we do not) go to the page visited longest ago, then the lowest id — by id
         // alone the same B pages would be refreshed forever.
+        // Last visits and gone pages as the crawl state records them.
+        let last = crawl.last_refreshes(self.stats.len());
         let candidates: Vec<usize> = (0..self.stats.len())
-            .filter(|&p| self.stats[p].known && !self.stats[p].gone)
+            .filter(|&p| self.stats[p].known && !crawl.page(p as PageId).gone)
             .collect();
         let scores: Vec<f64> = match &self.score {
-            Score::Learned(expr) => self.learned_scores(expr, &candidates, unit),
-            _ => candidates.iter().map(|&p| self.score_of(p, unit)).collect(),
+            Score::Learned(expr) => self.learned_scores(expr, &candidates, unit, &|p| last[p]),
+            _ => candidates
+                .iter()
+                .map(|&p| self.score_of(p, unit, last[p]))
+                .collect(),
         };
         let mut scored: Vec<(f64, Unit, usize)> = candidates
             .iter()
             .zip(scores)
-            .map(|(&p, score)| (score, self.stats[p].last_visit, p))
+            .map(|(&p, score)| (score, last[p], p))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         scored
@@ -235,8 +245,6 @@ impl RefreshPolicy for HistoryScore {
             let s = &mut self.stats[o.page as usize];
             s.known = true;
             s.visits += 1;
-            s.last_visit = o.unit;
-            s.gone = o.gone;
             if o.changed && !o.discovered {
                 s.changes += 1;
                 s.change_units.push(o.unit);
@@ -348,9 +356,9 @@ mod tests {
                     outcome(1, unit, false),
                 ]);
             }
-            let s = policy.score_of(0, 6);
+            let s = policy.score_of(0, 6, 5);
             assert!((s - (1.0 - (-rate).exp())).abs() < 1e-9, "{score:?}: {s}");
-            assert_eq!(policy.score_of(1, 6), 0.0);
+            assert_eq!(policy.score_of(1, 6, 5), 0.0);
             assert_eq!(policy.choose(6, 1, &crawl), vec![0]);
         }
         let mut cg = HistoryScore::new(Score::Cg);
@@ -359,7 +367,7 @@ mod tests {
             cg.observe(&[outcome(0, unit, unit == 2 || unit == 4)]);
         }
         // n = 5 visits (initial crawl + 4), X = 2.
-        assert!((cg.score_of(0, 5) - 0.45199).abs() < 1e-5);
+        assert!((cg.score_of(0, 5, 4) - 0.45199).abs() < 1e-5);
     }
 
     #[test]
@@ -380,9 +388,15 @@ mod tests {
             ]);
             policy.observe(&[outcome(1, 3, true)]);
             // Page 0 changed once and was last seen at 1; page 1 the same plus a change at 3.
-            assert!(policy.score_of(0, 8) > policy.score_of(0, 4), "{score:?}");
-            assert!(policy.score_of(2, 8) <= policy.score_of(0, 8), "{score:?}");
-            assert!(policy.score_of(0, 8).is_finite());
+            assert!(
+                policy.score_of(0, 8, 1) > policy.score_of(0, 4, 1),
+                "{score:?}"
+            );
+            assert!(
+                policy.score_of(2, 8, 1) <= policy.score_of(0, 8, 1),
+                "{score:?}"
+            );
+            assert!(policy.score_of(0, 8, 1).is_finite());
         }
         // e^{t} overflows and GAD underflows for huge t: the score stays sortable (NaN is −∞,
         // ±inf clamped), never NaN or +inf.
@@ -390,7 +404,7 @@ mod tests {
         policy.prepare(&ctx);
         policy.observe(&[outcome(0, 1, true)]);
         for unit in [800, 2_000, 100_000] {
-            let s = policy.score_of(0, unit);
+            let s = policy.score_of(0, unit, 1);
             assert!(!s.is_nan() && s != f64::INFINITY, "unit {unit}: {s}");
         }
     }

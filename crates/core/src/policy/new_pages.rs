@@ -232,7 +232,7 @@ impl UserCentricWithNewPages {
     /// it changes), with `q = e^{−λ̄}` at the mean change rate of held pages. Elsewhere it is 1.
     fn refresh_priorities(&self, unit: Unit, crawl: &CrawlState) -> (Vec<f64>, f64, f64) {
         let rates = self.inner.change_rates();
-        let last = super::user_centric::estimators::last_refreshes(crawl, rates.len());
+        let last = crawl.last_refreshes(rates.len());
         let prio = self.inner.priorities(unit, &rates, &last);
         let mut new_page_scale = 1.0;
         let per_page_gain = match self.inner.active_estimator() {

@@ -633,9 +633,7 @@ impl<M: PageModel> Planner<M> {
         if budget == 0 || self.params.is_empty() {
             return Vec::new();
         }
-        let last_refresh: Vec<Unit> = (0..self.params.len() as PageId)
-            .map(|p| crawl.page(p).last_refresh)
-            .collect();
+        let last_refresh = crawl.last_refreshes(self.params.len());
         if self.plan_due(unit, budget) {
             self.replan(unit, budget, &last_refresh);
         }

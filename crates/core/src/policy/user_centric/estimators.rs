@@ -105,14 +105,6 @@ pub fn normalised_delta_q(delta_q: f64, unit: Unit, last_refresh: Unit) -> f64 {
     delta_q / unit.saturating_sub(last_refresh).max(1) as f64
 }
 
-/// Every page's last refresh `LR(p)` as the crawl state records it, over `n` page ids (0: never
-/// refreshed). The policy keeps no copy: a pick whose fetch failed was not refreshed.
-pub fn last_refreshes(crawl: &CrawlState, n: usize) -> Vec<Unit> {
-    (0..n as PageId)
-        .map(|p| crawl.page(p).last_refresh)
-        .collect()
-}
-
 /// Units since page `p`'s last refresh `last[p]`, at `unit`.
 fn elapsed(unit: Unit, last: &[Unit], p: usize) -> f64 {
     unit.saturating_sub(last[p]) as f64
@@ -668,7 +660,7 @@ impl UserCentric {
 
     /// The refresh priority of every page at `unit` under the active estimator, with `rates`
     /// the pages' [`UserCentric::change_rates`] and `last` their last refreshes (the crawl
-    /// state's, [`last_refreshes`]).
+    /// state's, [`CrawlState::last_refreshes`]).
     pub fn priorities(&self, unit: Unit, rates: &[f64], last: &[Unit]) -> Vec<f64> {
         match self.active {
             Some(Estimator::ChangeGain) => self.change_gain_priorities(unit, rates, last),
@@ -908,7 +900,8 @@ impl RefreshPolicy for UserCentric {
         self.grow(crawl.len());
         self.fit_rates(crawl);
         let rates = self.change_rates();
-        let last = last_refreshes(crawl, rates.len());
+        // The crawl state's: a pick whose fetch failed was not refreshed.
+        let last = crawl.last_refreshes(rates.len());
         let prio = self.priorities(unit, &rates, &last);
         // Among pages of equal priority (notably those the estimate credits with no gain),
         // the likeliest to have changed first: a page whose ΔQ the estimate cannot see (its
