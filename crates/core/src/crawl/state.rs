@@ -148,6 +148,12 @@ impl CrawlState {
             .collect()
     }
 
+    /// Whether each page over ids `0..n` was found gone by its last fetch: what a policy reads
+    /// instead of keeping its own flags.
+    pub fn gone_pages(&self, n: usize) -> Vec<bool> {
+        (0..n as PageId).map(|p| self.page(p).gone).collect()
+    }
+
     /// The record of `page` (a default, never-fetched record past the known ids).
     pub fn page(&self, page: PageId) -> &PageCrawl {
         static NEVER: PageCrawl = PageCrawl {

@@ -35,8 +35,6 @@ pub struct Observations {
     pub(crate) changed: usize,
     /// Refreshes whose shingle change was at least the policy's θ (and the content changed).
     pub(crate) changed_at_theta: usize,
-    /// Whether the last refresh found the page gone.
-    pub(crate) gone: bool,
     /// The ΔQ_A measured by the refreshes that found the content changed (the page still
     /// present): what user-centric planning learns its weights from.
     pub gains: GainRecord,
@@ -81,7 +79,6 @@ impl Observations {
                 self.gains.add(outcome.delta_q);
             }
         }
-        self.gone = outcome.gone;
     }
 }
 
@@ -120,8 +117,10 @@ pub trait PageModel: Send {
     /// [`fit_oracle`](Self::fit_oracle) kept (and the views last observed).
     fn oracle(&self) -> Vec<(f64, f64)>;
     /// Online, before the pages' parameters are read: a fit over every page's observations
-    /// (a site-wide prior, say). Nothing by default.
-    fn fit_online(&mut self, _observations: &[Observations], _prior_interval: f64) {}
+    /// (a site-wide prior, say), with `gone[p]` whether the crawl state has page `p` gone.
+    /// Nothing by default.
+    fn fit_online(&mut self, _observations: &[Observations], _gone: &[bool], _prior_interval: f64) {
+    }
     /// Online parameters of page `p` from its observations.
     fn online(&self, page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64);
     /// Whether the model reads [`RefreshOutcome::delta_q`] (through [`Observations::gains`]).
@@ -526,12 +525,12 @@ impl<M: PageModel> Planner<M> {
         &self.schedule.frequencies
     }
 
-    fn refresh_online_params(&mut self) {
+    /// Online parameters of every page; `gone` the crawl state's (a gone page is not planned).
+    fn refresh_online_params(&mut self, gone: &[bool]) {
         self.model
-            .fit_online(&self.observations, self.prior_interval);
-        for p in 0..self.observations.len() {
-            let obs = &self.observations[p];
-            self.params[p] = if obs.gone {
+            .fit_online(&self.observations, gone, self.prior_interval);
+        for (p, (obs, &gone)) in self.observations.iter().zip(gone).enumerate() {
+            self.params[p] = if gone {
                 (0.0, 0.0)
             } else {
                 self.model.online(p as PageId, obs, self.prior_interval)
@@ -539,9 +538,9 @@ impl<M: PageModel> Planner<M> {
         }
     }
 
-    fn replan(&mut self, start: Unit, budget: usize, last_refresh: &[Unit]) {
+    fn replan(&mut self, start: Unit, budget: usize, last_refresh: &[Unit], gone: &[bool]) {
         match self.mode {
-            FitMode::Online => self.refresh_online_params(),
+            FitMode::Online => self.refresh_online_params(gone),
             // The history's parameters with the views of now (pages created since unit 0).
             FitMode::Oracle if self.model.uses_views() => self.refresh_oracle_params(),
             FitMode::Oracle => {}
@@ -633,9 +632,12 @@ impl<M: PageModel> Planner<M> {
         if budget == 0 || self.params.is_empty() {
             return Vec::new();
         }
+        // The crawl state's last refreshes and gone pages: a pick whose fetch failed was not
+        // refreshed.
         let last_refresh = crawl.last_refreshes(self.params.len());
+        let gone = crawl.gone_pages(self.params.len());
         if self.plan_due(unit, budget) {
-            self.replan(unit, budget, &last_refresh);
+            self.replan(unit, budget, &last_refresh, &gone);
         }
         let idx = (unit - self.plan_start) as usize;
         let mut chosen: Vec<PageId> = self
@@ -645,7 +647,7 @@ impl<M: PageModel> Planner<M> {
             .map(|v| {
                 v.iter()
                     .copied()
-                    .filter(|&p| !self.observations[p as usize].gone && known(p))
+                    .filter(|&p| !gone[p as usize] && known(p))
                     .take(budget)
                     .collect()
             })
@@ -670,7 +672,7 @@ impl<M: PageModel> Planner<M> {
             // Each page's sort key computed once; only the best `wanted` are ordered (the
             // order is total, so these are the first `wanted` of a full sort).
             let mut rest: Vec<(f64, Unit, usize)> = (0..last_refresh.len())
-                .filter(|&p| !taken[p] && !self.observations[p].gone && known(p as PageId))
+                .filter(|&p| !taken[p] && !gone[p] && known(p as PageId))
                 .map(|p| (marginal(p), last_refresh[p], p))
                 .collect();
             let best_first = |a: &(f64, Unit, usize), b: &(f64, Unit, usize)| {
@@ -728,7 +730,7 @@ impl<M: PageModel> Planner<M> {
             let candidates: Vec<SignalCandidate> = (0..self.params.len() as PageId)
                 .filter(|&p| {
                     !kept.contains(&p)
-                        && !self.observations[p as usize].gone
+                        && !crawl.page(p).gone
                         && crawl.is_refreshable(p)
                         && informative(p)
                 })
@@ -781,12 +783,11 @@ impl<M: PageModel> Planner<M> {
         for o in outcomes {
             self.grow(o.page as usize + 1);
             if let Some(obs) = self.observations.get_mut(o.page as usize) {
-                // A discovery is a first copy, not a revisit: no change can be seen in it. It
-                // does say the page exists now, so a page seen 404 before it was created (or
-                // while it was deleted) is planned again.
-                if o.discovered {
-                    obs.gone = false;
-                } else {
+                // A discovery is a first copy, not a revisit: no change can be seen in it. (It
+                // does say the page exists now: the crawl state no longer has it gone, so a
+                // page seen 404 before it was created, or while it was deleted, is planned
+                // again.)
+                if !o.discovered {
                     obs.record(o, theta);
                     self.model.record(o);
                     if let Some(s) = self.signalled.as_mut() {

@@ -213,10 +213,12 @@ mod tests {
         let ctx = context(FitMode::Oracle, &pages, &[0.0; 2], Some(&h), 12, 1);
         let mut sbr = Sbr::at_threshold(0.1);
         sbr.prepare(&ctx);
+        // What the crawler knows (the refresher records every outcome there first).
+        let mut crawl = crate::policy::testkit::no_crawl();
         let mut seen_gone = false;
         let mut after_discovery = 0;
         for t in 1..=12 {
-            let chosen = sbr.choose(t, 1, &crate::policy::testkit::no_crawl());
+            let chosen = sbr.choose(t, 1, &crawl);
             let outcomes: Vec<RefreshOutcome> = chosen
                 .iter()
                 .map(|&p| {
@@ -231,18 +233,22 @@ mod tests {
             if t >= 4 {
                 after_discovery += chosen.iter().filter(|&&p| p == 1).count();
             }
-            sbr.observe(&outcomes);
+            crate::policy::testkit::observe(&mut sbr, &mut crawl, &outcomes);
             if t == 3 {
-                sbr.observe(&[RefreshOutcome {
-                    page: 1,
-                    unit: 3,
-                    last_refresh: 0,
-                    changed: false,
-                    shingle_change: 0.0,
-                    delta_q: 0.0,
-                    gone: false,
-                    discovered: true,
-                }]);
+                crate::policy::testkit::observe(
+                    &mut sbr,
+                    &mut crawl,
+                    &[RefreshOutcome {
+                        page: 1,
+                        unit: 3,
+                        last_refresh: 0,
+                        changed: false,
+                        shingle_change: 0.0,
+                        delta_q: 0.0,
+                        gone: false,
+                        discovered: true,
+                    }],
+                );
             }
         }
         assert!(

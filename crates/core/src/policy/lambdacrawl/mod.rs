@@ -323,7 +323,7 @@ impl PageModel for LambdaCrawlModel {
 
     /// Relearns the rates of the pages refreshed since the last plan (all of them if the
     /// smoothing moved).
-    fn fit_online(&mut self, observations: &[Observations], prior_interval: f64) {
+    fn fit_online(&mut self, observations: &[Observations], _gone: &[bool], prior_interval: f64) {
         if prior_interval != self.smoothing_interval {
             self.smoothing_interval = prior_interval;
             self.learned.clear();

@@ -225,7 +225,7 @@ impl PageModel for UserCentricPlanModel {
             .collect()
     }
 
-    fn fit_online(&mut self, observations: &[Observations], _prior_interval: f64) {
+    fn fit_online(&mut self, observations: &[Observations], gone: &[bool], _prior_interval: f64) {
         let priors: Vec<f64> = observations
             .iter()
             .enumerate()
@@ -235,8 +235,9 @@ impl PageModel for UserCentricPlanModel {
             observations
                 .iter()
                 .zip(&priors)
-                .filter(|(obs, _)| !obs.gone)
-                .map(|(obs, &prior)| (&obs.gains, prior)),
+                .zip(gone)
+                .filter(|(_, &gone)| !gone)
+                .map(|((obs, &prior), _)| (&obs.gains, prior)),
         );
     }
 
