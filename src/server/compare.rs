@@ -301,16 +301,13 @@ pub fn comparison(runs: &[Arc<Run>], sweep: Option<u64>) -> Comparison {
 /// Each online series' fixed rows over the full oracle's (see [`Comparison::oracle_ratios`]);
 /// `series` maps each series name to one of its runs.
 fn oracle_ratios(rows: &[TableRow], series: &BTreeMap<String, &RunInfo>) -> Vec<OracleRatio> {
-    // What else sets a series apart; the reference must share it.
+    // What else sets a series apart; the reference must share it. Not the signals: oracle mode
+    // ignores them, so an oracle series of any signal setting is the bound of online runs of
+    // every setting (and they all need the same budgets).
     let others = |i: &RunInfo| {
         format!(
-            "{:?} {:?} {:?} {:?} {} {:?}",
-            i.scoring,
-            i.delta_q,
-            i.workload,
-            i.new_page_report.new_pages,
-            i.warmup_units,
-            i.signals
+            "{:?} {:?} {:?} {:?} {}",
+            i.scoring, i.delta_q, i.workload, i.new_page_report.new_pages, i.warmup_units
         )
     };
     let is_full_oracle = |i: &RunInfo| {
