@@ -606,39 +606,45 @@ pub fn headline(c: &Comparison, pages: usize) -> Option<String> {
 /// The first screen's table: per policy, the budget needed (parameters fixed before the run,
 /// log-B interpolated) for each share of the staleness gap, with its 95 % interval.
 fn print_gap_table(rows: &[TargetRow]) {
-    let rows: Vec<&TargetRow> = rows.iter().filter(|r| r.gap_share.is_some()).collect();
-    let mut policies: Vec<&str> = Vec::new();
-    for r in &rows {
-        if !policies.contains(&r.policy.as_str()) {
-            policies.push(&r.policy);
-        }
-    }
     let cell = |r: &TargetRow| match (r.budget_interpolated, r.budget_interval) {
         (Some(b), Some(i)) => format!("{} ({})", amount(b), interval_text(i, "")),
         (Some(b), None) => amount(b),
         (None, _) => "–".to_string(),
     };
-    let cells: Vec<String> = rows.iter().map(|r| cell(r)).collect();
+    print_gap_columns(
+        &rows
+            .iter()
+            .filter_map(|r| Some((r.policy.as_str(), r.gap_share?, cell(r))))
+            .collect::<Vec<_>>(),
+    );
+}
+
+/// A table with a line per policy (in first-seen order) and a column per share of the
+/// staleness gap, from `(policy, gap share, cell)` in row order; the columns are the first
+/// policy's shares.
+fn print_gap_columns(cells: &[(&str, f64, String)]) {
+    let mut policies: Vec<&str> = Vec::new();
+    for &(p, _, _) in cells {
+        if !policies.contains(&p) {
+            policies.push(p);
+        }
+    }
     let width = cells
         .iter()
-        .map(|c| c.chars().count())
+        .map(|(_, _, c)| c.chars().count())
         .max()
         .unwrap_or(0)
         .max(7)
         + 2;
     let label = label_width(policies.iter().copied());
     print!("{:<label$}", "policy");
-    for r in rows
-        .iter()
-        .filter(|r| Some(&r.policy.as_str()) == policies.first())
-    {
-        let share = r.gap_share.unwrap_or_default() * 100.0;
-        print!("{:>width$}", format!("{share} % gap"));
+    for (_, share, _) in cells.iter().filter(|(p, _, _)| Some(p) == policies.first()) {
+        print!("{:>width$}", format!("{} % gap", share * 100.0));
     }
     println!();
     for p in policies {
         print!("{p:<label$}");
-        for (_, c) in rows.iter().zip(&cells).filter(|(r, _)| r.policy == p) {
+        for (_, _, c) in cells.iter().filter(|(q, _, _)| *q == p) {
             print!("{c:>width$}");
         }
         println!();
@@ -648,36 +654,21 @@ fn print_gap_table(rows: &[TargetRow]) {
 /// Each online policy's budget over the full oracle's, per share of the staleness gap (nothing
 /// unless both modes ran with the oracle told the whole history).
 fn print_oracle_ratios(ratios: &[OracleRatio]) {
-    let rows: Vec<&OracleRatio> = ratios.iter().filter(|r| r.gap_share.is_some()).collect();
-    let Some(first) = rows.first() else {
+    let cells: Vec<(&str, f64, String)> = ratios
+        .iter()
+        .filter_map(|r| {
+            let cell = r.ratio.map_or("–".to_string(), |x| format!("{x:.2}×"));
+            Some((r.policy.as_str(), r.gap_share?, cell))
+        })
+        .collect();
+    if cells.is_empty() {
         return;
-    };
+    }
     println!(
         "\nOnline budget over the full oracle's ({} in oracle mode, told the whole history), per share of the staleness gap (log-B interpolated, parameters fixed before the run; – = either not reached):",
         refresher::sim::oracle_ratio::FULL_ORACLE
     );
-    let mut policies: Vec<&str> = Vec::new();
-    for r in &rows {
-        if !policies.contains(&r.policy.as_str()) {
-            policies.push(&r.policy);
-        }
-    }
-    let label = label_width(policies.iter().copied());
-    let width = 12;
-    print!("{:<label$}", "policy");
-    for r in rows.iter().filter(|r| r.policy == first.policy) {
-        let share = r.gap_share.unwrap_or_default() * 100.0;
-        print!("{:>width$}", format!("{share} % gap"));
-    }
-    println!();
-    for p in policies {
-        print!("{p:<label$}");
-        for r in rows.iter().filter(|r| r.policy == p) {
-            let cell = r.ratio.map_or("–".to_string(), |x| format!("{x:.2}×"));
-            print!("{cell:>width$}");
-        }
-        println!();
-    }
+    print_gap_columns(&cells);
 }
 
 fn print_summary(c: &Comparison, pages: usize, metrics: MetricsShown) {

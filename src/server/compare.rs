@@ -310,26 +310,25 @@ fn oracle_ratios(rows: &[TableRow], series: &BTreeMap<String, &RunInfo>) -> Vec<
             i.scoring, i.delta_q, i.workload, i.new_page_report.new_pages, i.warmup_units
         )
     };
-    let is_full_oracle = |i: &RunInfo| {
-        i.policy == FULL_ORACLE
-            && i.mode == FitMode::Oracle
-            && i.oracle_history == crate::sim::run::OracleHistory::All
-    };
+    // The full oracle's rows, by those settings, read once.
+    let mut bounds: BTreeMap<String, Vec<&TableRow>> = BTreeMap::new();
+    for row in rows {
+        if let Some(i) = series.get(&row.policy).filter(|i| {
+            i.policy == FULL_ORACLE
+                && i.mode == FitMode::Oracle
+                && i.oracle_history == crate::sim::run::OracleHistory::All
+        }) {
+            bounds.entry(others(i)).or_default().push(row);
+        }
+    }
     rows.iter()
         .filter_map(|row| {
             let info = series.get(&row.policy)?;
             if info.mode != FitMode::Online {
                 return None;
             }
-            let reference: Vec<&TableRow> = rows
-                .iter()
-                .filter(|o| {
-                    series
-                        .get(&o.policy)
-                        .is_some_and(|i| is_full_oracle(i) && others(i) == others(info))
-                })
-                .collect();
-            (!reference.is_empty()).then(|| OracleRatio::of(row, &reference))
+            let reference = bounds.get(&others(info))?;
+            Some(OracleRatio::of(row, reference))
         })
         .collect()
 }

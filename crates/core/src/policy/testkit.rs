@@ -110,9 +110,8 @@ pub fn run(
             .collect();
         for o in &outcomes {
             last[o.page as usize] = t;
-            crawl.note_fetch(o.page, t, o.gone);
         }
-        policy.observe(&outcomes);
+        observe(policy, &mut crawl, &outcomes);
         out.push(chosen);
     }
     out
