@@ -11,6 +11,7 @@
 //! [`UserCentricPolicy`] picks one at `prepare`, since the default estimator depends on the fit
 //! mode ([`Estimator::default_for`]).
 
+pub mod carryover;
 pub mod estimators;
 pub mod hedge;
 pub mod planner;
@@ -36,6 +37,13 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
             description: "How ΔQ̄ is estimated: paper 003's mean of ratios, the pooled rate, the pooled rate with a view-weight prior, change probability × gain given a change, the refresh index of change rate and gain given a change, or frequencies planned as EBR plans them with each page's expected ΔQ_A per change (shrunk towards EBR's weight) as its weight, or that plan and EBR's side by side with their disagreement shared by what each one's own picks were measured to gain (hedged)",
             kind: ParamKind::Choice(&["mean-of-ratios", "pooled", "viewed", "change-gain", "whittle", "planned", "hedged"]),
             default: "planned online, whittle (the refresh index) oracle",
+            sweep: &[],
+        },
+        ParamSpec {
+            key: "carryover",
+            description: "Online planner (estimator=planned): how a stale copy's cost grows with the changes it missed — as EBR counts it, stale or not (none), or each further change costing ρ times the one before, ρ learned by cross-validating the gains the planner's refreshes measured against the intervals they closed (learned; planned with EBR's optimum at rates λ(1 − ρ))",
+            kind: ParamKind::Choice(&["none", "learned"]),
+            default: "none",
             sweep: &[],
         },
         ParamSpec {
@@ -65,6 +73,7 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
         let window = params.number("window").map(|w| w as usize);
         let rates = params.choice("rates").and_then(RateModel::parse);
         let knows = params.choice("knows").and_then(OracleKnowledge::parse);
+        let learned_carryover = params.choice("carryover") == Some("learned");
         // The index estimators with the new-page ΔQ estimate in frontier mode
         // (`policy::new_pages`), or the planner ([`planner`]).
         Ok(Box::new(UserCentricPolicy::new(
@@ -72,7 +81,8 @@ pub const FAMILY: PolicyFamily = PolicyFamily {
                 .with_estimator(estimator)
                 .with_rate_model(rates.unwrap_or_default())
                 .with_oracle_knowledge(knows.unwrap_or_default()),
-        )))
+        )
+        .with_learned_carryover(learned_carryover)))
     },
 };
 
@@ -96,6 +106,15 @@ impl UserCentricPolicy {
             hedged: HedgedPlanner::default(),
             running: Estimator::MeanOfRatios,
         }
+    }
+
+    /// Whether the planner learns the carry-over of a stale copy's cost
+    /// ([`carryover`]; `carryover=learned`).
+    pub fn with_learned_carryover(mut self, learned: bool) -> Self {
+        if learned {
+            self.planner = Planner::new(UserCentricPlanModel::with_learned_carryover());
+        }
+        self
     }
 
     /// The planners' replanning period (online, and oracle on new views).
@@ -130,6 +149,9 @@ impl RefreshPolicy for UserCentricPolicy {
 
     fn label(&self) -> String {
         match self.running {
+            Estimator::Planned if self.planner.model.carryover().is_some() => {
+                "user-centric (ΔQ̄ planned, carry-over learned)".to_string()
+            }
             Estimator::Planned => "user-centric (ΔQ̄ planned)".to_string(),
             Estimator::Hedged => "user-centric (ΔQ̄ hedged)".to_string(),
             _ => self.by_index.label(),
@@ -144,8 +166,11 @@ impl RefreshPolicy for UserCentricPolicy {
         };
         let mut m = serde_json::Map::new();
         m.insert("estimator".into(), self.running.as_str().into());
-        if let Some(trust) = planner.settings().remove("signal_trust") {
-            m.insert("signal_trust".into(), trust);
+        let mut planned = planner.settings();
+        for key in ["signal_trust", "carryover"] {
+            if let Some(value) = planned.remove(key) {
+                m.insert(key.into(), value);
+            }
         }
         if self.running == Estimator::Hedged {
             m.extend(self.hedged.settings());

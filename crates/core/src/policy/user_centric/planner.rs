@@ -37,7 +37,9 @@ use crate::change::oracle_rate;
 use crate::corpus::PageId;
 use crate::policy::ebr::{irrelevance_probability, online_irrelevance_probability};
 use crate::policy::planned::{online_rate, GainRecord, Observations, PageModel, Planner};
-use crate::policy::{ChangeHistory, PolicyContext};
+use crate::policy::{ChangeHistory, PolicyContext, RefreshOutcome};
+
+use super::carryover::{CarryoverFit, FitPage, GainLog};
 
 /// The prior strengths (pseudo-changes) cross-validation chooses from: powers of two from 1/64
 /// to 64, then ∞ (the prior alone). A fixed, site-independent grid, wide enough that the
@@ -168,6 +170,12 @@ pub struct UserCentricPlanModel {
     view_weight: Vec<f64>,
     /// Online: the fit of the last replan.
     fit: GainFit,
+    /// Online with `carryover=learned`: the fit of the last replan, with the carry-over of
+    /// [`super::carryover`] (`None`: EBR's freshness objective, `ρ = 0`, not learned).
+    carryover: Option<CarryoverFit>,
+    /// Online with `carryover=learned`: each page's measured gains with the intervals their
+    /// refreshes closed.
+    logs: Vec<GainLog>,
     /// Oracle mode: each page's change rate, `d_p` and gains over the history.
     oracle_pages: Vec<(f64, f64, GainRecord)>,
 }
@@ -182,9 +190,44 @@ impl UserCentricPlanModel {
         self.view(page) * online_irrelevance_probability(obs.changed, obs.changed)
     }
 
+    /// A model that learns how a stale copy's cost grows with the changes it missed
+    /// ([`super::carryover`]; `carryover=learned`).
+    pub fn with_learned_carryover() -> Self {
+        UserCentricPlanModel {
+            carryover: Some(CarryoverFit::default()),
+            ..Self::default()
+        }
+    }
+
     /// The fit in force (online: of the last replan).
     pub fn fit(&self) -> GainFit {
         self.fit
+    }
+
+    /// The carry-over fit in force, when learned.
+    pub fn carryover(&self) -> Option<CarryoverFit> {
+        self.carryover
+    }
+
+    /// Online, `carryover=learned`: `(ρ, κ, s)` from every page not gone.
+    fn learn_carryover(
+        &self,
+        observations: &[Observations],
+        gone: &[bool],
+        prior_interval: f64,
+    ) -> CarryoverFit {
+        let pages: Vec<FitPage<'_>> = observations
+            .iter()
+            .zip(gone)
+            .enumerate()
+            .filter(|(p, (_, &gone))| !gone && *p < self.logs.len())
+            .map(|(p, (obs, _))| FitPage {
+                log: &self.logs[p],
+                lambda: online_rate(obs, obs.changed, prior_interval),
+                ebr_weight: self.online_prior(p, obs),
+            })
+            .collect();
+        CarryoverFit::learn(&pages)
     }
 }
 
@@ -225,7 +268,11 @@ impl PageModel for UserCentricPlanModel {
             .collect()
     }
 
-    fn fit_online(&mut self, observations: &[Observations], gone: &[bool], _prior_interval: f64) {
+    fn fit_online(&mut self, observations: &[Observations], gone: &[bool], prior_interval: f64) {
+        if self.carryover.is_some() {
+            self.carryover = Some(self.learn_carryover(observations, gone, prior_interval));
+            return;
+        }
         let priors: Vec<f64> = observations
             .iter()
             .enumerate()
@@ -244,7 +291,32 @@ impl PageModel for UserCentricPlanModel {
     fn online(&self, page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64) {
         let lambda = online_rate(obs, obs.changed, prior_interval);
         let prior = self.online_prior(page as usize, obs);
-        (lambda, self.fit.weight(&obs.gains, prior))
+        match &self.carryover {
+            None => (lambda, self.fit.weight(&obs.gains, prior)),
+            Some(fit) => {
+                static EMPTY: GainLog = GainLog::EMPTY;
+                let log = self.logs.get(page as usize).unwrap_or(&EMPTY);
+                (fit.rate(lambda), fit.weight(log, lambda, prior))
+            }
+        }
+    }
+
+    fn record(&mut self, outcome: &RefreshOutcome) {
+        if self.carryover.is_some() && outcome.changed && !outcome.gone {
+            let page = outcome.page as usize;
+            if self.logs.len() <= page {
+                self.logs.resize(page + 1, GainLog::default());
+            }
+            let elapsed = outcome.unit.saturating_sub(outcome.last_refresh).max(1) as f64;
+            self.logs[page].add(elapsed, outcome.delta_q);
+        }
+    }
+
+    /// With `carryover=learned`: the `ρ` of the last replan.
+    fn settings(&self, settings: &mut serde_json::Map<String, serde_json::Value>) {
+        if let Some(fit) = self.carryover {
+            settings.insert("carryover".into(), fit.rho.into());
+        }
     }
 
     fn reads_delta_q(&self) -> bool {
@@ -263,6 +335,10 @@ impl PageModel for UserCentricPlanModel {
     fn prepare(&mut self, context: &PolicyContext<'_>) {
         self.view_weight = context.view_weight.to_vec();
         self.fit = GainFit::default();
+        if self.carryover.is_some() {
+            self.carryover = Some(CarryoverFit::default());
+        }
+        self.logs.clear();
     }
 
     fn uses_views(&self) -> bool {
@@ -283,6 +359,7 @@ mod tests {
     use super::*;
     use crate::policy::ebr::Ebr;
     use crate::policy::testkit::{context, history, run, two_speed_site};
+    use crate::policy::user_centric::carryover::CarryoverFit;
     use crate::policy::FitMode;
 
     fn record(gains: &[f64]) -> GainRecord {
@@ -368,6 +445,41 @@ mod tests {
                 "B = {budget}"
             );
         }
+    }
+
+    #[test]
+    fn with_no_gain_measured_the_learned_carryover_plans_exactly_as_ebr() {
+        let (changes, views) = two_speed_site();
+        let pages: Vec<PageId> = (0..12).collect();
+        let h = history(25, &changes, &[1.0; 12], &[0.0; 12]);
+        for budget in [1, 3, 6] {
+            let ctx = context(FitMode::Online, &pages, &views, None, 24, budget);
+            let mut planner = Planner::new(UserCentricPlanModel::with_learned_carryover());
+            let planned = run(&mut planner, &ctx, &h);
+            assert_eq!(
+                planned,
+                run(&mut Ebr::at_threshold(0.0), &ctx, &h),
+                "B = {budget}"
+            );
+            assert_eq!(planner.model.carryover(), Some(CarryoverFit::default()));
+        }
+    }
+
+    #[test]
+    fn gains_that_grow_with_the_wait_teach_a_carryover_and_move_the_plan() {
+        // A refresh gains 1 for every change the copy missed (the test kit sums the missed
+        // changes' ΔQ), so gains grow with the wait: the learned carry-over is above 0 and the
+        // plan is not the freshness planner's.
+        let (changes, views) = two_speed_site();
+        let pages: Vec<PageId> = (0..12).collect();
+        let h = history(25, &changes, &[1.0; 12], &[1.0; 12]);
+        let ctx = context(FitMode::Online, &pages, &views, None, 24, 2);
+        let mut learned = Planner::new(UserCentricPlanModel::with_learned_carryover());
+        let with_carryover = run(&mut learned, &ctx, &h);
+        let fit = learned.model.carryover().unwrap();
+        assert!(fit.rho > 0.0, "{fit:?}");
+        let freshness = run(&mut Planner::new(UserCentricPlanModel::default()), &ctx, &h);
+        assert_ne!(with_carryover, freshness);
     }
 
     #[test]
