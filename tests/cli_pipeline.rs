@@ -832,6 +832,16 @@ fn policies_describe_themselves_and_params_reach_every_command() {
         .unwrap()
         .iter()
         .all(|u| u["refresh_fetches"].as_u64().unwrap() <= 4));
+    // The planner's learned carry-over is named in the label and reported; the default
+    // planner reports none (it counts a copy stale or not, as EBR does).
+    let carried = online_uc(Some("carryover=learned"));
+    assert_eq!(
+        carried["label"],
+        "user-centric (ΔQ̄ planned, carry-over learned)"
+    );
+    let rho = carried["params"]["carryover"].as_f64().unwrap();
+    assert!((0.0..1.0).contains(&rho), "{rho}");
+    assert!(planned["params"].get("carryover").is_none());
     let uc = online_uc(Some("estimator=pooled"));
     assert_eq!(uc["uc_estimator"], "pooled");
     assert_eq!(uc["label"], "user-centric (ΔQ̄ pooled)");
