@@ -6,7 +6,9 @@
 //!   of [`crate::policy::new_pages`] in frontier mode;
 //! * [`planner`]: plan refresh frequencies as SBR and EBR do, each page weighted by its expected
 //!   ΔQ_A per change (the online default), and [`hedge`]: that plan and EBR's side by side, the
-//!   slots where they disagree shared by what each one's picks were measured to gain.
+//!   slots where they disagree shared by what each one's picks were measured to gain;
+//!   [`carryover`]: with `carryover=learned`, the planner's cost of a copy that missed several
+//!   changes, learned from its own measured gains.
 //!
 //! [`UserCentricPolicy`] picks one at `prepare`, since the default estimator depends on the fit
 //! mode ([`Estimator::default_for`]).

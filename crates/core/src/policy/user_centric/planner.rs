@@ -21,6 +21,9 @@
 //! fixed grid of strengths, [`STRENGTHS`], ending with ∞ (the prior alone). No constant is
 //! chosen on a site: `κ` and `s` are learned from the run's own measurements.
 //!
+//! With `carryover=learned` ([`super::carryover`]) a further missed change costs `ρ` times the one
+//! before, `ρ` learned with `s`; the plan is then EBR's optimum at rates `λ(1 − ρ)`.
+//!
 //! docs/results.md, § The user-centric planner, has the measurements behind these choices (a
 //! fixed strength and a fitted intercept did worse).
 //!
