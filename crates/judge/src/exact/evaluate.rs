@@ -1,13 +1,16 @@
 //! The repository side of the exact metrics ([`evaluate`], [`evaluate_and_rank`]): each
-//! query's result list ranked by repository scores, each page credited with its live score.
+//! query's result list ranked by repository scores, each page credited with its live score,
+//! then every query handed in workload order to the table of metric collectors
+//! ([`COLLECTORS`]).
 
 use super::live_truth::LiveList;
 use super::live_truth::LiveTruth;
-use super::metrics::average_precision_retrieved;
-use super::metrics::retrieval_measures;
-use super::metrics::top_k_freshness;
-use super::metrics::Paper000Measures;
-use super::metrics::RetrievalMeasures;
+use super::metrics::FreshnessCollector;
+use super::metrics::MetricCollector;
+use super::metrics::Paper000Collector;
+use super::metrics::QualityCollector;
+use super::metrics::QueryView;
+use super::metrics::RetrievalCollector;
 use super::metrics::UnitMetrics;
 use super::TOP_K;
 use crate::corpus::PageId;
@@ -23,7 +26,6 @@ use crate::quality::ranking::RankMemory;
 use crate::quality::ranking::RanksWanted;
 use crate::quality::ranking::ScoresAtRanks;
 use crate::quality::ranking::SCRATCH;
-use crate::quality::search_quality::SearchQuality;
 use crate::quality::viewing::likelihood_table;
 use crate::quality::viewing::LikelihoodTable;
 use crate::quality::viewing::ViewingLikelihood;
@@ -115,14 +117,15 @@ pub fn evaluate_and_rank(
     // score-to-rank fit reads repository scores, so it takes the full path.
     let keep_rankings = prepared.still_ranked && ranks.is_none();
     let edits = &prepared.edits;
-    let per_query: Vec<PerQuery> = queries
+    type Ranked = (f64, Option<(usize, Vec<Score>)>);
+    let ranked: Vec<Ranked> = queries
         .par_iter()
         .zip(memory.orders.par_iter_mut())
         .zip(memory.matches.lists.par_iter_mut())
         .enumerate()
         .map(|(qi, ((q, order), matches))| {
             let live = &truth.lists[qi];
-            let (absolute, at_ranks) = if keep_rankings {
+            let (credit, at_ranks) = if keep_rankings {
                 (live_credit_of_ranking(live, &table, order), None)
             } else {
                 let ranking = ListRanking {
@@ -133,17 +136,16 @@ pub fn evaluate_and_rank(
                 };
                 ranked_with_live_credit(ranking, live, &table, order, ranks)
             };
-            let top = &order[..order.len().min(TOP_K)];
-            measures_of_top(top, live, is_fresh, q.frequency * absolute, at_ranks)
+            (q.frequency * credit, at_ranks)
         })
         .collect();
     memory.ranked_all(&prepared, scorer);
-    let metrics = unit_metrics(truth, &per_query);
-    let query_credits = per_query.iter().map(|p| p.absolute).collect();
+    let query_credits: Vec<f64> = ranked.iter().map(|&(credit, _)| credit).collect();
+    let metrics = unit_metrics(truth, &memory.orders, &query_credits, is_fresh);
     let at_ranks = ranks.map(|_| {
-        per_query
+        ranked
             .into_iter()
-            .map(|p| p.at_ranks.unwrap_or_default())
+            .map(|(_, at_ranks)| at_ranks.unwrap_or_default())
             .collect()
     });
     Evaluation {
@@ -169,117 +171,64 @@ pub fn evaluate_rankings(
 ) -> UnitMetrics {
     assert_eq!(rankings.len(), queries.len(), "one ranking per query");
     let table = likelihood_table(likelihood, num_docs as usize);
-    let per_query: Vec<PerQuery> = queries
+    let query_credits: Vec<f64> = queries
         .par_iter()
         .zip(rankings.par_iter())
         .enumerate()
         .map(|(qi, (q, order))| {
-            let live = &truth.lists[qi];
-            let absolute = live_credit_of_ranking(live, &table, order);
-            let top = &order[..order.len().min(TOP_K)];
-            measures_of_top(top, live, is_fresh, q.frequency * absolute, None)
+            q.frequency * live_credit_of_ranking(&truth.lists[qi], &table, order)
         })
         .collect();
-    unit_metrics(truth, &per_query)
+    unit_metrics(truth, rankings, &query_credits, is_fresh)
 }
 
-/// One query's share of a unit's measures.
-struct PerQuery {
-    /// Its live credit times its frequency (its term of Eq. 5's numerator).
-    absolute: f64,
-    fresh: Option<f64>,
-    retrieval: Option<RetrievalMeasures>,
-    paper000: Option<Paper000Measures>,
-    at_ranks: Option<(usize, Vec<Score>)>,
+/// The collectors of a unit's metrics, one per family of measures (see [`MetricCollector`]);
+/// each writes its own fields of [`UnitMetrics`], so their order changes no value. A new
+/// measure is its file under `metrics/` and one line here.
+const COLLECTORS: &[fn() -> Box<dyn MetricCollector>] = &[
+    start::<QualityCollector>,
+    start::<FreshnessCollector>,
+    start::<RetrievalCollector>,
+    start::<Paper000Collector>,
+];
+
+/// A new collector of type `C`, for one unit's evaluation.
+fn start<C: MetricCollector + Default + 'static>() -> Box<dyn MetricCollector> {
+    Box::<C>::default()
 }
 
-/// The measures of one query's shown `top` against its `live` list.
-fn measures_of_top(
-    top: &[PageId],
-    live: &LiveList,
+/// A unit's metrics by the protocol of [`MetricCollector`]: new collectors of [`COLLECTORS`],
+/// each handed every query's [`QueryView`] in workload order, then finished. `orders[i]` is
+/// query `i`'s repository list (best first) and `credits[i]` its term of paper 003 Eq. 5's
+/// numerator.
+fn unit_metrics(
+    truth: &LiveTruth,
+    orders: &[Vec<PageId>],
+    credits: &[f64],
     is_fresh: &(dyn Fn(PageId) -> bool + Sync),
-    absolute: f64,
-    at_ranks: Option<(usize, Vec<Score>)>,
-) -> PerQuery {
-    let fresh_top: Vec<bool> = top.iter().map(|&p| is_fresh(p)).collect();
-    let fresh = (!top.is_empty())
-        .then(|| fresh_top.iter().filter(|&&f| f).count() as f64 / top.len() as f64);
-    let retrieval = (!live.top.is_empty()).then(|| retrieval_measures(top, &live.top));
-    let paper000 = (!top.is_empty()).then(|| {
-        let strict: Vec<bool> = top
-            .iter()
-            .map(|p| live.top.binary_search(p).is_ok())
-            .collect();
-        let matching: Vec<bool> = top.iter().map(|&p| live.matches(p)).collect();
-        Paper000Measures {
-            fresh_at_10_fixed_k: top_k_freshness(&fresh_top, TOP_K),
-            map_at_10_retrieved: average_precision_retrieved(&strict),
-            map_at_10_tau0: average_precision_retrieved(&matching),
+) -> UnitMetrics {
+    let mut collectors: Vec<Box<dyn MetricCollector>> =
+        COLLECTORS.iter().map(|start| start()).collect();
+    let mut fresh = Vec::with_capacity(TOP_K);
+    for (qi, (order, &credit)) in orders.iter().zip(credits).enumerate() {
+        let top = &order[..order.len().min(TOP_K)];
+        fresh.clear();
+        fresh.extend(top.iter().map(|&p| is_fresh(p)));
+        let query = QueryView {
+            credit,
+            top,
+            fresh: &fresh,
+            live: &truth.lists[qi],
+        };
+        for collector in &mut collectors {
+            collector.collect(&query);
         }
-    });
-    PerQuery {
-        absolute,
-        fresh,
-        retrieval,
-        paper000,
-        at_ranks,
     }
-}
-
-/// A unit's metrics from its queries' shares: quality by Eq. 5, the others as means.
-fn unit_metrics(truth: &LiveTruth, per_query: &[PerQuery]) -> UnitMetrics {
-    let absolute_quality: f64 = per_query.iter().map(|p| p.absolute).sum();
-    let mean = mean_or_one;
-    UnitMetrics {
-        unit: truth.unit,
-        search: SearchQuality {
-            quality: if truth.ideal > 0.0 {
-                absolute_quality / truth.ideal
-            } else {
-                1.0
-            },
-            fresh_at_10: mean(per_query.iter().filter_map(|p| p.fresh).collect()),
-            map_at_10: mean(
-                per_query
-                    .iter()
-                    .filter_map(|p| p.retrieval.map(|r| r.ap))
-                    .collect(),
-            ),
-        },
-        ndcg_at_10: mean(
-            per_query
-                .iter()
-                .filter_map(|p| p.retrieval.map(|r| r.ndcg))
-                .collect(),
-        ),
-        p_at_10: mean(
-            per_query
-                .iter()
-                .filter_map(|p| p.retrieval.map(|r| r.precision))
-                .collect(),
-        ),
-        absolute_quality,
-        paper000: {
-            let shown: Vec<Paper000Measures> =
-                per_query.iter().filter_map(|p| p.paper000).collect();
-            // No query with a result: nothing shown is stale or irrelevant (as the others).
-            Paper000Measures::mean_of(shown.iter().copied()).unwrap_or(Paper000Measures {
-                fresh_at_10_fixed_k: 1.0,
-                map_at_10_retrieved: 1.0,
-                map_at_10_tau0: 1.0,
-            })
-        },
+    let mut metrics = UnitMetrics::unfilled(truth.unit);
+    for collector in collectors {
+        collector.finish(truth, &mut metrics);
     }
-}
-
-/// The mean of `values`; 1 when there are none (no query to judge: nothing shown is stale or
-/// irrelevant).
-fn mean_or_one(values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        1.0
-    } else {
-        values.iter().sum::<f64>() / values.len() as f64
-    }
+    metrics
 }
 
 /// Ranks the repository's result list of `q` into `order` (which holds its previous ranking,

@@ -32,10 +32,13 @@
 //!   the closer proxy of the paper's two-step manual judgement (summary relevant, then the live
 //!   page relevant).
 //!
-//! Files: `live_truth` (the live side), `evaluate` (the repository side and the quality it
-//! earns), `metrics` (one unit's measures and their per-query formulas). The repository's
-//! ranked lists, kept between evaluations, are the core's (`refresher_core::quality::ranking`):
-//! the refresher's score-to-rank refit reads them too.
+//! Files: `live_truth` (the live side); `evaluate` (the repository side: each query's list
+//! ranked and credited, then handed to the metric collectors); `metrics/` (one unit's
+//! measures: one collector trait, `MetricCollector` — a new collector per unit, every query in
+//! the workload's order, one finish — and one file per family of measures: quality,
+//! freshness, retrieval, paper 000). The repository's ranked lists, kept between evaluations,
+//! are the core's (`refresher_core::quality::ranking`): the refresher's score-to-rank refit
+//! reads them too.
 
 mod evaluate;
 mod live_truth;

@@ -188,23 +188,6 @@ fn paper000_relevance_variants_by_hand() {
     assert!((m.paper000.fresh_at_10_fixed_k - 0.9).abs() < 1e-12);
 }
 
-#[test]
-fn paper000_formulas_by_hand() {
-    assert_eq!(top_k_freshness(&[true, false, true], 10), 0.2);
-    assert_eq!(top_k_freshness(&[true, true], 2), 1.0);
-    assert_eq!(top_k_freshness(&[], 0), 0.0);
-    // Relevant at 2 and 4: (1/2 + 2/4) / 2.
-    assert_eq!(
-        average_precision_retrieved(&[false, true, false, true]),
-        0.5
-    );
-    assert_eq!(average_precision_retrieved(&[false, false]), 0.0);
-    // Only the first 10 count: a relevant 11th result changes nothing.
-    let mut long = vec![false; 10];
-    long.push(true);
-    assert_eq!(average_precision_retrieved(&long), 0.0);
-}
-
 /// The straightforward metrics: every list fully ranked, live scores looked up per hit,
 /// `I(r)` computed per rank. Returns (ideal, per-query live top 10, metrics).
 fn reference(
@@ -739,4 +722,37 @@ fn a_refit_from_an_evaluations_ranks_is_the_refit_on_the_repository() {
     other.offer_scores_at_ranks(repo.revision() + 1, Arc::new(wrong));
     other.before_unit(&repo, 2);
     assert!(same(other.table()));
+}
+
+/// Every measure of [`UnitMetrics`] is written by a collector of the evaluation's table (an
+/// unwritten one stays NaN), with and without queries to judge.
+#[test]
+fn the_collectors_write_every_measure() {
+    let corpus = random_corpus(40, 4, 7);
+    let i = ViewingLikelihood::default();
+    let live = LiveScores::at(&corpus, 2, ScoringKind::Bm25);
+    let repo = LiveScores::at(&corpus, 0, ScoringKind::Bm25);
+    let some = queries_of(&corpus, &["emac", "buffer", "lisp", "window", "org"]);
+    for queries in [Vec::new(), some] {
+        let truth = LiveTruth::compute(&live, &queries, &i);
+        let m = evaluate(repo.forward(), repo.scorer(), &queries, &truth, &i, &|p| {
+            p % 2 == 0
+        });
+        let measures = [
+            m.search.quality,
+            m.search.fresh_at_10,
+            m.search.map_at_10,
+            m.ndcg_at_10,
+            m.p_at_10,
+            m.absolute_quality,
+            m.paper000.fresh_at_10_fixed_k,
+            m.paper000.map_at_10_retrieved,
+            m.paper000.map_at_10_tau0,
+        ];
+        assert!(
+            measures.iter().all(|v| !v.is_nan()),
+            "{} queries: {m:?}",
+            queries.len()
+        );
+    }
 }
