@@ -1,9 +1,12 @@
 //! The `user-centric` family: paper 003's refresher (Pandey & Olston, "User-Centric Web
 //! Crawling", WWW 2005, §6), in two forms that share the index hook's ΔQ_A measurements:
 //!
-//! * [`estimators`]: rank pages by an estimate of ΔQ̄ times time since refresh (paper 003's
-//!   mean of ratios and four other estimators of the same quantity), with the new-page estimate
-//!   of [`crate::policy::new_pages`] in frontier mode;
+//! * [`estimators`]: rank pages by an estimate of the gain of refreshing each now (paper 003's
+//!   mean of ratios and four other estimators of the same quantity, each a
+//!   [`GainEstimator`] in a file of its own: [`mean_of_ratios`], [`pooled`], [`viewed`],
+//!   [`change_gain`], [`whittle`]; the shared [`formulas`], the [`rates`] of change every
+//!   estimator's ties read, and the [`samples`] the rate estimators record), with the
+//!   new-page estimate of [`crate::policy::new_pages`] in frontier mode;
 //! * [`planner`]: plan refresh frequencies as SBR and EBR do, each page weighted by its expected
 //!   ΔQ_A per change (the online default), and [`hedge`]: that plan and EBR's side by side, the
 //!   slots where they disagree shared by what each one's picks were measured to gain;
@@ -14,11 +17,21 @@
 //! mode ([`Estimator::default_for`]).
 
 pub mod carryover;
+pub mod change_gain;
 pub mod estimators;
+pub mod formulas;
+pub mod gain_estimator;
 pub mod hedge;
+pub mod mean_of_ratios;
 pub mod planner;
+pub mod pooled;
+pub mod rates;
+pub mod samples;
+pub mod viewed;
+pub mod whittle;
 
 pub use estimators::*;
+pub use gain_estimator::{GainEstimator, Setup};
 pub use hedge::HedgedPlanner;
 pub use planner::{UserCentricPlanModel, UserCentricPlanner};
 
