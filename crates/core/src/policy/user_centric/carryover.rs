@@ -19,12 +19,12 @@
 //! units measured a gain `g` whose expectation is `c_p·E[L_ρ(K) | K ≥ 1]`
 //! ([`cost_given_change`]), which grows with `t` when `ρ > 0` and not when `ρ = 0`. Each
 //! `ρ` of a fixed, site-independent grid ([`CARRYOVERS`]) and each prior strength
-//! ([`super::planner::STRENGTHS`]) is scored by leave-one-out prediction of every measured gain
+//! ([`super::shrinkage::STRENGTHS`]) is scored by leave-one-out prediction of every measured gain
 //! from its page's others ([`CarryoverFit::learn`]); the least error wins, ties to the smaller
 //! `ρ` (EBR's objective) and the stronger prior. Before any gain is measured, `ρ = 0` and the
 //! planner plans exactly as EBR does.
 
-use super::planner::{posterior_gain, STRENGTHS};
+use super::shrinkage::{posterior_gain, STRENGTHS};
 use crate::policy::planned::GainRecord;
 
 /// The carry-overs `ρ` cross-validation chooses from: `1 − 2^{−k}` for `k = 0 … 5` (from

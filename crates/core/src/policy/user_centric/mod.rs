@@ -27,6 +27,7 @@ pub mod planner;
 pub mod pooled;
 pub mod rates;
 pub mod samples;
+pub mod shrinkage;
 pub mod viewed;
 pub mod whittle;
 
