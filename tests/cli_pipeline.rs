@@ -425,7 +425,7 @@ fn bad_parameters_get_clear_errors() {
         ),
         (
             &["--policy", "user-centric", "--budget", "3", "--param", "windw=3"],
-            "--param windw: policy `user-centric` has no parameter `windw`; it takes: estimator, rates, knows, window",
+            "--param windw: policy `user-centric` has no parameter `windw`; it takes: estimator, carryover, rates, knows, window",
         ),
         (
             &["--policy", "user-centric", "--budget", "3", "--param", "estimator"],
