@@ -117,6 +117,13 @@ pub fn run(
     out
 }
 
+/// The record of measured gains `gains`, in order.
+pub fn gain_record(gains: &[f64]) -> super::planned::GainRecord {
+    let mut record = super::planned::GainRecord::default();
+    gains.iter().for_each(|&g| record.add(g));
+    record
+}
+
 /// Twelve pages over 24 units for the planners' tests: pages 0–5 change every other unit, 6–11
 /// every fourth; views favour the even pages. Returns (change units per page, view weights).
 pub fn two_speed_site() -> (Vec<Vec<Unit>>, Vec<f64>) {

@@ -210,10 +210,6 @@ impl GainEstimator for ChangeGain {
     fn observe_views(&mut self, view_weight: &[f64]) {
         self.view_weight = view_weight.to_vec();
     }
-
-    fn clone_box(&self) -> Box<dyn GainEstimator> {
-        Box::new(self.clone())
-    }
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub struct Setup<'a> {
 /// per page id it holds, the highest priority first to be refreshed. Ties, gone pages and pages
 /// not yet fetched are the driver's: it breaks ties by the probability that a page changed
 /// since its last refresh, then the oldest last refresh, then the page id.
-pub trait GainEstimator: Send + fmt::Debug {
+pub trait GainEstimator: CloneGainEstimator + Send + fmt::Debug {
     /// Starts a run (see the protocol): nothing recorded, pages `0..setup.pages`.
     fn prepare(&mut self, setup: &Setup<'_>);
 
@@ -129,9 +129,18 @@ pub trait GainEstimator: Send + fmt::Debug {
     /// The repository's current view weights, after `observe` when
     /// [`wants_views`](Self::wants_views) asked for them. Ignored by default.
     fn observe_views(&mut self, _view_weight: &[f64]) {}
+}
 
-    /// A copy of the estimator and what it recorded (the driver is `Clone`).
+/// A copy of an estimator and what it recorded (the driver is `Clone`): every `Clone`
+/// estimator has it.
+pub trait CloneGainEstimator {
     fn clone_box(&self) -> Box<dyn GainEstimator>;
+}
+
+impl<T: GainEstimator + Clone + 'static> CloneGainEstimator for T {
+    fn clone_box(&self) -> Box<dyn GainEstimator> {
+        Box::new(self.clone())
+    }
 }
 
 impl Clone for Box<dyn GainEstimator> {

@@ -252,14 +252,9 @@ impl RefreshPolicy for HedgedPlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::testkit::gain_record as record;
     use crate::policy::testkit::{context, history, run, two_speed_site};
     use crate::policy::FitMode;
-
-    fn record(gains: &[f64]) -> GainRecord {
-        let mut r = GainRecord::default();
-        gains.iter().for_each(|&g| r.add(g));
-        r
-    }
 
     #[test]
     fn the_share_is_the_probability_that_the_planners_picks_gain_more() {

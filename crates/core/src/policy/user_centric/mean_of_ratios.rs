@@ -59,10 +59,6 @@ impl GainEstimator for MeanOfRatios {
         };
         means.into_iter().map(|m| m.unwrap_or(default)).collect()
     }
-
-    fn clone_box(&self) -> Box<dyn GainEstimator> {
-        Box::new(self.clone())
-    }
 }
 
 #[cfg(test)]

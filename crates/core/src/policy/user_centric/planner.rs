@@ -310,15 +310,10 @@ mod tests {
     use super::super::Estimator;
     use super::*;
     use crate::policy::ebr::Ebr;
+    use crate::policy::testkit::gain_record as record;
     use crate::policy::testkit::{context, history, run, two_speed_site};
     use crate::policy::user_centric::carryover::CarryoverFit;
     use crate::policy::FitMode;
-
-    fn record(gains: &[f64]) -> GainRecord {
-        let mut r = GainRecord::default();
-        gains.iter().for_each(|&g| r.add(g));
-        r
-    }
 
     #[test]
     fn the_strength_follows_how_well_a_pages_past_gains_predict_its_next() {

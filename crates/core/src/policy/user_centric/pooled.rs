@@ -63,10 +63,6 @@ impl GainEstimator for Pooled {
         let pooled_rate = if all_dt > 0.0 { all_dq / all_dt } else { 0.0 };
         shrunk(sums, self.prior_interval, |_| pooled_rate)
     }
-
-    fn clone_box(&self) -> Box<dyn GainEstimator> {
-        Box::new(self.clone())
-    }
 }
 
 #[cfg(test)]

@@ -60,12 +60,7 @@ pub fn loo_squared_error(gains: &GainRecord, prior: f64, strength: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn record(gains: &[f64]) -> GainRecord {
-        let mut r = GainRecord::default();
-        gains.iter().for_each(|&g| r.add(g));
-        r
-    }
+    use crate::policy::testkit::gain_record as record;
 
     #[test]
     fn the_posterior_counts_the_prior_as_s_changes() {

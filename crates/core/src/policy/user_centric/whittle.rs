@@ -105,10 +105,6 @@ impl GainEstimator for Whittle {
     fn observe_views(&mut self, view_weight: &[f64]) {
         self.estimates.observe_views(view_weight);
     }
-
-    fn clone_box(&self) -> Box<dyn GainEstimator> {
-        Box::new(self.clone())
-    }
 }
 
 #[cfg(test)]
