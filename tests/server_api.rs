@@ -808,6 +808,19 @@ async fn runs_and_sweeps_take_the_policy_tables_parameters() {
     assert_eq!(status, StatusCode::ACCEPTED, "{told}");
     let done = wait_for_status(&mut c, told["id"].as_u64().unwrap(), &["done"]).await;
     assert_eq!(done["run"]["params"]["knows"], "rates", "{done}");
+    // The online planner with its learned carry-over.
+    let (status, carried) = c
+        .send_json(
+            Method::POST,
+            "/api/runs",
+            &json!({"policy": "user-centric", "budget": 3, "mode": "online",
+                    "params": {"carryover": "learned"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{carried}");
+    let done = wait_for_status(&mut c, carried["id"].as_u64().unwrap(), &["done"]).await;
+    assert_eq!(done["run"]["params"]["carryover"], "learned", "{done}");
     // A sweep over a parameter other than θ: user-centric's window, each budget twice.
     let (status, sweep) = c
         .send_json(
