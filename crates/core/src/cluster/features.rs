@@ -47,7 +47,7 @@ const CHANGE_FREQUENCY: usize = 47;
 pub const TLDS: [&str; 6] = ["com", "edu", "gov", "org", "net", "mil"];
 
 /// A page's content type, as the file-type feature sees it: the one ingest records per
-/// version ([`crate::corpus::PageCounts::content_type`]).
+/// version (`crate::corpus::PageCounts::content_type`).
 pub type FileType = crate::corpus::ContentType;
 
 /// The counts of one copy of a page that the features read.

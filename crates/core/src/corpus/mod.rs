@@ -72,7 +72,7 @@ pub struct PageCounts {
     pub(crate) tables: u32,
     /// Distinct e-mail addresses: `mailto:` links and addresses in the text.
     pub(crate) emails: u32,
-    pub content_type: ContentType,
+    pub(crate) content_type: ContentType,
 }
 
 impl PageCounts {

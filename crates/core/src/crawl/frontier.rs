@@ -64,12 +64,12 @@ pub struct FrontierPage {
     /// Pages whose fetched copies link to it, in the order met (distinct).
     pub(crate) in_links: Vec<PageId>,
     /// The analysed terms of the URL's path (words and CamelCase parts), distinct.
-    pub url_terms: Vec<TermId>,
+    pub(crate) url_terms: Vec<TermId>,
     /// Share of the workload's query frequency with a term among [`url_terms`]: what the
     /// engine's own query log says of the URL (computed when the page entered the frontier).
     ///
     /// [`url_terms`]: FrontierPage::url_terms
-    pub workload_match: f64,
+    pub(crate) workload_match: f64,
 }
 
 /// The frontier and how it grew. See the module docs.

@@ -4,7 +4,7 @@
 //!
 //! Embarrassment accrues when a user is shown page `p` while its repository copy is stale and
 //! the change made it irrelevant. With `w_p` = how often users are shown `p`
-//! ([`super::PolicyContext::view_weight`], from the workload and `I(r)`), `d_p` = the share of
+//! (`super::PolicyContext::view_weight`, from the workload and `I(r)`), `d_p` = the share of
 //! `p`'s updates that change at least `θ_EBR` of its shingles, and `λ_p` the rate of any update,
 //! the expected embarrassment is `Σ_p w_p · d_p · (1 − F(λ_p, f_p))`; minimising it under
 //! `Σ f_p = B` is the weighted Lagrangian problem of [`super::freshness`] with `c_p = w_p·d_p`

@@ -10,7 +10,7 @@
 //! ([`FrontierPage`]). Two features, each in `[0, 1)`:
 //!
 //! * `x₁` — the URL speaks to the workload: the share of the workload's query frequency with a
-//!   term among the URL's terms ([`FrontierPage::workload_match`]; on wikis the URL is the
+//!   term among the URL's terms (`FrontierPage::workload_match`; on wikis the URL is the
 //!   page's title, so this is what its anchor text says too);
 //! * `x₂` — users are shown the pages that link to it: with `V = Σ_{l ∈ in-links} v(l)`, the view
 //!   weights of the linking pages in the repository, `x₂ = V / (V + v̄)` (`v̄` the mean view

@@ -37,7 +37,7 @@ pub struct Observations {
     pub(crate) changed_at_theta: usize,
     /// The ΔQ_A measured by the refreshes that found the content changed (the page still
     /// present): what user-centric planning learns its weights from.
-    pub gains: GainRecord,
+    pub(crate) gains: GainRecord,
 }
 
 /// The measured gains `g_i` (ΔQ_A) of a page's refreshes that found a change, as the sums a
@@ -123,7 +123,7 @@ pub trait PageModel: Send {
     }
     /// Online parameters of page `p` from its observations.
     fn online(&self, page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64);
-    /// Whether the model reads [`RefreshOutcome::delta_q`] (through [`Observations::gains`]).
+    /// Whether the model reads [`RefreshOutcome::delta_q`] (through `Observations::gains`).
     fn reads_delta_q(&self) -> bool {
         false
     }

@@ -76,13 +76,13 @@ pub enum Recorded {
 /// A sitemap or feed as kept for conditional re-reads, as recorded.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RecordedDocument {
-    pub url: String,
+    pub(crate) url: String,
     /// Its `ETag`; absent: no copy kept any more (it was last read without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub etag: Option<String>,
+    pub(crate) etag: Option<String>,
     /// base64 of its text gzipped (empty without an `ETag`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// `text` gzipped, in base64 (a sitemap's text is repetitive: a tenth of its size or less).

@@ -170,7 +170,7 @@ pub struct LineReader<R> {
     pub(crate) non_utf8: u64,
     /// Whether the last line returned was longer than [`MAX_LINE_BYTES`] (it is then returned
     /// empty, and its bytes were discarded as they were read).
-    pub overlong: bool,
+    pub(crate) overlong: bool,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -193,7 +193,7 @@ impl<R: BufRead> LineReader<R> {
     /// The next line without its terminator, or `None` at the end of input.
     ///
     /// A line longer than [`MAX_LINE_BYTES`] is read to its end without being kept: it comes
-    /// back as `""` with [`LineReader::overlong`] set.
+    /// back as `""` with `LineReader::overlong` set.
     pub fn next_line(&mut self) -> io::Result<Option<&str>> {
         Ok(self.read_line()?.map(|line| line.unwrap_or("")))
     }
