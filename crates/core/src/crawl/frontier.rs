@@ -99,7 +99,7 @@ impl Frontier {
     }
 
     /// The frontier in discovery order: earliest `found` first, then page id.
-    pub fn in_discovery_order(&self) -> Vec<&FrontierPage> {
+    pub(crate) fn in_discovery_order(&self) -> Vec<&FrontierPage> {
         let mut all: Vec<&FrontierPage> = self.pages.values().collect();
         all.sort_by_key(|f| (f.found, f.page));
         all
@@ -107,7 +107,7 @@ impl Frontier {
 
     /// Pages that entered the frontier at each unit (index = unit; paper 004's `nconst` and
     /// `oldnwt` are measured from it).
-    pub fn arrivals(&self) -> &[usize] {
+    pub(crate) fn arrivals(&self) -> &[usize] {
         &self.arrivals
     }
 

@@ -28,7 +28,7 @@ use crate::corpus::PageId;
 /// Oracle `d(p)`: the share of a page's updates whose shingle change is at least θ
 /// (paper 003 §6: "the fraction of updates to page p that induce at least θ_EBR fraction of
 /// the shingles to change"). 0 when the page never changed.
-pub fn irrelevance_probability(shingle_changes: &[f64], theta: f64) -> f64 {
+pub(crate) fn irrelevance_probability(shingle_changes: &[f64], theta: f64) -> f64 {
     if shingle_changes.is_empty() {
         return 0.0;
     }
@@ -36,7 +36,7 @@ pub fn irrelevance_probability(shingle_changes: &[f64], theta: f64) -> f64 {
 }
 
 /// Online `d(p)` by Laplace's rule of succession, `(k + 1)/(X + 2)` (see the module docs).
-pub fn online_irrelevance_probability(changes: usize, changes_at_theta: usize) -> f64 {
+pub(crate) fn online_irrelevance_probability(changes: usize, changes_at_theta: usize) -> f64 {
     (changes_at_theta as f64 + 1.0) / (changes as f64 + 2.0)
 }
 
@@ -111,7 +111,7 @@ pub type Ebr = Planner<EbrModel>;
 
 impl Ebr {
     /// EBR at threshold `theta ∈ [0, 1]`.
-    pub fn at_threshold(theta: f64) -> Self {
+    pub(crate) fn at_threshold(theta: f64) -> Self {
         Planner::new(EbrModel {
             theta,
             view_weight: Vec::new(),

@@ -436,7 +436,7 @@ pub const REPLAN_EVERY_PARAM: ParamSpec = ParamSpec {
 
 /// `at_threshold(θ)` with the [`PLANNER_PARAMS`] of `params` applied (θ defaults to
 /// [`DEFAULT_THETA`]): what the planned families' constructors share.
-pub fn planner_from_params<M: PageModel>(
+pub(crate) fn planner_from_params<M: PageModel>(
     params: &Params,
     at_threshold: impl FnOnce(f64) -> Planner<M>,
 ) -> Planner<M> {
@@ -576,7 +576,7 @@ impl<M: PageModel> Planner<M> {
 
     /// Whether `choose(unit, ·)` will compute a new plan (the current one is due): online, or
     /// in oracle mode for a model that uses views ([`PageModel::uses_views`]).
-    pub fn replans_at(&self, unit: Unit) -> bool {
+    pub(crate) fn replans_at(&self, unit: Unit) -> bool {
         self.replans()
             && (self.schedule.plan.is_empty()
                 || unit >= self.plan_start.saturating_add(self.replan_every.max(1)))
