@@ -35,7 +35,7 @@ impl InputError {
         }
     }
 
-    pub fn malformed(
+    pub(crate) fn malformed(
         path: impl Into<PathBuf>,
         location: impl Into<String>,
         message: impl Into<String>,

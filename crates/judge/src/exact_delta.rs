@@ -5,7 +5,7 @@
 //! The hook's estimate (paper 003 §5, [`crate::quality::estimate`]) splits queries into single terms
 //! and reads ranks off fitted score-to-rank functions; this is the quantity it is meant to
 //! predict, computed by brute force: rank the full result list of every query the refresh can
-//! affect before and after, with [`absolute_quality_of`].
+//! affect before and after, with `absolute_quality_of`.
 //!
 //! A refresh can change the result list of a query only if the query has a term of the old or
 //! the new copy (its postings and document frequencies change), or, under in-link scoring, a

@@ -103,7 +103,7 @@ impl LiveScores {
     }
 
     /// Per page, the unit of the live version at this unit (`None`: no live copy).
-    pub fn held_versions(&self) -> &[Option<Unit>] {
+    pub(crate) fn held_versions(&self) -> &[Option<Unit>] {
         &self.held
     }
 

@@ -55,7 +55,7 @@ pub trait CacheKey {
 }
 
 /// The key [`CacheKey::write_key`] names: XXH3-128 of its bytes.
-pub fn key_of<K: CacheKey + ?Sized>(inputs: &K) -> u128 {
+pub(crate) fn key_of<K: CacheKey + ?Sized>(inputs: &K) -> u128 {
     inputs.key()
 }
 

@@ -28,7 +28,7 @@ pub struct ChangeFileError {
 impl ChangeMatrix {
     /// A matrix from rows of indicators (`rows[p][c − 1]`: page `p` changed in cycle `c`).
     /// Every row must have the same length.
-    pub fn from_rows(rows: &[Vec<bool>]) -> Self {
+    pub(crate) fn from_rows(rows: &[Vec<bool>]) -> Self {
         let cycles = rows.first().map_or(0, Vec::len);
         let mut cumulative = Vec::with_capacity(rows.len() * (cycles + 1));
         for row in rows {
@@ -119,14 +119,14 @@ impl ChangeMatrix {
     }
 
     /// Whether `page` changed in cycle `cycle` (`1 ..= cycles`).
-    pub fn changed(&self, page: usize, cycle: usize) -> bool {
+    pub(crate) fn changed(&self, page: usize, cycle: usize) -> bool {
         let row = self.row(page);
         row[cycle] > row[cycle - 1]
     }
 
     /// Whether `page` changed in any cycle of `last_visit + 1 ..= cycle` — gp4c's
     /// `ChangedIn(last_visit, cycle)`.
-    pub fn changed_since(&self, page: usize, last_visit: usize, cycle: usize) -> bool {
+    pub(crate) fn changed_since(&self, page: usize, last_visit: usize, cycle: usize) -> bool {
         let row = self.row(page);
         row[cycle] > row[last_visit]
     }

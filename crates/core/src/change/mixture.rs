@@ -157,7 +157,7 @@ impl RateMixture {
     }
 
     /// Makes room for pages `0..pages`, unvisited.
-    pub fn grow(&mut self, pages: usize) {
+    pub(crate) fn grow(&mut self, pages: usize) {
         if pages > self.row_of.len() {
             self.row_of.resize(pages, NO_ROW);
         }
@@ -434,12 +434,12 @@ impl RateMixture {
     /// [`expectation`](Self::expectation) of a function given by its `values` at the grid's
     /// rates, the same sum bit for bit: callers evaluating one function for many pages compute
     /// its values once.
-    pub fn expectation_of(&self, posterior: &[f64], values: &[f64]) -> f64 {
+    pub(crate) fn expectation_of(&self, posterior: &[f64], values: &[f64]) -> f64 {
         weighted_sum(posterior, values.iter().copied())
     }
 
     /// The posterior mean rate of every page.
-    pub fn mean_rates(&self) -> Vec<f64> {
+    pub(crate) fn mean_rates(&self) -> Vec<f64> {
         (0..self.row_of.len())
             .map(|p| self.expectation(self.posterior(p), |r| r))
             .collect()
@@ -457,7 +457,7 @@ fn grid() -> Vec<f64> {
 
 /// `ln P(visit outcome | λ)` for one interval: `ln(1 − e^{−λt})` if it found a change,
 /// `−λt` otherwise (Cho & Garcia-Molina 2003, §5).
-pub fn visit_log_likelihood(rate: f64, interval: f64, changed: bool) -> f64 {
+pub(crate) fn visit_log_likelihood(rate: f64, interval: f64, changed: bool) -> f64 {
     if changed {
         if rate <= 0.0 {
             f64::NEG_INFINITY

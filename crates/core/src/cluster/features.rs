@@ -47,7 +47,7 @@ const CHANGE_FREQUENCY: usize = 47;
 pub const TLDS: [&str; 6] = ["com", "edu", "gov", "org", "net", "mil"];
 
 /// A page's content type, as the file-type feature sees it: the one ingest records per
-/// version ([`crate::corpus::PageCounts::content_type`]).
+/// version (`crate::corpus::PageCounts::content_type`).
 pub type FileType = crate::corpus::ContentType;
 
 /// The counts of one copy of a page that the features read.
@@ -132,7 +132,7 @@ impl FeatureSet {
     }
 
     /// The feature columns of this set.
-    pub fn columns(self) -> Vec<usize> {
+    pub(crate) fn columns(self) -> Vec<usize> {
         let content = CONTENT_RANKS..CONTENT_RANKS + RANKED_CLUSTERS;
         let url = URL_RANKS..URL_RANKS + RANKED_CLUSTERS;
         match self {
@@ -173,7 +173,7 @@ impl Default for FeatureConfig {
 
 /// Words of a URL (paper 000 §3.1's URL-word features): split on non-alphanumerics and at
 /// CamelCase and letter/digit boundaries, lower-cased; the scheme and `www` dropped.
-pub fn url_words(url: &str) -> Vec<String> {
+pub(crate) fn url_words(url: &str) -> Vec<String> {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let mut words = Vec::new();
     for token in rest.split(|c: char| !c.is_alphanumeric()) {
@@ -200,7 +200,7 @@ pub fn url_words(url: &str) -> Vec<String> {
 }
 
 /// The host of a URL (empty when none).
-pub fn url_host(url: &str) -> &str {
+pub(crate) fn url_host(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let host = &rest[..end];
@@ -209,12 +209,12 @@ pub fn url_host(url: &str) -> &str {
 }
 
 /// Paper 000 §3.1 "URL depth": the number of `/` in the URL.
-pub fn url_depth(url: &str) -> usize {
+pub(crate) fn url_depth(url: &str) -> usize {
     url.matches('/').count()
 }
 
 /// Column of the TLD one-hot (`None` for other TLDs): paper 000 §3.1.
-pub fn tld_column(url: &str) -> Option<usize> {
+pub(crate) fn tld_column(url: &str) -> Option<usize> {
     let host = url_host(url).trim_end_matches('.');
     let tld = host.rsplit('.').next()?.to_ascii_lowercase();
     TLDS.iter().position(|&t| t == tld)
@@ -225,7 +225,7 @@ pub fn tld_column(url: &str) -> Option<usize> {
 /// in cluster `C_p` is 0 when `C_p = C_f`, else the rank of `C_p` among the clusters sorted by
 /// increasing centroid distance from `C_f` (nearest = 1). Missing clusters (fewer than 10)
 /// give constant 0 columns. (Reconstructed: the sentence is garbled in the text.)
-pub fn cluster_rank_features(clustering: &Clustering) -> Vec<[u32; RANKED_CLUSTERS]> {
+pub(crate) fn cluster_rank_features(clustering: &Clustering) -> Vec<[u32; RANKED_CLUSTERS]> {
     let mut largest: Vec<usize> = (0..clustering.k()).collect();
     largest.sort_by(|&a, &b| {
         clustering.sizes[b]
@@ -252,7 +252,7 @@ pub fn cluster_rank_features(clustering: &Clustering) -> Vec<[u32; RANKED_CLUSTE
 
 /// Min–max scaling of every column to [0, 1] over the rows (a constant column becomes 0):
 /// SEED-SYSTEMS §1.5's choice, since cosine clustering on raw counts is ruled by byte sizes.
-pub fn min_max_scale(rows: &mut [[f64; DIMS]]) {
+pub(crate) fn min_max_scale(rows: &mut [[f64; DIMS]]) {
     for d in 0..DIMS {
         let (lo, hi) = rows
             .iter()
@@ -362,7 +362,11 @@ pub fn page_features(
 /// Paper 000 §3.2's content-change feature: `1 − cos` of the tf-idf vectors of two copies
 /// (so 0 = unchanged, like the other change features; the paper gives the cosine itself). Two
 /// copies without any vocabulary term count as unchanged when both are empty.
-pub fn content_change(model: &TopTermsTfIdf, before: &[(u32, u32)], after: &[(u32, u32)]) -> f64 {
+pub(crate) fn content_change(
+    model: &TopTermsTfIdf,
+    before: &[(u32, u32)],
+    after: &[(u32, u32)],
+) -> f64 {
     if model.vector(before).is_empty() && model.vector(after).is_empty() {
         return 0.0;
     }

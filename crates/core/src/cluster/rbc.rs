@@ -58,7 +58,7 @@ impl DenseRows {
         DenseRows { dim, data }
     }
 
-    pub fn row(&self, i: usize) -> &[f64] {
+    pub(crate) fn row(&self, i: usize) -> &[f64] {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }
 }
@@ -110,7 +110,7 @@ impl SparseRows {
     }
 
     /// The `(column, value)` entries of row `i`.
-    pub fn row(&self, i: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
+    pub(crate) fn row(&self, i: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
         let range = self.offsets[i]..self.offsets[i + 1];
         self.columns[range.clone()]
             .iter()
@@ -187,7 +187,7 @@ impl Clustering {
     }
 
     /// `cos(p, C_r)` of row `row` to the centroid of its own cluster (0 for a zero row).
-    pub fn cosine_to_own_centroid(&self, rows: &impl Rows, row: usize) -> f64 {
+    pub(crate) fn cosine_to_own_centroid(&self, rows: &impl Rows, row: usize) -> f64 {
         let d = &self.composites[self.assignment[row] as usize];
         let n = norm(d);
         if n == 0.0 {
@@ -198,7 +198,7 @@ impl Clustering {
     }
 
     /// Cosine between the centroids of clusters `a` and `b` (0 when either is all zero rows).
-    pub fn centroid_cosine(&self, a: usize, b: usize) -> f64 {
+    pub(crate) fn centroid_cosine(&self, a: usize, b: usize) -> f64 {
         let (da, db) = (&self.composites[a], &self.composites[b]);
         let (na, nb) = (norm(da), norm(db));
         if na == 0.0 || nb == 0.0 {
@@ -211,7 +211,7 @@ impl Clustering {
     /// `1 − cos`, nearest first; ties by cluster id): `rank[from] = 0`, the nearest other
     /// cluster 1, and so on. Papers 000 §3.1 (word-cluster rank features) and 002 §4.3
     /// (`d_CB`).
-    pub fn centroid_ranks_from(&self, from: usize) -> Vec<u32> {
+    pub(crate) fn centroid_ranks_from(&self, from: usize) -> Vec<u32> {
         let mut others: Vec<usize> = (0..self.k()).filter(|&c| c != from).collect();
         let cos: Vec<f64> = (0..self.k())
             .map(|c| self.centroid_cosine(from, c))

@@ -74,13 +74,13 @@ impl TopTermsTfIdf {
     }
 
     /// Number of columns.
-    pub fn dim(&self) -> usize {
+    pub(crate) fn dim(&self) -> usize {
         self.idf.len()
     }
 
     /// The tf-idf vector `tf · ln(N/df)` of a document over the chosen terms (zero entries
     /// left out).
-    pub fn vector(&self, doc: &[(u32, u32)]) -> Vec<(u32, f64)> {
+    pub(crate) fn vector(&self, doc: &[(u32, u32)]) -> Vec<(u32, f64)> {
         let mut v: Vec<(u32, f64)> = doc
             .iter()
             .filter_map(|(t, c)| {
@@ -95,12 +95,12 @@ impl TopTermsTfIdf {
 
     /// The documents as unit-length sparse rows (at least one column, so an empty vocabulary
     /// still gives a valid matrix of zero rows).
-    pub fn rows<'a>(&self, docs: impl IntoIterator<Item = &'a [(u32, u32)]>) -> SparseRows {
+    pub(crate) fn rows<'a>(&self, docs: impl IntoIterator<Item = &'a [(u32, u32)]>) -> SparseRows {
         SparseRows::new(self.dim().max(1), docs.into_iter().map(|d| self.vector(d)))
     }
 
     /// `cos` of two documents' tf-idf vectors (0 when either is empty).
-    pub fn cosine(&self, a: &[(u32, u32)], b: &[(u32, u32)]) -> f64 {
+    pub(crate) fn cosine(&self, a: &[(u32, u32)], b: &[(u32, u32)]) -> f64 {
         let (va, vb) = (self.vector(a), self.vector(b));
         let norm = |v: &[(u32, f64)]| v.iter().map(|(_, x)| x * x).sum::<f64>().sqrt();
         let (na, nb) = (norm(&va), norm(&vb));

@@ -93,7 +93,7 @@ fn root_element(head: &[u8]) -> Option<String> {
 /// The name of the first element of an XML document's text (after a byte-order mark, white
 /// space, the prolog, processing instructions, comments and a doctype): what ingest classifies
 /// artefacts by and the crawler's feed reader tells formats by.
-pub fn xml_root_element(text: &str) -> Option<&str> {
+pub(crate) fn xml_root_element(text: &str) -> Option<&str> {
     let mut rest = text.trim_start_matches('\u{feff}');
     loop {
         rest = rest.trim_start();

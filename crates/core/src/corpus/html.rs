@@ -131,7 +131,7 @@ fn is_ascii_space(b: u8) -> bool {
 }
 
 /// `s.split_whitespace().count()`: on ASCII, the bytes that start a word, counted in one pass.
-pub fn whitespace_word_count(s: &str) -> usize {
+pub(crate) fn whitespace_word_count(s: &str) -> usize {
     if !s.is_ascii() {
         return s.split_whitespace().count();
     }
@@ -287,7 +287,7 @@ fn trim_end_space(s: &mut String) {
 
 /// Resolves an `href` against the page URL; `None` for non-http(s) targets (mailto:,
 /// javascript:, ...) and unparsable ones. The fragment is dropped: `P#section` is page `P`.
-pub fn resolve(href: &str, base: Option<&Url>) -> Option<String> {
+pub(crate) fn resolve(href: &str, base: Option<&Url>) -> Option<String> {
     let href = href.trim();
     if href.is_empty() || href.starts_with('#') {
         return None;

@@ -72,7 +72,7 @@ pub struct PageCounts {
     pub(crate) tables: u32,
     /// Distinct e-mail addresses: `mailto:` links and addresses in the text.
     pub(crate) emails: u32,
-    pub content_type: ContentType,
+    pub(crate) content_type: ContentType,
 }
 
 impl PageCounts {
@@ -107,7 +107,7 @@ pub enum ContentType {
 impl ContentType {
     /// From the HTTP media type; without one, a body whose first KiB has an `<html` or
     /// `<!doctype html` is HTML and anything else text.
-    pub fn classify(media_type: Option<&str>, body: &[u8]) -> ContentType {
+    pub(crate) fn classify(media_type: Option<&str>, body: &[u8]) -> ContentType {
         match media_type {
             Some("text/html" | "application/xhtml+xml") => ContentType::Html,
             Some("text/plain") => ContentType::Text,
@@ -140,7 +140,7 @@ impl PageVersion {
 
     /// The pieces [`indexed_text`](Self::indexed_text) joins (the title and a line break only
     /// when there is a title), for readers that need not build it.
-    pub fn indexed_text_parts(&self) -> [&str; 3] {
+    pub(crate) fn indexed_text_parts(&self) -> [&str; 3] {
         if self.title.is_empty() {
             ["", "", &self.text]
         } else {

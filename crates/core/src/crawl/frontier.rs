@@ -64,12 +64,12 @@ pub struct FrontierPage {
     /// Pages whose fetched copies link to it, in the order met (distinct).
     pub(crate) in_links: Vec<PageId>,
     /// The analysed terms of the URL's path (words and CamelCase parts), distinct.
-    pub url_terms: Vec<TermId>,
+    pub(crate) url_terms: Vec<TermId>,
     /// Share of the workload's query frequency with a term among [`url_terms`]: what the
     /// engine's own query log says of the URL (computed when the page entered the frontier).
     ///
     /// [`url_terms`]: FrontierPage::url_terms
-    pub workload_match: f64,
+    pub(crate) workload_match: f64,
 }
 
 /// The frontier and how it grew. See the module docs.
@@ -99,7 +99,7 @@ impl Frontier {
     }
 
     /// The frontier in discovery order: earliest `found` first, then page id.
-    pub fn in_discovery_order(&self) -> Vec<&FrontierPage> {
+    pub(crate) fn in_discovery_order(&self) -> Vec<&FrontierPage> {
         let mut all: Vec<&FrontierPage> = self.pages.values().collect();
         all.sort_by_key(|f| (f.found, f.page));
         all
@@ -107,7 +107,7 @@ impl Frontier {
 
     /// Pages that entered the frontier at each unit (index = unit; paper 004's `nconst` and
     /// `oldnwt` are measured from it).
-    pub fn arrivals(&self) -> &[usize] {
+    pub(crate) fn arrivals(&self) -> &[usize] {
         &self.arrivals
     }
 

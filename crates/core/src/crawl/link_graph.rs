@@ -124,7 +124,7 @@ impl LinkGraph {
     }
 
     /// Links of `page`'s held copy to held pages, ascending.
-    pub fn out_links(&self, page: PageId) -> &[PageId] {
+    pub(crate) fn out_links(&self, page: PageId) -> &[PageId] {
         self.out.of(page)
     }
 

@@ -101,7 +101,7 @@ impl CrawlState {
     }
 
     /// Makes room for page ids `0..count` (new pages: never fetched).
-    pub fn grow(&mut self, count: usize) {
+    pub(crate) fn grow(&mut self, count: usize) {
         if count > self.pages.len() {
             self.pages.resize(count, PageCrawl::default());
         }
@@ -150,12 +150,12 @@ impl CrawlState {
 
     /// Whether each page over ids `0..n` was found gone by its last fetch: what a policy reads
     /// instead of keeping its own flags.
-    pub fn gone_pages(&self, n: usize) -> Vec<bool> {
+    pub(crate) fn gone_pages(&self, n: usize) -> Vec<bool> {
         (0..n as PageId).map(|p| self.page(p).gone).collect()
     }
 
     /// The record of `page` (a default, never-fetched record past the known ids).
-    pub fn page(&self, page: PageId) -> &PageCrawl {
+    pub(crate) fn page(&self, page: PageId) -> &PageCrawl {
         static NEVER: PageCrawl = PageCrawl {
             held: None,
             last_refresh: 0,

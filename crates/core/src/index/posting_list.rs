@@ -40,7 +40,7 @@ pub struct Lists {
 
 impl PostingList {
     /// The list of `pages` (ascending, distinct) with frequencies `tfs` (same length).
-    pub fn from_vecs(pages: Vec<PageId>, tfs: Vec<u32>) -> Self {
+    pub(crate) fn from_vecs(pages: Vec<PageId>, tfs: Vec<u32>) -> Self {
         debug_assert_eq!(pages.len(), tfs.len());
         match pages.len() {
             0 => PostingList::Empty,

@@ -191,7 +191,7 @@ impl Repository {
     /// nothing written (a directory on a read-only mount, or one the server may not modify).
     /// [`apply`](Self::apply) answers [`IndexError::ReadOnly`]; the copies, statistics and
     /// scores are those of [`open`](Self::open).
-    pub fn open_read_only(
+    pub(crate) fn open_read_only(
         dir: &Path,
         vocabulary: Arc<Vocabulary>,
         scoring: ScoringKind,

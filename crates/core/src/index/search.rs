@@ -30,17 +30,17 @@ pub struct SearchResults {
 /// [`Repository::search_terms_under`]: super::Repository::search_terms_under
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ShardHit {
-    pub page: PageId,
-    pub url: String,
-    pub url_hash: u64,
-    pub score: Score,
+    pub(crate) page: PageId,
+    pub(crate) url: String,
+    pub(crate) url_hash: u64,
+    pub(crate) score: Score,
 }
 
 /// A shard's part of a search: the size of its match set and its first hits in rank order.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ShardResults {
-    pub total_hits: usize,
-    pub hits: Vec<ShardHit>,
+    pub(crate) total_hits: usize,
+    pub(crate) hits: Vec<ShardHit>,
 }
 
 /// A match as collected from tantivy: the page, its tie-break hash, tantivy's score (0 when

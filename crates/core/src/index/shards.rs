@@ -96,13 +96,13 @@ impl Partition {
 /// What one shard's copies contribute to the collection statistics (step 2 of the protocol).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ShardStatistics {
-    pub num_docs: u64,
-    pub total_tokens: u64,
+    pub(crate) num_docs: u64,
+    pub(crate) total_tokens: u64,
     /// `(term, documents of this shard containing it)`, ascending by term, none zero.
-    pub doc_freqs: Vec<(TermId, u64)>,
+    pub(crate) doc_freqs: Vec<(TermId, u64)>,
     /// `(page, copies of this shard linking to it)`, ascending by page, none zero; the page
     /// may belong to any shard.
-    pub inlinks: Vec<(PageId, u32)>,
+    pub(crate) inlinks: Vec<(PageId, u32)>,
 }
 
 impl ShardStatistics {

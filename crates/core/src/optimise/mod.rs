@@ -48,7 +48,7 @@ pub fn bisect_log(
 /// log-width the next is a bisection, so a kinked `excess` costs at most a few times
 /// [`bisect_log`]. Stops after `iterations` evaluations or once `hi / lo < 1 +
 /// relative_width`, and returns the geometric midpoint of the bracket.
-pub fn falsi_log(
+pub(crate) fn falsi_log(
     (mut lo, mut excess_lo): (f64, f64),
     (mut hi, mut excess_hi): (f64, f64),
     iterations: usize,

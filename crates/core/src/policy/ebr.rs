@@ -4,7 +4,7 @@
 //!
 //! Embarrassment accrues when a user is shown page `p` while its repository copy is stale and
 //! the change made it irrelevant. With `w_p` = how often users are shown `p`
-//! ([`super::PolicyContext::view_weight`], from the workload and `I(r)`), `d_p` = the share of
+//! (`super::PolicyContext::view_weight`, from the workload and `I(r)`), `d_p` = the share of
 //! `p`'s updates that change at least `θ_EBR` of its shingles, and `λ_p` the rate of any update,
 //! the expected embarrassment is `Σ_p w_p · d_p · (1 − F(λ_p, f_p))`; minimising it under
 //! `Σ f_p = B` is the weighted Lagrangian problem of [`super::freshness`] with `c_p = w_p·d_p`
@@ -28,7 +28,7 @@ use crate::corpus::PageId;
 /// Oracle `d(p)`: the share of a page's updates whose shingle change is at least θ
 /// (paper 003 §6: "the fraction of updates to page p that induce at least θ_EBR fraction of
 /// the shingles to change"). 0 when the page never changed.
-pub fn irrelevance_probability(shingle_changes: &[f64], theta: f64) -> f64 {
+pub(crate) fn irrelevance_probability(shingle_changes: &[f64], theta: f64) -> f64 {
     if shingle_changes.is_empty() {
         return 0.0;
     }
@@ -36,7 +36,7 @@ pub fn irrelevance_probability(shingle_changes: &[f64], theta: f64) -> f64 {
 }
 
 /// Online `d(p)` by Laplace's rule of succession, `(k + 1)/(X + 2)` (see the module docs).
-pub fn online_irrelevance_probability(changes: usize, changes_at_theta: usize) -> f64 {
+pub(crate) fn online_irrelevance_probability(changes: usize, changes_at_theta: usize) -> f64 {
     (changes_at_theta as f64 + 1.0) / (changes as f64 + 2.0)
 }
 
@@ -111,7 +111,7 @@ pub type Ebr = Planner<EbrModel>;
 
 impl Ebr {
     /// EBR at threshold `theta ∈ [0, 1]`.
-    pub fn at_threshold(theta: f64) -> Self {
+    pub(crate) fn at_threshold(theta: f64) -> Self {
         Planner::new(EbrModel {
             theta,
             view_weight: Vec::new(),

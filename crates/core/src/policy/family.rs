@@ -67,7 +67,7 @@ impl Params {
     }
 
     /// A choice or text parameter, when given.
-    pub fn choice(&self, key: &str) -> Option<&str> {
+    pub(crate) fn choice(&self, key: &str) -> Option<&str> {
         match self.values.get(key) {
             Some(ParamValue::Text(s)) => Some(s),
             _ => None,
@@ -141,7 +141,7 @@ pub struct PolicyFamily {
 }
 
 impl PolicyFamily {
-    pub fn param(&self, key: &str) -> Option<&'static ParamSpec> {
+    pub(crate) fn param(&self, key: &str) -> Option<&'static ParamSpec> {
         self.params.iter().find(|p| p.key == key)
     }
 

@@ -53,7 +53,7 @@ static H_AT_ONE: std::sync::LazyLock<f64> = std::sync::LazyLock::new(|| h(1.0));
 /// Derivative of [`expected_freshness`] (Cho & Garcia-Molina 2003, §5, the Lagrangian
 /// condition `∂F(λ_i, f_i)/∂f_i = μ`). Decreasing in `f`; tends to `1/λ` as `f → 0`, which is
 /// why pages with `c/λ ≤ μ` get no refresh at all. `λ = 0` → 0.
-pub fn marginal_freshness(lambda: f64, f: f64) -> f64 {
+pub(crate) fn marginal_freshness(lambda: f64, f: f64) -> f64 {
     if lambda <= 0.0 {
         return 0.0;
     }

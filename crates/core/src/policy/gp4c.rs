@@ -36,7 +36,7 @@ const PARAMS: &[ParamSpec] = &[
 
 /// Reads the function of `params` (see the module docs). Errors name the parameter, the file
 /// and the column.
-pub fn function(params: &Params) -> Result<Expr, PolicyError> {
+pub(crate) fn function(params: &Params) -> Result<Expr, PolicyError> {
     let bad = |key: &str, value: &str, expected: String| PolicyError::BadValue {
         policy: FAMILY.name.to_string(),
         key: key.to_string(),

@@ -203,7 +203,7 @@ impl ChangeHistory {
     }
 }
 
-/// [`PolicyContext::units`] of an open-ended run: far enough that no run reaches it, small
+/// `PolicyContext::units` of an open-ended run: far enough that no run reaches it, small
 /// enough that unit arithmetic cannot overflow. A policy that plans ahead plans a window of it.
 pub const OPEN_ENDED_UNITS: Unit = Unit::MAX / 2;
 
@@ -215,14 +215,14 @@ pub struct PolicyContext<'a> {
     pub page_count: usize,
     /// Number of refresh units: units `1..=units` are refreshed (unit 0 is the initial crawl);
     /// [`OPEN_ENDED_UNITS`] for a run without a last unit (a live crawl).
-    pub units: Unit,
+    pub(crate) units: Unit,
     /// Refreshes per unit.
     pub budget: usize,
     /// Pages present in the repository after the initial crawl.
     pub initial_pages: &'a [PageId],
     /// How often users are shown each page: `Σ_q f_q · I(rank of p in q's results)` at unit 0
     /// (EBR's weight, from the workload and the viewing likelihood).
-    pub view_weight: &'a [f64],
+    pub(crate) view_weight: &'a [f64],
     /// Oracle mode: the true history; `None` in online mode.
     pub history: Option<&'a ChangeHistory>,
     /// Seed for policies with randomness.

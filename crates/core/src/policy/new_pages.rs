@@ -10,7 +10,7 @@
 //! ([`FrontierPage`]). Two features, each in `[0, 1)`:
 //!
 //! * `x₁` — the URL speaks to the workload: the share of the workload's query frequency with a
-//!   term among the URL's terms ([`FrontierPage::workload_match`]; on wikis the URL is the
+//!   term among the URL's terms (`FrontierPage::workload_match`; on wikis the URL is the
 //!   page's title, so this is what its anchor text says too);
 //! * `x₂` — users are shown the pages that link to it: with `V = Σ_{l ∈ in-links} v(l)`, the view
 //!   weights of the linking pages in the repository, `x₂ = V / (V + v̄)` (`v̄` the mean view
@@ -43,7 +43,7 @@ use crate::corpus::{PageId, Unit};
 use crate::crawl::{CrawlState, FrontierPage};
 
 /// The features `(x₁, x₂)` of a frontier page (see the module docs).
-pub fn features(page: &FrontierPage, view_weight: &[f64], mean_view: f64) -> [f64; 2] {
+pub(crate) fn features(page: &FrontierPage, view_weight: &[f64], mean_view: f64) -> [f64; 2] {
     let x1 = page.workload_match.clamp(0.0, 1.0);
     let shown: f64 = page
         .in_links
@@ -147,7 +147,7 @@ impl NewPageEstimator {
     }
 
     /// The repository's view weights now (the in-link feature reads them).
-    pub fn observe_views(&mut self, view_weight: &[f64]) {
+    pub(crate) fn observe_views(&mut self, view_weight: &[f64]) {
         self.view_weight = view_weight.to_vec();
         self.mean_view = if view_weight.is_empty() {
             0.0
@@ -156,12 +156,12 @@ impl NewPageEstimator {
         };
     }
 
-    pub fn features(&self, page: &FrontierPage) -> [f64; 2] {
+    pub(crate) fn features(&self, page: &FrontierPage) -> [f64; 2] {
         features(page, &self.view_weight, self.mean_view)
     }
 
     /// `(c, a, b)` given the prior gain `g0` of an average frontier page (`x̄` over `frontier`).
-    pub fn coefficients(&self, frontier: &[[f64; 2]], g0: f64) -> [f64; 3] {
+    pub(crate) fn coefficients(&self, frontier: &[[f64; 2]], g0: f64) -> [f64; 3] {
         let n = frontier.len().max(1) as f64;
         let mean = [
             frontier.iter().map(|x| x[0]).sum::<f64>() / n,
@@ -178,14 +178,14 @@ impl NewPageEstimator {
     }
 
     /// `ΔQ̂` of each frontier page (in `frontier`'s order), with `g0` the prior gain.
-    pub fn estimates(&self, frontier: &[&FrontierPage], g0: f64) -> Vec<f64> {
+    pub(crate) fn estimates(&self, frontier: &[&FrontierPage], g0: f64) -> Vec<f64> {
         let xs: Vec<[f64; 2]> = frontier.iter().map(|f| self.features(f)).collect();
         let [c, a, b] = self.coefficients(&xs, g0);
         xs.iter().map(|x| c + a * x[0] + b * x[1]).collect()
     }
 
     /// Remembers the features of frontier pages about to be crawled.
-    pub fn chose(&mut self, page: &FrontierPage) {
+    pub(crate) fn chose(&mut self, page: &FrontierPage) {
         let x = self.features(page);
         self.pending.insert(page.page, x);
     }
@@ -202,7 +202,7 @@ impl NewPageEstimator {
     }
 
     /// New pages measured so far.
-    pub fn measured(&self) -> usize {
+    pub(crate) fn measured(&self) -> usize {
         self.samples.len()
     }
 }

@@ -37,7 +37,7 @@ pub struct Observations {
     pub(crate) changed_at_theta: usize,
     /// The ΔQ_A measured by the refreshes that found the content changed (the page still
     /// present): what user-centric planning learns its weights from.
-    pub gains: GainRecord,
+    pub(crate) gains: GainRecord,
 }
 
 /// The measured gains `g_i` (ΔQ_A) of a page's refreshes that found a change, as the sums a
@@ -123,7 +123,7 @@ pub trait PageModel: Send {
     }
     /// Online parameters of page `p` from its observations.
     fn online(&self, page: PageId, obs: &Observations, prior_interval: f64) -> (f64, f64);
-    /// Whether the model reads [`RefreshOutcome::delta_q`] (through [`Observations::gains`]).
+    /// Whether the model reads [`RefreshOutcome::delta_q`] (through `Observations::gains`).
     fn reads_delta_q(&self) -> bool {
         false
     }
@@ -436,7 +436,7 @@ pub const REPLAN_EVERY_PARAM: ParamSpec = ParamSpec {
 
 /// `at_threshold(θ)` with the [`PLANNER_PARAMS`] of `params` applied (θ defaults to
 /// [`DEFAULT_THETA`]): what the planned families' constructors share.
-pub fn planner_from_params<M: PageModel>(
+pub(crate) fn planner_from_params<M: PageModel>(
     params: &Params,
     at_threshold: impl FnOnce(f64) -> Planner<M>,
 ) -> Planner<M> {
@@ -576,7 +576,7 @@ impl<M: PageModel> Planner<M> {
 
     /// Whether `choose(unit, ·)` will compute a new plan (the current one is due): online, or
     /// in oracle mode for a model that uses views ([`PageModel::uses_views`]).
-    pub fn replans_at(&self, unit: Unit) -> bool {
+    pub(crate) fn replans_at(&self, unit: Unit) -> bool {
         self.replans()
             && (self.schedule.plan.is_empty()
                 || unit >= self.plan_start.saturating_add(self.replan_every.max(1)))

@@ -68,7 +68,7 @@ pub type Sbr = Planner<SbrModel>;
 
 impl Sbr {
     /// SBR at threshold `theta ∈ [0, 1]` (0 counts every content change: the "simplest SBR").
-    pub fn at_threshold(theta: f64) -> Self {
+    pub(crate) fn at_threshold(theta: f64) -> Self {
         Planner::new(SbrModel {
             theta,
             oracle_rates: Vec::new(),

@@ -5,13 +5,18 @@ use crate::corpus::{PageId, Unit};
 use crate::crawl::CrawlState;
 
 /// A crawl state for tests that drive `choose` by hand (policies that read none).
-pub fn no_crawl() -> CrawlState {
+pub(crate) fn no_crawl() -> CrawlState {
     CrawlState::default()
 }
 
 /// A history of `units` units where page `p` changes at `changes[p]` with shingle change
 /// `shingle` and ΔQ `dq[p]` at every change (empty `dq` = not measured).
-pub fn history(units: Unit, changes: &[Vec<Unit>], shingle: &[f64], dq: &[f64]) -> ChangeHistory {
+pub(crate) fn history(
+    units: Unit,
+    changes: &[Vec<Unit>],
+    shingle: &[f64],
+    dq: &[f64],
+) -> ChangeHistory {
     ChangeHistory {
         units,
         pages: changes
@@ -26,7 +31,7 @@ pub fn history(units: Unit, changes: &[Vec<Unit>], shingle: &[f64], dq: &[f64]) 
     }
 }
 
-pub fn context<'a>(
+pub(crate) fn context<'a>(
     mode: FitMode,
     pages: &'a [PageId],
     view_weight: &'a [f64],
@@ -49,7 +54,12 @@ pub fn context<'a>(
 }
 
 /// The outcome of refreshing `page` at `unit` against `history` (the simulator's job).
-pub fn outcome(history: &ChangeHistory, page: PageId, unit: Unit, last: Unit) -> RefreshOutcome {
+pub(crate) fn outcome(
+    history: &ChangeHistory,
+    page: PageId,
+    unit: Unit,
+    last: Unit,
+) -> RefreshOutcome {
     let h = &history.pages[page as usize];
     let mut changed = false;
     let mut shingle: f64 = 0.0;
@@ -88,7 +98,7 @@ pub fn observe(
 
 /// Runs a policy for units `1..=units` against `history`, returning the choices per unit and
 /// checking every choice holds at most `budget` distinct pages.
-pub fn run(
+pub(crate) fn run(
     policy: &mut dyn super::RefreshPolicy,
     ctx: &PolicyContext<'_>,
     truth: &ChangeHistory,
@@ -126,7 +136,7 @@ pub fn gain_record(gains: &[f64]) -> super::planned::GainRecord {
 
 /// Twelve pages over 24 units for the planners' tests: pages 0–5 change every other unit, 6–11
 /// every fourth; views favour the even pages. Returns (change units per page, view weights).
-pub fn two_speed_site() -> (Vec<Vec<Unit>>, Vec<f64>) {
+pub(crate) fn two_speed_site() -> (Vec<Vec<Unit>>, Vec<f64>) {
     let changes = (0..12u32)
         .map(|p| {
             let every = if p < 6 { 2 } else { 4 };

@@ -28,7 +28,7 @@ impl AffectedQueries {
     }
 
     /// The queries (ascending positions) holding any of `terms`.
-    pub fn of_terms(&self, terms: &[TermId]) -> Vec<usize> {
+    pub(crate) fn of_terms(&self, terms: &[TermId]) -> Vec<usize> {
         let mut out: Vec<usize> = terms
             .iter()
             .filter_map(|t| self.by_term.get(t))

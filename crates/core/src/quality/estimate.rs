@@ -48,7 +48,9 @@ impl ScoreRankTable {
     }
 
     /// A table of functions already fitted (e.g. with [`ScoreRankFn::fit_at`]).
-    pub fn from_functions(functions: impl IntoIterator<Item = (TermId, ScoreRankFn)>) -> Self {
+    pub(crate) fn from_functions(
+        functions: impl IntoIterator<Item = (TermId, ScoreRankFn)>,
+    ) -> Self {
         ScoreRankTable {
             functions: functions.into_iter().collect(),
         }
@@ -87,7 +89,7 @@ impl DeltaQEstimator {
     }
 
     /// ΔQ_A(p, t) of one page: `Σ_q f_q · component(q)` over its shifts `(term, s1, s2)`.
-    pub fn page_delta(
+    pub(crate) fn page_delta(
         &self,
         table: &ScoreRankTable,
         shifts: impl IntoIterator<Item = (TermId, f32, f32)>,

@@ -267,7 +267,7 @@ impl ShiftSink for NoMeasure {
 
 /// Whether score-to-rank functions fitted before unit 1 are refitted before unit `unit`:
 /// every `refit_every` units from unit 2 on (`(unit − 1) % refit_every == 0`; `0`: never).
-pub fn refit_due(unit: Unit, refit_every: Unit) -> bool {
+pub(crate) fn refit_due(unit: Unit, refit_every: Unit) -> bool {
     refit_every > 0 && unit > 1 && (unit - 1).is_multiple_of(refit_every)
 }
 
@@ -276,7 +276,11 @@ pub fn refit_due(unit: Unit, refit_every: Unit) -> bool {
 /// A fit reads the scores at a handful of ranks only ([`ScoreRankFn::needed_ranks`]), so each
 /// list's scores are selected at those ranks rather than the list being ranked; the functions
 /// equal those fitted on the fully sorted lists (tested below).
-pub fn fit_table(repo: &Repository, workload: &TermWorkload, pieces: usize) -> ScoreRankTable {
+pub(crate) fn fit_table(
+    repo: &Repository,
+    workload: &TermWorkload,
+    pieces: usize,
+) -> ScoreRankTable {
     let ids = workload.term_ids();
     let keyed: Vec<(u32, &[TermId])> = ids.iter().map(|t| (*t, std::slice::from_ref(t))).collect();
     fit_keyed(repo, &keyed, pieces)

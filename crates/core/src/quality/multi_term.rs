@@ -45,7 +45,7 @@ pub fn fit_query_table(
 
 /// [`fit_query_table`], re-ranking each list from its order at the previous fit with the
 /// same `memory` (the same functions, bit for bit; see [`RankMemory`]).
-pub fn fit_query_table_with(
+pub(crate) fn fit_query_table_with(
     memory: &mut RankMemory,
     repo: &Repository,
     queries: &[MetricQuery],
@@ -60,7 +60,7 @@ pub fn fit_query_table_with(
 
 /// [`fit_query_table`] from every query's list length and scores at the needed ranks, as an
 /// evaluation of the same repository gives them ([`ScoresAtRanks`], one entry per query).
-pub fn fit_query_table_from(
+pub(crate) fn fit_query_table_from(
     lists: &ScoresAtRanks,
     queries: &[MetricQuery],
     pieces: usize,

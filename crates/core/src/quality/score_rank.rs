@@ -106,7 +106,7 @@ impl ScoreRankFn {
         self.len == 0
     }
 
-    pub fn pieces(&self) -> usize {
+    pub(crate) fn pieces(&self) -> usize {
         self.log_scores.len() - 1
     }
 
@@ -169,7 +169,7 @@ impl ScoreRankFn {
     /// How many of the ranks `1..=len` score at least `score` (`F⁻¹(r) ≥ score`): the rank a
     /// page scoring `score` takes among the list's pages, less one, as a ranking puts an equal
     /// score behind.
-    pub fn ranks_scoring_at_least(&self, score: f64) -> u64 {
+    pub(crate) fn ranks_scoring_at_least(&self, score: f64) -> u64 {
         let n = u64::from(self.len);
         // ln(score) is kept in f32: a score equal to a fitted one must count as equal.
         let at_least = |r: u64| self.score(r as f64) >= score * (1.0 - 1e-5);
@@ -189,12 +189,12 @@ impl ScoreRankFn {
     }
 
     /// Integer rank at which piece `k` ends (its breakpoint `k + 1`), for summing piece by piece.
-    pub fn piece_end_rank(&self, k: usize) -> u64 {
+    pub(crate) fn piece_end_rank(&self, k: usize) -> u64 {
         self.ln_rank_at(k + 1).exp().round().max(1.0) as u64
     }
 
     /// Piece `k` as a power law `F⁻¹(r) = scale · r^slope` (slope ≤ 0).
-    pub fn piece_power_law(&self, k: usize) -> (f64, f64) {
+    pub(crate) fn piece_power_law(&self, k: usize) -> (f64, f64) {
         let (ra, rb) = (self.ln_rank_at(k), self.ln_rank_at(k + 1));
         let (a, b) = (self.log_scores[k] as f64, self.log_scores[k + 1] as f64);
         let slope = if rb > ra { (b - a) / (rb - ra) } else { 0.0 };
@@ -202,7 +202,7 @@ impl ScoreRankFn {
     }
 
     /// Index of the piece that holds rank `r`.
-    pub fn piece_of(&self, rank: u64) -> usize {
+    pub(crate) fn piece_of(&self, rank: u64) -> usize {
         if self.len <= 1 {
             return 0;
         }

@@ -45,7 +45,7 @@ impl ViewingLikelihood {
         }
     }
 
-    pub fn exponent(&self) -> f64 {
+    pub(crate) fn exponent(&self) -> f64 {
         self.exponent
     }
 

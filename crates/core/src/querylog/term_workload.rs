@@ -90,7 +90,7 @@ impl TermWorkload {
     }
 
     /// The single-term workload's term ids, sorted (for the hook).
-    pub fn term_ids(&self) -> Vec<TermId> {
+    pub(crate) fn term_ids(&self) -> Vec<TermId> {
         let mut ids: Vec<TermId> = self.term_frequency.keys().copied().collect();
         ids.sort_unstable();
         ids

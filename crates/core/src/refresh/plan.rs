@@ -41,7 +41,7 @@ pub struct RunPlan {
 pub struct StartingPoint<'a> {
     /// Pages the repository holds after the initial crawl.
     pub initial_pages: &'a [PageId],
-    /// EBR's view weights at unit 0 ([`PolicyContext::view_weight`]).
+    /// EBR's view weights at unit 0 (`PolicyContext::view_weight`).
     pub view_weight: &'a [f64],
     /// The true history, when the driver has one (a simulation): told to the policy in oracle
     /// mode only.

@@ -292,7 +292,7 @@ impl SignalSettings {
     }
 
     /// The sitemap channel, if any (the first `lastmod`).
-    pub fn lastmod(&self) -> Option<&LastmodSpec> {
+    pub(crate) fn lastmod(&self) -> Option<&LastmodSpec> {
         self.channels.iter().find_map(|c| match c {
             SignalSpec::Lastmod(m) => Some(m),
             _ => None,
@@ -361,7 +361,7 @@ impl PageSignal {
     }
 
     /// Which channels can speak for this page: its [`SignalClass`].
-    pub fn class(&self) -> SignalClass {
+    pub(crate) fn class(&self) -> SignalClass {
         SignalClass {
             lastmod: self.lastmod.is_some(),
             feed: self.feed_channel,
@@ -388,7 +388,7 @@ pub struct SignalClass {
 }
 
 impl SignalClass {
-    pub fn any(self) -> bool {
+    pub(crate) fn any(self) -> bool {
         self.lastmod || self.feed
     }
 

@@ -267,7 +267,7 @@ impl PublishedSignals {
     }
 
     /// Whether a feed is published.
-    pub fn has_feed(&self) -> bool {
+    pub(crate) fn has_feed(&self) -> bool {
         self.settings.feed().is_some()
     }
 }

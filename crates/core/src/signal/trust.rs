@@ -42,18 +42,18 @@ pub struct Confusion {
 
 impl Confusion {
     /// Posterior mean of `P(flag | changed)`.
-    pub fn recall(&self) -> f64 {
+    pub(crate) fn recall(&self) -> f64 {
         (1.0 + self.flagged_changed as f64)
             / (2.0 + (self.flagged_changed + self.quiet_changed) as f64)
     }
 
     /// Posterior mean of `P(flag | unchanged)`.
-    pub fn false_alarm_rate(&self) -> f64 {
+    pub(crate) fn false_alarm_rate(&self) -> f64 {
         (1.0 + self.flagged_unchanged as f64)
             / (2.0 + (self.flagged_unchanged + self.quiet_unchanged) as f64)
     }
 
-    pub fn examples(&self) -> u64 {
+    pub(crate) fn examples(&self) -> u64 {
         self.flagged_changed + self.flagged_unchanged + self.quiet_changed + self.quiet_unchanged
     }
 }
@@ -93,7 +93,7 @@ impl SignalTrust {
     /// `P(changed since `since` | the page's signal)` at `now`, from the prior `prior` (the
     /// page's chance of a change since then without signals; see the module docs). The prior
     /// itself when no channel speaks for the page.
-    pub fn changed_probability(
+    pub(crate) fn changed_probability(
         &self,
         signal: &PageSignal,
         since: Unit,
@@ -136,7 +136,7 @@ impl SignalTrust {
     }
 
     /// The counts of `class`, over every age.
-    pub fn confusion(&self, class: SignalClass) -> Confusion {
+    pub(crate) fn confusion(&self, class: SignalClass) -> Confusion {
         self.classes[class.index()]
             .iter()
             .fold(Confusion::default(), |a, c| Confusion {

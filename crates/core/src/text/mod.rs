@@ -176,7 +176,7 @@ fn for_each_ascii_word(text: &str, mut sink: impl FnMut(&str)) {
 
 /// The maximal runs of `char::is_alphanumeric` characters of an ASCII `text` (for ASCII,
 /// `[0-9A-Za-z]`), as bytes: the words of both the analyzer and the shingles on ASCII text.
-pub fn ascii_alphanumeric_runs(text: &str) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn ascii_alphanumeric_runs(text: &str) -> impl Iterator<Item = &[u8]> {
     debug_assert!(text.is_ascii());
     text.as_bytes()
         .split(|b| !b.is_ascii_alphanumeric())

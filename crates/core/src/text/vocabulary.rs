@@ -36,7 +36,7 @@ impl Vocabulary {
     }
 
     /// [`Vocabulary::intern`] for a term the caller owns (no copy unless it is new).
-    pub fn intern_owned(&mut self, term: String) -> TermId {
+    pub(crate) fn intern_owned(&mut self, term: String) -> TermId {
         if let Some(&id) = self.ids.get(term.as_str()) {
             return id;
         }

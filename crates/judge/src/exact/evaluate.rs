@@ -325,7 +325,7 @@ pub(super) struct ListRanking<'a> {
 /// The difference of this sum before and after one page's refresh, over the queries the
 /// refresh can affect, is that refresh's exact `ΔQ_A(p, t)` (paper 003 Eq. 6) under the
 /// evaluated metric (see [`crate::exact_delta`]).
-pub fn absolute_quality_of(
+pub(crate) fn absolute_quality_of(
     repository: &ForwardIndex,
     scorer: &dyn Scorer,
     queries: &[MetricQuery],

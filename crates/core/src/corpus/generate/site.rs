@@ -205,7 +205,7 @@ impl SiteModel {
     }
 
     /// Number of directories and sites (1 and 1 on a one-site layout).
-    pub fn group_counts(&self) -> (usize, usize) {
+    pub(crate) fn group_counts(&self) -> (usize, usize) {
         match &self.layout {
             Some(layout) => (layout.dirs.len(), layout.hosts.len()),
             None => (1, 1),
@@ -213,7 +213,7 @@ impl SiteModel {
     }
 
     /// Distinct pages `page` links to now, sorted, without itself.
-    pub fn out_links(&self, page: u32) -> Vec<u32> {
+    pub(crate) fn out_links(&self, page: u32) -> Vec<u32> {
         let mut out: Vec<u32> = self.pages[page as usize]
             .paragraphs
             .iter()
@@ -244,7 +244,12 @@ impl SiteModel {
 
     /// Creates a page (metadata, content, out-links) at `week`, with a rate class drawn from the
     /// class shares unless one is forced.
-    pub fn add_page(&mut self, rng: &mut ChaCha8Rng, week: u32, class: Option<RateClass>) -> u32 {
+    pub(crate) fn add_page(
+        &mut self,
+        rng: &mut ChaCha8Rng,
+        week: u32,
+        class: Option<RateClass>,
+    ) -> u32 {
         let id = self.pages.len() as u32;
         let dir = self.layout.as_ref().map_or(0, |l| l.place(rng));
         let topic = match &self.layout {
@@ -394,7 +399,7 @@ impl SiteModel {
     }
 
     /// Adds out-links to `page`, targets by preferential attachment, inserted into paragraphs.
-    pub fn add_out_links(&mut self, rng: &mut ChaCha8Rng, page: u32) {
+    pub(crate) fn add_out_links(&mut self, rng: &mut ChaCha8Rng, page: u32) {
         let degree: f64 = LogNormal::new(4f64.ln(), 0.8).expect("valid").sample(rng);
         let degree = (degree as usize).min(60);
         for _ in 0..degree {
@@ -414,7 +419,7 @@ impl SiteModel {
     /// A present page other than `from`: uniform 20% of the time, else proportional to
     /// in-links + 3 (preferential attachment gives the heavy-tailed in-degree of the Web).
     /// With several sites, most targets come from `from`'s own site, by the same rule.
-    pub fn pick_target(&self, rng: &mut ChaCha8Rng, from: u32) -> Option<u32> {
+    pub(crate) fn pick_target(&self, rng: &mut ChaCha8Rng, from: u32) -> Option<u32> {
         if self.layout.is_some() && rng.gen::<f64>() < SAME_SITE_LINKS {
             let site = self.site_of(from) as usize;
             for _ in 0..20 {
@@ -491,7 +496,7 @@ impl SiteModel {
     }
 
     /// Applies one change event of a kind drawn from the page's mix; returns the kind.
-    pub fn change(&mut self, rng: &mut ChaCha8Rng, id: u32) -> ChangeKind {
+    pub(crate) fn change(&mut self, rng: &mut ChaCha8Rng, id: u32) -> ChangeKind {
         let page = &self.pages[id as usize];
         let r: f64 = rng.gen();
         let kind = if page.ad_block.is_some() && r < page.ad_share {
@@ -584,7 +589,7 @@ impl SiteModel {
     }
 
     /// Appends a sentence linking `from` to `to` (a new page announced on an existing one).
-    pub fn add_link_to(&mut self, rng: &mut ChaCha8Rng, from: u32, to: u32) {
+    pub(crate) fn add_link_to(&mut self, rng: &mut ChaCha8Rng, from: u32, to: u32) {
         let page = &self.pages[from as usize];
         let words = rng.gen_range(4..10);
         let mut sentence = self.paragraph(rng, page, words);
@@ -604,7 +609,7 @@ impl SiteModel {
     }
 
     /// The page's HTML, in the shape of the EmacsWiki renderings.
-    pub fn render(&self, id: u32) -> String {
+    pub(crate) fn render(&self, id: u32) -> String {
         let page = &self.pages[id as usize];
         let mut html = String::with_capacity(4096);
         html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");

@@ -74,7 +74,7 @@ impl<'a> CrawlKnowledge<'a> {
 
     /// Whether the crawler has met `page`: it holds a copy, fetched it before, or (frontier
     /// mode) met it in a link.
-    pub fn has_met(&self, page: PageId) -> bool {
+    pub(crate) fn has_met(&self, page: PageId) -> bool {
         let r = self.crawl.page(page);
         r.held.is_some()
             || r.visits > 0
@@ -124,7 +124,7 @@ impl<'a> CrawlKnowledge<'a> {
     }
 
     /// Links of `page`'s held copy to pages the repository holds.
-    pub fn out_links(&self, page: PageId) -> &'a [PageId] {
+    pub(crate) fn out_links(&self, page: PageId) -> &'a [PageId] {
         self.graph().out_links(page)
     }
 
@@ -142,7 +142,7 @@ impl<'a> CrawlKnowledge<'a> {
     /// Per page id, the number of its host and directory among the held pages' (dense from 0,
     /// in the order of their first held page), or `u32::MAX` for a page not held: the groups
     /// of [`same_directory`](Self::same_directory) as ids.
-    pub fn directory_ids(&self) -> &'a [u32] {
+    pub(crate) fn directory_ids(&self) -> &'a [u32] {
         &self.directories().group_of
     }
 

@@ -85,7 +85,7 @@ pub fn is_feed(xml: &str) -> bool {
 }
 
 /// Whether the root element of `xml` is closed: a feed cut short is not.
-pub fn is_whole(xml: &str) -> bool {
+pub(crate) fn is_whole(xml: &str) -> bool {
     root_element(xml).is_some_and(|root| xml.contains(&format!("</{root}>")))
 }
 

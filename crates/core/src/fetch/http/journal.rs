@@ -76,13 +76,13 @@ pub enum Recorded {
 /// A sitemap or feed as kept for conditional re-reads, as recorded.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RecordedDocument {
-    pub url: String,
+    pub(crate) url: String,
     /// Its `ETag`; absent: no copy kept any more (it was last read without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub etag: Option<String>,
+    pub(crate) etag: Option<String>,
     /// base64 of its text gzipped (empty without an `ETag`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// `text` gzipped, in base64 (a sitemap's text is repetitive: a tenth of its size or less).
@@ -127,7 +127,7 @@ pub enum RecordedOutcome {
 }
 
 impl RecordedOutcome {
-    pub fn body(bytes: &[u8], last_modified: Option<i64>, media_type: Option<&str>) -> Self {
+    pub(crate) fn body(bytes: &[u8], last_modified: Option<i64>, media_type: Option<&str>) -> Self {
         RecordedOutcome::Body {
             body: base64::engine::general_purpose::STANDARD.encode(bytes),
             last_modified,
@@ -136,7 +136,7 @@ impl RecordedOutcome {
     }
 
     /// The body's bytes (`None` for another outcome or a corrupt record).
-    pub fn body_bytes(&self) -> Option<Vec<u8>> {
+    pub(crate) fn body_bytes(&self) -> Option<Vec<u8>> {
         match self {
             RecordedOutcome::Body { body, .. } => {
                 base64::engine::general_purpose::STANDARD.decode(body).ok()
@@ -250,7 +250,7 @@ impl Journal {
     }
 
     /// The next committed record (replay).
-    pub fn next_recorded(&mut self) -> Option<Recorded> {
+    pub(crate) fn next_recorded(&mut self) -> Option<Recorded> {
         self.replay.pop_front()
     }
 
@@ -263,14 +263,14 @@ impl Journal {
 
     /// Records that the copy of `url` kept for conditional re-reads is now `kept` (its `ETag`
     /// and text; `None`: none is kept).
-    pub fn record_document(&mut self, url: &str, kept: Option<KeptDocument>) {
+    pub(crate) fn record_document(&mut self, url: &str, kept: Option<KeptDocument>) {
         if self.dir.is_some() {
             self.documents.insert(url.to_string(), kept);
         }
     }
 
     /// Records that `host`'s robots.txt now names `lines` in `Sitemap:` lines (read anew).
-    pub fn record_robots_sitemaps(&mut self, host: &str, lines: Vec<String>) {
+    pub(crate) fn record_robots_sitemaps(&mut self, host: &str, lines: Vec<String>) {
         if self.dir.is_some() {
             self.robots.insert(host.to_string(), lines);
         }

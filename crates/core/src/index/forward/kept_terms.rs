@@ -59,7 +59,7 @@ impl ForwardIndex {
 
     /// Whether this index keeps the postings of `term` (every term unless
     /// [`keep_postings_of`](Self::keep_postings_of) narrowed them).
-    pub fn keeps_postings_of(&self, term: TermId) -> bool {
+    pub(crate) fn keeps_postings_of(&self, term: TermId) -> bool {
         self.kept.as_ref().is_none_or(|k| k.contains(term))
     }
 

@@ -72,7 +72,7 @@ impl ForwardIndex {
     /// [`for_each_scored`](Self::for_each_scored) with the collection statistics of `stats`
     /// instead of this index's own: a shard scoring its pages with the statistics of the whole
     /// collection ([`crate::index::shards`]) gets the scores one index of every page gives.
-    pub fn for_each_scored_under(
+    pub(crate) fn for_each_scored_under(
         &self,
         stats: &dyn CollectionStats,
         scorer: &dyn Scorer,
@@ -121,7 +121,7 @@ impl ForwardIndex {
     /// `for_each_match` gave it for this index's current copies:
     /// `pages` ascending and, per page, `terms.len()` frequencies in `tfs` (in `terms` order).
     /// The same calls, bit for bit, without intersecting the posting lists again.
-    pub fn for_each_scored_in(
+    pub(crate) fn for_each_scored_in(
         &self,
         scorer: &dyn Scorer,
         terms: &[TermId],

@@ -21,7 +21,7 @@ struct TfIdfWeight {
 }
 
 /// Lucene classic idf: `1 + ln(N / (df + 1))`.
-pub fn lucene_idf(doc_freq: u64, num_docs: u64) -> f64 {
+pub(crate) fn lucene_idf(doc_freq: u64, num_docs: u64) -> f64 {
     1.0 + (num_docs as f64 / (doc_freq as f64 + 1.0)).ln()
 }
 

@@ -111,7 +111,7 @@ impl Metric {
 }
 
 impl SimResult {
-    pub fn per_cycle(&self, metric: Metric) -> &[f64] {
+    pub(crate) fn per_cycle(&self, metric: Metric) -> &[f64] {
         match metric {
             Metric::ChangeRate => &self.change_rate,
             Metric::Ndcg => &self.ndcg,

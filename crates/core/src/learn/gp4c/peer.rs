@@ -16,7 +16,7 @@
 /// 16-element runs with a `2·⌊log₂ n⌋` depth limit and heapsort beyond it, then one insertion
 /// sort), on `v` with `less(a, b)` as `comp`. Same comparisons, same swaps, so equal elements
 /// end up where GCC's build of the authors' code leaves them.
-pub fn cxx_sort(v: &mut [u32], less: &dyn Fn(u32, u32) -> bool) {
+pub(crate) fn cxx_sort(v: &mut [u32], less: &dyn Fn(u32, u32) -> bool) {
     let n = v.len();
     if n < 2 {
         return;
@@ -248,7 +248,7 @@ impl GlibcRand {
     }
 
     /// The next `rand()`.
-    pub fn rand(&mut self) -> u32 {
+    pub(crate) fn rand(&mut self) -> u32 {
         self.next_raw()
     }
 }

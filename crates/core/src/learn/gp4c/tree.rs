@@ -95,7 +95,7 @@ impl Op {
         Op::Pow,
     ];
 
-    pub fn arity(self) -> usize {
+    pub(crate) fn arity(self) -> usize {
         match self {
             Op::Log | Op::Exp => 1,
             _ => 2,
@@ -119,7 +119,7 @@ impl Op {
 /// Protected division of paper 001's code (`functions.h`): `±10⁶` (the sign of `x·y`, + when
 /// 0) when `|y| < 10⁻⁶`, else `x / y`. The paper (§4.2.1) says only "returns 0" out of domain;
 /// the published functions were found with the code's rule.
-pub fn protected_div(x: f64, y: f64) -> f64 {
+pub(crate) fn protected_div(x: f64, y: f64) -> f64 {
     if y.abs() < 1e-6 {
         if x * y < 0.0 {
             -1e6
@@ -132,7 +132,7 @@ pub fn protected_div(x: f64, y: f64) -> f64 {
 }
 
 /// Protected logarithm of paper 001's code (`functions.h`): `ln|x|` when `|x| > 1`, else 0.
-pub fn protected_log(x: f64) -> f64 {
+pub(crate) fn protected_log(x: f64) -> f64 {
     let a = x.abs();
     if a <= 1.0 {
         0.0
@@ -175,7 +175,7 @@ pub struct ParseError {
 
 impl Expr {
     /// A tree from prefix-ordered nodes; `None` unless they form exactly one tree.
-    pub fn from_prefix(nodes: Vec<Node>) -> Option<Expr> {
+    pub(crate) fn from_prefix(nodes: Vec<Node>) -> Option<Expr> {
         let mut open = 1usize;
         for (i, n) in nodes.iter().enumerate() {
             if open == 0 {
@@ -202,7 +202,7 @@ impl Expr {
     }
 
     /// The end (exclusive) of the subtree starting at node `start`.
-    pub fn subtree_end(&self, start: usize) -> usize {
+    pub(crate) fn subtree_end(&self, start: usize) -> usize {
         let mut open = 1usize;
         let mut i = start;
         while open > 0 {
@@ -213,7 +213,7 @@ impl Expr {
     }
 
     /// Depth of the tree (a single node has depth 1).
-    pub fn depth(&self) -> usize {
+    pub(crate) fn depth(&self) -> usize {
         self.depth_at(0).0
     }
 
@@ -231,7 +231,7 @@ impl Expr {
     }
 
     /// This tree with the subtree at `start` replaced by `with`.
-    pub fn replace(&self, start: usize, with: &[Node]) -> Expr {
+    pub(crate) fn replace(&self, start: usize, with: &[Node]) -> Expr {
         let end = self.subtree_end(start);
         let mut nodes = Vec::with_capacity(self.nodes.len() - (end - start) + with.len());
         nodes.extend_from_slice(&self.nodes[..start]);
@@ -241,7 +241,7 @@ impl Expr {
     }
 
     /// The terminals the tree reads.
-    pub fn uses(&self, terminal: Terminal) -> bool {
+    pub(crate) fn uses(&self, terminal: Terminal) -> bool {
         self.nodes.contains(&Node::Terminal(terminal))
     }
 
@@ -265,7 +265,7 @@ impl Expr {
     /// The score of every page: `columns[terminal][page]`, `pages` entries. NaN becomes −∞
     /// and ±∞ the largest finite values, so that sorting by score is total (SEED-SYSTEMS
     /// §2.2.3's choice; the authors' code leaves them to `std::sort`).
-    pub fn evaluate(&self, columns: &Columns, out: &mut Vec<f64>) {
+    pub(crate) fn evaluate(&self, columns: &Columns, out: &mut Vec<f64>) {
         let value = self.eval_at(0, columns).0;
         out.clear();
         match value {
@@ -297,7 +297,7 @@ impl Expr {
 }
 
 /// A score made total-orderable (see [`Expr::evaluate`]).
-pub fn sortable(x: f64) -> f64 {
+pub(crate) fn sortable(x: f64) -> f64 {
     if x.is_nan() {
         f64::NEG_INFINITY
     } else {
@@ -321,7 +321,7 @@ impl Columns {
     }
 
     /// The column of `terminal`, to fill (`pages` entries).
-    pub fn column_mut(&mut self, terminal: Terminal) -> &mut Vec<f64> {
+    pub(crate) fn column_mut(&mut self, terminal: Terminal) -> &mut Vec<f64> {
         &mut self.values[terminal.index()]
     }
 

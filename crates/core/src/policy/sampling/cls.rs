@@ -188,7 +188,7 @@ impl ClusterSampling {
         }
     }
 
-    pub fn reset(&mut self, seed: u64) {
+    pub(crate) fn reset(&mut self, seed: u64) {
         *self = ClusterSampling::new(self.config, seed);
     }
 

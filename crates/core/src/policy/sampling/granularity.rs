@@ -22,7 +22,7 @@ pub trait LinkGraph {
 
 /// Whether `d` selects distance `dist`: `0 ≤ dist ≤ d` for `d ≥ 0`, `d ≤ dist ≤ 0` for `d < 0`
 /// (SEED-SYSTEMS §3.2.2, reconstructed).
-pub fn within_granularity(dist: i32, d: i32) -> bool {
+pub(crate) fn within_granularity(dist: i32, d: i32) -> bool {
     if d >= 0 {
         (0..=d).contains(&dist)
     } else {
@@ -59,7 +59,11 @@ fn bfs(
 /// first: "d_LB of p_s's siblings is always 0 although there are paths from p_s to them");
 /// else `h` when `p` is reachable from the seed in `h > 0` steps; else `−h` when the seed is
 /// reachable from `p` in `h` steps. Returned as `(page, d_LB)` pairs by `|d_LB|`, then page id.
-pub fn link_neighbourhood(graph: &impl LinkGraph, seed: PageId, d: i32) -> Vec<(PageId, i32)> {
+pub(crate) fn link_neighbourhood(
+    graph: &impl LinkGraph,
+    seed: PageId,
+    d: i32,
+) -> Vec<(PageId, i32)> {
     let mut siblings: Vec<PageId> = graph
         .in_links(seed)
         .iter()
@@ -113,7 +117,7 @@ fn host_and_segments(url: &str) -> (&str, Vec<&str>) {
 /// (The printed `· sign(n − m)` contradicts the text's "d > 0 means upper directories" and
 /// would put every same-depth directory at 0.) Pages of another host: `None` (choice: DB stays
 /// within the seed's site).
-pub fn directory_distance(seed_url: &str, page_url: &str) -> Option<i32> {
+pub(crate) fn directory_distance(seed_url: &str, page_url: &str) -> Option<i32> {
     let (seed_host, seed_path) = host_and_segments(seed_url);
     let (page_host, page_path) = host_and_segments(page_url);
     if !seed_host.eq_ignore_ascii_case(page_host) {
@@ -136,7 +140,7 @@ pub fn directory_distance(seed_url: &str, page_url: &str) -> Option<i32> {
 /// of `p`'s cluster among all clusters by centroid distance from the seed's cluster (nearest 1).
 /// `ranks_from_seed_cluster` is [`crate::cluster::Clustering::centroid_ranks_from`] of the
 /// seed's cluster.
-pub fn cluster_distance(ranks_from_seed_cluster: &[u32], page_cluster: u32) -> i32 {
+pub(crate) fn cluster_distance(ranks_from_seed_cluster: &[u32], page_cluster: u32) -> i32 {
     ranks_from_seed_cluster[page_cluster as usize] as i32
 }
 

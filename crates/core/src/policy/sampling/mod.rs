@@ -83,7 +83,7 @@ impl ChangeLog {
 
     /// Change indicators of cycles `1 … unit − 1`, then this cycle's observation `now` when
     /// given (the history "including this cycle", oldest first).
-    pub fn history(&self, page: PageId, unit: Unit, now: Option<bool>) -> Vec<bool> {
+    pub(crate) fn history(&self, page: PageId, unit: Unit, now: Option<bool>) -> Vec<bool> {
         let changes = self
             .change_units
             .get(page as usize)
@@ -103,7 +103,7 @@ pub(crate) fn shuffled(mut pages: Vec<PageId>, rng: &mut impl rand::Rng) -> Vec<
 
 /// The 48 features (paper 000 §3.1–3.2) of `pages` from the view, with the copies fetched
 /// before the held ones and the detected change frequencies when known.
-pub fn features_of(
+pub(crate) fn features_of(
     view: &dyn SamplingView,
     pages: &[PageId],
     terms: &mut ContentTerms,
@@ -174,18 +174,18 @@ impl ContentTerms {
     }
 
     /// Term ids of the stop words met so far, ascending.
-    pub fn stop_terms(&self) -> Vec<u32> {
+    pub(crate) fn stop_terms(&self) -> Vec<u32> {
         stop_term_ids(&self.vocabulary)
     }
 
     /// Forgets copies whose hash `keep` rejects (copies no longer held or remembered).
-    pub fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+    pub(crate) fn retain(&mut self, keep: impl Fn(u64) -> bool) {
         self.by_hash.retain(|h, _| keep(*h));
     }
 }
 
 /// Clusters feature rows restricted to `columns` by repeated bisection (paper 000 §3.3).
-pub fn cluster_features(
+pub(crate) fn cluster_features(
     rows: &[[f64; DIMS]],
     columns: &[usize],
     k: usize,

@@ -104,7 +104,7 @@ impl NeighbourhoodSampling {
     }
 
     /// Restarts with `seed` (a run's `prepare`).
-    pub fn reset(&mut self, seed: u64) {
+    pub(crate) fn reset(&mut self, seed: u64) {
         *self = NeighbourhoodSampling::new(self.granularity, self.d, self.phi, seed);
     }
 

@@ -58,7 +58,7 @@ pub struct SampleFacts<'a> {
 /// extra `1/n`, which would make it `n` times smaller than HA; SEED-SYSTEMS §3.2.5) and §5.3
 /// (PRA): the download probability of a sample. HA and WHA apply whether or not the sample
 /// changed (choice; the paper does not say).
-pub fn download_probability(phi: DownloadProbability, sample: &SampleFacts<'_>) -> f64 {
+pub(crate) fn download_probability(phi: DownloadProbability, sample: &SampleFacts<'_>) -> f64 {
     match phi {
         DownloadProbability::Binary => {
             if sample.changed {
@@ -81,7 +81,7 @@ pub fn download_probability(phi: DownloadProbability, sample: &SampleFacts<'_>) 
 /// held-copy PageRank `pr` with the repository's extremes (log scale, like the toolbar):
 /// `round(10 · (ln pr − ln pr_min) / (ln pr_max − ln pr_min))`. With all PageRanks equal
 /// nothing distinguishes the pages: 5 (the middle).
-pub fn toolbar_pagerank(pr: f64, pr_min: f64, pr_max: f64) -> u8 {
+pub(crate) fn toolbar_pagerank(pr: f64, pr_min: f64, pr_max: f64) -> u8 {
     if !(pr_min > 0.0 && pr_max > pr_min) {
         return 5;
     }

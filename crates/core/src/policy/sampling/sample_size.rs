@@ -25,7 +25,7 @@ pub fn sample_is_sufficient(values: &[f64], confidence: f64, tolerance: f64) -> 
 }
 
 /// The `p` quantile of Student's t with `df` degrees of freedom.
-pub fn t_quantile(p: f64, df: usize) -> f64 {
+pub(crate) fn t_quantile(p: f64, df: usize) -> f64 {
     StudentsT::new(0.0, 1.0, df as f64)
         .expect("df ≥ 1 and unit scale are valid")
         .inverse_cdf(p)
@@ -34,20 +34,20 @@ pub fn t_quantile(p: f64, df: usize) -> f64 {
 /// Clusters CLS uses with budget `budget` and `k` wanted: `min(k, max(1, ⌊R / (2·n_min)⌋))`, so
 /// the minimum samples never take more than half the budget (SEED-SYSTEMS §1.2.3's bound for
 /// budgets far below the paper's `R = 25,000 ≫ k = 100`; reconstructed).
-pub fn effective_clusters(k: usize, budget: usize) -> usize {
+pub(crate) fn effective_clusters(k: usize, budget: usize) -> usize {
     k.min((budget / (2 * MIN_SAMPLES)).max(1))
 }
 
 /// Paper 000 §4: the upper bound of a cluster's sample, "download resources over the number of
 /// clusters": `n_max = ⌊R / k⌋` (at least [`MIN_SAMPLES`]).
-pub fn max_samples(budget: usize, clusters: usize) -> usize {
+pub(crate) fn max_samples(budget: usize, clusters: usize) -> usize {
     (budget / clusters.max(1)).max(MIN_SAMPLES)
 }
 
 /// Paper 002 §6.2 (after Cho & Ntoulas 2002): GSB samples `⌈√(N̄ · r)⌉` pages of each site,
 /// `N̄` the average number of pages per site and `r = R / |L|` the budget's share of the
 /// repository (at least 1).
-pub fn site_sample_size(pages: usize, sites: usize, budget: usize) -> usize {
+pub(crate) fn site_sample_size(pages: usize, sites: usize, budget: usize) -> usize {
     if pages == 0 || sites == 0 {
         return 0;
     }

@@ -27,7 +27,7 @@ pub trait SamplingView: LinkGraph {
 /// linkage in the held-copy graph. Words and bytes come from the copy's visible text; images,
 /// tables and e-mail addresses from the structural counts of the copy when the corpus records
 /// them (0 otherwise).
-pub fn copy_facts(
+pub(crate) fn copy_facts(
     view: &(impl SamplingView + ?Sized),
     page: PageId,
     copy: &PageVersion,
@@ -45,7 +45,7 @@ pub fn copy_facts(
 }
 
 /// The file type of a held copy, as ingest (or the crawl) recorded it.
-pub fn file_type(copy: &PageVersion) -> FileType {
+pub(crate) fn file_type(copy: &PageVersion) -> FileType {
     copy.counts.content_type
 }
 

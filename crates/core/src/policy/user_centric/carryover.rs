@@ -117,9 +117,9 @@ impl Normalised {
 
 /// A page as the fit reads it: its gain log, its planned change rate `λ_p` and EBR's weight.
 pub struct FitPage<'a> {
-    pub log: &'a GainLog,
-    pub lambda: f64,
-    pub ebr_weight: f64,
+    pub(crate) log: &'a GainLog,
+    pub(crate) lambda: f64,
+    pub(crate) ebr_weight: f64,
 }
 
 /// The site-wide fit: the carry-over `ρ`, the gain per unit of EBR weight `κ` (of the first

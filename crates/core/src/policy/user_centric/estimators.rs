@@ -218,17 +218,17 @@ impl UserCentric {
         }
     }
 
-    pub fn with_estimator(mut self, estimator: Option<Estimator>) -> Self {
+    pub(crate) fn with_estimator(mut self, estimator: Option<Estimator>) -> Self {
         self.estimator = estimator;
         self
     }
 
-    pub fn with_rate_model(mut self, rate_model: RateModel) -> Self {
+    pub(crate) fn with_rate_model(mut self, rate_model: RateModel) -> Self {
         self.rate_model = rate_model;
         self
     }
 
-    pub fn with_oracle_knowledge(mut self, knowledge: OracleKnowledge) -> Self {
+    pub(crate) fn with_oracle_knowledge(mut self, knowledge: OracleKnowledge) -> Self {
         self.knowledge = knowledge;
         self
     }
@@ -244,7 +244,7 @@ impl UserCentric {
 
     /// `ΔQ̄(p)` of every page, with the active estimator ([`GainEstimator::mean_normalised`];
     /// empty before `prepare`).
-    pub fn mean_normalised(&self) -> Vec<f64> {
+    pub(crate) fn mean_normalised(&self) -> Vec<f64> {
         self.running
             .as_ref()
             .map_or_else(Vec::new, |running| running.mean_normalised(&self.rates))
@@ -259,7 +259,7 @@ impl UserCentric {
     /// Expected ΔQ_A of refreshing each page given that it changed, under an estimator that
     /// ranks by change rate and gain ([`ChangeGain::gains`]); empty under the others, which
     /// estimate no such gain, and before `prepare`.
-    pub fn gains_given_change(&self) -> Vec<f64> {
+    pub(crate) fn gains_given_change(&self) -> Vec<f64> {
         self.running
             .as_ref()
             .and_then(|running| running.gains_given_change())
@@ -281,18 +281,18 @@ impl UserCentric {
     /// Re-estimates the distributions of change rates from the visits so far (online,
     /// [`RateModel::Mixture`] over the directories of `crawl`'s held pages, or
     /// [`RateModel::SiteMixture`]); called before the rates are read at each unit.
-    pub fn fit_rates(&mut self, crawl: &CrawlState) {
+    pub(crate) fn fit_rates(&mut self, crawl: &CrawlState) {
         self.rates.fit(crawl);
     }
 
     /// The estimator in use (after `prepare`).
-    pub fn active_estimator(&self) -> Option<Estimator> {
+    pub(crate) fn active_estimator(&self) -> Option<Estimator> {
         self.active
     }
 
     /// What the run is told of the history: after `prepare`, only what applied (online mode,
     /// or an estimator other than change-gain and whittle, is told nothing partial).
-    pub fn knowledge_in_use(&self) -> OracleKnowledge {
+    pub(crate) fn knowledge_in_use(&self) -> OracleKnowledge {
         self.told.unwrap_or(self.knowledge)
     }
 }
@@ -470,7 +470,7 @@ pub mod tests {
 
     /// The outcome of a refresh of `page` at `unit` (previous refresh `last`) that measured
     /// `dq`, and found a change if `dq` is not 0.
-    pub fn measured(page: PageId, unit: Unit, last: Unit, dq: f64) -> RefreshOutcome {
+    pub(crate) fn measured(page: PageId, unit: Unit, last: Unit, dq: f64) -> RefreshOutcome {
         RefreshOutcome {
             page,
             unit,
@@ -484,7 +484,13 @@ pub mod tests {
     }
 
     /// As [`measured`], with whether it found a change given.
-    pub fn visit(page: PageId, unit: Unit, last: Unit, changed: bool, dq: f64) -> RefreshOutcome {
+    pub(crate) fn visit(
+        page: PageId,
+        unit: Unit,
+        last: Unit,
+        changed: bool,
+        dq: f64,
+    ) -> RefreshOutcome {
         RefreshOutcome {
             changed,
             ..measured(page, unit, last, dq)

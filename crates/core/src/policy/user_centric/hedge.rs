@@ -163,7 +163,7 @@ impl HedgedPlanner {
 
     /// The measured gains (each times how long its fetch was expected to stay fresh) of the
     /// refreshes each chose alone: (planner, EBR).
-    pub fn measured(&self) -> (GainRecord, GainRecord) {
+    pub(crate) fn measured(&self) -> (GainRecord, GainRecord) {
         (self.planner_alone, self.ebr_alone)
     }
 }

@@ -126,7 +126,7 @@ impl UserCentricPolicy {
 
     /// Whether the planner learns the carry-over of a stale copy's cost
     /// ([`carryover`]; `carryover=learned`).
-    pub fn with_learned_carryover(mut self, learned: bool) -> Self {
+    pub(crate) fn with_learned_carryover(mut self, learned: bool) -> Self {
         if learned {
             self.planner = Planner::new(UserCentricPlanModel::with_learned_carryover());
         }

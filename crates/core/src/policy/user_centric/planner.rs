@@ -106,7 +106,7 @@ impl GainFit {
     }
 
     /// The prior mean gain of a page of EBR weight `x`: `κ·x`.
-    pub fn prior(&self, x: f64) -> f64 {
+    pub(crate) fn prior(&self, x: f64) -> f64 {
         self.gain_per_weight * x
     }
 
@@ -144,7 +144,7 @@ impl UserCentricPlanModel {
 
     /// A model that learns how a stale copy's cost grows with the changes it missed
     /// ([`super::carryover`]; `carryover=learned`).
-    pub fn with_learned_carryover() -> Self {
+    pub(crate) fn with_learned_carryover() -> Self {
         UserCentricPlanModel {
             carryover: Some(CarryoverFit::default()),
             ..Self::default()

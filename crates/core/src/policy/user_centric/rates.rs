@@ -176,7 +176,7 @@ impl ChangeRates {
     }
 
     /// Whether the rates are the mixture's posteriors (else point rates).
-    pub fn has_mixture(&self) -> bool {
+    pub(crate) fn has_mixture(&self) -> bool {
         self.mixture.is_some()
     }
 
@@ -209,7 +209,7 @@ impl ChangeRates {
 
     /// Per page, `f(λ_p, t − LR(p))`: at its point rate `rates[p]`, or under the mixture the
     /// expectation over its posterior (`last[p]`: LR(p), the crawl state's last refresh).
-    pub fn over_rates(
+    pub(crate) fn over_rates(
         &self,
         unit: Unit,
         rates: &[f64],
@@ -235,7 +235,7 @@ impl ChangeRates {
     }
 
     /// Per page, the probability that it changed since its last refresh.
-    pub fn changed_since(&self, unit: Unit, rates: &[f64], last: &[Unit]) -> Vec<f64> {
+    pub(crate) fn changed_since(&self, unit: Unit, rates: &[f64], last: &[Unit]) -> Vec<f64> {
         self.over_rates(unit, rates, last, change_probability)
     }
 }

@@ -283,7 +283,7 @@ impl Instance {
 }
 
 /// Strategy 3's `ε` must leave the last period a non-negative weight: `0 ≤ ε ≤ 1/(T−1)`.
-pub fn check_epsilon(epsilon: f64, periods: usize) -> Result<(), EpsilonError> {
+pub(crate) fn check_epsilon(epsilon: f64, periods: usize) -> Result<(), EpsilonError> {
     let most = if periods > 1 {
         1.0 / (periods - 1) as f64
     } else {

@@ -66,7 +66,7 @@ pub const DEFAULT_EPSILON: f64 = 0.01;
 
 impl Strategy {
     /// Strategy `1`, `2` or `3` (`epsilon` used by 3 only).
-    pub fn numbered(number: u8, epsilon: f64) -> Option<Strategy> {
+    pub(crate) fn numbered(number: u8, epsilon: f64) -> Option<Strategy> {
         match number {
             1 => Some(Strategy::EqualWeights),
             2 => Some(Strategy::LastPeriod),
@@ -179,7 +179,7 @@ pub enum ModelError {
 
 impl CrawlModel {
     /// Whether new pages play a part (otherwise `z ≡ 0` and the problem separates by period).
-    pub fn has_new_pages(&self) -> bool {
+    pub(crate) fn has_new_pages(&self) -> bool {
         self.new_known > 0.0
             || self.new_arrivals.iter().any(|&k| k > 0.0)
             || self.buckets.iter().any(|b| b.finds_new > 0.0)
@@ -195,7 +195,7 @@ impl CrawlModel {
     }
 
     /// Checks sizes and ranges, naming the first offending field.
-    pub fn validate(&self) -> Result<(), ModelError> {
+    pub(crate) fn validate(&self) -> Result<(), ModelError> {
         let bad = |what: String| Err(ModelError::Invalid(what));
         let t = self.periods;
         if t == 0 || t > 100_000 {

@@ -318,7 +318,7 @@ impl WebFountain {
 
 /// `a = 1 − e^{−λ}`: the probability that a page of rate `λ` (changes per unit, Poisson)
 /// changes within one period (paper 004 §4's `a_it`; SEED-SYSTEMS §4.2.4).
-pub fn change_per_period(rate: f64) -> f64 {
+pub(crate) fn change_per_period(rate: f64) -> f64 {
     1.0 - (-rate.max(0.0)).exp()
 }
 
@@ -343,7 +343,7 @@ pub fn bucket_of(rate: f64, ever_changed: bool, units: Unit, buckets: usize) -> 
 
 /// Integer counts summing to at most `total` whose shares follow `want` (largest remainder;
 /// ties to the lower index).
-pub fn largest_remainder(want: &[f64], total: usize) -> Vec<usize> {
+pub(crate) fn largest_remainder(want: &[f64], total: usize) -> Vec<usize> {
     let clean: Vec<f64> = want
         .iter()
         .map(|&w| if w.is_finite() { w.max(0.0) } else { 0.0 })

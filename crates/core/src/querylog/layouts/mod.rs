@@ -170,7 +170,7 @@ pub struct LineReader<R> {
     pub(crate) non_utf8: u64,
     /// Whether the last line returned was longer than [`MAX_LINE_BYTES`] (it is then returned
     /// empty, and its bytes were discarded as they were read).
-    pub overlong: bool,
+    pub(crate) overlong: bool,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -193,7 +193,7 @@ impl<R: BufRead> LineReader<R> {
     /// The next line without its terminator, or `None` at the end of input.
     ///
     /// A line longer than [`MAX_LINE_BYTES`] is read to its end without being kept: it comes
-    /// back as `""` with [`LineReader::overlong`] set.
+    /// back as `""` with `LineReader::overlong` set.
     pub fn next_line(&mut self) -> io::Result<Option<&str>> {
         Ok(self.read_line()?.map(|line| line.unwrap_or("")))
     }
@@ -299,7 +299,7 @@ impl LogBuilder {
 
     /// Records a skipped line with its reason (counted always, kept among the first
     /// [`MAX_SKIP_EXAMPLES`]).
-    pub fn skip(&mut self, location: String, reason: String) {
+    pub(crate) fn skip(&mut self, location: String, reason: String) {
         self.log.skipped_lines += 1;
         if self.log.skipped.len() >= MAX_SKIP_EXAMPLES {
             return;
@@ -312,17 +312,17 @@ impl LogBuilder {
     }
 
     /// Adds line counts read by a [`LineReader`] (lines, lossy lines).
-    pub fn add_lines(&mut self, lines: u64, non_utf8: u64) {
+    pub(crate) fn add_lines(&mut self, lines: u64, non_utf8: u64) {
         self.log.lines += lines;
         self.log.non_utf8_lines += non_utf8;
     }
 
     /// Marks the line just read as a header: not data, not counted in `lines`.
-    pub fn uncount_header(&mut self) {
+    pub(crate) fn uncount_header(&mut self) {
         self.header_lines += 1;
     }
 
-    pub fn add_click_line(&mut self, rank: Option<u32>) {
+    pub(crate) fn add_click_line(&mut self, rank: Option<u32>) {
         self.log.click_lines += 1;
         if let Some(r) = rank {
             self.log.click_ranks.push(r);
@@ -368,7 +368,7 @@ impl LogBuilder {
     }
 
     /// The log, or [`InputError::Empty`] when nothing usable was read.
-    pub fn finish(mut self) -> Result<QueryLog, InputError> {
+    pub(crate) fn finish(mut self) -> Result<QueryLog, InputError> {
         self.log.lines -= self.header_lines.min(self.log.lines);
         if self.log.lines == 0 {
             return Err(InputError::Empty {
