@@ -67,19 +67,28 @@ impl GainLog {
         self.entries.push((elapsed, gain));
     }
 
-    /// The gains divided by [`cost_given_change`] at each one's interval (estimates of the
-    /// first change's cost `c_p` under `ρ`), each with that cost, and their sums.
-    fn normalised(&self, rho: f64, lambda: f64) -> Normalised {
+    /// Each gain divided by [`cost_given_change`] at its interval (an estimate of the first
+    /// change's cost `c_p` under `ρ`), with that cost.
+    fn costed(&self, rho: f64, lambda: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.entries.iter().map(move |&(elapsed, gain)| {
+            let cost = cost_given_change(rho, lambda, elapsed);
+            (gain / cost, cost)
+        })
+    }
+
+    /// The sums of the normalised gains (what a page's weight reads: no per-gain list).
+    fn normalised_sums(&self, rho: f64, lambda: f64) -> GainRecord {
         let mut record = GainRecord::default();
-        let gains = self
-            .entries
-            .iter()
-            .map(|&(elapsed, gain)| {
-                let cost = cost_given_change(rho, lambda, elapsed);
-                record.add(gain / cost);
-                (gain / cost, cost)
-            })
-            .collect();
+        self.costed(rho, lambda).for_each(|(u, _)| record.add(u));
+        record
+    }
+
+    /// The normalised gains with their costs, and their sums (what the fit's leave-one-out
+    /// check reads).
+    fn normalised(&self, rho: f64, lambda: f64) -> Normalised {
+        let gains: Vec<(f64, f64)> = self.costed(rho, lambda).collect();
+        let mut record = GainRecord::default();
+        gains.iter().for_each(|&(u, _)| record.add(u));
         Normalised { record, gains }
     }
 }
@@ -195,9 +204,8 @@ impl CarryoverFit {
     /// A page's weight for the freshness optimum: the posterior first-change cost of its
     /// normalised gains around `κ·x` ([`posterior_gain`]), divided by `1 − ρ`.
     pub fn weight(&self, log: &GainLog, lambda: f64, ebr_weight: f64) -> f64 {
-        let page = log.normalised(self.rho, lambda);
         posterior_gain(
-            &page.record,
+            &log.normalised_sums(self.rho, lambda),
             self.gain_per_weight * ebr_weight,
             self.strength,
         ) / (1.0 - self.rho)
