@@ -351,9 +351,9 @@ pub fn page_version_from_html(
         capture_time: when.1,
         status: 200,
         content_hash: xxh3_64(body),
-        title: page.title,
-        text: page.text,
-        links,
+        title: exact_string(page.title),
+        text: exact_string(page.text),
+        links: exact_vec(links),
         terms: Arc::new(sorted_counts(
             terms
                 .into_iter()
@@ -405,15 +405,60 @@ fn distinct_terms(analyzer: &mut Analyzer, text: &str) -> (Vec<(String, u32)>, u
     )
 }
 
-/// A [`TermCounts`] of `(term id, count)` pairs in any order.
+/// A [`TermCounts`] of `(term id, count)` pairs in any order, in an allocation of its length
+/// (see [`exact_vec`]).
 pub(super) fn sorted_counts(mut counts: Vec<(u32, u32)>, length: u32) -> TermCounts {
     counts.sort_unstable_by_key(|&(t, _)| t);
-    TermCounts { counts, length }
+    TermCounts {
+        counts: exact_vec(counts),
+        length,
+    }
+}
+
+/// `v` in an allocation of its length, for what a corpus keeps for the whole run (every
+/// version's text and terms). Vectors grown by pushing keep up to half their capacity spare,
+/// and `shrink_to_fit` frees none of it under mimalloc (its `realloc` keeps a block shrunk to
+/// half or more in place), so the elements are copied into a new allocation instead.
+pub(super) fn exact_vec<T: Clone>(v: Vec<T>) -> Vec<T> {
+    if v.capacity() > v.len() {
+        v.as_slice().to_vec()
+    } else {
+        v
+    }
+}
+
+/// [`exact_vec`] for text.
+pub(super) fn exact_string(s: String) -> String {
+    if s.capacity() > s.len() {
+        s.as_str().to_owned()
+    } else {
+        s
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_corpus_keeps_holds_no_spare_capacity() {
+        let mut text = String::with_capacity(64);
+        text.push_str("kept text");
+        let text = exact_string(text);
+        assert_eq!((text.as_str(), text.capacity()), ("kept text", 9));
+        let mut counts = Vec::with_capacity(16);
+        counts.extend([(7, 1), (3, 2)]);
+        let counts = sorted_counts(counts, 3);
+        assert_eq!(counts.counts, [(3, 2), (7, 1)]);
+        assert_eq!(counts.counts.capacity(), 2);
+        let exact = vec![1u32, 2];
+        let pointer = exact.as_ptr();
+        assert_eq!(
+            exact_vec(exact).as_ptr(),
+            pointer,
+            "an exact vector is kept, not copied"
+        );
+    }
 
     #[test]
     fn ascii_space_is_char_whitespace() {

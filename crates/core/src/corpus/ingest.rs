@@ -1023,9 +1023,9 @@ pub(crate) fn build_corpus(
                 capture_time: c.capture_time,
                 status: c.status,
                 content_hash: c.content_hash,
-                title: c.page.title,
-                text: c.page.text,
-                links,
+                title: html::exact_string(c.page.title),
+                text: html::exact_string(c.page.text),
+                links: html::exact_vec(links),
                 terms: Arc::new(sorted_counts(terms, c.length)),
                 counts: c.counts,
             };
