@@ -63,8 +63,58 @@ fn generate_with(dir: &Path, args: &[&str]) {
     );
 }
 
-fn web_replay(corpus: &Path, port: u16) -> Server {
-    started(web_replay_command(corpus, port))
+/// `web-replay` of `corpus` on a free port with a manual clock, started: with `seed` its
+/// `--seed`, then `--signals S` for each of `signals` (what the site publishes), then `more`
+/// flags. The server (stopped when dropped) and its port.
+fn replay_started(
+    corpus: &Path,
+    seed: Option<u32>,
+    signals: &[&str],
+    more: &[&str],
+) -> (Server, u16) {
+    let port = free_port();
+    let mut replay = web_replay_command(corpus, port);
+    if let Some(seed) = seed {
+        replay.args(["--seed", &seed.to_string()]);
+    }
+    replay.args(repeated("--signals", signals)).args(more);
+    (started(replay), port)
+}
+
+/// `flag V` for each `V` of `values`, in order (`--signals`, `--faults`).
+fn repeated<'a>(flag: &'a str, values: &[&'a str]) -> Vec<&'a str> {
+    values.iter().flat_map(|&v| [flag, v]).collect()
+}
+
+/// The signals most of these tests' site publishes: `<lastmod>` in its sitemap and a change
+/// feed of 5 items.
+const LASTMOD_AND_FEED: [&str; 2] = ["lastmod", "feed:items=5"];
+
+/// `refresher crawl` of the site web-replay serves on `port` as `host`, started from its
+/// sitemap (`https://HOST/sitemap.xml`, `HOST` resolved to the replay): with `read_signals`
+/// reading the signals the site publishes (`--read-signals`), with `advance_clock` advancing
+/// the replay's clock as each unit ends, and `log` the workload. More flags follow.
+fn replay_crawl(
+    host: &str,
+    port: u16,
+    read_signals: bool,
+    advance_clock: bool,
+    log: &Path,
+) -> Command {
+    let mut crawl = Command::new(BIN);
+    crawl.args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")]);
+    if read_signals {
+        crawl.arg("--read-signals");
+    }
+    crawl.args(["--resolve", &format!("{host}=127.0.0.1:{port}")]);
+    if advance_clock {
+        crawl.args([
+            "--advance-clock",
+            &format!("http://127.0.0.1:{port}/_clock/advance"),
+        ]);
+    }
+    crawl.arg("--log").arg(log);
+    crawl
 }
 
 /// `web-replay` of `corpus` on `port` with a manual clock (more flags may follow).
@@ -98,18 +148,10 @@ fn crawl_of_web_replay_is_judged_and_its_warc_output_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     generate(dir.path());
     let corpus = dir.path().join("corpus");
-    let port = free_port();
-    let _server = web_replay(&corpus, port);
+    let (_server, port) = replay_started(&corpus, None, &[], &[]);
     let host = "wiki.synthetic.example";
-    let out = Command::new(BIN)
-        .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
-        .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
-        .args([
-            "--advance-clock",
-            &format!("http://127.0.0.1:{port}/_clock/advance"),
-        ])
-        .arg("--log")
-        .arg(dir.path().join("querylog/aol-synthetic.txt"))
+    let log = dir.path().join("querylog/aol-synthetic.txt");
+    let out = replay_crawl(host, port, false, true, &log)
         .args([
             "--policy",
             "user-centric",
@@ -230,20 +272,12 @@ fn a_sitemap_crawl_of_web_replay_equals_simulate_unit_by_unit() {
         "feed:items=5",
     ];
     for (case, with_signals) in [("sitemap", false), ("signals", true)] {
-        let port = free_port();
-        let mut replay = web_replay_command(&corpus, port);
-        replay.args(["--seed", "3"]);
+        let published: &[&str] = if with_signals { &signals } else { &[] };
+        let (_server, port) = replay_started(&corpus, Some(3), published, &[]);
         let mut simulate = online_user_centric(&corpus, &log, 20);
-        let mut crawl = Command::new(BIN);
+        simulate.args(repeated("--signals", published));
+        let mut crawl = replay_crawl(host, port, with_signals, true, &log);
         crawl
-            .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
-            .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
-            .args([
-                "--advance-clock",
-                &format!("http://127.0.0.1:{port}/_clock/advance"),
-            ])
-            .arg("--log")
-            .arg(&log)
             .args(["--policy", "user-centric", "--budget", "20"])
             .args([
                 "--unit-seconds",
@@ -259,14 +293,6 @@ fn a_sitemap_crawl_of_web_replay_equals_simulate_unit_by_unit() {
             .arg(dir.path().join(format!("state-{case}")))
             .arg("--warc-out")
             .arg(dir.path().join(format!("warc-{case}")));
-        if with_signals {
-            for s in signals {
-                replay.args(["--signals", s]);
-                simulate.args(["--signals", s]);
-            }
-            crawl.arg("--read-signals");
-        }
-        let _server = started(replay);
         let simulated = json_of(simulate.output().unwrap());
         let crawled = json_of(crawl.output().unwrap());
         let (sim, got) = (per_unit_metrics(&simulated), per_unit_metrics(&crawled));
@@ -400,17 +426,11 @@ fn a_resumed_crawl_rereads_its_sitemap_and_feed_by_conditional_gets_from_its_fir
         &["--pages", "30", "--weeks", "3", "--queries", "500"],
     );
     let corpus = dir.path().join("corpus");
-    let port = free_port();
-    let mut replay = web_replay_command(&corpus, port);
-    replay.args(["--signals", "lastmod", "--signals", "feed:items=5"]);
-    let _server = started(replay);
+    let (_server, port) = replay_started(&corpus, None, &LASTMOD_AND_FEED, &[]);
     let host = "wiki.synthetic.example";
+    let log = dir.path().join("querylog/aol-synthetic.txt");
     let crawl = |state: &str, units: &str| {
-        let out = Command::new(BIN)
-            .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
-            .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
-            .arg("--log")
-            .arg(dir.path().join("querylog/aol-synthetic.txt"))
+        let out = replay_crawl(host, port, false, false, &log)
             .args(["--policy", "round-robin", "--budget", "5"])
             .args(["--unit-seconds", "0.2", "--units", units])
             .args(["--min-host-delay-ms", "0", "--json"])
@@ -484,36 +504,11 @@ fn a_crawl_under_every_fault_kind_finishes_counts_them_and_keeps_its_copies() {
         "bad-sitemap:rate=0.3",
         "bad-feed:rate=0.4",
     ];
+    let log = dir.path().join("querylog/aol-synthetic.txt");
     let crawl = |case: &str| -> serde_json::Value {
-        let port = free_port();
-        let mut replay = Command::new(BIN);
-        replay
-            .args(["web-replay", "--manual-clock", "--addr"])
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--corpus")
-            .arg(&corpus)
-            .args([
-                "--seed",
-                "4",
-                "--signals",
-                "lastmod",
-                "--signals",
-                "feed:items=5",
-            ]);
-        for f in faults {
-            replay.args(["--faults", f]);
-        }
-        let _server = started(replay);
-        let out = Command::new(BIN)
-            .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
-            .arg("--read-signals")
-            .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
-            .args([
-                "--advance-clock",
-                &format!("http://127.0.0.1:{port}/_clock/advance"),
-            ])
-            .arg("--log")
-            .arg(dir.path().join("querylog/aol-synthetic.txt"))
+        let injected = repeated("--faults", &faults);
+        let (_server, port) = replay_started(&corpus, Some(4), &LASTMOD_AND_FEED, &injected);
+        let out = replay_crawl(host, port, true, true, &log)
             .args(["--policy", "round-robin", "--budget", "6"])
             .args(["--unit-seconds", "1", "--units", "3"])
             .args(["--min-host-delay-ms", "0", "--timeout-ms", "150"])
@@ -579,8 +574,7 @@ fn a_crawl_from_a_multi_host_sitemap_index_equals_simulate_unit_by_unit() {
     );
     let corpus = dir.path().join("corpus");
     let log = dir.path().join("querylog/aol-synthetic.txt");
-    let port = free_port();
-    let _server = web_replay(&corpus, port);
+    let (_server, port) = replay_started(&corpus, None, &[], &[]);
     let simulated = json_of(online_user_centric(&corpus, &log, 15).output().unwrap());
     let mut crawl = Command::new(BIN);
     crawl
@@ -687,19 +681,7 @@ fn a_feed_named_only_in_robots_txt_is_read_in_the_first_resumed_unit() {
     );
     let corpus = dir.path().join("corpus");
     let host = "wiki.synthetic.example";
-    let serve = || {
-        let port = free_port();
-        let mut replay = web_replay_command(&corpus, port);
-        replay.args([
-            "--seed",
-            "3",
-            "--signals",
-            "lastmod",
-            "--signals",
-            "feed:items=5",
-        ]);
-        (started(replay), port)
-    };
+    let serve = || replay_started(&corpus, Some(3), &LASTMOD_AND_FEED, &[]);
     // The same `--units` on every run: the policy plans to the crawl's last unit.
     let crawl = |port: u16, state: &str| signal_crawl_command(dir.path(), host, port, state);
     let never_stopped = {
@@ -755,12 +737,9 @@ fn a_crawl_reading_the_rss_feed_equals_one_reading_the_atom_feed() {
     let corpus = dir.path().join("corpus");
     let host = "wiki.synthetic.example";
     let crawl = |format: &str| {
-        let port = free_port();
-        let mut replay = web_replay_command(&corpus, port);
         // The feed alone (no <lastmod>): the policy's signals are the feed's items.
-        replay.args(["--seed", "3", "--signals", "feed:items=5"]);
-        replay.args(["--robots-feed", format]);
-        let _server = started(replay);
+        let more = ["--robots-feed", format];
+        let (_server, port) = replay_started(&corpus, Some(3), &["feed:items=5"], &more);
         let out = signal_crawl_command(dir.path(), host, port, &format!("state-{format}"))
             .output()
             .unwrap();
@@ -794,17 +773,14 @@ fn a_crawl_reading_the_rss_feed_equals_one_reading_the_atom_feed() {
 /// judges, its log is the workload): user-centric, B = 10, 4 units of 1 s, seed 3, JSON out,
 /// state in `dir/state` and WARCs in `dir/state-warc`.
 fn signal_crawl_command(dir: &Path, host: &str, port: u16, state: &str) -> Command {
-    let mut crawl = Command::new(BIN);
+    let mut crawl = replay_crawl(
+        host,
+        port,
+        true,
+        true,
+        &dir.join("querylog/aol-synthetic.txt"),
+    );
     crawl
-        .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
-        .arg("--read-signals")
-        .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
-        .args([
-            "--advance-clock",
-            &format!("http://127.0.0.1:{port}/_clock/advance"),
-        ])
-        .arg("--log")
-        .arg(dir.join("querylog/aol-synthetic.txt"))
         .args(["--policy", "user-centric", "--budget", "10"])
         .args(["--unit-seconds", "1", "--units", "4"])
         .args(["--min-host-delay-ms", "0", "--seed", "3", "--json"])
@@ -828,15 +804,11 @@ fn a_resume_under_another_units_that_diverges_names_the_units_to_resume_with() {
         &["--pages", "40", "--weeks", "4", "--queries", "500"],
     );
     let corpus = dir.path().join("corpus");
-    let port = free_port();
-    let _server = started(web_replay_command(&corpus, port));
+    let (_server, port) = replay_started(&corpus, None, &[], &[]);
     let host = "wiki.synthetic.example";
+    let log = dir.path().join("querylog/aol-synthetic.txt");
     let crawl = |units: &str| {
-        Command::new(BIN)
-            .args(["crawl", "--sitemap", &format!("https://{host}/sitemap.xml")])
-            .args(["--resolve", &format!("{host}=127.0.0.1:{port}")])
-            .arg("--log")
-            .arg(dir.path().join("querylog/aol-synthetic.txt"))
+        replay_crawl(host, port, false, false, &log)
             .args(["--policy", "ebr", "--budget", "3"])
             .args(["--unit-seconds", "0.2", "--units", units])
             .args(["--min-host-delay-ms", "0", "--json"])

@@ -11,7 +11,7 @@
 //! [`CacheKey::write_key`] writes every input the computation reads — the same struct the
 //! computation is given, so the key cannot fall out of step with what is read — and the key is
 //! XXH3-128 of those bytes (two different inputs sharing a key would share a result, a chance
-//! below 2⁻⁹⁰ over the inputs of a sweep). [`Cache::get_or_compute`] returns the kept result
+//! below 2⁻⁹⁰ over the inputs of a sweep). `Cache::get_or_compute` returns the kept result
 //! or computes and keeps it. Each kind of result has its own store, bounded by
 //! [`CacheKey::MAX_BYTES`] (oldest dropped first: runs of a sweep that meet the same inputs
 //! mostly run side by side), with hit and miss counters ([`Cache::stats`]).
@@ -104,7 +104,7 @@ impl Cache {
     /// with its key (a result is a function of its key: later keys may name it).
     ///
     /// `compute` must read nothing `inputs` does not write into its key.
-    pub fn get_or_compute<K: CacheKey + ?Sized>(
+    pub(crate) fn get_or_compute<K: CacheKey + ?Sized>(
         &self,
         inputs: &K,
         compute: impl FnOnce() -> K::Value,

@@ -40,7 +40,7 @@ impl Weighting {
         Weighting::Gad,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Weighting::Nad => "nad",
             Weighting::Sad => "sad",
@@ -125,7 +125,7 @@ pub struct CycleRates {
 
 impl CycleRates {
     /// A change detected by the visit of cycle `cycle` (cycles recorded in increasing order).
-    pub fn record(&mut self, cycle: u32) {
+    pub(crate) fn record(&mut self, cycle: u32) {
         debug_assert!(cycle > self.last || self.count == 0);
         self.scaled_powers = if self.count == 0 {
             1.0
@@ -144,7 +144,7 @@ impl CycleRates {
 
     /// The rate at the start of cycle `current` (changes of cycles ≥ `current` must not have
     /// been recorded); 0 before cycle 2 (an empty history, as [`weighted_rate`]).
-    pub fn rate(&self, weighting: Weighting, current: u32) -> f64 {
+    pub(crate) fn rate(&self, weighting: Weighting, current: u32) -> f64 {
         if current < 2 || self.count == 0 {
             return 0.0;
         }

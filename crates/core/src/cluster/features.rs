@@ -92,7 +92,7 @@ pub struct PreviousCopy<'a> {
 
 /// The feature subsets of paper 000 §6.2's ablation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FeatureSet {
+pub(crate) enum FeatureSet {
     /// URL-word cluster ranks (10).
     UrlWords,
     /// Content-word cluster ranks (10).
@@ -110,7 +110,7 @@ pub enum FeatureSet {
 }
 
 impl FeatureSet {
-    pub const NAMES: &'static [&'static str] = &[
+    pub(crate) const NAMES: &'static [&'static str] = &[
         "url",
         "content",
         "url+content",
@@ -119,7 +119,7 @@ impl FeatureSet {
         "combined",
     ];
 
-    pub fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         Some(match name {
             "url" => FeatureSet::UrlWords,
             "content" => FeatureSet::ContentWords,

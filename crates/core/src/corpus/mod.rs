@@ -59,7 +59,7 @@ pub struct PageVersion {
 /// (Tan & Mitra, TOIS 2010, §3.1: #images, #tables, #words, size without tags, #e-mail
 /// addresses, file type). A few integers per version, so they are kept for every version.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct PageCounts {
+pub(crate) struct PageCounts {
     /// Bytes of the HTTP body (after transfer and content decoding), markup included.
     pub(crate) html_bytes: u32,
     /// Bytes (UTF-8) of the visible text, whitespace-normalised: the size without tags.
@@ -77,7 +77,11 @@ pub struct PageCounts {
 
 impl PageCounts {
     /// The counts of one extracted capture; `content_type` is the HTTP media type, if any.
-    pub fn of(body: &[u8], page: &html::ExtractedPage, content_type: Option<&str>) -> PageCounts {
+    pub(crate) fn of(
+        body: &[u8],
+        page: &html::ExtractedPage,
+        content_type: Option<&str>,
+    ) -> PageCounts {
         let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         PageCounts {
             html_bytes: clamp(body.len()),
@@ -224,7 +228,7 @@ impl PageTimeline {
     }
 
     /// The state of this page at `unit`, by binary search over its versions.
-    pub fn at(&self, unit: Unit) -> PageState<'_> {
+    pub(crate) fn at(&self, unit: Unit) -> PageState<'_> {
         let after = self.versions.partition_point(|v| v.unit <= unit);
         if after == 0 {
             return PageState::NotYetCreated;

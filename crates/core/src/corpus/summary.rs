@@ -80,7 +80,7 @@ pub struct CorpusSummary {
     pub(crate) structure: StructureSummary,
 }
 
-/// Totals of the per-version structural counts ([`crate::corpus::PageCounts`]) over the 2xx
+/// Totals of the per-version structural counts (`crate::corpus::PageCounts`) over the 2xx
 /// versions.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StructureSummary {

@@ -26,7 +26,7 @@ pub const PAGERANK_TOLERANCE: f64 = 1e-6;
 
 /// A bound on the power iteration (it converges geometrically at rate `d`: about 85 steps to
 /// reach 10⁻⁶ from a uniform start; the bound only guards against misuse).
-pub const PAGERANK_MAX_ITERATIONS: usize = 1_000;
+pub(crate) const PAGERANK_MAX_ITERATIONS: usize = 1_000;
 
 /// Nodes from which [`pagerank`] gathers each step in parallel: below, one thread's pass is
 /// shorter than handing the work out (a comparison sweep already runs one run per thread).
@@ -119,7 +119,7 @@ impl LinkGraph {
     }
 
     /// Number of page ids the graph covers (nodes or not).
-    pub fn page_count(&self) -> usize {
+    pub(crate) fn page_count(&self) -> usize {
         self.is_node.len()
     }
 
@@ -158,7 +158,7 @@ pub struct PageRank {
 /// with damping `d` ([`PAGERANK_DAMPING`] in the project). A dangling node (no out-link within
 /// the graph) spreads its mass uniformly over all nodes, so the vector stays a probability
 /// distribution (the random surfer restarts anywhere). Iterates until the L1 distance between
-/// successive vectors is below `tolerance` or after [`PAGERANK_MAX_ITERATIONS`] steps.
+/// successive vectors is below `tolerance` or after `PAGERANK_MAX_ITERATIONS` steps.
 ///
 /// `start` (indexed by page id, e.g. the previous unit's PageRank) warm-starts the iteration: it
 /// is restricted to the nodes and renormalised (uniform if it gives them no mass). The fixed

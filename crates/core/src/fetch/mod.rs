@@ -77,7 +77,7 @@ pub struct Validator {
 
 impl Validator {
     /// The validator of a held copy.
-    pub fn of(version: &PageVersion) -> Self {
+    pub(crate) fn of(version: &PageVersion) -> Self {
         Validator {
             captured: version.capture_time,
             content_hash: version.content_hash,

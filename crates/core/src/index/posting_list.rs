@@ -10,7 +10,7 @@
 //! 0.44–1.05 s (mostly the page faults of millions of small allocations), and a 72-run
 //! comparison peaked at 1.0 GB of memory instead of 1.4–1.6 GB.
 //!
-//! Protocol: read with [`PostingList::as_slices`]; change only through [`PostingList::set`],
+//! Protocol: read with `PostingList::as_slices`; change only through [`PostingList::set`],
 //! [`PostingList::remove`] or [`PostingList::edit`], which hands out owned vectors (copying a
 //! shared list first) and puts the result back in the smallest form, so a `Many` list always
 //! holds two postings or more. Equality is on content, whatever the form.
@@ -53,7 +53,7 @@ impl PostingList {
     }
 
     /// Pages ascending, and each page's frequency of the term.
-    pub fn as_slices(&self) -> (&[PageId], &[u32]) {
+    pub(crate) fn as_slices(&self) -> (&[PageId], &[u32]) {
         match self {
             PostingList::Empty => (&[], &[]),
             PostingList::One { page, tf } => (std::slice::from_ref(page), std::slice::from_ref(tf)),
@@ -62,7 +62,7 @@ impl PostingList {
     }
 
     /// Pages ascending.
-    pub fn pages(&self) -> &[PageId] {
+    pub(crate) fn pages(&self) -> &[PageId] {
         self.as_slices().0
     }
 

@@ -136,7 +136,7 @@ impl Repository {
     /// [`SnapshotFetcher::repository_at`](crate::fetch::SnapshotFetcher::repository_at) builds
     /// with tantivy.
     ///
-    /// Built in bulk ([`ForwardIndex::from_docs`]); the result equals applying the crawl as
+    /// Built in bulk (`ForwardIndex::from_docs`); the result equals applying the crawl as
     /// one batch (with the hook off, `apply` on a forward-only repository only puts copies).
     pub fn forward_only_at(corpus: &Corpus, unit: Unit, scoring: ScoringKind) -> Self {
         Self::forward_only_from(

@@ -91,7 +91,7 @@ pub struct FwOutcome {
 /// aligned with the gradient to the oracle's vertex. Plain Frank–Wolfe zig-zags towards an
 /// optimum inside a face at rate O(1/k); the pairwise step removes that (on a projection onto a
 /// knapsack polytope: gap 8e-6 after 100 000 plain steps, 1e-12 after a few dozen pairwise).
-/// When the active set would exceed [`MAX_ATOMS`], the step is a plain one and the set
+/// When the active set would exceed `MAX_ATOMS`, the step is a plain one and the set
 /// restarts from the new `x` (memory stays bounded by `MAX_ATOMS` points).
 pub fn minimise(
     objective: &dyn SmoothObjective,
@@ -210,7 +210,7 @@ pub fn minimise(
 }
 
 /// The most atoms the pairwise steps keep (each is one point of the polytope).
-pub const MAX_ATOMS: usize = 512;
+pub(crate) const MAX_ATOMS: usize = 512;
 
 /// `x` as a convex combination of atoms, with their weights.
 struct ActiveSet {

@@ -17,7 +17,7 @@ pub use frank_wolfe::{minimise, FwOptions, FwOutcome, LinearOracle, SmoothObject
 /// The root of a monotone condition bracketed by `lo < hi` (both positive), by bisection on the
 /// log scale: `below(x)` says whether `x` lies below the root. Stops after `iterations` halvings
 /// or once `hi / lo < 1 + relative_width`, and returns the geometric midpoint of the bracket.
-pub fn bisect_log(
+pub(crate) fn bisect_log(
     mut lo: f64,
     mut hi: f64,
     iterations: usize,

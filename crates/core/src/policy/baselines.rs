@@ -160,7 +160,7 @@ impl RefreshPolicy for OldestFirst {
 }
 
 /// The `round-robin` family.
-pub const ROUND_ROBIN: PolicyFamily = PolicyFamily {
+pub(crate) const ROUND_ROBIN: PolicyFamily = PolicyFamily {
     name: "round-robin",
     description: "Every page in turn, B per unit, in page-id (URL) order",
     params: &[],
@@ -168,7 +168,7 @@ pub const ROUND_ROBIN: PolicyFamily = PolicyFamily {
 };
 
 /// The `random` family.
-pub const RANDOM: PolicyFamily = PolicyFamily {
+pub(crate) const RANDOM: PolicyFamily = PolicyFamily {
     name: "random",
     description: "B distinct pages drawn uniformly each unit (seeded)",
     params: &[],
@@ -176,7 +176,7 @@ pub const RANDOM: PolicyFamily = PolicyFamily {
 };
 
 /// The `age` family.
-pub const AGE: PolicyFamily = PolicyFamily {
+pub(crate) const AGE: PolicyFamily = PolicyFamily {
     name: "age",
     description: "Oldest first: the B pages refreshed longest ago",
     params: &[],

@@ -107,7 +107,7 @@ impl PageModel for EbrModel {
 }
 
 /// The EBR policy (see the module docs): a [`Planner`] of [`EbrModel`].
-pub type Ebr = Planner<EbrModel>;
+pub(crate) type Ebr = Planner<EbrModel>;
 
 impl Ebr {
     /// EBR at threshold `theta ∈ [0, 1]`.
@@ -121,7 +121,7 @@ impl Ebr {
 }
 
 /// The `ebr` family.
-pub const FAMILY: PolicyFamily = PolicyFamily {
+pub(crate) const FAMILY: PolicyFamily = PolicyFamily {
     name: "ebr",
     description: "Wolf et al. (WWW 2002) as paper 003 adapted it: minimise expected embarrassment (views × θ-changes) under the budget",
     params: PLANNER_PARAMS,

@@ -147,7 +147,7 @@ impl PolicyFamily {
 
     /// Validates `(key, value)` pairs against the family's parameters. Text values of number
     /// parameters are parsed (the CLI's `key=value`); a key given twice keeps the last value.
-    pub fn params<'a>(
+    pub(crate) fn params<'a>(
         &self,
         given: impl IntoIterator<Item = (&'a str, ParamValue)>,
     ) -> Result<Params, PolicyError> {

@@ -15,7 +15,7 @@ use super::history_score::{build, Score};
 use super::RefreshPolicy;
 
 /// The function used when none is given (paper 001 Table 4).
-pub const DEFAULT_FUNCTION: &str = "t * X";
+pub(crate) const DEFAULT_FUNCTION: &str = "t * X";
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -66,7 +66,7 @@ pub(crate) fn function(params: &Params) -> Result<Expr, PolicyError> {
 }
 
 /// `gp4c`: a learned score function.
-pub const FAMILY: PolicyFamily = PolicyFamily {
+pub(crate) const FAMILY: PolicyFamily = PolicyFamily {
     name: "gp4c",
     description: "Paper 001: highest score under a GP4C-learned function of n, X, t, CG, NAD, SAD, AAD, GAD (gp4c train)",
     params: PARAMS,

@@ -74,7 +74,7 @@ pub struct HistoryScore {
 }
 
 impl HistoryScore {
-    pub fn new(score: Score) -> Self {
+    pub(crate) fn new(score: Score) -> Self {
         HistoryScore {
             score,
             stats: Vec::new(),
@@ -256,61 +256,61 @@ impl RefreshPolicy for HistoryScore {
 const NO_PARAMS: &[ParamSpec] = &[];
 
 /// Builds a score policy (the `gp4c` family builds one from a learned function).
-pub fn build(score: Score) -> Result<Box<dyn RefreshPolicy>, PolicyError> {
+pub(crate) fn build(score: Score) -> Result<Box<dyn RefreshPolicy>, PolicyError> {
     Ok(Box::new(HistoryScore::new(score)))
 }
 
 /// `cg`: Cho & Garcia-Molina's change rate.
-pub const CG: PolicyFamily = PolicyFamily {
+pub(crate) const CG: PolicyFamily = PolicyFamily {
     name: "cg",
     description: "Paper 001: highest Cho–Garcia-Molina change rate −ln((n−X+½)/(n+½)) first",
     params: NO_PARAMS,
     build: |_: &Params| build(Score::Cg),
 };
 /// `nad`: change probability with the non-adaptive rate.
-pub const NAD: PolicyFamily = PolicyFamily {
+pub(crate) const NAD: PolicyFamily = PolicyFamily {
     name: "nad",
     description: "Paper 001: highest change probability 1−e^(−λt), λ = changes per cycle (NAD)",
     params: NO_PARAMS,
     build: |_: &Params| build(Score::Probability(Weighting::Nad)),
 };
 /// `sad`: change probability with the last cycle's indicator.
-pub const SAD: PolicyFamily = PolicyFamily {
+pub(crate) const SAD: PolicyFamily = PolicyFamily {
     name: "sad",
     description: "Paper 001: highest change probability 1−e^(−λt), λ = last cycle changed (SAD)",
     params: NO_PARAMS,
     build: |_: &Params| build(Score::Probability(Weighting::Sad)),
 };
 /// `aad`: change probability with arithmetically weighted cycles.
-pub const AAD: PolicyFamily = PolicyFamily {
+pub(crate) const AAD: PolicyFamily = PolicyFamily {
     name: "aad",
     description: "Paper 001: highest change probability 1−e^(−λt), cycles weighted i (AAD)",
     params: NO_PARAMS,
     build: |_: &Params| build(Score::Probability(Weighting::Aad)),
 };
 /// `gad`: change probability with geometrically weighted cycles.
-pub const GAD: PolicyFamily = PolicyFamily {
+pub(crate) const GAD: PolicyFamily = PolicyFamily {
     name: "gad",
     description: "Paper 001: highest change probability 1−e^(−λt), cycles weighted 2^(i−1) (GAD)",
     params: NO_PARAMS,
     build: |_: &Params| build(Score::Probability(Weighting::Gad)),
 };
 /// `gp-t-x`: paper 001's best GP4C_Basic function.
-pub const GP_T_X: PolicyFamily = PolicyFamily {
+pub(crate) const GP_T_X: PolicyFamily = PolicyFamily {
     name: "gp-t-x",
     description: "Paper 001 Table 4 (GP4C_Basic): score t·X",
     params: NO_PARAMS,
     build: |_: &Params| build(Score::AgeTimesChanges),
 };
 /// `gp-t-cg`: a paper 001 GP4C_All function.
-pub const GP_T_CG: PolicyFamily = PolicyFamily {
+pub(crate) const GP_T_CG: PolicyFamily = PolicyFamily {
     name: "gp-t-cg",
     description: "Paper 001 Table 4 (GP4C_All): score t·CG^2.72",
     params: NO_PARAMS,
     build: |_: &Params| build(Score::AgeTimesCgPower),
 };
 /// `gp-gad-nad-t`: a paper 001 GP4C_All function.
-pub const GP_GAD_NAD_T: PolicyFamily = PolicyFamily {
+pub(crate) const GP_GAD_NAD_T: PolicyFamily = PolicyFamily {
     name: "gp-gad-nad-t",
     description: "Paper 001 Table 4 (GP4C_All): score GAD·e^(NAD+t)",
     params: NO_PARAMS,

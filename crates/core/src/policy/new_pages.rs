@@ -216,7 +216,7 @@ pub struct UserCentricWithNewPages {
 }
 
 impl UserCentricWithNewPages {
-    pub fn new(inner: UserCentric) -> Self {
+    pub(crate) fn new(inner: UserCentric) -> Self {
         UserCentricWithNewPages {
             inner,
             estimator: NewPageEstimator::default(),

@@ -393,7 +393,7 @@ fn best_signalled(candidates: Vec<SignalCandidate>, slots: usize, explore: usize
 
 /// Default replanning period in online mode (units): frequent enough to follow the estimates,
 /// rare enough to keep a sweep over budgets and thresholds cheap.
-pub const DEFAULT_REPLAN_EVERY: u32 = 4;
+pub(crate) const DEFAULT_REPLAN_EVERY: u32 = 4;
 
 /// `value` with the last 24 of its 52 mantissa bits cleared (about 8 significant digits
 /// kept): values that differ only by the rounding of their computation compare equal (barring
@@ -410,7 +410,7 @@ fn golden_phase(p: usize) -> f64 {
 
 /// The parameters of every planned family (SBR, EBR): the shingle threshold θ and the online
 /// replanning period.
-pub const PLANNER_PARAMS: &[ParamSpec] = &[
+pub(crate) const PLANNER_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         key: "theta",
         description: "Shingle threshold θ: a change counts when at least this share of the held copy's shingles is gone",
@@ -422,7 +422,7 @@ pub const PLANNER_PARAMS: &[ParamSpec] = &[
 ];
 
 /// The replanning period of a planned family (with or without θ).
-pub const REPLAN_EVERY_PARAM: ParamSpec = ParamSpec {
+pub(crate) const REPLAN_EVERY_PARAM: ParamSpec = ParamSpec {
     key: "replan_every",
     description: "Online mode: replan every this many units",
     kind: ParamKind::Number {
@@ -448,7 +448,7 @@ pub(crate) fn planner_from_params<M: PageModel>(
 }
 
 impl<M: PageModel> Planner<M> {
-    pub fn new(model: M) -> Self {
+    pub(crate) fn new(model: M) -> Self {
         Planner {
             model,
             replan_every: DEFAULT_REPLAN_EVERY,

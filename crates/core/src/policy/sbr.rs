@@ -11,7 +11,7 @@
 //! * Oracle: `λ_p` = units of the whole [`super::ChangeHistory`] whose change reached θ, over
 //!   the observed units ([`crate::change::oracle_rate`]).
 //! * Online: Cho & Garcia-Molina's estimator over the policy's own refreshes, with the prior of
-//!   [`super::planned::online_rate`]; replanned every [`super::planned::DEFAULT_REPLAN_EVERY`]
+//!   [`super::planned::online_rate`]; replanned every `super::planned::DEFAULT_REPLAN_EVERY`
 //!   units.
 
 use super::family::PolicyFamily;
@@ -64,7 +64,7 @@ impl PageModel for SbrModel {
 }
 
 /// The SBR policy (see the module docs): a [`Planner`] of [`SbrModel`].
-pub type Sbr = Planner<SbrModel>;
+pub(crate) type Sbr = Planner<SbrModel>;
 
 impl Sbr {
     /// SBR at threshold `theta ∈ [0, 1]` (0 counts every content change: the "simplest SBR").
@@ -77,7 +77,7 @@ impl Sbr {
 }
 
 /// The `sbr` family.
-pub const FAMILY: PolicyFamily = PolicyFamily {
+pub(crate) const FAMILY: PolicyFamily = PolicyFamily {
     name: "sbr",
     description: "Cho & Garcia-Molina (TODS 2003) as paper 003 ran it: maximise expected freshness of θ-changes under the budget",
     params: PLANNER_PARAMS,

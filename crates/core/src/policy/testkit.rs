@@ -85,7 +85,7 @@ pub(crate) fn outcome(
 
 /// Hands `outcomes` to `policy` as the refresher does: first recorded in `crawl` (what the
 /// crawler knows of each page, which policies read instead of keeping copies), then observed.
-pub fn observe(
+pub(crate) fn observe(
     policy: &mut dyn super::RefreshPolicy,
     crawl: &mut CrawlState,
     outcomes: &[RefreshOutcome],
@@ -128,7 +128,7 @@ pub(crate) fn run(
 }
 
 /// The record of measured gains `gains`, in order.
-pub fn gain_record(gains: &[f64]) -> super::planned::GainRecord {
+pub(crate) fn gain_record(gains: &[f64]) -> super::planned::GainRecord {
     let mut record = super::planned::GainRecord::default();
     gains.iter().for_each(|&g| record.add(g));
     record

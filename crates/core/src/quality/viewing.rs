@@ -14,7 +14,7 @@ use crate::text::TermId;
 use super::ranking::{MetricQuery, RankMemory};
 
 /// Default exponent of the viewing likelihood (paper 003 §4).
-pub const DEFAULT_EXPONENT: f64 = 1.5;
+pub(crate) const DEFAULT_EXPONENT: f64 = 1.5;
 
 /// Spans up to this many ranks are summed term by term; longer ones use the integral form.
 const EXACT_SUM_SPAN: u64 = 64;

@@ -5,7 +5,7 @@
 //!
 //! # The model (`--signals SPEC`)
 //!
-//! A [`SignalSpec`] says what one channel of a site publishes, applied to the site's true
+//! A `SignalSpec` says what one channel of a site publishes, applied to the site's true
 //! history (a page changes at unit `u` when its capture at `u` differs from the one at `u − 1`):
 //!
 //! * `lastmod[:coverage=C,recall=R,false-positive=F,delay=D]`: the sitemap lists every present
@@ -57,7 +57,7 @@ pub use trust::SignalTrust;
 
 /// One channel of published change signals (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SignalSpec {
+pub(crate) enum SignalSpec {
     /// Sitemap `<lastmod>` dates.
     Lastmod(LastmodSpec),
     /// A change feed per host.
@@ -66,7 +66,7 @@ pub enum SignalSpec {
 
 /// A sitemap's `<lastmod>` dates (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LastmodSpec {
+pub(crate) struct LastmodSpec {
     /// Share of the sitemap's entries that carry a date.
     pub(crate) coverage: f64,
     /// P(the date moves | the page changed in the unit).
@@ -102,7 +102,7 @@ pub struct FeedSpec {
 }
 
 /// MediaWiki's default RecentChanges feed length.
-pub const DEFAULT_FEED_ITEMS: usize = 50;
+pub(crate) const DEFAULT_FEED_ITEMS: usize = 50;
 
 impl Default for FeedSpec {
     fn default() -> Self {

@@ -33,7 +33,7 @@ pub const EXPLORATION_SHARE: f64 = 1.0 / 16.0;
 
 /// Outcome counts of one [`SignalClass`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct Confusion {
+pub(crate) struct Confusion {
     pub(crate) flagged_changed: u64,
     pub(crate) flagged_unchanged: u64,
     pub(crate) quiet_changed: u64,

@@ -169,7 +169,7 @@ impl TermCounts {
         }
     }
 
-    pub fn contains(&self, term: TermId) -> bool {
+    pub(crate) fn contains(&self, term: TermId) -> bool {
         self.tf(term) > 0
     }
 }

@@ -5,6 +5,7 @@
 
 use super::live_truth::LiveList;
 use super::live_truth::LiveTruth;
+use super::metrics::query_credit;
 use super::metrics::FreshnessCollector;
 use super::metrics::MetricCollector;
 use super::metrics::Paper000Collector;
@@ -125,8 +126,11 @@ pub fn evaluate_and_rank(
         .enumerate()
         .map(|(qi, ((q, order), matches))| {
             let live = &truth.lists[qi];
-            let (credit, at_ranks) = if keep_rankings {
-                (live_credit_of_ranking(live, &table, order), None)
+            if keep_rankings {
+                (
+                    live_credit_of_ranking(q.frequency, live, &table, order),
+                    None,
+                )
             } else {
                 let ranking = ListRanking {
                     repository,
@@ -135,8 +139,7 @@ pub fn evaluate_and_rank(
                     kept: Some((matches, edits)),
                 };
                 ranked_with_live_credit(ranking, live, &table, order, ranks)
-            };
-            (q.frequency * credit, at_ranks)
+            }
         })
         .collect();
     memory.ranked_all(&prepared, scorer);
@@ -176,7 +179,7 @@ pub fn evaluate_rankings(
         .zip(rankings.par_iter())
         .enumerate()
         .map(|(qi, (q, order))| {
-            q.frequency * live_credit_of_ranking(&truth.lists[qi], &table, order)
+            live_credit_of_ranking(q.frequency, &truth.lists[qi], &table, order)
         })
         .collect();
     unit_metrics(truth, rankings, &query_credits, is_fresh)
@@ -233,7 +236,7 @@ fn unit_metrics(
 
 /// Ranks the repository's result list of `q` into `order` (which holds its previous ranking,
 /// see [`RankMemory`]) and credits each result with its live score: returns
-/// `Σ_r I(r)·S(W_t[p_r], q)` (the query's term of Eq. 5's numerator, before `f_q`).
+/// `f_q·Σ_r I(r)·S(W_t[p_r], q)`, the query's term of Eq. 5's numerator ([`query_credit`]).
 ///
 /// The list is scored in page order and joined with the live scores (also in page order) by a
 /// merge; each page's live score waits in the per-thread scratch until the list is ranked.
@@ -276,21 +279,18 @@ pub(super) fn ranked_with_live_credit(
                 None => repository.for_each_scored(scorer, &q.terms, push),
             }
         });
-        let credit = order
-            .iter()
-            .enumerate()
-            .map(|(r, &p)| table.at(r) * f64::from(scratch.value_of(p)))
-            .sum();
+        let credit = query_credit(q.frequency, order, table, |p| scratch.value_of(p));
         let at_ranks = ranks.map(|ranks| scratch.scores_at_ranks(order, ranks));
         (credit, at_ranks)
     })
 }
 
-/// `Σ_r I(r)·S(W_t[p_r], q)` of a list already ranked (`order`): what
-/// [`ranked_with_live_credit`] returns for it, bit for bit (the same terms summed in the same
-/// order), without scoring or ranking it again. The live scores wait in the per-thread
-/// scratch, page-indexed, for the pass in rank order.
+/// `f_q·Σ_r I(r)·S(W_t[p_r], q)` ([`query_credit`]) of a list already ranked (`order`) of a
+/// query of frequency `frequency`: what [`ranked_with_live_credit`] returns for it, bit for
+/// bit (the same terms summed in the same order), without scoring or ranking it again. The
+/// live scores wait in the per-thread scratch, page-indexed, for the pass in rank order.
 pub(super) fn live_credit_of_ranking(
+    frequency: f64,
     live: &LiveList,
     table: &LikelihoodTable<'_>,
     order: &[PageId],
@@ -301,11 +301,7 @@ pub(super) fn live_credit_of_ranking(
         for &(page, score) in &live.by_page {
             scratch.carry(page, epoch, score);
         }
-        order
-            .iter()
-            .enumerate()
-            .map(|(r, &p)| table.at(r) * f64::from(scratch.carried(p, epoch)))
-            .sum()
+        query_credit(frequency, order, table, |p| scratch.carried(p, epoch))
     })
 }
 
@@ -346,8 +342,7 @@ pub(crate) fn absolute_quality_of(
                 query: (qi, q),
                 kept: None,
             };
-            let (credit, _) = ranked_with_live_credit(ranking, live, &table, &mut order, None);
-            q.frequency * credit
+            ranked_with_live_credit(ranking, live, &table, &mut order, None).0
         })
         .sum()
 }

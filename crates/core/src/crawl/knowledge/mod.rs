@@ -254,7 +254,7 @@ struct HeldGraph<'a> {
 }
 
 /// Bytes of PageRank vectors the cache keeps: about 4,800 vectors of a 7,000-page site.
-pub const SHARED_PAGERANK_BYTES: usize = 256 << 20;
+pub(crate) const SHARED_PAGERANK_BYTES: usize = 256 << 20;
 
 impl CacheKey for HeldGraph<'_> {
     type Value = PageRank;

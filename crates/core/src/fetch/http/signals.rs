@@ -65,7 +65,7 @@ pub struct SignalCounts {
 }
 
 impl SignalCounts {
-    pub fn is_zero(&self) -> bool {
+    pub(crate) fn is_zero(&self) -> bool {
         *self == SignalCounts::default()
     }
 

@@ -42,7 +42,7 @@ impl ForwardIndex {
     /// them one by one into an empty index, but every posting list is allocated once at its
     /// final size (document frequencies are counted first), which matters for a full crawl of
     /// tens of millions of postings.
-    pub fn from_docs(docs: Vec<(PageId, ForwardDoc)>) -> Self {
+    pub(crate) fn from_docs(docs: Vec<(PageId, ForwardDoc)>) -> Self {
         debug_assert!(docs.windows(2).all(|w| w[0].0 < w[1].0));
         let mut f = ForwardIndex::new();
         let pages = docs.last().map_or(0, |(p, _)| *p as usize + 1);

@@ -95,7 +95,7 @@ pub struct DocLength {
 }
 
 impl DocLength {
-    pub fn new(tokens: u32) -> Self {
+    pub(crate) fn new(tokens: u32) -> Self {
         DocLength {
             tokens,
             fieldnorm_id: tantivy::fieldnorm::FieldNormReader::fieldnorm_to_id(tokens),

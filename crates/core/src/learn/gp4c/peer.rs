@@ -202,15 +202,15 @@ fn adjust_heap(
 /// `r_i = r_{i−31} + r_{i−3}` over 32 bits, seeded by the 16807 LCG, the first 310 outputs
 /// dropped; each output is `r >> 1`). `RAND_MAX` = 2³¹ − 1.
 #[derive(Debug, Clone)]
-pub struct GlibcRand {
+pub(crate) struct GlibcRand {
     state: [u32; 34],
     index: usize,
 }
 
-pub const RAND_MAX: u32 = 2_147_483_647;
+pub(crate) const RAND_MAX: u32 = 2_147_483_647;
 
 impl GlibcRand {
-    pub fn new(seed: u32) -> Self {
+    pub(crate) fn new(seed: u32) -> Self {
         let mut r = [0i64; 34];
         r[0] = if seed == 0 { 1 } else { i64::from(seed) };
         for i in 1..31 {

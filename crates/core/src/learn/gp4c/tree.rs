@@ -2,7 +2,7 @@
 //!
 //! A tree is stored flat, in prefix order (an operator, then its operands' subtrees), so that a
 //! subtree is a contiguous slice — crossover and mutation are slice splices — and it prints
-//! as readable infix text (`(t * X) + log(n)`) that [`Expr::parse`] reads back to the same
+//! as readable infix text (`(t * X) + log(n)`) that `Expr::parse` reads back to the same
 //! tree. It is evaluated a column at a time: every page's value of a node in one pass, which
 //! is what a crawl simulation needs (score every page each cycle).
 
@@ -27,7 +27,7 @@ pub enum Terminal {
 }
 
 impl Terminal {
-    pub const ALL: [Terminal; 8] = [
+    pub(crate) const ALL: [Terminal; 8] = [
         Terminal::N,
         Terminal::X,
         Terminal::T,
@@ -40,7 +40,7 @@ impl Terminal {
     /// GP4C_Basic's terminals.
     pub const BASIC: [Terminal; 3] = [Terminal::N, Terminal::X, Terminal::T];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Terminal::N => "n",
             Terminal::X => "X",
@@ -70,7 +70,8 @@ impl Terminal {
 /// The constants of the terminal set (paper 001 §4.2.1), plus `e`, which the authors' code
 /// also offers (Table 4's functions contain 2.72), truncated as the code writes it.
 #[allow(clippy::approx_constant)]
-pub const CONSTANTS: [f64; 9] = [0.001, 0.01, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0, 2.71828182];
+pub(crate) const CONSTANTS: [f64; 9] =
+    [0.001, 0.01, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0, 2.71828182];
 
 /// An operator (paper 001 §4.2.1: `+ − × ÷ log exp pow`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -85,7 +86,7 @@ pub enum Op {
 }
 
 impl Op {
-    pub const ALL: [Op; 7] = [
+    pub(crate) const ALL: [Op; 7] = [
         Op::Add,
         Op::Sub,
         Op::Mul,
@@ -143,7 +144,7 @@ pub(crate) fn protected_log(x: f64) -> f64 {
 
 /// One node of a prefix-ordered tree.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Node {
+pub(crate) enum Node {
     Terminal(Terminal),
     Const(f64),
     Op(Op),
@@ -167,7 +168,7 @@ pub struct Expr {
 /// Why a function's text could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("column {column}: {reason}")]
-pub struct ParseError {
+pub(crate) struct ParseError {
     /// 1-based character position of the problem.
     pub(crate) column: usize,
     pub(crate) reason: String,
@@ -189,11 +190,11 @@ impl Expr {
         (open == 0 && !nodes.is_empty()).then_some(Expr { nodes })
     }
 
-    pub fn nodes(&self) -> &[Node] {
+    pub(crate) fn nodes(&self) -> &[Node] {
         &self.nodes
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.nodes.len()
     }
 
@@ -248,7 +249,7 @@ impl Expr {
     /// Reads a function: infix `+ - * /` (usual precedence, left-associative), `^` or
     /// `pow(a, b)`, `log(a)`, `exp(a)`, parentheses, numbers and the terminal names `n X t CG
     /// NAD SAD AAD GAD` (any case).
-    pub fn parse(text: &str) -> Result<Expr, ParseError> {
+    pub(crate) fn parse(text: &str) -> Result<Expr, ParseError> {
         let mut p = Parser {
             chars: text.chars().collect(),
             pos: 0,
@@ -313,7 +314,7 @@ pub struct Columns {
 }
 
 impl Columns {
-    pub fn new(pages: usize) -> Self {
+    pub(crate) fn new(pages: usize) -> Self {
         Columns {
             pages,
             values: Default::default(),

@@ -87,7 +87,7 @@ pub struct MixedPlan {
 /// `J̄*(B_c)` = Algorithm 2's value at `B_c` + Algorithm 1's at `B − B_c`, then plan each part
 /// with its share. Both parts are concave in their bandwidth and each one's derivative is its
 /// Lagrange multiplier, so the optimum is where the multipliers agree: one `λ` with
-/// `Σ_incomplete ρ_w(λ) + Σ_complete min(Δ_w, μ_w/λ) = B` ([`crawl_rate`] and Algorithm 2's
+/// `Σ_incomplete ρ_w(λ) + Σ_complete min(Δ_w, μ_w/λ) = B` (`crawl_rate` and Algorithm 2's
 /// `p_w = min(1, μ_w/(λΔ_w))`). The authors search `B_c` with scipy's bounded Brent method to
 /// 0.5 % of `B`; here `λ` is found by bisection on `log λ` to a relative width of 1e-14, and
 /// `B_c` read from it. When every page is complete and the bandwidth exceeds `Σ Δ_w`, `B_c =

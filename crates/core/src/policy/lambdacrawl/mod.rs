@@ -5,8 +5,8 @@
 //! Page `w` changes as a Poisson process of rate `Δ_w` and matters with importance `μ_w`.
 //! Refreshed at rate `ρ_w`, its harmonic staleness cost is `−μ_w · ln(ρ_w / (ρ_w + Δ_w))`
 //! (the paper's Proposition 2); minimising the sum under `Σ_w ρ_w = B` gives each page the
-//! root of a quadratic in its Lagrange multiplier `λ` ([`crawl_rate`]), and `λ` is found by
-//! bisection ([`crawl_rates`], Algorithm 1). Rates are uncapped: unlike the freshness optimum
+//! root of a quadratic in its Lagrange multiplier `λ` (`crawl_rate`), and `λ` is found by
+//! bisection (`crawl_rates`, Algorithm 1). Rates are uncapped: unlike the freshness optimum
 //! of SBR and EBR, no page is abandoned, and a page may want more than one refresh per unit.
 //!
 //! LambdaCrawl is a [`PageModel`] of the shared [`Planner`]: `(Δ_w, μ_w)` are its `(λ_p, c_p)`,
@@ -96,7 +96,7 @@ pub use signalled::CompleteObservations;
 /// `2·c / (Δ + √(Δ² + 4c))` with `c = μ_w·Δ_w/λ`, the same root without the cancellation of
 /// `−Δ + √(Δ² + …)` when `c ≪ Δ²`. Increasing in `μ_w`, decreasing in `λ`; 0 when `μ_w = 0`
 /// or `Δ_w = 0` (a page that never changes needs no refresh).
-pub fn crawl_rate(importance: f64, change_rate: f64, lambda: f64) -> f64 {
+pub(crate) fn crawl_rate(importance: f64, change_rate: f64, lambda: f64) -> f64 {
     if importance <= 0.0 || change_rate <= 0.0 {
         return 0.0;
     }
@@ -114,7 +114,7 @@ pub fn crawl_rate(importance: f64, change_rate: f64, lambda: f64) -> f64 {
 /// lower end is that divided by 4 until the sum exceeds the bandwidth. Rates are uncapped.
 /// Pages with `μ_w = 0` or `Δ_w = 0` get 0; all pages do when none has both, or the bandwidth
 /// is 0.
-pub fn crawl_rates(importances: &[f64], change_rates: &[f64], bandwidth: f64) -> Vec<f64> {
+pub(crate) fn crawl_rates(importances: &[f64], change_rates: &[f64], bandwidth: f64) -> Vec<f64> {
     assert_eq!(
         importances.len(),
         change_rates.len(),
@@ -149,7 +149,7 @@ pub fn crawl_rates(importances: &[f64], change_rates: &[f64], bandwidth: f64) ->
 /// `∂/∂ρ [μ·ln(ρ/(ρ + Δ))] = μ·Δ / (ρ (ρ + Δ))` (infinite at `ρ = 0` for `μ, Δ > 0`).
 ///
 /// Kolobov et al. (NeurIPS 2019), the left side of the Lagrangian condition of Proposition 2
-/// that [`crawl_rate`] solves for `ρ`: at Algorithm 1's optimum every page's value is `λ`. It
+/// that `crawl_rate` solves for `ρ`: at Algorithm 1's optimum every page's value is `λ`. It
 /// ranks the pages that top up a unit's spare capacity.
 pub fn harmonic_marginal_value(importance: f64, change_rate: f64, rate: f64) -> f64 {
     if importance <= 0.0 || change_rate <= 0.0 {
@@ -446,10 +446,10 @@ impl PageModel for LambdaCrawlModel {
 }
 
 /// The LambdaCrawl policy (see the module docs): a [`Planner`] of [`LambdaCrawlModel`].
-pub type LambdaCrawl = Planner<LambdaCrawlModel>;
+pub(crate) type LambdaCrawl = Planner<LambdaCrawlModel>;
 
 /// A LambdaCrawl planner replanning every [`super::planned::DEFAULT_REPLAN_EVERY`] units.
-pub fn lambdacrawl() -> LambdaCrawl {
+pub(crate) fn lambdacrawl() -> LambdaCrawl {
     Planner::new(LambdaCrawlModel::default())
 }
 
@@ -461,7 +461,7 @@ pub fn lambdacrawl() -> LambdaCrawl {
 /// pages with accurate lastmod, the paper's rule needed 1.0–1.9× the budget of the slot rule
 /// at 50–95 % of the staleness gap (it spends spare capacity on unchanged complete pages), and
 /// user-centric is to be measured against the strongest form of each baseline.
-pub const COMPLETE_OBSERVATIONS_PARAM: ParamSpec = ParamSpec {
+pub(crate) const COMPLETE_OBSERVATIONS_PARAM: ParamSpec = ParamSpec {
     key: "complete_observations",
     description: "Online with signals: trusted pages as complete observations (the paper's Algorithm 2) instead of the planner's signal slots",
     kind: ParamKind::Choice(&["off", "on"]),
@@ -470,7 +470,7 @@ pub const COMPLETE_OBSERVATIONS_PARAM: ParamSpec = ParamSpec {
 };
 
 /// The `lambdacrawl` family.
-pub const FAMILY: PolicyFamily = PolicyFamily {
+pub(crate) const FAMILY: PolicyFamily = PolicyFamily {
     name: "lambdacrawl",
     description: "Kolobov et al. (NeurIPS 2019), incomplete observations: crawl rates minimising views-weighted harmonic staleness under the budget (Algorithm 1), change rates learned by Eq. 10 online; with signals, pages whose signals the run trusts are complete observations (Algorithm 2, Eq. 11, the mixed split)",
     params: &[REPLAN_EVERY_PARAM, COMPLETE_OBSERVATIONS_PARAM],

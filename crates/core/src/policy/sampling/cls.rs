@@ -10,7 +10,7 @@
 //! sample of every cluster still unsure, the last round the clusters' remaining pages.
 //!
 //! Members are taken fetched-longest-ago first, nearest the centroid among equals
-//! ([`MemberOrder`]): the paper's order whenever whole clusters are fetched, and a rotation
+//! (`MemberOrder`): the paper's order whenever whole clusters are fetched, and a rotation
 //! through the cluster when the budget is far below a cluster's size (`samples=centroid
 //! fill=centroid` keeps the paper's order literally).
 //!
@@ -64,7 +64,7 @@ pub struct ClsConfig {
 /// every cycle, which can only find the changes of one cycle, while the oldest-first order works
 /// through the cluster, nearest the centroid first among pages of equal age.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MemberOrder {
+pub(crate) enum MemberOrder {
     /// Nearest the centroid first (paper 000 §4, literally).
     Centroid,
     /// Fetched longest ago first, then nearest the centroid (equal to the paper's order when
@@ -74,7 +74,7 @@ pub enum MemberOrder {
 }
 
 impl MemberOrder {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MemberOrder::Centroid => "centroid",
             MemberOrder::Oldest => "oldest",
@@ -167,7 +167,7 @@ pub struct ClusterSampling {
 }
 
 impl ClusterSampling {
-    pub fn new(config: ClsConfig, seed: u64) -> Self {
+    pub(crate) fn new(config: ClsConfig, seed: u64) -> Self {
         ClusterSampling {
             config,
             seed,
@@ -462,7 +462,7 @@ impl RoundPlanner for ClusterSampling {
 }
 
 /// `cls`: paper 000's cluster-level sampling.
-pub const FAMILY: PolicyFamily = PolicyFamily {
+pub(crate) const FAMILY: PolicyFamily = PolicyFamily {
     name: "cls",
     description: "Paper 000: cluster pages by 48 features; sample near each centroid until a t-test says the mean is valid, then fetch whole clusters by their samples' change probability",
     params: &[

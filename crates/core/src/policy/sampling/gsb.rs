@@ -41,7 +41,7 @@ pub struct GreedySiteSampling {
 }
 
 impl GreedySiteSampling {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         GreedySiteSampling {
             rng: ChaCha8Rng::seed_from_u64(seed),
             sites: Vec::new(),
@@ -170,7 +170,7 @@ impl RoundPlanner for GreedySiteSampling {
 }
 
 /// `gsb`: greedy site-level sampling.
-pub const GSB: PolicyFamily = PolicyFamily {
+pub(crate) const GSB: PolicyFamily = PolicyFamily {
     name: "gsb",
     description: "Cho & Ntoulas (papers 000/002's GSB/SLS): sample ⌈√(N̄·B/N)⌉ pages of every site, then fetch whole sites by their changed samples",
     params: &[],
@@ -213,7 +213,7 @@ impl RefreshPolicy for RandomNodeSampling {
 }
 
 /// `rns`: random node sampling.
-pub const RNS: PolicyFamily = PolicyFamily {
+pub(crate) const RNS: PolicyFamily = PolicyFamily {
     name: "rns",
     description: "Papers 000/002's random baseline (RNS, Rand): B distinct pages drawn uniformly each cycle (the same draw as random)",
     params: &[],

@@ -40,7 +40,7 @@ pub enum Granularity {
 }
 
 impl Granularity {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Granularity::Link => "sample-lb",
             Granularity::Directory => "sample-db",
@@ -82,7 +82,12 @@ pub struct NeighbourhoodSampling {
 }
 
 impl NeighbourhoodSampling {
-    pub fn new(granularity: Granularity, d: i32, phi: DownloadProbability, seed: u64) -> Self {
+    pub(crate) fn new(
+        granularity: Granularity,
+        d: i32,
+        phi: DownloadProbability,
+        seed: u64,
+    ) -> Self {
         NeighbourhoodSampling {
             granularity,
             d,
@@ -324,7 +329,7 @@ fn build(granularity: Granularity, params: &Params, default_d: f64) -> BuiltPoli
 }
 
 /// `sample-lb`: paper 002's link-based granularity.
-pub const SAMPLE_LB: PolicyFamily = PolicyFamily {
+pub(crate) const SAMPLE_LB: PolicyFamily = PolicyFamily {
     name: "sample-lb",
     description: "Paper 002: random samples; a changed sample brings the pages within d links (siblings 0, out-links d > 0, in-links d < 0)",
     params: &[
@@ -341,7 +346,7 @@ pub const SAMPLE_LB: PolicyFamily = PolicyFamily {
 };
 
 /// `sample-db`: paper 002's directory-based granularity.
-pub const SAMPLE_DB: PolicyFamily = PolicyFamily {
+pub(crate) const SAMPLE_DB: PolicyFamily = PolicyFamily {
     name: "sample-db",
     description: "Paper 002: random samples; a changed sample brings the pages within d directories (upper and same-depth d > 0, deeper d < 0)",
     params: &[
@@ -358,7 +363,7 @@ pub const SAMPLE_DB: PolicyFamily = PolicyFamily {
 };
 
 /// `sample-cb`: paper 002's cluster-based granularity.
-pub const SAMPLE_CB: PolicyFamily = PolicyFamily {
+pub(crate) const SAMPLE_CB: PolicyFamily = PolicyFamily {
     name: "sample-cb",
     description: "Paper 002: random samples; a changed sample brings its feature cluster and the d nearest clusters (RBC on paper 000's static features)",
     params: &[

@@ -21,9 +21,9 @@ pub enum DownloadProbability {
 }
 
 impl DownloadProbability {
-    pub const NAMES: &'static [&'static str] = &["binary", "ha", "wha", "pra"];
+    pub(crate) const NAMES: &'static [&'static str] = &["binary", "ha", "wha", "pra"];
 
-    pub fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         Some(match name {
             "binary" => DownloadProbability::Binary,
             "ha" => DownloadProbability::History,
@@ -33,7 +33,7 @@ impl DownloadProbability {
         })
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DownloadProbability::Binary => "binary",
             DownloadProbability::History => "ha",

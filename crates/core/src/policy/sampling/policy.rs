@@ -81,7 +81,7 @@ pub struct SamplingPolicy<P: RoundPlanner> {
 }
 
 impl<P: RoundPlanner> SamplingPolicy<P> {
-    pub fn new(
+    pub(crate) fn new(
         name: &'static str,
         label: String,
         settings: serde_json::Map<String, serde_json::Value>,

@@ -4,7 +4,7 @@
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Paper 000's minimum sample per cluster: a t-interval needs two values.
-pub const MIN_SAMPLES: usize = 2;
+pub(crate) const MIN_SAMPLES: usize = 2;
 
 /// Paper 000 §4 (SEED-SYSTEMS §1.2.3): a cluster's sample `values` is *sufficient* when its
 /// mean is within `±δ` of the population mean at confidence `γ` in a standard t-test:

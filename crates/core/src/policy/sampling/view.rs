@@ -51,10 +51,10 @@ pub(crate) fn file_type(copy: &PageVersion) -> FileType {
 
 /// A hand-made site for the policies' tests: URLs, copies and links, PageRank uniform.
 #[cfg(test)]
-pub mod testsite {
+pub(crate) mod testsite {
     use super::*;
 
-    pub struct Site {
+    pub(crate) struct Site {
         pub(crate) urls: Vec<String>,
         pub(crate) copies: Vec<Arc<PageVersion>>,
         pub(crate) out: Vec<Vec<PageId>>,
@@ -64,7 +64,7 @@ pub mod testsite {
 
     impl Site {
         /// Pages at `urls` with `links` (from, to) and one distinct term per page (its index).
-        pub fn new(urls: &[&str], links: &[(PageId, PageId)]) -> Self {
+        pub(crate) fn new(urls: &[&str], links: &[(PageId, PageId)]) -> Self {
             let n = urls.len();
             let mut out = vec![Vec::new(); n];
             let mut inl = vec![Vec::new(); n];

@@ -14,13 +14,12 @@
 //! whose changes do not matter; and the priority saturates at `G(p)` instead of growing
 //! linearly with the wait, because a second change before the refresh adds little to what
 //! users see beyond the first. Oracle mode uses the history's change rate and measured gains;
-//! told only one of them ([`OracleKnowledge`], `knows=rates|gains`) it learns the other as
+//! told only one of them (`OracleKnowledge`, `knows=rates|gains`) it learns the other as
 //! online mode does, which measures what each estimate costs online mode.
 //!
 //! [`MeanOfRatios`]: super::mean_of_ratios::MeanOfRatios
 //! [`Pooled`]: super::pooled::Pooled
 //! [`Viewed`]: super::viewed::Viewed
-//! [`OracleKnowledge`]: super::estimators::OracleKnowledge
 
 use super::formulas::{elapsed, shrunk};
 use super::gain_estimator::{GainEstimator, Setup};

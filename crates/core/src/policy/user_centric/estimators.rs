@@ -140,7 +140,7 @@ impl Estimator {
 /// letting it learn the other from its own refreshes, as online mode does, measures which
 /// estimate online mode loses its budget to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OracleKnowledge {
+pub(crate) enum OracleKnowledge {
     /// Both: the history's change rates and measured gains.
     #[default]
     Both,
@@ -151,7 +151,7 @@ pub enum OracleKnowledge {
 }
 
 impl OracleKnowledge {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OracleKnowledge::Both => "both",
             OracleKnowledge::Rates => "rates",
@@ -159,7 +159,7 @@ impl OracleKnowledge {
         }
     }
 
-    pub fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         [
             OracleKnowledge::Both,
             OracleKnowledge::Rates,
@@ -211,7 +211,7 @@ pub struct UserCentric {
 }
 
 impl UserCentric {
-    pub fn new(window: Option<usize>) -> Self {
+    pub(crate) fn new(window: Option<usize>) -> Self {
         UserCentric {
             window,
             ..Default::default()
@@ -464,7 +464,7 @@ impl RefreshPolicy for UserCentric {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::policy::testkit::{context, history, run};
 

@@ -44,7 +44,7 @@ use crate::policy::planned::Planner;
 use crate::policy::{PolicyContext, Reads, RefreshOutcome, RefreshPolicy};
 
 /// The `user-centric` family: paper 003's refresher.
-pub const FAMILY: PolicyFamily = PolicyFamily {
+pub(crate) const FAMILY: PolicyFamily = PolicyFamily {
     name: "user-centric",
     description: "Paper 003: spend the budget where refreshing most improves what users see, by each page's expected ΔQ_A (measured by the index hook while refreshed pages are indexed); by default online as EBR plans (Lagrangian frequencies) with measured gains as weights, oracle by the refresh index of change rate and gain",
     params: &[
@@ -115,7 +115,7 @@ pub struct UserCentricPolicy {
 }
 
 impl UserCentricPolicy {
-    pub fn new(by_index: UserCentric) -> Self {
+    pub(crate) fn new(by_index: UserCentric) -> Self {
         UserCentricPolicy {
             by_index: UserCentricWithNewPages::new(by_index),
             planner: Planner::new(UserCentricPlanModel::default()),

@@ -50,7 +50,7 @@ pub enum RateModel {
 }
 
 impl RateModel {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RateModel::Mixture => "mixture",
             RateModel::SiteMixture => "site-mixture",
@@ -58,7 +58,7 @@ impl RateModel {
         }
     }
 
-    pub fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         [
             RateModel::Mixture,
             RateModel::SiteMixture,

@@ -33,7 +33,7 @@ pub enum WebFountainError {
 pub struct SolveRequest {
     /// 1, 2 or 3 (paper 004 §5.1).
     pub strategy: u8,
-    /// Strategy 3's `ε`; `None`: the instance's, else [`DEFAULT_EPSILON`].
+    /// Strategy 3's `ε`; `None`: the instance's, else `DEFAULT_EPSILON`.
     pub epsilon: Option<f64>,
     /// Frank–Wolfe steps per start.
     pub max_iterations: usize,

@@ -62,7 +62,7 @@ pub enum Strategy {
 /// reference solutions we check against (the small instance's optimum and the paper-like
 /// instance of SEED-SYSTEMS §4.2.6, which reproduces the paper's orderings); smaller values
 /// (0.001–0.002) make Strategy 3 crawl every bucket at least once, as the paper's Fig. 3 says.
-pub const DEFAULT_EPSILON: f64 = 0.01;
+pub(crate) const DEFAULT_EPSILON: f64 = 0.01;
 
 impl Strategy {
     /// Strategy `1`, `2` or `3` (`epsilon` used by 3 only).

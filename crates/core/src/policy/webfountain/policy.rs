@@ -33,9 +33,9 @@ use crate::policy::planned::{online_rate, Observations};
 use crate::policy::{FitMode, PolicyContext, RefreshOutcome, RefreshPolicy};
 
 /// Units per planning cycle by default: paper 004's T = 14 periods.
-pub const DEFAULT_PERIODS: u32 = 14;
+pub(crate) const DEFAULT_PERIODS: u32 = 14;
 /// Buckets by default: paper 004's 255 (one byte per page, one value reserved).
-pub const DEFAULT_BUCKETS: usize = 255;
+pub(crate) const DEFAULT_BUCKETS: usize = 255;
 /// Frank–Wolfe steps per start and cycle: the paper-like instance's best start converges in
 /// under 200; the others are only there to be beaten.
 const CYCLE_ITERATIONS: usize = 500;
@@ -80,7 +80,7 @@ struct FrontierNow {
 }
 
 impl WebFountain {
-    pub fn new(strategy: Strategy, periods: u32, buckets: usize) -> Self {
+    pub(crate) fn new(strategy: Strategy, periods: u32, buckets: usize) -> Self {
         WebFountain {
             strategy,
             periods,
@@ -543,21 +543,21 @@ fn build(number: u8, params: &Params) -> Result<Box<dyn RefreshPolicy>, PolicyEr
 }
 
 /// `webfountain-s1`: minimise the mean obsolete pages over the cycle.
-pub const S1: PolicyFamily = PolicyFamily {
+pub(crate) const S1: PolicyFamily = PolicyFamily {
     name: "webfountain-s1",
     description: "Paper 004 Strategy 1: change-rate buckets, crawl counts minimising the mean obsolete pages over each cycle",
     params: PARAMS_12,
     build: |p: &Params| build(1, p),
 };
 /// `webfountain-s2`: minimise the obsolete pages at the cycle's end.
-pub const S2: PolicyFamily = PolicyFamily {
+pub(crate) const S2: PolicyFamily = PolicyFamily {
     name: "webfountain-s2",
     description: "Paper 004 Strategy 2: change-rate buckets, crawl counts minimising the obsolete pages at each cycle's end",
     params: PARAMS_12,
     build: |p: &Params| build(2, p),
 };
 /// `webfountain-s3`: ε in every period, most weight at the cycle's end.
-pub const S3: PolicyFamily = PolicyFamily {
+pub(crate) const S3: PolicyFamily = PolicyFamily {
     name: "webfountain-s3",
     description: "Paper 004 Strategy 3: change-rate buckets, obsolete pages weighted ε per period and 1−(T−1)ε at each cycle's end",
     params: PARAMS_3,

@@ -20,7 +20,7 @@ mod retrieval;
 pub(super) use freshness::FreshnessCollector;
 pub(super) use paper000::Paper000Collector;
 pub use paper000::{average_precision_retrieved, top_k_freshness, Paper000Measures};
-pub(super) use quality::QualityCollector;
+pub(super) use quality::{query_credit, QualityCollector};
 pub(super) use retrieval::RetrievalCollector;
 pub use retrieval::{retrieval_measures, RetrievalMeasures};
 

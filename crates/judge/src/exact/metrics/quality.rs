@@ -6,9 +6,33 @@ use super::MetricCollector;
 use super::QuerySum;
 use super::QueryView;
 use super::UnitMetrics;
+use crate::corpus::PageId;
 use crate::exact::live_truth::LiveTruth;
+use crate::index::Score;
+use crate::quality::viewing::LikelihoodTable;
 
-/// Sums every query's term of Eq. 5's numerator; divides by the live truth's denominator.
+/// One query's term of paper 003 Eq. 5's numerator, `f_q·Σ_r I(r)·S(W_t[p_r], q)`: each
+/// result `p_r` of the repository's list `order` (best first: rank `r` is its index + 1)
+/// credited with its live page's score `S(W_t[p_r], q)` (`live_score`) times the likelihood
+/// `I(r)` that users view rank `r` (`table`), summed in rank order, then weighted by the
+/// query's frequency `f_q` (`frequency`). The evaluation computes it as it ranks each list;
+/// [`QualityCollector`] sums the terms.
+pub(in crate::exact) fn query_credit(
+    frequency: f64,
+    order: &[PageId],
+    table: &LikelihoodTable<'_>,
+    live_score: impl Fn(PageId) -> Score,
+) -> f64 {
+    let viewed: f64 = order
+        .iter()
+        .enumerate()
+        .map(|(r, &p)| table.at(r) * f64::from(live_score(p)))
+        .sum();
+    frequency * viewed
+}
+
+/// Sums every query's term of Eq. 5's numerator ([`query_credit`]); divides by the live
+/// truth's denominator.
 #[derive(Debug, Default)]
 pub(in crate::exact) struct QualityCollector {
     numerator: QuerySum,
