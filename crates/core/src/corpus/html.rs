@@ -453,8 +453,9 @@ mod tests {
         assert_eq!(counts.counts.capacity(), 2);
         let exact = vec![1u32, 2];
         let pointer = exact.as_ptr();
+        let kept = exact_vec(exact);
         assert_eq!(
-            exact_vec(exact).as_ptr(),
+            kept.as_ptr(),
             pointer,
             "an exact vector is kept, not copied"
         );
