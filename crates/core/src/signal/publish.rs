@@ -233,7 +233,9 @@ impl PublishedSignals {
 
     /// What a crawler that read the sitemap and the feed at every unit before `unit` learns by
     /// reading them at `unit` (at unit 1, its first read, every dated entry): each page whose
-    /// date differs from the last read, and the feed items of unit `unit − delay`.
+    /// date differs from the last read, each page whose dated entry is gone from the sitemap
+    /// (dated `unit`: a deletion is a change, and keeping the old date would tell the policy
+    /// the deleted page's copy is current), and the feed items of unit `unit − delay`.
     pub fn reading_at(&self, unit: Unit) -> Vec<SignalEvent> {
         let mut events = Vec::new();
         if self.settings.lastmod().is_some() {
@@ -244,7 +246,14 @@ impl PublishedSignals {
                 } else {
                     self.lastmod_at(p, unit - 1)
                 };
-                if let Some(date) = now.filter(|_| now != before) {
+                let date = match (now, before) {
+                    (Some(date), _) if now != before => Some(date),
+                    // The dated entry left the sitemap (the page was deleted): as a crawler
+                    // reading it sees, a change as of this reading.
+                    (None, Some(_)) => Some(unit),
+                    _ => None,
+                };
+                if let Some(date) = date {
                     events.push(SignalEvent {
                         page: p,
                         kind: SignalKind::Lastmod(date),
@@ -464,6 +473,32 @@ mod tests {
             let older = feed.iter().filter(|&&(_, u)| u < t).count();
             assert!(older == 0 || this_unit.len() < 5, "unit {t}");
         }
+    }
+
+    #[test]
+    fn a_page_leaving_the_sitemap_reads_as_a_change_of_that_unit() {
+        let corpus = site();
+        let s = PublishedSignals::of_corpus(&corpus, &settings(&["lastmod"]), 5);
+        let mut deletions = 0;
+        for t in 2..corpus.units() {
+            let events = s.reading_at(t);
+            for p in 0..corpus.page_count() as PageId {
+                let listed = |u: Unit| s.lastmod_at(p, u).is_some();
+                if listed(t - 1) && !listed(t) {
+                    deletions += 1;
+                    assert!(
+                        events
+                            .iter()
+                            .any(|e| e.page == p && e.kind == SignalKind::Lastmod(t)),
+                        "page {p} left the sitemap at unit {t}"
+                    );
+                }
+            }
+        }
+        assert!(
+            deletions > 0,
+            "the site deletes no page: nothing was tested"
+        );
     }
 
     #[test]

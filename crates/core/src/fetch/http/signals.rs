@@ -17,7 +17,8 @@
 //! Dates are read as units on the crawl's clock ([`crate::signal::DateClock`]), never after the
 //! unit read. What a reading reports is what is new since the previous one, as
 //! [`crate::signal::PublishedSignals::reading_at`] models it: each page whose `<lastmod>`
-//! differs from the previous read (every dated page at the first read), and the feed entries
+//! differs from the previous read (every dated page at the first read), each page whose dated
+//! entry is gone (a deletion: dated the reading's unit), and the feed entries
 //! dated after the newest one read before. An entry naming a URL the crawl has no page id for
 //! yet (a page the sitemap lists before discovery interns it) is reported at the first reading
 //! after it is interned: policies read signals only when choosing, so it is in time.
@@ -163,12 +164,12 @@ impl HttpFetcher {
                 read
             }
         };
-        self.apply_signal_read(read)
+        self.apply_signal_read(read, unit)
     }
 
     /// Takes a reading into the reader's state; the events it brings, by page id (and those
     /// that waited for their URL's id, first).
-    fn apply_signal_read(&mut self, read: SignalRead) -> SignalReading {
+    fn apply_signal_read(&mut self, read: SignalRead, unit: Unit) -> SignalReading {
         let reader = &mut self.signal_reader;
         let mut waiting = std::mem::take(&mut reader.pending);
         for (url, date) in read.dates {
@@ -178,7 +179,10 @@ impl HttpFetcher {
                     waiting.push((url, SignalKind::Lastmod(u)));
                 }
                 None => {
+                    // The dated entry left the sitemap: a change as of this reading, as the
+                    // simulated sitemap reads it (`PublishedSignals::reading_at`).
                     reader.dates.remove(&url);
+                    waiting.push((url, SignalKind::Lastmod(unit)));
                 }
             }
         }
