@@ -234,8 +234,8 @@ impl PublishedSignals {
     /// What a crawler that read the sitemap and the feed at every unit before `unit` learns by
     /// reading them at `unit` (at unit 1, its first read, every dated entry): each page whose
     /// date differs from the last read, each page whose dated entry is gone from the sitemap
-    /// (dated `unit`: a deletion is a change, and keeping the old date would tell the policy
-    /// the deleted page's copy is current), and the feed items of unit `unit − delay`.
+    /// (dated `unit − delay`: a deletion is a change, and keeping the old date would tell the
+    /// policy the deleted page's copy is current), and the feed items of unit `unit − delay`.
     pub fn reading_at(&self, unit: Unit) -> Vec<SignalEvent> {
         let mut events = Vec::new();
         if self.settings.lastmod().is_some() {
@@ -248,9 +248,12 @@ impl PublishedSignals {
                 };
                 let date = match (now, before) {
                     (Some(date), _) if now != before => Some(date),
-                    // The dated entry left the sitemap (the page was deleted): as a crawler
-                    // reading it sees, a change as of this reading.
-                    (None, Some(_)) => Some(unit),
+                    // The dated entry left the sitemap (the page was deleted): a change as of
+                    // the sitemap's unit (`unit − delay`; a crawler, which cannot know the
+                    // delay, dates it at its reading: the same when the site has none).
+                    (None, Some(_)) => {
+                        Some(unit.saturating_sub(self.settings.lastmod().map_or(0, |m| m.delay)))
+                    }
                     _ => None,
                 };
                 if let Some(date) = date {

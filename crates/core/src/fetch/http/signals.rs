@@ -179,8 +179,9 @@ impl HttpFetcher {
                     waiting.push((url, SignalKind::Lastmod(u)));
                 }
                 None => {
-                    // The dated entry left the sitemap: a change as of this reading, as the
-                    // simulated sitemap reads it (`PublishedSignals::reading_at`).
+                    // The dated entry left the sitemap: a change as of this reading (the
+                    // simulated sitemap dates it at its own unit, `PublishedSignals::reading_at`:
+                    // the same for a site that publishes without delay).
                     reader.dates.remove(&url);
                     waiting.push((url, SignalKind::Lastmod(unit)));
                 }
