@@ -238,7 +238,9 @@ impl PublishedSignals {
     /// policy the deleted page's copy is current), and the feed items of unit `unit − delay`.
     pub fn reading_at(&self, unit: Unit) -> Vec<SignalEvent> {
         let mut events = Vec::new();
-        if self.settings.lastmod().is_some() {
+        if let Some(lastmod) = self.settings.lastmod() {
+            // Where the sitemap stands at this reading: its entries as of `unit − delay`.
+            let shown = unit.saturating_sub(lastmod.delay);
             for p in 0..self.pages.len() as PageId {
                 let now = self.lastmod_at(p, unit);
                 let before = if unit <= 1 {
@@ -249,11 +251,9 @@ impl PublishedSignals {
                 let date = match (now, before) {
                     (Some(date), _) if now != before => Some(date),
                     // The dated entry left the sitemap (the page was deleted): a change as of
-                    // the sitemap's unit (`unit − delay`; a crawler, which cannot know the
-                    // delay, dates it at its reading: the same when the site has none).
-                    (None, Some(_)) => {
-                        Some(unit.saturating_sub(self.settings.lastmod().map_or(0, |m| m.delay)))
-                    }
+                    // the sitemap's unit (a crawler, which cannot know the delay, dates it at
+                    // its reading: the same when the site has none).
+                    (None, Some(_)) => Some(shown),
                     _ => None,
                 };
                 if let Some(date) = date {
