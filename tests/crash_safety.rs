@@ -15,7 +15,10 @@ fn serve_index_survives_kill_9_during_its_build() {
         .args([
             "generate",
             "--pages",
-            "300",
+            // Large enough that the build lasts far longer than the script's polling latency
+            // (300 pages built in ~0.1 s, and on a loaded CI machine no kill of four landed
+            // inside it).
+            "3000",
             "--weeks",
             "2",
             "--queries",
