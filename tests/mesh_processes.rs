@@ -475,23 +475,94 @@ fn serve_processes_of_one_command_line_keep_their_index_in_their_own_directory()
     assert!(!index.join("p{process}").exists());
 }
 
+/// Waits until the served engine at `addr` has run its last unit; its status, timings removed.
+fn finished_engine(addr: &str) -> serde_json::Value {
+    let started = Instant::now();
+    loop {
+        let mut status: serde_json::Value =
+            serde_json::from_str(&http_get(addr, "/api/engine")).unwrap();
+        assert!(status["error"].is_null(), "{status}");
+        if status["finished"] == true {
+            for unit in status["per_unit"].as_array_mut().unwrap() {
+                unit.as_object_mut()
+                    .unwrap()
+                    .retain(|k, _| !k.contains("seconds"));
+            }
+            return status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the engine did not finish: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
-fn serve_over_workers_refuses_to_refresh_naming_the_flag() {
-    let (ok, _, err) = refresher(&[
+fn a_served_engine_refreshing_shards_answers_as_one_refreshed_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, corpus, log) = common::generate_with(dir.path(), 400, 5, 11, &["--sites", "6"]);
+    let mut queries = loopback::first_queries(Path::new(&log), 30);
+    queries.push("the".to_string());
+    let args: Vec<String> = [
         "serve",
         "--corpus",
-        "nowhere",
+        &corpus,
         "--log",
-        "nowhere.txt",
-        "--workers",
-        "2",
+        &log,
+        "--addr",
+        "127.0.0.1:0",
         "--policy",
         "user-centric",
         "--budget",
-        "5",
-    ]);
-    assert!(
-        !ok && err.contains("--policy") && err.contains("--workers"),
-        "{err}"
+        "40",
+        "--unit-seconds",
+        "0.05",
+    ]
+    .map(String::from)
+    .to_vec();
+    let one = start_server(spawn(&args));
+    let engine = finished_engine(&one.addr);
+    assert_eq!(engine["per_unit"].as_array().unwrap().len(), 4, "{engine}");
+    let expected = answers(&one.addr, &queries);
+    interrupt(one, Vec::new());
+    // The refreshed copies differ from the built ones: the test would pass on shards that
+    // never applied a unit otherwise.
+    let built = {
+        let mut a = args.clone();
+        a.truncate(7);
+        let server = start_server(spawn(&a));
+        let answers = answers(&server.addr, &queries);
+        interrupt(server, Vec::new());
+        answers
+    };
+    let differ = |a: &[serde_json::Value]| {
+        a.iter()
+            .zip(&expected)
+            .filter(|(x, y)| x["results"] != y["results"])
+            .count()
+    };
+    assert!(differ(&built) > 0, "refreshing changed no answer");
+    // Over worker threads, and over two processes on loopback.
+    let mut spread = args.clone();
+    spread.extend(["--workers".to_string(), "3".to_string()]);
+    let server = start_server(spawn(&spread));
+    assert_eq!(finished_engine(&server.addr), engine);
+    let got = answers(&server.addr, &queries);
+    assert_eq!(
+        differ(&got),
+        0,
+        "3 workers answer differently from one refreshed index"
     );
+    assert!(got == expected);
+    interrupt(server, Vec::new());
+    let peers = peers_file(dir.path(), 2);
+    let mut children = spawn_mesh(2, &peers, |_| args.clone());
+    let leader = start_server(children.remove(0));
+    assert_eq!(finished_engine(&leader.addr), engine);
+    assert!(
+        answers(&leader.addr, &queries) == expected,
+        "2 processes answer differently from one refreshed index"
+    );
+    interrupt(leader, children);
 }

@@ -157,12 +157,6 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     // `{process}` replaced once, here: everything below reads this process's own values.
     args.index = args.index.map(|dir| process_path(&dir, mesh.process));
     let addr = process_addr("--addr", &args.addr, mesh.process)?;
-    if mesh.is_spread() {
-        anyhow::ensure!(
-            args.refresh.is_none(),
-            "--policy with --workers or --processes: the served engine refreshes one repository; an index split over workers is served as built (refreshing shards is not built yet)"
-        );
-    }
     let (corpus, _) = args.corpus.load()?;
     eprintln!(
         "corpus: {} pages over {} units ({:.1} s)",

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
 use crate::index::{IndexError, PageUpdate};
-use crate::judge::exact::evaluate;
+use crate::judge::exact::{evaluate, evaluate_rankings};
 use crate::policy::family::{ParamValue, PolicyError};
 use crate::policy::registry::family;
 use crate::policy::FitMode;
@@ -58,10 +58,15 @@ pub enum EngineError {
     /// The engine's thread could not start.
     #[error("starting the engine thread: {0}")]
     Thread(std::io::Error),
-    /// A served index split over workers (`--workers`, `--processes`): the engine refreshes one
-    /// repository; shards do not refresh yet.
-    #[error("--policy: the served engine refreshes one repository; an index split over --workers or --processes is served as built, not refreshed (not built yet)")]
-    Sharded,
+    /// The served index's shards could not rank the workload's queries.
+    #[error("the served index's shards: {0}")]
+    Shards(#[from] super::shards::ShardError),
+    /// A unit's copies could not be applied to the served index.
+    #[error("applying unit {unit} to the served index: {error}")]
+    Serve {
+        unit: Unit,
+        error: super::search::RefreshError,
+    },
     /// The engine was started already.
     #[error("the engine was started already")]
     AlreadyStarted,
@@ -232,17 +237,28 @@ impl ServedEngine {
         }
         let corpus = env.corpus;
         let initial = {
-            let repo = search.repo().ok_or(EngineError::Sharded)?;
             let fresh =
                 |p: PageId| is_fresh(corpus, p, corpus.page_at(p, 0).present().map(|v| v.unit), 0);
-            evaluate(
-                repo.forward(),
-                repo.scorer(),
-                &env.workload.queries,
-                &env.truths[0],
-                &env.config.likelihood,
-                &fresh,
-            )
+            let queries = &env.workload.queries;
+            match (search.shards(), search.repo()) {
+                (Some(shards), _) => evaluate_rankings(
+                    &shards.rank(queries.iter().map(|q| q.terms.clone()).collect())?,
+                    search.num_docs(),
+                    queries,
+                    &env.truths[0],
+                    &env.config.likelihood,
+                    &fresh,
+                ),
+                (None, Some(repo)) => evaluate(
+                    repo.forward(),
+                    repo.scorer(),
+                    queries,
+                    &env.truths[0],
+                    &env.config.likelihood,
+                    &fresh,
+                ),
+                (None, None) => unreachable!("a service has one repository or shards"),
+            }
         };
         if spec.crawl.is_some() && !spec.signals.is_none() {
             return Err(EngineError::SignalsWithCrawl);
@@ -363,13 +379,16 @@ impl ServedEngine {
                     &fresh,
                 )
             };
-            search.refresh(
-                EngineView {
-                    unit,
-                    held: held.clone(),
-                },
-                |repo| repo.apply_unmeasured(unit, &updates),
-            )?;
+            search
+                .refresh(
+                    EngineView {
+                        unit,
+                        held: held.clone(),
+                    },
+                    &updates,
+                    None,
+                )
+                .map_err(|error| EngineError::Serve { unit, error })?;
             let record = EngineUnit::of(&step, None, metrics.search, |p| corpus.url(p).to_string());
             let count = served.len();
             self.push_unit(record, unit + 1 >= env.units(), |s| {
@@ -462,16 +481,16 @@ impl ServedEngine {
                 .judge(env, unit)
                 .map_err(|error| EngineError::Judge { unit, error })?;
             let vocabulary = engine.refresher().repository().shared_vocabulary();
-            search.refresh(
-                EngineView {
-                    unit,
-                    held: served.clone(),
-                },
-                |repo| {
-                    repo.set_vocabulary(vocabulary);
-                    repo.apply_unmeasured(unit, &updates)
-                },
-            )?;
+            search
+                .refresh(
+                    EngineView {
+                        unit,
+                        held: served.clone(),
+                    },
+                    &updates,
+                    Some(vocabulary),
+                )
+                .map_err(|error| EngineError::Serve { unit, error })?;
             let record = EngineUnit::of(
                 &done.step,
                 Some(done.counts.not_modified as usize),

@@ -19,11 +19,11 @@ use std::time::Instant;
 
 use crate::corpus::is_fresh;
 use crate::corpus::{Corpus, LiveWeb, PageId, PageVersion, Unit};
-use crate::index::Repository;
-use crate::text::Analyzer;
+use crate::index::{IndexError, PageUpdate, Repository};
+use crate::text::{Analyzer, Vocabulary};
 
 use super::error::ApiError;
-use super::shards::ShardedIndex;
+use super::shards::{ShardError, ShardedIndex};
 use super::snippet::{escape_into, Snippeter};
 
 /// Longest accepted query text, in bytes (longer queries are a 400, not a truncation).
@@ -158,6 +158,15 @@ fn query_notes(text: &str, distinct: usize) -> Vec<String> {
     notes
 }
 
+/// Why the served engine's unit could not be applied to the served index.
+#[derive(Debug, thiserror::Error)]
+pub enum RefreshError {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("the served index's shards: {0}")]
+    Shards(#[from] ShardError),
+}
+
 /// The searchable repository and the live Web it was crawled from.
 ///
 /// Simulation runs build their own repositories; this one changes only when the served engine
@@ -175,7 +184,7 @@ pub struct SearchService {
 }
 
 /// Where the served copies are searched: one repository, or shards on the mesh's workers
-/// (`serve --workers`, `--processes`; never refreshed).
+/// (`serve --workers`, `--processes`).
 enum ServedIndex {
     One(Box<RwLock<Repository>>),
     Shards(Arc<ShardedIndex>),
@@ -206,7 +215,8 @@ impl SearchService {
         }
     }
 
-    /// A service searching `shards` (the copies of `served_unit`, never refreshed).
+    /// A service searching `shards` (the copies of `served_unit`, until the served engine
+    /// refreshes them).
     pub fn sharded(
         corpus: &'static Corpus,
         shards: Arc<ShardedIndex>,
@@ -247,17 +257,28 @@ impl SearchService {
         }
     }
 
-    /// Applies the served engine's unit: `update` changes the repository under the write
-    /// lock, then stale markers and snippets follow `view`. Only for one repository: the
-    /// engine does not start over shards ([`super::AppState::start_engine`]).
-    pub fn refresh<T>(&self, view: EngineView, update: impl FnOnce(&mut Repository) -> T) -> T {
-        let ServedIndex::One(repo) = &self.index else {
-            unreachable!("the served engine never starts over shards")
-        };
-        let mut repo = repo.write().unwrap_or_else(|e| e.into_inner());
-        let out = update(&mut repo);
+    /// Applies the served engine's unit `view.unit`: the copies of `updates` replace those held
+    /// (one repository under the write lock, or each shard its own pages), after the
+    /// vocabulary grows to `vocabulary` when a crawl added terms; then stale markers and
+    /// snippets follow `view`. A failed apply leaves `view` unpublished.
+    pub fn refresh(
+        &self,
+        view: EngineView,
+        updates: &[PageUpdate<'_>],
+        vocabulary: Option<Arc<Vocabulary>>,
+    ) -> Result<(), RefreshError> {
+        match &self.index {
+            ServedIndex::One(repo) => {
+                let mut repo = repo.write().unwrap_or_else(|e| e.into_inner());
+                if let Some(vocabulary) = vocabulary {
+                    repo.set_vocabulary(vocabulary);
+                }
+                repo.apply_unmeasured(view.unit, updates)?;
+            }
+            ServedIndex::Shards(shards) => shards.apply(view.unit, updates, vocabulary.as_ref())?,
+        }
         *self.refreshed.write().unwrap_or_else(|e| e.into_inner()) = Some(view);
-        out
+        Ok(())
     }
 
     /// The (served, live) units searches report: the engine's unit once it has run.
@@ -295,7 +316,7 @@ impl SearchService {
                 .read()
                 .unwrap_or_else(|e| e.into_inner())
                 .search_analyzed(&terms, request.offset, request.limit)?,
-            ServedIndex::Shards(shards) => match self.corpus.vocabulary.ids_of(&terms) {
+            ServedIndex::Shards(shards) => match shards.term_ids(&terms) {
                 Some(ids) => shards
                     .search(&ids, request.offset, request.limit)
                     .map_err(|e| ApiError::Internal(e.to_string()))?,

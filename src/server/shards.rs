@@ -15,21 +15,27 @@
 //! Orders are taken one at a time: searches over shards are serialised through the leader
 //! (each is a few milliseconds of scoring per shard plus two exchanges). `Wire::Stop` ends
 //! every worker's loop; a process that loses a peer exits naming it ([`crate::mesh`]).
+//!
+//! The served engine (`serve --policy`) refreshes the shards with one more order, `Apply`: every
+//! worker learns the unit's refreshed copies (and the terms a crawl added to the vocabulary,
+//! in id order), applies those of its own pages, and the shards publish and sum their
+//! statistics again before the next search, so a search after the unit scores as one
+//! repository refreshed with the same copies would.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
-use crate::corpus::{Corpus, PageId, Unit};
+use crate::corpus::{Corpus, PageId, PageVersion, Unit};
 use crate::index::search::ShardResults;
 use crate::index::served::{open_or_build_part, ShardPart};
 use crate::index::shards::{
     merge_hits, merge_ranked, GlobalStatistics, Partition, ShardStatistics,
 };
 use crate::index::snapshot::shard_at;
-use crate::index::{IndexError, Repository, Score, ScoringKind, SearchResults};
+use crate::index::{IndexError, PageUpdate, Repository, Score, ScoringKind, SearchResults};
 use crate::mesh::{ExchangeError, Exchanger, Greeting, MeshConfig, MeshError, RemoteFailure};
-use crate::text::TermId;
+use crate::text::{TermId, Vocabulary};
 
 /// Why the sharded index could not start or answer.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +69,23 @@ enum Order {
         queries: Vec<Vec<TermId>>,
         reply: mpsc::Sender<Vec<Vec<PageId>>>,
     },
+    Apply {
+        batch: ShardBatch,
+        reply: mpsc::Sender<Result<(), RemoteFailure>>,
+    },
+}
+
+/// One unit of the served engine, as every shard learns it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct ShardBatch {
+    unit: Unit,
+    /// Terms the vocabulary gained since the last batch (a crawl's new words), in id order,
+    /// and the vocabulary's length before them: every shard interns them in this order, so
+    /// their ids equal the engine's.
+    vocabulary_len: usize,
+    new_terms: Vec<String>,
+    /// The unit's refreshed pages: the copy now held (`None`: none).
+    updates: Vec<(PageId, String, Option<PageVersion>)>,
 }
 
 /// An order as every worker learns it (step 1).
@@ -77,6 +100,8 @@ enum Wire {
     Rank {
         queries: Vec<Vec<TermId>>,
     },
+    /// The served engine's unit: each shard applies its own pages' copies.
+    Apply(ShardBatch),
     Stop,
     /// What a worker other than the leader contributes to step 1.
     Idle,
@@ -87,6 +112,7 @@ enum Wire {
 enum Part {
     Search(Result<ShardResults, RemoteFailure>),
     Rank(Vec<Vec<(Score, u64, PageId)>>),
+    Applied(Result<(), RemoteFailure>),
 }
 
 /// What the shards report once built and agreed on the statistics.
@@ -107,6 +133,9 @@ pub struct ShardedIndex {
     orders: Mutex<Option<mpsc::Sender<Order>>>,
     mesh: Mutex<Option<std::thread::JoinHandle<Result<(), ShardError>>>>,
     pub layout: ShardLayout,
+    /// The vocabulary every shard holds: the corpus's, grown by the terms of each applied
+    /// batch. Searches map their words to ids with it.
+    vocabulary: Mutex<Arc<Vocabulary>>,
 }
 
 impl ShardedIndex {
@@ -152,6 +181,7 @@ impl ShardedIndex {
                 orders: Mutex::new(Some(orders)),
                 mesh: Mutex::new(Some(mesh)),
                 layout,
+                vocabulary: Mutex::new(Arc::clone(&corpus.vocabulary)),
             }),
             // The mesh ended before the shards were ready: its error says why.
             Err(_) => Err(mesh
@@ -191,6 +221,54 @@ impl ShardedIndex {
             .recv()
             .map_err(|_| ShardError::Stopped)?
             .map_err(ShardError::Remote)
+    }
+
+    /// The ids of `terms` in the vocabulary the shards hold (`None` when one is unknown: no
+    /// page has it).
+    pub fn term_ids(&self, terms: &[String]) -> Option<Vec<TermId>> {
+        self.vocabulary
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ids_of(terms)
+    }
+
+    /// Applies one unit of the served engine: each shard takes the copies of its own pages
+    /// (`updates`, as [`Repository::apply_unmeasured`] takes them), and the statistics are
+    /// summed again. `vocabulary`, when the engine's grew (a crawl), must extend the one the
+    /// shards hold; its new terms are sent along. Returns once every shard has applied.
+    pub fn apply(
+        &self,
+        unit: Unit,
+        updates: &[PageUpdate<'_>],
+        vocabulary: Option<&Arc<Vocabulary>>,
+    ) -> Result<(), ShardError> {
+        let mut held = self.vocabulary.lock().unwrap_or_else(|e| e.into_inner());
+        let vocabulary_len = held.len();
+        let new_terms = match vocabulary {
+            Some(grown) if grown.len() > vocabulary_len => (vocabulary_len..grown.len())
+                .map(|id| grown.term(id as TermId).to_string())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let batch = ShardBatch {
+            unit,
+            vocabulary_len,
+            new_terms,
+            updates: updates
+                .iter()
+                .map(|u| (u.page, u.url.to_string(), u.version.cloned()))
+                .collect(),
+        };
+        let (reply, answer) = mpsc::channel();
+        self.send(Order::Apply { batch, reply })?;
+        answer
+            .recv()
+            .map_err(|_| ShardError::Stopped)?
+            .map_err(ShardError::Remote)?;
+        if let Some(grown) = vocabulary.filter(|v| v.len() > vocabulary_len) {
+            *held = Arc::clone(grown);
+        }
+        Ok(())
     }
 
     /// Each query's full result list over every shard, in rank order.
@@ -309,8 +387,8 @@ fn shard_worker(
         .into_iter()
         .collect::<Result<Vec<_>, RemoteFailure>>()
         .map_err(ShardError::Remote)?;
-    let (repo, partition) = built?;
-    let global = GlobalStatistics::sum(&parts);
+    let (mut repo, partition) = built?;
+    let mut global = GlobalStatistics::sum(&parts);
     if let Some(leader) = &leader {
         let _ = leader.ready.send(ShardLayout {
             num_docs: crate::index::CollectionStats::num_docs(&global),
@@ -343,6 +421,23 @@ fn shard_worker(
                     .map(|q| repo.forward().ranked_under(&global, repo.scorer(), q))
                     .collect(),
             ),
+            Wire::Apply(batch) => {
+                let applied = apply_own(&mut repo, &partition, shard, &batch)
+                    .map(|()| ShardStatistics::of(repo.forward()));
+                // Every shard takes part in the sum, a failed one too (with its failure), so
+                // all stay in step and all keep the old sum when one failed.
+                match ex
+                    .all_gather(applied)?
+                    .into_iter()
+                    .collect::<Result<Vec<_>, RemoteFailure>>()
+                {
+                    Ok(parts) => {
+                        global = GlobalStatistics::sum(&parts);
+                        Part::Applied(Ok(()))
+                    }
+                    Err(e) => Part::Applied(Err(e)),
+                }
+            }
         };
         let parts = ex.gather_to_leader(vec![part])?;
         // Step 3: the leader merges and answers.
@@ -358,7 +453,7 @@ fn shard_worker(
                     .enumerate()
                     .map(|(from, p)| match p {
                         Part::Search(r) => r,
-                        Part::Rank(_) => Err(RemoteFailure::on(from, &"answered another order")),
+                        _ => Err(RemoteFailure::on(from, &"answered another order")),
                     })
                     .collect::<Result<Vec<_>, RemoteFailure>>()
                     .map(|parts| merge_hits(parts, offset, limit));
@@ -369,7 +464,7 @@ fn shard_worker(
                     .into_iter()
                     .map(|p| match p {
                         Part::Rank(lists) => lists.into_iter(),
-                        Part::Search(_) => Vec::new().into_iter(),
+                        _ => Vec::new().into_iter(),
                     })
                     .collect();
                 let rankings = (0..queries.len())
@@ -386,6 +481,18 @@ fn shard_worker(
                     })
                     .collect();
                 let _ = reply.send(rankings);
+            }
+            Some(Order::Apply { reply, .. }) => {
+                let applied = parts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(from, p)| match p {
+                        Part::Applied(r) => r,
+                        _ => Err(RemoteFailure::on(from, &"answered another order")),
+                    })
+                    .collect::<Result<Vec<()>, RemoteFailure>>()
+                    .map(|_| ());
+                let _ = reply.send(applied);
             }
             None => {}
         }
@@ -407,6 +514,161 @@ impl Order {
             Order::Rank { queries, .. } => Wire::Rank {
                 queries: queries.clone(),
             },
+            Order::Apply { batch, .. } => Wire::Apply(batch.clone()),
         }
+    }
+}
+
+/// Applies the copies of `batch` that belong to this shard, after growing its vocabulary by the
+/// batch's new terms.
+fn apply_own(
+    repo: &mut Repository,
+    partition: &Partition,
+    shard: usize,
+    batch: &ShardBatch,
+) -> Result<(), RemoteFailure> {
+    if !batch.new_terms.is_empty() {
+        if repo.vocabulary().len() != batch.vocabulary_len {
+            return Err(RemoteFailure::on(
+                shard,
+                &format!(
+                    "vocabulary out of step: {} terms held, the engine's batch extends {}",
+                    repo.vocabulary().len(),
+                    batch.vocabulary_len
+                ),
+            ));
+        }
+        let mut grown = repo.vocabulary().clone();
+        for term in &batch.new_terms {
+            grown.intern(term);
+        }
+        repo.set_vocabulary(Arc::new(grown));
+    }
+    let own: Vec<PageUpdate<'_>> = batch
+        .updates
+        .iter()
+        .filter(|(page, _, _)| partition.shard_of(*page) == shard)
+        .map(|(page, url, version)| PageUpdate {
+            page: *page,
+            url,
+            version: version.as_ref(),
+        })
+        .collect();
+    repo.apply_unmeasured(batch.unit, &own)
+        .map(|_| ())
+        .map_err(|e| RemoteFailure::on(shard, &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::LiveWeb;
+    use crate::index::testutil::random_corpus_on_hosts;
+    use crate::text::TermCounts;
+
+    /// Shards refreshed with a unit's copies, one of them carrying a word the corpus never had
+    /// (a crawl's), answer every search as one repository refreshed with the same copies.
+    #[test]
+    fn refreshed_shards_with_new_terms_answer_as_one_refreshed_repository() {
+        let corpus: &'static Corpus = Box::leak(Box::new(random_corpus_on_hosts(60, 4, 3, 7)));
+        let scoring = ScoringKind::Bm25;
+        let shards = ShardedIndex::start(
+            corpus,
+            ShardSetup {
+                unit: 0,
+                scoring,
+                index_dir: None,
+                rebuild: false,
+            },
+            MeshConfig {
+                workers: 3,
+                ..MeshConfig::single()
+            },
+            Greeting {
+                process: 0,
+                version: "test".into(),
+                configuration: "c".into(),
+                corpus: "x".into(),
+            },
+        )
+        .unwrap();
+        let mut one = shard_at(corpus, 0, scoring, None, |_| true).unwrap();
+        let mut grown = (*corpus.vocabulary).clone();
+        let word = crate::text::Analyzer::new().distinct_terms("zyzzyva");
+        let novel = grown.intern(&word[0]);
+        let grown = Arc::new(grown);
+        // Unit 3's copies of pages 0..20, the novel word added to every third one, and page 20
+        // no longer held.
+        let held: Vec<(PageId, Option<PageVersion>)> = (0..21)
+            .map(|p| {
+                let version = (p < 20)
+                    .then(|| corpus.page_at(p, 3).present().cloned())
+                    .flatten()
+                    .map(|mut v| {
+                        if p % 3 == 0 {
+                            let mut terms = TermCounts::clone(&v.terms);
+                            terms.counts.push((novel, 2));
+                            v.terms = Arc::new(terms);
+                            // Another body (tantivy matches the text; a copy equal to the held
+                            // one is not re-indexed).
+                            v.text.push_str(" zyzzyva zyzzyva");
+                            v.content_hash ^= 1;
+                        }
+                        v
+                    });
+                (p, version)
+            })
+            .collect();
+        let updates: Vec<PageUpdate<'_>> = held
+            .iter()
+            .map(|(p, v)| PageUpdate {
+                page: *p,
+                url: corpus.url(*p),
+                version: v.as_ref(),
+            })
+            .collect();
+        let searches: Vec<Vec<String>> = ["zyzzyva", "emacs", "buffer window", "lisp"]
+            .iter()
+            .map(|q| crate::text::Analyzer::new().distinct_terms(q))
+            .collect();
+        let answers = |one: &Repository, shards: &ShardedIndex| {
+            for terms in &searches {
+                let expected = one.search_analyzed(terms, 0, 100).unwrap();
+                let got = match shards.term_ids(terms) {
+                    Some(ids) => shards.search(&ids, 0, 100).unwrap(),
+                    None => SearchResults {
+                        total_hits: 0,
+                        hits: Vec::new(),
+                    },
+                };
+                assert_eq!(got, expected, "{terms:?}");
+            }
+        };
+        answers(&one, &shards);
+        assert_eq!(shards.term_ids(&searches[0]), None);
+        one.set_vocabulary(Arc::clone(&grown));
+        one.apply_unmeasured(3, &updates).unwrap();
+        shards.apply(3, &updates, Some(&grown)).unwrap();
+        let found = one.search_analyzed(&searches[0], 0, 100).unwrap();
+        assert_eq!(
+            found.total_hits,
+            held.iter()
+                .filter(|(p, v)| p % 3 == 0 && v.is_some())
+                .count()
+        );
+        assert!(found.total_hits > 0);
+        answers(&one, &shards);
+        // A second unit without new words keeps the vocabulary and the answers in step.
+        let later: Vec<PageUpdate<'_>> = (30..40)
+            .map(|p| PageUpdate {
+                page: p,
+                url: corpus.url(p),
+                version: corpus.page_at(p, 3).present(),
+            })
+            .collect();
+        one.apply_unmeasured(3, &later).unwrap();
+        shards.apply(3, &later, Some(&grown)).unwrap();
+        answers(&one, &shards);
+        shards.stop().unwrap();
     }
 }

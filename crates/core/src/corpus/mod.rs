@@ -30,8 +30,9 @@ pub type PageId = u32;
 /// A discrete time unit (week by default); unit 0 starts at the earliest capture.
 pub type Unit = u32;
 
-/// One captured version of a page.
-#[derive(Debug, Clone)]
+/// One captured version of a page. Serialisable so the served engine can hand a refreshed copy
+/// to the shard that owns the page in another process.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PageVersion {
     /// Time unit the capture falls in.
     pub unit: Unit,
@@ -58,7 +59,7 @@ pub struct PageVersion {
 /// What a crawler counts in one capture: the structural content features of paper 000
 /// (Tan & Mitra, TOIS 2010, §3.1: #images, #tables, #words, size without tags, #e-mail
 /// addresses, file type). A few integers per version, so they are kept for every version.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PageCounts {
     /// Bytes of the HTTP body (after transfer and content decoding), markup included.
     pub(crate) html_bytes: u32,
@@ -96,7 +97,7 @@ impl PageCounts {
 }
 
 /// The file type of a capture, as paper 000's one-hot feature sees it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ContentType {
     /// `text/html` or `application/xhtml+xml`.

@@ -136,7 +136,7 @@ impl GrowingVocabulary {
 
 /// The analyzed content of one document: each distinct term with its frequency, sorted by
 /// term id, and the total number of tokens (the document length tantivy records as fieldnorm).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TermCounts {
     /// `(term, frequency)` pairs sorted by term id, each term once.
     pub counts: Vec<(TermId, u32)>,
