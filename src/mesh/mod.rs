@@ -135,8 +135,8 @@ pub enum MeshError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("worker {worker}: {message}")]
 pub struct RemoteFailure {
-    pub worker: usize,
-    pub message: String,
+    pub(crate) worker: usize,
+    pub(crate) message: String,
 }
 
 impl RemoteFailure {

@@ -85,25 +85,25 @@ pub struct Comparison {
     /// The table of `curves`: for families with swept parameters (θ), the best run per budget
     /// by judged quality, a hindsight envelope. Each row's `budget_interval` is its 95 %
     /// interval, present when the runs shown include a `B = 0` run (see the module docs).
-    pub rows: Vec<TableRow>,
-    pub curves: Vec<CurvePoint>,
+    pub(crate) rows: Vec<TableRow>,
+    pub(crate) curves: Vec<CurvePoint>,
     /// The table of the runs at parameters fixed before the run (every swept parameter at
     /// its family's default: a sweep's `thetas` should include 0 for SBR/EBR to have a row), as
     /// `refresher compare`'s `fixed_rows`.
     #[serde(default)]
-    pub fixed_rows: Vec<TableRow>,
+    pub(crate) fixed_rows: Vec<TableRow>,
     /// Some run shown is an oracle told the whole history: it knows the future, an upper
     /// bound no crawler reaches (the page says so).
     #[serde(default)]
     pub(crate) oracle_bound: bool,
     /// The change signals of the runs shown, each setting once (`["none"]` without).
     #[serde(default)]
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
     /// `refresher compare`'s `oracle_ratios`: each online series' fixed row over the full
     /// oracle's (the oracle user-centric series told the whole history, in the same other
     /// settings) for the same target; empty unless both are shown.
     #[serde(default)]
-    pub oracle_ratios: Vec<OracleRatio>,
+    pub(crate) oracle_ratios: Vec<OracleRatio>,
 }
 
 /// Validates a sweep and queues its runs (policy-major, budgets ascending), all or none.

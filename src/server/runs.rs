@@ -15,7 +15,7 @@
 //! their receiver under the same lock, so a stream sees every unit exactly once, in order.
 //!
 //! Every run is also judged under the bootstrap's resamples of the workload's queries
-//! ([`RunConfig::bootstrap`]); a completed run keeps its mean quality under each resample
+//! (`RunConfig::bootstrap`); a completed run keeps its mean quality under each resample
 //! (200 numbers, outside [`RunInfo`]) for the intervals of `GET /api/compare`
 //! ([`super::compare`]).
 

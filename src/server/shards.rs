@@ -119,7 +119,7 @@ enum Part {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardLayout {
     /// Documents of the whole collection (all shards).
-    pub num_docs: u64,
+    pub(crate) num_docs: u64,
     /// Pages owned by each shard, in worker order.
     pub pages_per_shard: Vec<usize>,
     /// The largest shard over the mean shard ([`Partition::skew`]).

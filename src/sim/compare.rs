@@ -136,7 +136,7 @@ pub struct SweepConfig {
     pub targets: Vec<Target>,
     /// The change signals the site publishes ([`RunConfig::signals`]).
     pub signals: crate::signal::SignalSettings,
-    /// Judge every run under the bootstrap's resamples too ([`RunConfig::bootstrap`]), so each
+    /// Judge every run under the bootstrap's resamples too (`RunConfig::bootstrap`), so each
     /// target row carries its interval ([`TargetRow::budget_interval`]).
     pub intervals: bool,
 }
@@ -300,12 +300,12 @@ pub struct Comparison {
     pub rows: Vec<TargetRow>,
     pub curves: Vec<CurvePoint>,
     pub points: Vec<SweepPoint>,
-    /// The table of [`fixed_curves`](Self::fixed_curves): what a deployed crawler can run.
+    /// The table of `fixed_curves`: what a deployed crawler can run.
     pub fixed_rows: Vec<TargetRow>,
     /// Every family at parameters fixed before the run (its defaults and the sweep's given
     /// parameters, no grid): one run per budget, none chosen by judged quality. For a family
     /// without swept parameters these are its curve's points.
-    pub fixed_curves: Vec<CurvePoint>,
+    pub(crate) fixed_curves: Vec<CurvePoint>,
     pub seconds: f64,
 }
 

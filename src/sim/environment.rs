@@ -62,11 +62,11 @@ pub struct Environment<'c> {
     /// postings kept: where a refresher whose workload changes starts (the served engine,
     /// [`super::run::refresher_for_changing_workload`]); runs start from
     /// [`Self::run_initial`].
-    pub initial: ForwardIndex,
+    pub(crate) initial: ForwardIndex,
     /// [`Self::initial`] keeping the postings of the workload's terms only
     /// ([`ForwardIndex::keep_postings_of`]): where runs of this workload start (each clones
     /// it, and each refresh edits the workload's lists only).
-    pub run_initial: ForwardIndex,
+    pub(crate) run_initial: ForwardIndex,
     /// The true history (oracle mode): change units, shingle changes, and ΔQ_A measured when
     /// every change is refreshed at once (paper 003 §6's forecasting experiment).
     pub(crate) history: ChangeHistory,

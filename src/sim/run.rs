@@ -67,7 +67,7 @@ pub struct RunConfig {
     /// Also judge every unit under each resample of the workload's queries
     /// ([`crate::quality::bootstrap`]; [`RunResult::resampled_quality`]): what a comparison's
     /// intervals read. Off by default; the run is otherwise the same.
-    pub bootstrap: bool,
+    pub(crate) bootstrap: bool,
 }
 
 /// What an oracle-mode policy is told of the true history of changes.
@@ -342,7 +342,7 @@ pub struct RunResult {
     /// With [`RunConfig::bootstrap`]: the mean quality over the judged units under each
     /// resample of the workload's queries, in the environment's resample order.
     #[serde(skip)]
-    pub resampled_quality: Option<Vec<f64>>,
+    pub(crate) resampled_quality: Option<Vec<f64>>,
     /// Pages refreshed at each judged unit (index 0 = unit `warmup_units + 1`), in the
     /// policy's priority order.
     #[serde(skip)]
@@ -910,7 +910,7 @@ fn discovery_delay(env: &Environment<'_>, delays: &DelayTracker, last: Unit) -> 
 /// context (the history in oracle mode only), a snapshot fetcher and a ΔQ measurement.
 ///
 /// The repository keeps the postings of the environment's workload terms only
-/// ([`Environment::run_initial`]): a refresher whose workload will change
+/// (`Environment::run_initial`): a refresher whose workload will change
 /// ([`Refresher::set_workload`]) starts from [`refresher_for_changing_workload`].
 pub fn refresher_for<'e>(
     env: &Environment<'e>,
