@@ -1606,6 +1606,127 @@ async fn the_served_engine_crawls_web_replay() {
     assert_eq!(v["served_unit"], units - 1, "{v}");
 }
 
+/// Issue 51: the crawling engine over a served index split by host (`serve --policy --crawl
+/// --workers 2`) answers every search as the one-repository engine does after the same crawl:
+/// each unit's fetched copies, and the words the crawl added, reach the shards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crawling_engine_over_shards_answers_as_over_one_index() {
+    use refresher::crawl::http::{Discovery, HttpOptions};
+    use refresher::mesh::{Greeting, MeshConfig};
+    use refresher::querylog::workload::{RelevanceFilter, Workload, WorkloadOptions};
+    use refresher::server::engine::{CrawlSource, RefreshSpec};
+    use refresher::server::search::SearchRequest;
+    use refresher::server::{AppState, Policies, ServerOptions};
+    use refresher::web_replay::{ReplayClock, ReplayOptions, ReplaySite};
+    let server = start(80, 5, Duration::ZERO).await;
+    let corpus = server.corpus.clone();
+    let workload = Workload::build(
+        &server.log,
+        &corpus,
+        &WorkloadOptions {
+            top_n: None,
+            filter: RelevanceFilter::None,
+        },
+    );
+    let sharded = tokio::task::spawn_blocking(move || {
+        let mut options = ServerOptions::new(Policies::registry());
+        options.shards = Some((
+            MeshConfig {
+                workers: 2,
+                ..MeshConfig::single()
+            },
+            Greeting {
+                process: 0,
+                version: "test".into(),
+                configuration: "c".into(),
+                corpus: "x".into(),
+            },
+        ));
+        AppState::build(corpus, Some(workload), options)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(sharded.search.shards().is_some());
+    let host = refresher::crawl::http::host_of(server.corpus.url(0)).unwrap();
+    // One replayed site per engine: each advances its own site's clock.
+    for state in [server.state.clone(), sharded.clone()] {
+        let site = std::sync::Arc::new(ReplaySite::new(
+            std::sync::Arc::new(server.corpus.clone()),
+            ReplayOptions {
+                clock: ReplayClock::Manual,
+                ..ReplayOptions::manual()
+            },
+        ));
+        let (replay, _) = refresher::web_replay::spawn(site, "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let spec = RefreshSpec {
+            policy: "user-centric".into(),
+            params: Vec::new(),
+            budget: 10,
+            unit_seconds: 0.3,
+            seed: 1,
+            warmup_units: 0,
+            crawl: Some(CrawlSource {
+                options: HttpOptions {
+                    min_host_delay: Duration::ZERO,
+                    resolve: [(host.clone(), replay)].into_iter().collect(),
+                    discovery: Discovery::Sitemaps(vec![format!("https://{host}/sitemap.xml")]),
+                    ..HttpOptions::default()
+                },
+                urls: Vec::new(),
+                max_pages: 10_000,
+                advance_clock: Some(format!("http://{replay}/_clock/advance")),
+            }),
+            signals: Default::default(),
+        };
+        tokio::task::spawn_blocking(move || state.start_engine(&spec))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let finished = |state: &AppState| {
+        let status = serde_json::to_value(state.engine.get().unwrap().status()).unwrap();
+        assert!(status["error"].is_null(), "{status}");
+        (status["finished"] == true).then(|| status["per_unit"].clone())
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (one_units, shard_units) = loop {
+        if let (Some(a), Some(b)) = (finished(&server.state), finished(&sharded)) {
+            break (a, b);
+        }
+        assert!(Instant::now() < deadline, "the engines did not finish");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        one_units, shard_units,
+        "the two engines crawled differently"
+    );
+    let mut compared = 0;
+    for submission in server.log.submissions.iter().take(40) {
+        let request = SearchRequest {
+            text: submission.query.clone(),
+            offset: 0,
+            limit: 20,
+        };
+        let answer = |state: &AppState| {
+            state.search.search(&request).ok().map(|r| {
+                let mut v = serde_json::to_value(&r).unwrap();
+                v.as_object_mut().unwrap().remove("took_ms");
+                v
+            })
+        };
+        let expected = answer(&server.state);
+        assert_eq!(answer(&sharded), expected, "{}", request.text);
+        compared += usize::from(expected.is_some_and(|v| v["total_hits"] != 0));
+    }
+    assert!(compared > 10, "only {compared} searches found anything");
+    let units = server.corpus.units();
+    assert_eq!(sharded.search.units().0, units - 1);
+    sharded.search.shards().unwrap().stop().unwrap();
+}
+
 /// Issue 14: with `--index DIR` (built, then reopened) and `--unit U`, stale markers compare
 /// the copy of unit U against the live unit, as without an index directory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
