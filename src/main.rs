@@ -70,6 +70,15 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // No transparent huge pages: mimalloc frees and reuses its small pages within 2 MiB
+    // regions, so with THP the kernel zeroes whole huge pages again and again (a tenth of a
+    // 10^5-page simulation's time went to it) and keeps them resident half used. Measured in
+    // benches/README.md. Best effort: a kernel without the call keeps its default.
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_THP_DISABLE only sets a flag on this process's memory map.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => cli::demo::run(args),
