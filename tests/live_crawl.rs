@@ -3,6 +3,9 @@
 //! the same collection; its WARC output is read back by `ingest`. And a crawl of hosts that
 //! never answer ends every unit on its deadline with the errors counted.
 
+#[path = "../benches/common/loopback.rs"]
+mod loopback;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -628,6 +631,118 @@ fn a_crawl_from_a_multi_host_sitemap_index_equals_simulate_unit_by_unit() {
         .as_u64()
         .unwrap();
     assert!(sitemaps >= 4 * 4, "{}", crawled["signal_requests"]);
+}
+
+/// Issue 51: the page fetches spread by host over worker threads (`--workers 3`) and over two
+/// processes on loopback (`--processes 2`) give the crawl of a three-host site, reading its
+/// signals, unit by unit what one process gives: the same pages chosen, fetched, judged alike,
+/// the same counts. Each crawl has its own replayed site (each advances its clock).
+#[test]
+fn a_crawl_whose_fetches_are_spread_by_host_equals_one_process_unit_by_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    generate_with(
+        dir.path(),
+        &[
+            "--pages", "240", "--weeks", "5", "--sites", "3", "--seed", "9",
+        ],
+    );
+    let corpus = dir.path().join("corpus");
+    let log = dir.path().join("querylog/aol-synthetic.txt");
+    let peers = dir.path().join("peers.txt");
+    loopback::write_peers_file(&peers, 2);
+    let crawl_of = |port: u16, name: &str| {
+        let mut crawl = Command::new(BIN);
+        crawl
+            .args([
+                "crawl",
+                "--sitemap",
+                &format!("http://127.0.0.1:{port}/sitemap.xml"),
+                "--read-signals",
+            ])
+            .args([
+                "--advance-clock",
+                &format!("http://127.0.0.1:{port}/_clock/advance"),
+            ])
+            .arg("--log")
+            .arg(&log)
+            .args(["--policy", "user-centric", "--budget", "15"])
+            .args(["--unit-seconds", "2", "--units", "4"])
+            .args(["--min-host-delay-ms", "0", "--seed", "3", "--json"])
+            .arg("--judge-with")
+            .arg(&corpus)
+            .arg("--state-dir")
+            .arg(dir.path().join(format!("state-{name}-{{process}}")))
+            .arg("--warc-out")
+            .arg(dir.path().join(format!("warc-{name}-{{process}}")));
+        for host in ["site1.example", "site2.example", "site3.example"] {
+            crawl.args(["--resolve", &format!("{host}=127.0.0.1:{port}")]);
+        }
+        crawl
+    };
+    // The per-host counts of the site's three hosts (the sitemap's host, 127.0.0.1 on a port
+    // of its own in each run, aside).
+    let site_hosts = |report: &serde_json::Value| {
+        let mut hosts = report["hosts"].as_object().unwrap().clone();
+        hosts.retain(|host, _| host.ends_with(".example"));
+        assert_eq!(hosts.len(), 3, "{report}");
+        hosts
+    };
+    let (_one_site, port) = replay_started(&corpus, None, &LASTMOD_AND_FEED, &[]);
+    let one = json_of(crawl_of(port, "one").output().unwrap());
+    assert_eq!(one["errors"], 0, "{one}");
+    assert!(one["fetches"].as_u64().unwrap() > 60, "{one}");
+    // The feed is named only in robots.txt, which the fetching workers read: it is read only
+    // if they tell process 0 what it says.
+    assert!(
+        one["signal_requests"]["feed_requests"].as_u64().unwrap() > 0,
+        "{one}"
+    );
+    let (_threads_site, port) = replay_started(&corpus, None, &LASTMOD_AND_FEED, &[]);
+    let mut threads = crawl_of(port, "threads");
+    threads.args(["--workers", "3"]);
+    let threads = threads.output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&threads.stderr).contains("spread by host over 3 worker(s)"),
+        "{}",
+        String::from_utf8_lossy(&threads.stderr)
+    );
+    let threads = json_of(threads);
+    assert_eq!(site_hosts(&threads), site_hosts(&one));
+    assert_same_units(&threads, &one, "3 workers");
+    for key in [
+        "fetches",
+        "not_modified",
+        "errors",
+        "robots_disallowed",
+        "signal_requests",
+    ] {
+        assert_eq!(threads[key], one[key], "3 workers: {key}");
+    }
+    let (_processes_site, port) = replay_started(&corpus, None, &LASTMOD_AND_FEED, &[]);
+    let mut other = crawl_of(port, "processes");
+    loopback::add_mesh_flags(&mut other, 1, 2, &peers);
+    let other = other.stderr(Stdio::piped()).spawn().unwrap();
+    let mut leader = crawl_of(port, "processes");
+    loopback::add_mesh_flags(&mut leader, 0, 2, &peers);
+    let spread = json_of(leader.output().unwrap());
+    let other = other.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(other.status.success(), "{stderr}");
+    assert!(stderr.contains("stopped by process 0"), "{stderr}");
+    assert_eq!(site_hosts(&spread), site_hosts(&one));
+    assert_same_units(&spread, &one, "2 processes");
+    for key in [
+        "fetches",
+        "not_modified",
+        "errors",
+        "robots_disallowed",
+        "signal_requests",
+    ] {
+        assert_eq!(spread[key], one[key], "2 processes: {key}");
+    }
+    // Process 1 kept nothing: the state and the WARC output are process 0's.
+    assert!(!dir.path().join("state-processes-1").exists());
+    assert!(dir.path().join("state-processes-0").exists());
 }
 
 /// One `--json` crawl's per-unit lines without their wall-clock `seconds`.

@@ -143,6 +143,11 @@ pub struct Args {
     /// Print one JSON object (the keys of `simulate --json`, plus the fetch counts).
     #[arg(long)]
     pub(crate) json: bool,
+    /// The page fetches spread over workers by host, each host fetched by one of them
+    /// (`refresher::live::spread`); everything else runs in process 0, which prints the
+    /// results.
+    #[command(flatten)]
+    pub(crate) mesh: super::mesh_args::MeshArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -224,9 +229,22 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         std::env::args_os(),
         &[("--index", "--state-dir")],
     ));
-    // `{process}` replaced once, here; a crawl has no mesh flags, so it is process 0.
-    args.warc_out = super::mesh_args::process_path(&args.warc_out, 0);
-    args.index = super::mesh_args::process_path(&args.index, 0);
+    let mesh = args.mesh.config()?;
+    // `{process}` replaced once, here: everything below reads this process's own values.
+    args.warc_out = super::mesh_args::process_path(&args.warc_out, mesh.process);
+    args.index = super::mesh_args::process_path(&args.index, mesh.process);
+    let greeting = super::mesh_args::crawl_greeting(mesh.process);
+    if mesh.is_spread() && !mesh.is_leader_process() {
+        // Only fetches: the date clock is process 0's concern (it reads the signals).
+        let options = http_options(&args, HttpOptions::default().date_clock)?;
+        eprintln!(
+            "process {} of {}: fetching its workers' hosts for process 0",
+            mesh.process, mesh.processes
+        );
+        refresher::live::spread::fetch_for_process_zero(&options, &mesh, &greeting)?;
+        eprintln!("stopped by process 0");
+        return Ok(());
+    }
     let policy = policy_of(&args)?;
     let fingerprint = fingerprint_of(&args);
     let previous = read_state(&args.index)?;
@@ -245,6 +263,22 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let clock = date_clock(&args, judge.as_ref(), previous.as_ref());
     let date_origin = (reads_signals(&args) && judge.is_none()).then_some(clock.origin);
     let mut fetcher = open_fetcher(&args, judge.as_ref(), resume_through, clock)?;
+    let spread = if mesh.is_spread() {
+        let spread = refresher::live::spread::SpreadFetches::start(
+            http_options(&args, clock)?,
+            mesh.clone(),
+            greeting,
+        )?;
+        fetcher.set_job_runner(spread.runner());
+        eprintln!(
+            "page fetches spread by host over {} worker(s) in {} process(es)",
+            mesh.total_workers(),
+            mesh.processes
+        );
+        Some(spread)
+    } else {
+        None
+    };
     let initial = crawl_initially(
         &args,
         &mut fetcher,
@@ -308,6 +342,10 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             .map(|units| units.to_string()),
     };
     crawl.run(&mut engine, env.as_ref())?;
+    // The other processes stop with process 0's crawl instead of finding it lost.
+    if let Some(spread) = spread {
+        spread.stop()?;
+    }
     report(&args, &engine, &crawl.lines, crawl.judge_error)
 }
 
@@ -465,6 +503,41 @@ fn open_fetcher(
     resume_through: Option<Unit>,
     date_clock: refresher::signal::DateClock,
 ) -> anyhow::Result<HttpFetcher> {
+    let options = http_options(args, date_clock)?;
+    let base_vocabulary = judge
+        .map(|c| Arc::clone(&c.vocabulary))
+        .unwrap_or_else(|| Arc::new(Vocabulary::new()));
+    let warc = WarcOut::new(&args.warc_out)
+        .with_context(|| format!("creating --warc-out {}", args.warc_out.display()))?;
+    if let Some(k) = resume_through {
+        // A killed unit's partial WARC output goes; it is fetched again.
+        for entry in std::fs::read_dir(&args.warc_out)?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let unit: Option<Unit> = name
+                .strip_prefix("crawl-")
+                .and_then(|r| r.split('.').next())
+                .and_then(|n| n.parse().ok());
+            if unit.is_some_and(|u| u > k) {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        eprintln!(
+            "resuming: units 0..={k} replayed from {}",
+            args.index.join("journal").display()
+        );
+    }
+    let mut fetcher = HttpFetcher::new(options, base_vocabulary, Some(warc))?;
+    fetcher
+        .set_journal(&args.index, resume_through)
+        .with_context(|| format!("reading the journal in {}", args.index.display()))?;
+    Ok(fetcher)
+}
+
+/// The fetch settings the flags give, reading dates on `date_clock`.
+fn http_options(
+    args: &Args,
+    date_clock: refresher::signal::DateClock,
+) -> anyhow::Result<HttpOptions> {
     for feed in &args.feeds {
         anyhow::ensure!(
             url::Url::parse(feed).is_ok_and(|u| matches!(u.scheme(), "http" | "https")),
@@ -496,33 +569,7 @@ fn open_fetcher(
         date_clock,
         ..HttpOptions::default()
     };
-    let base_vocabulary = judge
-        .map(|c| Arc::clone(&c.vocabulary))
-        .unwrap_or_else(|| Arc::new(Vocabulary::new()));
-    let warc = WarcOut::new(&args.warc_out)
-        .with_context(|| format!("creating --warc-out {}", args.warc_out.display()))?;
-    if let Some(k) = resume_through {
-        // A killed unit's partial WARC output goes; it is fetched again.
-        for entry in std::fs::read_dir(&args.warc_out)?.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let unit: Option<Unit> = name
-                .strip_prefix("crawl-")
-                .and_then(|r| r.split('.').next())
-                .and_then(|n| n.parse().ok());
-            if unit.is_some_and(|u| u > k) {
-                std::fs::remove_file(entry.path())?;
-            }
-        }
-        eprintln!(
-            "resuming: units 0..={k} replayed from {}",
-            args.index.join("journal").display()
-        );
-    }
-    let mut fetcher = HttpFetcher::new(options, base_vocabulary, Some(warc))?;
-    fetcher
-        .set_journal(&args.index, resume_through)
-        .with_context(|| format!("reading the journal in {}", args.index.display()))?;
-    Ok(fetcher)
+    Ok(options)
 }
 
 /// Unit 0: the initial crawl of `initial_urls` (and the sitemap's), committed as the

@@ -174,6 +174,12 @@ pub fn serve_greeting(process: usize, corpus: &Corpus, workload: Option<&Workloa
     )
 }
 
+/// [`greeting`] for `crawl`: its inputs are what process 0 fetches, so the command line says
+/// all the processes must agree on.
+pub fn crawl_greeting(process: usize) -> Greeting {
+    greeting_of_inputs(process, "crawl".to_string())
+}
+
 /// The greeting of a process whose inputs have the fingerprint `inputs`.
 fn greeting_of_inputs(process: usize, inputs: String) -> Greeting {
     Greeting {

@@ -10,6 +10,8 @@
 //! truth (a crawl of `web-replay` serving that corpus), when the crawl's page ids are the
 //! corpus's (the same URLs in the same order).
 
+pub mod spread;
+
 use std::sync::Arc;
 use std::time::Instant;
 

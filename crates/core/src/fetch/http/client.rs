@@ -13,9 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderValue};
-use texting_robots::Robot;
 
-use super::hosts::{host_of, FaultCounts, Hosts, RobotsRule};
+use super::hosts::{host_of, FaultCounts, Hosts, RobotsRule, RobotsText};
 use super::options::{FetcherError, HttpOptions};
 use super::transport::{Answer, Exchanged, Job, Outcome, Transport};
 use crate::corpus::Unit;
@@ -142,6 +141,23 @@ impl HttpClient {
 
     pub(super) fn options(&self) -> &HttpOptions {
         &self.options
+    }
+
+    /// The robots.txt rule this client holds for `host`, as it travels.
+    pub(super) fn robots_of(&self, host: &str) -> Option<RobotsText> {
+        let hosts = self.hosts.lock().expect("host table lock");
+        hosts.get(host)?.robots.as_ref().map(RobotsRule::text)
+    }
+
+    /// Takes `text` as `host`'s robots.txt rule (another worker read it).
+    pub(super) fn learn_robots(&self, host: &str, text: &RobotsText) {
+        let rule = RobotsRule::of_text(&self.options.user_agent, text);
+        self.hosts
+            .lock()
+            .expect("host table lock")
+            .entry(host.to_string())
+            .or_default()
+            .robots = Some(rule);
     }
 
     /// A document (a sitemap, a feed) by a conditional GET: `If-None-Match` with `etag`, the
@@ -396,7 +412,7 @@ impl TaskContext {
             .is_some_and(|h| {
                 matches!(
                     h.robots,
-                    Some(RobotsRule::Rules(_)) | Some(RobotsRule::AllowAll)
+                    Some(RobotsRule::Rules(..)) | Some(RobotsRule::AllowAll)
                 )
             })
         {
@@ -415,9 +431,7 @@ impl TaskContext {
                 }
                 match request.send().await {
                     Ok(r) if r.status().is_success() => match read_limited(r, 512 << 10).await {
-                        Ok(body) => Robot::new(&self.options.user_agent, &body)
-                            .map(|r| RobotsRule::Rules(Box::new(r)))
-                            .unwrap_or(RobotsRule::AllowAll),
+                        Ok(body) => RobotsRule::parse(&self.options.user_agent, &body),
                         Err(_) => RobotsRule::DisallowAll,
                     },
                     // 4xx: no robots.txt, everything allowed (RFC 9309 §2.3.1.3).

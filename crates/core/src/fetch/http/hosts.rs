@@ -128,23 +128,57 @@ pub(super) struct HostState {
 }
 
 pub(super) enum RobotsRule {
-    Rules(Box<Robot>),
+    /// The rules parsed for the crawl's user agent, and the robots.txt they were read from
+    /// (what another worker of a spread crawl is told, `remote.rs`).
+    Rules(Box<Robot>, Arc<[u8]>),
     AllowAll,
     /// robots.txt unreachable or 5xx: nothing may be fetched (RFC 9309 §2.3.1.4) this unit.
     DisallowAll,
 }
 
+/// A [`RobotsRule`] as it travels between the workers of a spread crawl: the robots.txt
+/// itself, parsed again where it arrives.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(super) enum RobotsText {
+    Rules(Vec<u8>),
+    AllowAll,
+    DisallowAll,
+}
+
 impl RobotsRule {
+    /// The rule `body` gives for `user_agent` (everything allowed when it does not parse).
+    pub(super) fn parse(user_agent: &str, body: &[u8]) -> RobotsRule {
+        Robot::new(user_agent, body)
+            .map(|r| RobotsRule::Rules(Box::new(r), Arc::from(body)))
+            .unwrap_or(RobotsRule::AllowAll)
+    }
+
+    pub(super) fn text(&self) -> RobotsText {
+        match self {
+            RobotsRule::Rules(_, body) => RobotsText::Rules(body.to_vec()),
+            RobotsRule::AllowAll => RobotsText::AllowAll,
+            RobotsRule::DisallowAll => RobotsText::DisallowAll,
+        }
+    }
+
+    pub(super) fn of_text(user_agent: &str, text: &RobotsText) -> RobotsRule {
+        match text {
+            RobotsText::Rules(body) => RobotsRule::parse(user_agent, body),
+            RobotsText::AllowAll => RobotsRule::AllowAll,
+            RobotsText::DisallowAll => RobotsRule::DisallowAll,
+        }
+    }
+
     pub(super) fn allowed(&self, url: &str) -> bool {
         match self {
-            RobotsRule::Rules(r) => r.allowed(url),
+            RobotsRule::Rules(r, _) => r.allowed(url),
             RobotsRule::AllowAll => true,
             RobotsRule::DisallowAll => false,
         }
     }
     pub(super) fn delay(&self) -> Option<Duration> {
         match self {
-            RobotsRule::Rules(r) => r
+            RobotsRule::Rules(r, _) => r
                 .delay
                 .filter(|d| d.is_finite() && *d > 0.0)
                 .map(|d| Duration::from_secs_f32(d.min(60.0))),

@@ -38,6 +38,7 @@
 //! | `Warcing` | `warc_out.rs` | writes every exchange to the WARC output, flushes it |
 //! | `Replaying` | `replay.rs` | a replayed unit answers from the [`journal`]; a live one is recorded |
 //! | `HttpClient` | `client.rs` | the HTTP transport: robots.txt, politeness, retries, deadline |
+//! | or a `JobRunner` | `remote.rs` | the page fetches done by the workers owning their hosts |
 //!
 //! On top, [`HttpFetcher`] turns jobs into requests and answers into [`FetchResult`]s: it
 //! reads each new body (growing its vocabulary) and queues its links for discovery
@@ -52,6 +53,7 @@ mod hosts;
 pub mod journal;
 mod observe;
 mod options;
+mod remote;
 mod replay;
 mod signals;
 pub mod sitemap;
@@ -75,10 +77,11 @@ use warc_out::{WarcOut, Warcing};
 pub use hosts::{host_of, FaultCounts, FetchCounts, HostFaults, HostReport};
 pub use observe::FetchMonitor;
 pub use options::{Discovery, FetcherError, HttpOptions};
+pub use remote::{HostClient, JobRunner, WireBatch, WireJob};
 pub use signals::{SignalCounts, SignalRead};
 
 /// The transport stack under an [`HttpFetcher`] (see the module docs).
-type Layers = Observing<Unchanged<Warcing<Replaying<HttpClient>>>>;
+type Layers = Observing<Unchanged<Warcing<Replaying<remote::Bottom>>>>;
 
 /// The HTTP fetcher (see the module docs).
 pub struct HttpFetcher {
@@ -100,6 +103,8 @@ pub struct HttpFetcher {
     /// (journaled with the reading).
     document_faults: HostFaults,
     monitor: FetchMonitor,
+    /// Who fetches the pages when not this fetcher's own client ([`Self::set_job_runner`]).
+    runner: remote::RunnerSlot,
 }
 
 impl HttpFetcher {
@@ -115,11 +120,17 @@ impl HttpFetcher {
             Arc::clone(&monitor.hosts),
             Arc::clone(&monitor.deadline),
         )?;
+        let runner = remote::RunnerSlot::default();
+        let bottom = remote::Bottom {
+            client,
+            runner: Arc::clone(&runner),
+            deadline: Arc::clone(&monitor.deadline),
+        };
         let transport = Observing::new(
             monitor.clone(),
             Unchanged::new(Warcing::new(
                 warc,
-                Replaying::new(monitor.replay.clone(), client),
+                Replaying::new(monitor.replay.clone(), bottom),
             )),
         );
         Ok(HttpFetcher {
@@ -135,7 +146,14 @@ impl HttpFetcher {
             signal_reader: signals::SignalReader::default(),
             document_faults: HostFaults::new(),
             monitor,
+            runner,
         })
+    }
+
+    /// Hands the page fetches of every live unit to `runner` (the workers that own the pages'
+    /// hosts, [`JobRunner`]); sitemaps and feeds are still read by this fetcher's client.
+    pub fn set_job_runner(&mut self, runner: Box<dyn JobRunner>) {
+        *self.runner.lock().expect("job runner lock") = Some(runner);
     }
 
     /// The handle on this fetcher's counts and deadline.
@@ -189,7 +207,7 @@ impl HttpFetcher {
 
     /// The HTTP client at the bottom of the stack.
     fn client(&self) -> &HttpClient {
-        self.transport.inner().inner().inner().inner()
+        &self.transport.inner().inner().inner().inner().client
     }
 
     fn options(&self) -> &HttpOptions {

@@ -228,7 +228,7 @@ impl HttpFetcher {
                 .iter()
                 .filter_map(|(host, state)| {
                     let lines: &[String] = match state.robots.as_ref()? {
-                        RobotsRule::Rules(r) => &r.sitemaps,
+                        RobotsRule::Rules(r, _) => &r.sitemaps,
                         RobotsRule::AllowAll | RobotsRule::DisallowAll => &[],
                     };
                     let before = kept.get(host).map_or(&[][..], Vec::as_slice);

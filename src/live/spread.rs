@@ -1,0 +1,258 @@
+//! A crawl's page fetches spread over the mesh's workers by host (`crawl --workers N`,
+//! `--processes N --process I --peers FILE`).
+//!
+//! Each host has one owner, worker `xxh3(host) mod workers`
+//! ([`crate::index::shards::shard_of_host`]), which fetches every page of it with its own HTTP
+//! client: robots.txt and the politeness delay are the owner's, as one crawler per host
+//! requires. Everything else stays with the crawl in process 0: the policy, the repository,
+//! the journal and the WARC output, the parsing of every body. Its fetcher hands each live
+//! batch to [`SpreadFetches`] (a [`JobRunner`]), and reads the answers as it reads its own
+//! client's ([`crate::fetch::http`]'s `remote.rs`), so the crawl equals one whose fetches are
+//! not spread whenever the servers answer alike.
+//!
+//! Every worker runs `fetch_worker`, a loop of rounds, each the same exchanges on every
+//! worker (timely matches exchanges by order):
+//! 1. the leader takes the next batch from the crawl and every worker learns it (all-gather;
+//!    the others send `Wire::Idle`);
+//! 2. every worker fetches the jobs of the hosts it owns, within the unit's deadline;
+//! 3. the answers go to the leader (gather), which hands them to the crawl in job order.
+//!
+//! `Wire::Stop` ends every loop once the crawl is over. A process that loses a peer exits
+//! naming it ([`crate::mesh`]); the crawl's state is committed unit by unit, so restarting
+//! every process resumes it as a one-process crawl resumes. Not spread: the sitemaps and
+//! feeds, which process 0 reads with its own client.
+
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+use crate::corpus::Unit;
+use crate::fetch::http::{FetcherError, HostClient, HttpOptions, JobRunner, WireBatch, WireJob};
+use crate::index::shards::shard_of_host;
+use crate::mesh::{ExchangeError, Exchanger, Greeting, MeshConfig, MeshError, RemoteFailure};
+
+/// Why the spread fetches could not start or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum SpreadError {
+    #[error("the HTTP client of worker {worker}: {source}")]
+    Client {
+        worker: usize,
+        #[source]
+        source: FetcherError,
+    },
+    #[error(transparent)]
+    Remote(#[from] RemoteFailure),
+    #[error(transparent)]
+    Exchange(#[from] ExchangeError),
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+}
+
+/// What the crawl asks of the workers.
+enum Order {
+    /// One batch of a live unit, with where the answers go.
+    Fetch {
+        unit: Unit,
+        deadline: Option<Duration>,
+        jobs: Vec<WireJob>,
+        reply: mpsc::Sender<WireBatch>,
+    },
+    /// The crawl is over (the fetcher, which holds a sender too, may outlive it).
+    Stop,
+}
+
+/// A round's order as every worker learns it (step 1).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+enum Wire {
+    Fetch {
+        unit: Unit,
+        /// Milliseconds left until the unit's deadline when the leader sent the batch.
+        deadline_ms: Option<u64>,
+        jobs: Vec<WireJob>,
+    },
+    Stop,
+    /// What a worker other than the leader contributes to step 1.
+    Idle,
+}
+
+/// Process 0's handle on the mesh's fetching workers; its [`runner`](Self::runner) is what the
+/// crawl's fetcher hands its batches to.
+pub struct SpreadFetches {
+    orders: Mutex<Option<mpsc::Sender<Order>>>,
+    mesh: Mutex<Option<std::thread::JoinHandle<Result<(), SpreadError>>>>,
+}
+
+impl SpreadFetches {
+    /// Starts the mesh (`config`, agreeing on `greeting`), every worker with an HTTP client
+    /// of `options`; returns once every client is built. Only for process 0; the others run
+    /// [`fetch_for_process_zero`].
+    pub fn start(
+        options: HttpOptions,
+        config: MeshConfig,
+        greeting: Greeting,
+    ) -> Result<Self, SpreadError> {
+        let (orders, inbox) = mpsc::channel();
+        let (ready, started) = mpsc::channel();
+        let mesh = std::thread::Builder::new()
+            .name("refresher:fetches".into())
+            .spawn(move || {
+                let inbox = Mutex::new(Some(inbox));
+                let ready = Mutex::new(Some(ready));
+                let results = crate::mesh::run(&config, &greeting, |ex| {
+                    let leader = ex.is_leader().then(|| Leader {
+                        inbox: inbox.lock().expect("inbox").take().expect("one leader"),
+                        ready: ready.lock().expect("ready").take().expect("one leader"),
+                    });
+                    fetch_worker(ex, &options, leader)
+                })?;
+                results.into_iter().collect::<Result<Vec<()>, _>>()?;
+                Ok(())
+            })
+            .expect("spawning the fetches' thread");
+        match started.recv() {
+            Ok(()) => Ok(SpreadFetches {
+                orders: Mutex::new(Some(orders)),
+                mesh: Mutex::new(Some(mesh)),
+            }),
+            // The mesh ended before every client was built: its error says why.
+            Err(_) => Err(mesh
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                .err()
+                .unwrap_or_else(|| RemoteFailure::on(0, &"the fetching workers stopped").into())),
+        }
+    }
+
+    /// What the crawl's fetcher hands its batches to.
+    pub fn runner(&self) -> Box<dyn JobRunner> {
+        Box::new(Runner {
+            orders: self
+                .orders
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        })
+    }
+
+    /// Ends every worker's loop (the other processes then exit) and waits for the mesh.
+    pub fn stop(&self) -> Result<(), SpreadError> {
+        if let Some(orders) = self.orders.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = orders.send(Order::Stop);
+        }
+        match self.mesh.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(mesh) => mesh.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The crawl side of [`SpreadFetches`]: a batch sent, its answers awaited.
+struct Runner {
+    orders: Option<mpsc::Sender<Order>>,
+}
+
+impl JobRunner for Runner {
+    /// A mesh that stopped answers nothing: every job then fails as cut by the deadline, and
+    /// the mesh thread's error (a lost peer) ends the process.
+    fn run(&mut self, unit: Unit, deadline: Option<Duration>, jobs: Vec<WireJob>) -> WireBatch {
+        let (reply, answers) = mpsc::channel();
+        let sent = self.orders.as_ref().is_some_and(|orders| {
+            orders
+                .send(Order::Fetch {
+                    unit,
+                    deadline,
+                    jobs,
+                    reply,
+                })
+                .is_ok()
+        });
+        if !sent {
+            return WireBatch::default();
+        }
+        answers.recv().unwrap_or_default()
+    }
+}
+
+/// For a process other than 0: fetches its workers' hosts' pages until process 0's crawl
+/// ends (or a peer is lost).
+pub fn fetch_for_process_zero(
+    options: &HttpOptions,
+    config: &MeshConfig,
+    greeting: &Greeting,
+) -> Result<(), SpreadError> {
+    crate::mesh::run(config, greeting, |ex| fetch_worker(ex, options, None))?
+        .into_iter()
+        .collect::<Result<Vec<()>, _>>()?;
+    Ok(())
+}
+
+/// The leader worker's ends of the channels to the crawl.
+struct Leader {
+    inbox: mpsc::Receiver<Order>,
+    ready: mpsc::Sender<()>,
+}
+
+/// One worker's client and its loop of rounds (see the module docs).
+fn fetch_worker(
+    ex: &Exchanger,
+    options: &HttpOptions,
+    leader: Option<Leader>,
+) -> Result<(), SpreadError> {
+    let (worker, workers) = (ex.index(), ex.peers());
+    let built = HostClient::new(options.clone());
+    // A worker whose client failed still takes part in this exchange (the others would wait
+    // for it forever), and every worker then stops with the first failure.
+    let published = match &built {
+        Ok(_) => Ok(()),
+        Err(e) => Err(RemoteFailure::on(worker, e)),
+    };
+    ex.all_gather(published)?
+        .into_iter()
+        .collect::<Result<Vec<()>, RemoteFailure>>()?;
+    let mut client = built.map_err(|source| SpreadError::Client { worker, source })?;
+    if let Some(leader) = &leader {
+        let _ = leader.ready.send(());
+    }
+    loop {
+        // Step 1: the leader's next batch (Stop once the crawl has hung up).
+        let (wire, reply) = match &leader {
+            Some(l) => match l.inbox.recv() {
+                Ok(Order::Fetch {
+                    unit,
+                    deadline,
+                    jobs,
+                    reply,
+                }) => (
+                    Wire::Fetch {
+                        unit,
+                        deadline_ms: deadline
+                            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                        jobs,
+                    },
+                    Some(reply),
+                ),
+                Ok(Order::Stop) | Err(_) => (Wire::Stop, None),
+            },
+            None => (Wire::Idle, None),
+        };
+        let wire = ex.all_gather(wire)?.swap_remove(0);
+        let Wire::Fetch {
+            unit,
+            deadline_ms,
+            jobs,
+        } = wire
+        else {
+            return Ok(());
+        };
+        // Step 2: the jobs of this worker's hosts.
+        let own: Vec<WireJob> = jobs
+            .into_iter()
+            .filter(|job| shard_of_host(&job.host(), workers) == worker)
+            .collect();
+        let batch = client.run(unit, deadline_ms.map(Duration::from_millis), own);
+        // Step 3: every answer to the leader, in job order there.
+        let all = ex.gather_to_leader(vec![batch])?;
+        if let Some(reply) = reply {
+            let _ = reply.send(WireBatch::merge(all));
+        }
+    }
+}
