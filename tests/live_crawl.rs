@@ -415,6 +415,55 @@ fn a_killed_crawl_resumes_as_if_never_interrupted() {
     );
 }
 
+/// Issue 51: a crawl of a three-host site run as three processes (page fetches spread by
+/// host), one of them killed with SIGKILL at a seeded moment, the others then exiting on their
+/// own (the peer lost), and all three restarted, reports unit by unit what an uninterrupted
+/// three-process crawl reports.
+#[test]
+fn a_three_process_crawl_killed_and_restarted_resumes_as_if_never_interrupted() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/crawl_crash_test.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .args([
+            "--trials",
+            "3",
+            "--pages",
+            "150",
+            "--weeks",
+            "6",
+            "--seed",
+            "1",
+            "--sites",
+            "3",
+            "--processes",
+            "3",
+            "--bin",
+            BIN,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("3 trials") && text.contains("0 failure(s)"),
+        "{text}"
+    );
+    let mid_crawl: usize = text
+        .split_once(" after a committed unit")
+        .and_then(|(before, _)| before.rsplit('(').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no mid-crawl kill count in {text}"));
+    assert!(
+        mid_crawl >= 1,
+        "no kill landed after a committed unit: {text}"
+    );
+    assert!(text.contains("of process(es) "), "{text}");
+}
+
 /// The `ETag`s of the sitemaps and feeds survive a restart: a crawl stopped after unit 1 and
 /// run again with more units resumes from its journal and re-reads the sitemap and the feed
 /// (`--feed`) by conditional GETs from its first live unit. The site's clock stays at unit 0, so nothing
