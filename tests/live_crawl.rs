@@ -384,15 +384,23 @@ fn unreachable_hosts_are_counted_and_the_crawl_fails_cleanly() {
 /// its last committed unit and ends with the per-unit report of an uninterrupted crawl.
 #[test]
 fn a_killed_crawl_resumes_as_if_never_interrupted() {
+    crash_test(&[
+        "--trials", "3", "--pages", "150", "--weeks", "6", "--seed", "1",
+    ]);
+}
+
+/// Runs `scripts/crawl_crash_test.sh` with `args` (3 trials) and asserts that every trial
+/// resumed as an uninterrupted crawl and that at least one kill landed after a committed unit
+/// (a kill before the first commit only starts the crawl anew). Its report.
+fn crash_test(args: &[&str]) -> String {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/crawl_crash_test.sh");
     let out = Command::new("bash")
         .arg(script)
-        .args([
-            "--trials", "3", "--pages", "150", "--weeks", "6", "--seed", "1", "--bin", BIN,
-        ])
+        .args(args)
+        .args(["--bin", BIN])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{text}\n{}",
@@ -403,7 +411,7 @@ fn a_killed_crawl_resumes_as_if_never_interrupted() {
         "{text}"
     );
     // Kills that found units committed: the restarts resumed from the journal, which is what
-    // the test is about (a kill before the first commit only starts the crawl anew).
+    // the test is about.
     let mid_crawl: usize = text
         .split_once(" after a committed unit")
         .and_then(|(before, _)| before.rsplit('(').next())
@@ -413,6 +421,7 @@ fn a_killed_crawl_resumes_as_if_never_interrupted() {
         mid_crawl >= 1,
         "no kill landed after a committed unit: {text}"
     );
+    text
 }
 
 /// Issue 51: a crawl of a three-host site run as three processes (page fetches spread by
@@ -421,46 +430,20 @@ fn a_killed_crawl_resumes_as_if_never_interrupted() {
 /// three-process crawl reports.
 #[test]
 fn a_three_process_crawl_killed_and_restarted_resumes_as_if_never_interrupted() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/crawl_crash_test.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .args([
-            "--trials",
-            "3",
-            "--pages",
-            "150",
-            "--weeks",
-            "6",
-            "--seed",
-            "1",
-            "--sites",
-            "3",
-            "--processes",
-            "3",
-            "--bin",
-            BIN,
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        text.contains("3 trials") && text.contains("0 failure(s)"),
-        "{text}"
-    );
-    let mid_crawl: usize = text
-        .split_once(" after a committed unit")
-        .and_then(|(before, _)| before.rsplit('(').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no mid-crawl kill count in {text}"));
-    assert!(
-        mid_crawl >= 1,
-        "no kill landed after a committed unit: {text}"
-    );
+    let text = crash_test(&[
+        "--trials",
+        "3",
+        "--pages",
+        "150",
+        "--weeks",
+        "6",
+        "--seed",
+        "1",
+        "--sites",
+        "3",
+        "--processes",
+        "3",
+    ]);
     assert!(text.contains("of process(es) "), "{text}");
 }
 
@@ -612,6 +595,45 @@ fn a_crawl_under_every_fault_kind_finishes_counts_them_and_keeps_its_copies() {
     );
 }
 
+/// `refresher crawl` of the three hosts (`site1.example` … `site3.example`) web-replay serves
+/// on `port`, from the sitemap index on its bare address, advancing its clock: user-centric,
+/// B = 15, 4 units of `unit_seconds`, seed 3, judged against `corpus`, `--json`; its state in
+/// `state` (`{process}` allowed) and its WARC output beside it. More flags may follow.
+fn three_host_crawl(
+    port: u16,
+    unit_seconds: &str,
+    log: &Path,
+    corpus: &Path,
+    state: &Path,
+) -> Command {
+    let mut crawl = Command::new(BIN);
+    crawl
+        .args([
+            "crawl",
+            "--sitemap",
+            &format!("http://127.0.0.1:{port}/sitemap.xml"),
+        ])
+        .args([
+            "--advance-clock",
+            &format!("http://127.0.0.1:{port}/_clock/advance"),
+        ])
+        .arg("--log")
+        .arg(log)
+        .args(["--policy", "user-centric", "--budget", "15"])
+        .args(["--unit-seconds", unit_seconds, "--units", "4"])
+        .args(["--min-host-delay-ms", "0", "--seed", "3", "--json"])
+        .arg("--judge-with")
+        .arg(corpus)
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--warc-out")
+        .arg(state.with_extension("warc"));
+    for host in ["site1.example", "site2.example", "site3.example"] {
+        crawl.args(["--resolve", &format!("{host}=127.0.0.1:{port}")]);
+    }
+    crawl
+}
+
 /// A collection of three hosts: started from the sitemap index web-replay serves on its bare
 /// address (an index of every host's `/sitemap.xml`), the crawl finds every host's pages and
 /// decides and scores as `simulate --mode online` does, unit by unit.
@@ -628,37 +650,7 @@ fn a_crawl_from_a_multi_host_sitemap_index_equals_simulate_unit_by_unit() {
     let log = dir.path().join("querylog/aol-synthetic.txt");
     let (_server, port) = replay_started(&corpus, None, &[], &[]);
     let simulated = json_of(online_user_centric(&corpus, &log, 15).output().unwrap());
-    let mut crawl = Command::new(BIN);
-    crawl
-        .args([
-            "crawl",
-            "--sitemap",
-            &format!("http://127.0.0.1:{port}/sitemap.xml"),
-        ])
-        .args([
-            "--advance-clock",
-            &format!("http://127.0.0.1:{port}/_clock/advance"),
-        ])
-        .arg("--log")
-        .arg(&log)
-        .args(["--policy", "user-centric", "--budget", "15"])
-        .args([
-            "--unit-seconds",
-            "1",
-            "--units",
-            "4",
-            "--min-host-delay-ms",
-            "0",
-        ])
-        .args(["--seed", "3", "--json", "--judge-with"])
-        .arg(&corpus)
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .arg("--warc-out")
-        .arg(dir.path().join("warc"));
-    for host in ["site1.example", "site2.example", "site3.example"] {
-        crawl.args(["--resolve", &format!("{host}=127.0.0.1:{port}")]);
-    }
+    let mut crawl = three_host_crawl(port, "1", &log, &corpus, &dir.path().join("state"));
     let crawled = json_of(crawl.output().unwrap());
     assert_eq!(crawled["errors"], 0, "{crawled}");
     let (sim, got) = (per_unit_metrics(&simulated), per_unit_metrics(&crawled));
@@ -700,32 +692,11 @@ fn a_crawl_whose_fetches_are_spread_by_host_equals_one_process_unit_by_unit() {
     let peers = dir.path().join("peers.txt");
     loopback::write_peers_file(&peers, 2);
     let crawl_of = |port: u16, name: &str| {
-        let mut crawl = Command::new(BIN);
-        crawl
-            .args([
-                "crawl",
-                "--sitemap",
-                &format!("http://127.0.0.1:{port}/sitemap.xml"),
-                "--read-signals",
-            ])
-            .args([
-                "--advance-clock",
-                &format!("http://127.0.0.1:{port}/_clock/advance"),
-            ])
-            .arg("--log")
-            .arg(&log)
-            .args(["--policy", "user-centric", "--budget", "15"])
-            .args(["--unit-seconds", "2", "--units", "4"])
-            .args(["--min-host-delay-ms", "0", "--seed", "3", "--json"])
-            .arg("--judge-with")
-            .arg(&corpus)
-            .arg("--state-dir")
-            .arg(dir.path().join(format!("state-{name}-{{process}}")))
-            .arg("--warc-out")
-            .arg(dir.path().join(format!("warc-{name}-{{process}}")));
-        for host in ["site1.example", "site2.example", "site3.example"] {
-            crawl.args(["--resolve", &format!("{host}=127.0.0.1:{port}")]);
-        }
+        let state = dir.path().join(format!("state-{name}-{{process}}"));
+        // Units of 2 s, so that three processes of a debug build on a loaded machine still
+        // finish each unit's fetches before its deadline (a deadline cuts runs differently).
+        let mut crawl = three_host_crawl(port, "2", &log, &corpus, &state);
+        crawl.arg("--read-signals");
         crawl
     };
     // The per-host counts of the site's three hosts (the sitemap's host, 127.0.0.1 on a port
@@ -791,6 +762,7 @@ fn a_crawl_whose_fetches_are_spread_by_host_equals_one_process_unit_by_unit() {
     }
     // Process 1 kept nothing: the state and the WARC output are process 0's.
     assert!(!dir.path().join("state-processes-1").exists());
+    assert!(!dir.path().join("state-processes-1.warc").exists());
     assert!(dir.path().join("state-processes-0").exists());
 }
 

@@ -1535,18 +1535,21 @@ async fn served_queries_join_the_engines_workload() {
     assert!(engine["error"].is_null(), "{engine}");
 }
 
-/// Issue 12: `serve --refresh … --crawl` — the served engine refreshes by crawling
-/// `web-replay` (the same collection, manual clock advanced by the engine) over HTTP, is judged
-/// against the collection, and serves what it fetched.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_served_engine_crawls_web_replay() {
-    use refresher::corpus::LiveWeb;
+/// A `web-replay` of `corpus` on loopback with a manual clock, and the spec of a crawling
+/// served engine over it (user-centric at `budget`, units of 0.3 s, the clock advanced by the
+/// engine, pages found from the sitemap).
+async fn replayed_crawl(
+    corpus: &refresher::corpus::Corpus,
+    budget: usize,
+) -> (
+    std::sync::Arc<refresher::web_replay::ReplaySite>,
+    refresher::server::engine::RefreshSpec,
+) {
     use refresher::crawl::http::{Discovery, HttpOptions};
     use refresher::server::engine::{CrawlSource, RefreshSpec};
     use refresher::web_replay::{ReplayClock, ReplayOptions, ReplaySite};
-    let server = start(80, 6, Duration::ZERO).await;
     let site = std::sync::Arc::new(ReplaySite::new(
-        std::sync::Arc::new(server.corpus.clone()),
+        std::sync::Arc::new(corpus.clone()),
         ReplayOptions {
             clock: ReplayClock::Manual,
             ..ReplayOptions::manual()
@@ -1555,12 +1558,11 @@ async fn the_served_engine_crawls_web_replay() {
     let (replay, _) = refresher::web_replay::spawn(site.clone(), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let host = refresher::crawl::http::host_of(server.corpus.url(0)).unwrap();
-    let state = server.state.clone();
+    let host = refresher::crawl::http::host_of(corpus.url(0)).unwrap();
     let spec = RefreshSpec {
         policy: "user-centric".into(),
         params: Vec::new(),
-        budget: 8,
+        budget,
         unit_seconds: 0.3,
         seed: 1,
         warmup_units: 0,
@@ -1577,6 +1579,18 @@ async fn the_served_engine_crawls_web_replay() {
         }),
         signals: Default::default(),
     };
+    (site, spec)
+}
+
+/// Issue 12: `serve --refresh … --crawl` — the served engine refreshes by crawling
+/// `web-replay` (the same collection, manual clock advanced by the engine) over HTTP, is judged
+/// against the collection, and serves what it fetched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_engine_crawls_web_replay() {
+    let server = start(80, 6, Duration::ZERO).await;
+    let (site, spec) = replayed_crawl(&server.corpus, 8).await;
+    let host = refresher::crawl::http::host_of(server.corpus.url(0)).unwrap();
+    let state = server.state.clone();
     tokio::task::spawn_blocking(move || state.start_engine(&spec))
         .await
         .unwrap()
@@ -1611,13 +1625,10 @@ async fn the_served_engine_crawls_web_replay() {
 /// each unit's fetched copies, and the words the crawl added, reach the shards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crawling_engine_over_shards_answers_as_over_one_index() {
-    use refresher::crawl::http::{Discovery, HttpOptions};
     use refresher::mesh::{Greeting, MeshConfig};
     use refresher::querylog::workload::{RelevanceFilter, Workload, WorkloadOptions};
-    use refresher::server::engine::{CrawlSource, RefreshSpec};
     use refresher::server::search::SearchRequest;
     use refresher::server::{AppState, Policies, ServerOptions};
-    use refresher::web_replay::{ReplayClock, ReplayOptions, ReplaySite};
     let server = start(80, 5, Duration::ZERO).await;
     let corpus = server.corpus.clone();
     let workload = Workload::build(
@@ -1648,39 +1659,9 @@ async fn the_crawling_engine_over_shards_answers_as_over_one_index() {
     .unwrap()
     .unwrap();
     assert!(sharded.search.shards().is_some());
-    let host = refresher::crawl::http::host_of(server.corpus.url(0)).unwrap();
     // One replayed site per engine: each advances its own site's clock.
     for state in [server.state.clone(), sharded.clone()] {
-        let site = std::sync::Arc::new(ReplaySite::new(
-            std::sync::Arc::new(server.corpus.clone()),
-            ReplayOptions {
-                clock: ReplayClock::Manual,
-                ..ReplayOptions::manual()
-            },
-        ));
-        let (replay, _) = refresher::web_replay::spawn(site, "127.0.0.1:0".parse().unwrap())
-            .await
-            .unwrap();
-        let spec = RefreshSpec {
-            policy: "user-centric".into(),
-            params: Vec::new(),
-            budget: 10,
-            unit_seconds: 0.3,
-            seed: 1,
-            warmup_units: 0,
-            crawl: Some(CrawlSource {
-                options: HttpOptions {
-                    min_host_delay: Duration::ZERO,
-                    resolve: [(host.clone(), replay)].into_iter().collect(),
-                    discovery: Discovery::Sitemaps(vec![format!("https://{host}/sitemap.xml")]),
-                    ..HttpOptions::default()
-                },
-                urls: Vec::new(),
-                max_pages: 10_000,
-                advance_clock: Some(format!("http://{replay}/_clock/advance")),
-            }),
-            signals: Default::default(),
-        };
+        let (_, spec) = replayed_crawl(&server.corpus, 10).await;
         tokio::task::spawn_blocking(move || state.start_engine(&spec))
             .await
             .unwrap()

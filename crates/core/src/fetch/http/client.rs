@@ -151,13 +151,11 @@ impl HttpClient {
 
     /// Takes `text` as `host`'s robots.txt rule (another worker read it).
     pub(super) fn learn_robots(&self, host: &str, text: &RobotsText) {
-        let rule = RobotsRule::of_text(&self.options.user_agent, text);
-        self.hosts
-            .lock()
-            .expect("host table lock")
-            .entry(host.to_string())
-            .or_default()
-            .robots = Some(rule);
+        set_robots(
+            &self.hosts,
+            host,
+            RobotsRule::of_text(&self.options.user_agent, text),
+        );
     }
 
     /// A document (a sitemap, a feed) by a conditional GET: `If-None-Match` with `etag`, the
@@ -306,6 +304,16 @@ impl Transport for HttpClient {
     }
 }
 
+/// Keeps `rule` as `host`'s robots.txt rule.
+fn set_robots(hosts: &Hosts, host: &str, rule: RobotsRule) {
+    hosts
+        .lock()
+        .expect("host table lock")
+        .entry(host.to_string())
+        .or_default()
+        .robots = Some(rule);
+}
+
 /// The fetches of a batch started and not finished, by job index, with the faults their
 /// attempts have met so far.
 type UnderWay = Arc<Mutex<BTreeMap<usize, FaultCounts>>>;
@@ -441,12 +449,7 @@ impl TaskContext {
             }
             Err(_) => RobotsRule::DisallowAll,
         };
-        self.hosts
-            .lock()
-            .expect("host table lock")
-            .entry(host.to_string())
-            .or_default()
-            .robots = Some(rule);
+        set_robots(&self.hosts, host, rule);
     }
 
     fn resolve_target(&self, url: &str) -> Result<(String, Option<String>), FetchError> {

@@ -89,25 +89,13 @@ enum WireOutcome {
     Failed(String),
 }
 
-/// One request/response pair, as it travels.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-struct WireExchange {
-    url: String,
-    time: i64,
-    request_headers: Vec<(String, String)>,
-    status: u16,
-    reason: String,
-    response_headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
 /// The answer to one [`WireJob`], as it travels.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WireAnswer {
     /// The job's index in its batch.
     pub index: usize,
     outcome: WireOutcome,
-    exchanges: Vec<WireExchange>,
+    exchanges: Vec<Exchanged>,
     faults: FaultCounts,
 }
 
@@ -154,19 +142,7 @@ impl From<Answer> for WireAnswer {
                 Outcome::Failed(FetchError::Deadline) => WireOutcome::Deadline,
                 Outcome::Failed(e) => WireOutcome::Failed(e.to_string()),
             },
-            exchanges: answer
-                .exchanges
-                .into_iter()
-                .map(|e| WireExchange {
-                    url: e.url,
-                    time: e.time,
-                    request_headers: e.request_headers,
-                    status: e.status,
-                    reason: e.reason,
-                    response_headers: e.response_headers,
-                    body: e.body,
-                })
-                .collect(),
+            exchanges: answer.exchanges,
             faults: answer.faults,
         }
     }
@@ -192,19 +168,7 @@ impl From<WireAnswer> for Answer {
                 WireOutcome::Deadline => Outcome::Failed(FetchError::Deadline),
                 WireOutcome::Failed(text) => Outcome::Failed(FetchError::Recorded(text)),
             },
-            exchanges: answer
-                .exchanges
-                .into_iter()
-                .map(|e| Exchanged {
-                    url: e.url,
-                    time: e.time,
-                    request_headers: e.request_headers,
-                    status: e.status,
-                    reason: e.reason,
-                    response_headers: e.response_headers,
-                    body: e.body,
-                })
-                .collect(),
+            exchanges: answer.exchanges,
             replayed: false,
             faults: answer.faults,
         }

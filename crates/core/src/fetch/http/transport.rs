@@ -36,7 +36,9 @@ pub(super) enum Outcome {
     Failed(FetchError),
 }
 
-/// One request/response pair for the WARC output.
+/// One request/response pair for the WARC output (serialisable: a spread crawl's owners send
+/// theirs to process 0, `remote.rs`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Exchanged {
     pub(super) url: String,
     pub(super) time: i64,
