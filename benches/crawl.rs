@@ -2,8 +2,11 @@
 //! parsed and indexed per second (the initial crawl), the share of each unit's time in the
 //! fetches, the index update with the hook, and the policy; and the memory of the crawler's
 //! URL catalogue and frontier per URL, measured on 100,000 URLs; and how promptly a unit's
-//! deadline ends a batch against a server that never answers. The crawl runs twice side by side:
-//! without reading signals, and reading the sitemap dates and a 50-item feed every unit.
+//! deadline ends a batch against a server that never answers. The crawl runs three times side by
+//! side: without reading signals, reading the sitemap dates and a 50-item feed every unit, and
+//! without signals again with its page fetches handed to 3 mesh workers
+//! (`refresher::live::spread`; the site has one host, so one worker fetches it all: the figure
+//! is what the exchanges cost).
 //!
 //! `cargo bench --bench crawl`; `CRAWL_PAGES=N` (default 5000) sets the generated site's size.
 
@@ -18,7 +21,9 @@ use refresher::crawl::http::{Discovery, HttpFetcher, HttpOptions};
 use refresher::crawl::{FetchError, FetchRequest, FetchResult, Fetcher};
 use refresher::index::ScoringKind;
 use refresher::judge::exact::MetricQuery;
+use refresher::live::spread::SpreadFetches;
 use refresher::live::{initial_crawl, CrawlEngine, EngineConfig};
+use refresher::mesh::{Greeting, MeshConfig};
 use refresher::policy::registry::family;
 use refresher::quality::measure::DeltaQMethod;
 use refresher::quality::ViewingLikelihood;
@@ -60,12 +65,9 @@ fn main() {
     let (corpus, _) = load_corpus(&site.corpus_dir, &IngestOptions::default()).unwrap();
     let host = refresher::crawl::http::host_of(corpus.url(0)).unwrap();
     println!("crawl bench: generated site, {} pages × {} units, web-replay on loopback, politeness off, forward-index repository (as `crawl`)", corpus.page_count(), corpus.units());
-    // Side by side in one run: without reading signals, then reading the site's sitemap
-    // dates and a feed of its newest 50 changes every unit (issue 49's crawl-rate figure).
-    crawl_site(&corpus, &host, None);
-    crawl_site(&corpus, &host, Some(&["lastmod", "feed:items=50"]));
-
-    // Memory of the URL catalogue and frontier: 100,000 new URLs met as links.
+    // Memory of the URL catalogue and frontier: 100,000 new URLs met as links. Measured before
+    // the crawls, whose memory the allocator may give back while this is measured (which once
+    // printed a negative figure).
     let mut frontier =
         HttpFetcher::new(HttpOptions::default(), Arc::new(Vocabulary::new()), None).unwrap();
     let before = rss_mib();
@@ -82,13 +84,20 @@ fn main() {
         (after - before) * 10.0
     );
 
+    // Side by side in one run: without reading signals, then reading the site's sitemap
+    // dates and a feed of its newest 50 changes every unit (issue 49's crawl-rate figure).
+    crawl_site(&corpus, &host, None, 1);
+    crawl_site(&corpus, &host, Some(&["lastmod", "feed:items=50"]), 1);
+    crawl_site(&corpus, &host, None, 3);
+
     deadline_overshoot();
 }
 
 /// One crawl of the corpus served by `web-replay` on loopback: the initial crawl's rate, then
 /// every unit's, with the site publishing `signals` and the crawler reading them (`None`:
-/// web-replay's default publication, not read).
-fn crawl_site(corpus: &Corpus, host: &str, signals: Option<&[&str]>) {
+/// web-replay's default publication, not read), the page fetches done by `workers` mesh workers
+/// when more than 1.
+fn crawl_site(corpus: &Corpus, host: &str, signals: Option<&[&str]>, workers: usize) {
     let mut replay = ReplayOptions::manual();
     if let Some(specs) = signals {
         replay.signals = SignalSettings::parse(specs).unwrap();
@@ -103,10 +112,30 @@ fn crawl_site(corpus: &Corpus, host: &str, signals: Option<&[&str]>) {
         date_clock: DateClock::of(&corpus.clock),
         ..HttpOptions::default()
     };
-    let reading = signals.map_or("no signals read".to_string(), |s| {
+    let mut reading = signals.map_or("no signals read".to_string(), |s| {
         format!("signals read: {}", s.join(" + "))
     });
+    let spread = (workers > 1).then(|| {
+        reading.push_str(&format!(", fetches over {workers} mesh workers"));
+        SpreadFetches::start(
+            options.clone(),
+            MeshConfig {
+                workers,
+                ..MeshConfig::single()
+            },
+            Greeting {
+                process: 0,
+                version: "bench".into(),
+                configuration: "bench".into(),
+                corpus: "bench".into(),
+            },
+        )
+        .unwrap()
+    });
     let mut fetcher = HttpFetcher::new(options, Arc::new(Vocabulary::new()), None).unwrap();
+    if let Some(spread) = &spread {
+        fetcher.set_job_runner(spread.runner());
+    }
     let urls = fetcher.read_sitemaps(0);
     let started = Instant::now();
     let initial = initial_crawl(&mut fetcher, &urls, usize::MAX);
@@ -172,6 +201,9 @@ fn crawl_site(corpus: &Corpus, host: &str, signals: Option<&[&str]>) {
         100.0 * policy / total,
         100.0 * (total - fetch - index - policy) / total
     );
+    if let Some(spread) = spread {
+        spread.stop().unwrap();
+    }
 }
 
 /// How promptly a unit's deadline ends a fetch batch against a server that accepts and never
