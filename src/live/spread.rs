@@ -22,7 +22,8 @@
 //! every process resumes it as a one-process crawl resumes. Not spread: the sitemaps and
 //! feeds, which process 0 reads with its own client.
 
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use crate::corpus::Unit;
@@ -79,6 +80,9 @@ enum Wire {
 pub struct SpreadFetches {
     orders: Mutex<Option<mpsc::Sender<Order>>>,
     mesh: Mutex<Option<std::thread::JoinHandle<Result<(), SpreadError>>>>,
+    /// Set once every client is built, cleared by [`Self::stop`]: while set, a mesh that fails
+    /// ends the process (the crawl cannot fetch), naming why.
+    serving: Arc<AtomicBool>,
 }
 
 impl SpreadFetches {
@@ -92,26 +96,44 @@ impl SpreadFetches {
     ) -> Result<Self, SpreadError> {
         let (orders, inbox) = mpsc::channel();
         let (ready, started) = mpsc::channel();
+        let serving = Arc::new(AtomicBool::new(false));
+        let failing = Arc::clone(&serving);
         let mesh = std::thread::Builder::new()
             .name("refresher:fetches".into())
             .spawn(move || {
                 let inbox = Mutex::new(Some(inbox));
-                let ready = Mutex::new(Some(ready));
-                let results = crate::mesh::run(&config, &greeting, |ex| {
-                    let leader = ex.is_leader().then(|| Leader {
-                        inbox: inbox.lock().expect("inbox").take().expect("one leader"),
-                        ready: ready.lock().expect("ready").take().expect("one leader"),
+                let ready = Mutex::new(Some((ready, Arc::clone(&failing))));
+                let result = crate::mesh::run(&config, &greeting, |ex| {
+                    let leader = ex.is_leader().then(|| {
+                        let (ready, serving) =
+                            ready.lock().expect("ready").take().expect("one leader");
+                        Leader {
+                            inbox: inbox.lock().expect("inbox").take().expect("one leader"),
+                            ready,
+                            serving,
+                        }
                     });
                     fetch_worker(ex, &options, leader)
-                })?;
-                results.into_iter().collect::<Result<Vec<()>, _>>()?;
-                Ok(())
+                })
+                .map_err(SpreadError::from)
+                .and_then(|results| results.into_iter().collect::<Result<Vec<()>, _>>());
+                if let Err(e) = &result {
+                    if failing.load(Ordering::Acquire) {
+                        // The crawl would go on with every fetch failing: stop it instead. Its
+                        // state is committed unit by unit, so running every process again
+                        // resumes it.
+                        eprintln!("error: the crawl's fetching workers stopped: {e}");
+                        std::process::exit(1);
+                    }
+                }
+                result.map(|_| ())
             })
             .expect("spawning the fetches' thread");
         match started.recv() {
             Ok(()) => Ok(SpreadFetches {
                 orders: Mutex::new(Some(orders)),
                 mesh: Mutex::new(Some(mesh)),
+                serving,
             }),
             // The mesh ended before every client was built: its error says why.
             Err(_) => Err(mesh
@@ -135,6 +157,7 @@ impl SpreadFetches {
 
     /// Ends every worker's loop (the other processes then exit) and waits for the mesh.
     pub fn stop(&self) -> Result<(), SpreadError> {
+        self.serving.store(false, Ordering::Release);
         if let Some(orders) = self.orders.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = orders.send(Order::Stop);
         }
@@ -189,6 +212,8 @@ pub fn fetch_for_process_zero(
 struct Leader {
     inbox: mpsc::Receiver<Order>,
     ready: mpsc::Sender<()>,
+    /// [`SpreadFetches::serving`].
+    serving: Arc<AtomicBool>,
 }
 
 /// One worker's client and its loop of rounds (see the module docs).
@@ -210,6 +235,7 @@ fn fetch_worker(
         .collect::<Result<Vec<()>, RemoteFailure>>()?;
     let mut client = built.map_err(|source| SpreadError::Client { worker, source })?;
     if let Some(leader) = &leader {
+        leader.serving.store(true, Ordering::Release);
         let _ = leader.ready.send(());
     }
     loop {
