@@ -1536,11 +1536,12 @@ async fn served_queries_join_the_engines_workload() {
 }
 
 /// A `web-replay` of `corpus` on loopback with a manual clock, and the spec of a crawling
-/// served engine over it (user-centric at `budget`, units of 0.3 s, the clock advanced by the
-/// engine, pages found from the sitemap).
+/// served engine over it (user-centric at `budget`, units of `unit_seconds`, the clock
+/// advanced by the engine, pages found from the sitemap).
 async fn replayed_crawl(
     corpus: &refresher::corpus::Corpus,
     budget: usize,
+    unit_seconds: f64,
 ) -> (
     std::sync::Arc<refresher::web_replay::ReplaySite>,
     refresher::server::engine::RefreshSpec,
@@ -1563,7 +1564,7 @@ async fn replayed_crawl(
         policy: "user-centric".into(),
         params: Vec::new(),
         budget,
-        unit_seconds: 0.3,
+        unit_seconds,
         seed: 1,
         warmup_units: 0,
         crawl: Some(CrawlSource {
@@ -1588,7 +1589,7 @@ async fn replayed_crawl(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_served_engine_crawls_web_replay() {
     let server = start(80, 6, Duration::ZERO).await;
-    let (site, spec) = replayed_crawl(&server.corpus, 8).await;
+    let (site, spec) = replayed_crawl(&server.corpus, 8, 0.3).await;
     let host = refresher::crawl::http::host_of(server.corpus.url(0)).unwrap();
     let state = server.state.clone();
     tokio::task::spawn_blocking(move || state.start_engine(&spec))
@@ -1661,7 +1662,9 @@ async fn the_crawling_engine_over_shards_answers_as_over_one_index() {
     assert!(sharded.search.shards().is_some());
     // One replayed site per engine: each advances its own site's clock.
     for state in [server.state.clone(), sharded.clone()] {
-        let (_, spec) = replayed_crawl(&server.corpus, 10).await;
+        // Units of 1 s: two engines side by side on a loaded machine still finish each unit's
+        // fetches before its deadline (a deadline cuts the two differently).
+        let (_, spec) = replayed_crawl(&server.corpus, 10, 1.0).await;
         tokio::task::spawn_blocking(move || state.start_engine(&spec))
             .await
             .unwrap()
