@@ -203,6 +203,11 @@ fn crawl_site(corpus: &Corpus, host: &str, signals: Option<&[&str]>, workers: us
     );
     if let Some(spread) = spread {
         spread.stop().unwrap();
+        let (batches, bytes) = spread.traffic();
+        println!(
+            "[{reading}] exchanged between the workers: {bytes} bytes in {batches} batches ({:.0} bytes a fetch)",
+            bytes as f64 / (initial.len() as f64 + fetched as f64)
+        );
     }
 }
 

@@ -721,11 +721,18 @@ fn a_crawl_whose_fetches_are_spread_by_host_equals_one_process_unit_by_unit() {
     let mut threads = crawl_of(port, "threads");
     threads.args(["--workers", "3"]);
     let threads = threads.output().unwrap();
+    let stderr = String::from_utf8_lossy(&threads.stderr);
     assert!(
-        String::from_utf8_lossy(&threads.stderr).contains("spread by host over 3 worker(s)"),
-        "{}",
-        String::from_utf8_lossy(&threads.stderr)
+        stderr.contains("spread by host over 3 worker(s)"),
+        "{stderr}"
     );
+    // The bodies crossed between the workers, and were counted.
+    let exchanged: u64 = stderr
+        .split_once(" bytes exchanged")
+        .and_then(|(before, _)| before.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no exchanged bytes in {stderr}"));
+    assert!(exchanged > 100_000, "{stderr}");
     let threads = json_of(threads);
     assert_eq!(site_hosts(&threads), site_hosts(&one));
     assert_same_units(&threads, &one, "3 workers");

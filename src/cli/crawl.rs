@@ -345,6 +345,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     // The other processes stop with process 0's crawl instead of finding it lost.
     if let Some(spread) = spread {
         spread.stop()?;
+        let (batches, bytes) = spread.traffic();
+        eprintln!(
+            "page fetches spread: {batches} batches, {bytes} bytes exchanged between the workers ({:.0} a batch)",
+            bytes as f64 / batches.max(1) as f64
+        );
     }
     report(&args, &engine, &crawl.lines, crawl.judge_error)
 }

@@ -22,7 +22,7 @@
 //! every process resumes it as a one-process crawl resumes. Not spread: the sitemaps and
 //! feeds, which process 0 reads with its own client.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -83,6 +83,16 @@ pub struct SpreadFetches {
     /// Set once every client is built, cleared by [`Self::stop`]: while set, a mesh that fails
     /// ends the process (the crawl cannot fetch), naming why.
     serving: Arc<AtomicBool>,
+    /// What crossed between the workers ([`Self::traffic`]).
+    traffic: Arc<Traffic>,
+}
+
+/// The batches the workers fetched and the payload bytes they sent each other (jobs out,
+/// answers and robots.txt back), summed over every worker once they stop.
+#[derive(Debug, Default)]
+pub struct Traffic {
+    pub batches: AtomicU64,
+    pub bytes: AtomicU64,
 }
 
 impl SpreadFetches {
@@ -98,19 +108,22 @@ impl SpreadFetches {
         let (ready, started) = mpsc::channel();
         let serving = Arc::new(AtomicBool::new(false));
         let failing = Arc::clone(&serving);
+        let traffic = Arc::new(Traffic::default());
+        let counted = Arc::clone(&traffic);
         let mesh = std::thread::Builder::new()
             .name("refresher:fetches".into())
             .spawn(move || {
                 let inbox = Mutex::new(Some(inbox));
-                let ready = Mutex::new(Some((ready, Arc::clone(&failing))));
+                let ready = Mutex::new(Some((ready, Arc::clone(&failing), Arc::clone(&counted))));
                 let result = crate::mesh::run(&config, &greeting, |ex| {
                     let leader = ex.is_leader().then(|| {
-                        let (ready, serving) =
+                        let (ready, serving, traffic) =
                             ready.lock().expect("ready").take().expect("one leader");
                         Leader {
                             inbox: inbox.lock().expect("inbox").take().expect("one leader"),
                             ready,
                             serving,
+                            traffic,
                         }
                     });
                     fetch_worker(ex, &options, leader)
@@ -134,6 +147,7 @@ impl SpreadFetches {
                 orders: Mutex::new(Some(orders)),
                 mesh: Mutex::new(Some(mesh)),
                 serving,
+                traffic,
             }),
             // The mesh ended before every client was built: its error says why.
             Err(_) => Err(mesh
@@ -142,6 +156,14 @@ impl SpreadFetches {
                 .err()
                 .unwrap_or_else(|| RemoteFailure::on(0, &"the fetching workers stopped").into())),
         }
+    }
+
+    /// The batches fetched and the bytes exchanged, complete once [`Self::stop`] returned.
+    pub fn traffic(&self) -> (u64, u64) {
+        (
+            self.traffic.batches.load(Ordering::Acquire),
+            self.traffic.bytes.load(Ordering::Acquire),
+        )
     }
 
     /// What the crawl's fetcher hands its batches to.
@@ -214,6 +236,8 @@ struct Leader {
     ready: mpsc::Sender<()>,
     /// [`SpreadFetches::serving`].
     serving: Arc<AtomicBool>,
+    /// [`SpreadFetches::traffic`].
+    traffic: Arc<Traffic>,
 }
 
 /// One worker's client and its loop of rounds (see the module docs).
@@ -267,8 +291,20 @@ fn fetch_worker(
             jobs,
         } = wire
         else {
+            // Every worker's bytes sent, summed at the leader (one last exchange, every worker
+            // takes part).
+            let sent = ex.gather_to_leader(vec![ex.bytes_sent()])?;
+            if let Some(leader) = &leader {
+                leader
+                    .traffic
+                    .bytes
+                    .store(sent.iter().sum(), Ordering::Release);
+            }
             return Ok(());
         };
+        if let Some(leader) = &leader {
+            leader.traffic.batches.fetch_add(1, Ordering::AcqRel);
+        }
         // Step 2: the jobs of this worker's hosts.
         let own: Vec<WireJob> = jobs
             .into_iter()
