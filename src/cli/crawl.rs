@@ -235,15 +235,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     args.index = super::mesh_args::process_path(&args.index, mesh.process);
     let greeting = super::mesh_args::crawl_greeting(mesh.process);
     if mesh.is_spread() && !mesh.is_leader_process() {
-        // Only fetches: the date clock is process 0's concern (it reads the signals).
-        let options = http_options(&args, HttpOptions::default().date_clock)?;
-        eprintln!(
-            "process {} of {}: fetching its workers' hosts for process 0",
-            mesh.process, mesh.processes
-        );
-        refresher::live::spread::fetch_for_process_zero(&options, &mesh, &greeting)?;
-        eprintln!("stopped by process 0");
-        return Ok(());
+        return fetch_for_process_zero(&args, &mesh, &greeting);
     }
     let policy = policy_of(&args)?;
     let fingerprint = fingerprint_of(&args);
@@ -263,22 +255,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let clock = date_clock(&args, judge.as_ref(), previous.as_ref());
     let date_origin = (reads_signals(&args) && judge.is_none()).then_some(clock.origin);
     let mut fetcher = open_fetcher(&args, judge.as_ref(), resume_through, clock)?;
-    let spread = if mesh.is_spread() {
-        let spread = refresher::live::spread::SpreadFetches::start(
-            http_options(&args, clock)?,
-            mesh.clone(),
-            greeting,
-        )?;
-        fetcher.set_job_runner(spread.runner());
-        eprintln!(
-            "page fetches spread by host over {} worker(s) in {} process(es)",
-            mesh.total_workers(),
-            mesh.processes
-        );
-        Some(spread)
-    } else {
-        None
-    };
+    let spread = spread_fetches(&args, &mesh, greeting, clock, &mut fetcher)?;
     let initial = crawl_initially(
         &args,
         &mut fetcher,
@@ -344,14 +321,64 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     crawl.run(&mut engine, env.as_ref())?;
     // The other processes stop with process 0's crawl instead of finding it lost.
     if let Some(spread) = spread {
-        spread.stop()?;
-        let (batches, bytes) = spread.traffic();
-        eprintln!(
-            "page fetches spread: {batches} batches, {bytes} bytes exchanged between the workers ({:.0} a batch)",
-            bytes as f64 / batches.max(1) as f64
-        );
+        stop_spread(&spread)?;
     }
     report(&args, &engine, &crawl.lines, crawl.judge_error)
+}
+
+/// A process other than 0 of a spread crawl: fetches its workers' hosts for process 0 until
+/// the crawl ends. The date clock is process 0's concern (it reads the signals).
+fn fetch_for_process_zero(
+    args: &Args,
+    mesh: &refresher::mesh::MeshConfig,
+    greeting: &refresher::mesh::Greeting,
+) -> anyhow::Result<()> {
+    let options = http_options(args, HttpOptions::default().date_clock)?;
+    eprintln!(
+        "process {} of {}: fetching its workers' hosts for process 0",
+        mesh.process, mesh.processes
+    );
+    refresher::live::spread::fetch_for_process_zero(&options, mesh, greeting)?;
+    eprintln!("stopped by process 0");
+    Ok(())
+}
+
+/// With `--workers` or `--processes`, the mesh's workers started and handed `fetcher`'s page
+/// fetches (`refresher::live::spread`); `None` for one worker.
+fn spread_fetches(
+    args: &Args,
+    mesh: &refresher::mesh::MeshConfig,
+    greeting: refresher::mesh::Greeting,
+    clock: refresher::signal::DateClock,
+    fetcher: &mut HttpFetcher,
+) -> anyhow::Result<Option<refresher::live::spread::SpreadFetches>> {
+    if !mesh.is_spread() {
+        return Ok(None);
+    }
+    let spread = refresher::live::spread::SpreadFetches::start(
+        http_options(args, clock)?,
+        mesh.clone(),
+        greeting,
+    )?;
+    fetcher.set_job_runner(spread.runner());
+    eprintln!(
+        "page fetches spread by host over {} worker(s) in {} process(es)",
+        mesh.total_workers(),
+        mesh.processes
+    );
+    Ok(Some(spread))
+}
+
+/// Stops the workers of a spread crawl (the other processes then exit) and reports what they
+/// exchanged.
+fn stop_spread(spread: &refresher::live::spread::SpreadFetches) -> anyhow::Result<()> {
+    spread.stop()?;
+    let (batches, bytes) = spread.traffic();
+    eprintln!(
+        "page fetches spread: {batches} batches, {bytes} bytes exchanged between the workers ({:.0} a batch)",
+        bytes as f64 / batches.max(1) as f64
+    );
+    Ok(())
 }
 
 /// The policy `--policy` and `--param` name, once the flags a crawl cannot honour are
