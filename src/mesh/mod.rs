@@ -365,6 +365,27 @@ impl Exchanger {
         )
     }
 
+    /// The leader's `items[w]` on worker `w` (the leader passes one item per worker, in worker
+    /// order; the others pass none): each worker's own item, and only its own.
+    pub fn scatter_from_leader<D>(&self, items: Vec<D>) -> Result<D, ExchangeError>
+    where
+        D: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        assert!(
+            items.is_empty() || (self.is_leader() && items.len() == self.peers),
+            "only the leader scatters, one item per worker"
+        );
+        self.exchange(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(to, d)| (to as u64, d))
+                .collect(),
+        )?
+        .pop()
+        .ok_or(ExchangeError::Stopped)
+    }
+
     /// Every worker's `items` on the leader, ordered by worker and then by each worker's order;
     /// the other workers get nothing.
     pub fn gather_to_leader<D>(&self, items: Vec<D>) -> Result<Vec<D>, ExchangeError>
@@ -449,6 +470,29 @@ mod tests {
             };
             let out = run(&config, &greeting(0), |w| w.index() * 10).unwrap();
             assert_eq!(out, (0..workers).map(|i| i * 10).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn a_scatter_gives_each_worker_its_own_item_only() {
+        for workers in 1..=4 {
+            let config = MeshConfig {
+                workers,
+                ..MeshConfig::single()
+            };
+            let out = run(&config, &greeting(0), |w| {
+                let items = if w.is_leader() {
+                    (0..w.peers()).map(|to| vec![to; to + 1]).collect()
+                } else {
+                    Vec::new()
+                };
+                w.scatter_from_leader(items).unwrap()
+            })
+            .unwrap();
+            assert_eq!(
+                out,
+                (0..workers).map(|i| vec![i; i + 1]).collect::<Vec<_>>()
+            );
         }
     }
 

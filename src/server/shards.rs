@@ -17,10 +17,10 @@
 //! every worker's loop; a process that loses a peer exits naming it ([`crate::mesh`]).
 //!
 //! The served engine (`serve --policy`) refreshes the shards with one more order, `Apply`: every
-//! worker learns the unit's refreshed copies (and the terms a crawl added to the vocabulary,
-//! in id order), applies those of its own pages, and the shards publish and sum their
-//! statistics again before the next search, so a search after the unit scores as one
-//! repository refreshed with the same copies would.
+//! worker learns the unit (and the terms a crawl added to the vocabulary, in id order), each
+//! shard receives the refreshed copies of its own pages only and applies them, and the shards
+//! publish and sum their statistics again before the next search, so a search after the unit
+//! scores as one repository refreshed with the same copies would.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -84,7 +84,8 @@ struct ShardBatch {
     /// their ids equal the engine's.
     vocabulary_len: usize,
     new_terms: Vec<String>,
-    /// The unit's refreshed pages: the copy now held (`None`: none).
+    /// The unit's refreshed pages: the copy now held (`None`: none). Empty in the order every
+    /// worker learns; each shard then receives its own pages' ([`Exchanger::scatter_from_leader`]).
     updates: Vec<(PageId, String, Option<PageVersion>)>,
 }
 
@@ -399,7 +400,7 @@ fn shard_worker(
     }
     loop {
         // Step 1: the leader's next order (Stop once the HTTP side has hung up).
-        let (wire, order) = match &leader {
+        let (wire, mut order) = match &leader {
             Some(l) => match l.inbox.recv() {
                 Ok(order) => (order.wire(), Some(order)),
                 Err(_) => (Wire::Stop, None),
@@ -421,22 +422,8 @@ fn shard_worker(
                     .map(|q| repo.forward().ranked_under(&global, repo.scorer(), q))
                     .collect(),
             ),
-            Wire::Apply(batch) => {
-                let applied = apply_own(&mut repo, &partition, shard, &batch)
-                    .map(|()| ShardStatistics::of(repo.forward()));
-                // Every shard takes part in the sum, a failed one too (with its failure), so
-                // all stay in step and all keep the old sum when one failed.
-                match ex
-                    .all_gather(applied)?
-                    .into_iter()
-                    .collect::<Result<Vec<_>, RemoteFailure>>()
-                {
-                    Ok(parts) => {
-                        global = GlobalStatistics::sum(&parts);
-                        Part::Applied(Ok(()))
-                    }
-                    Err(e) => Part::Applied(Err(e)),
-                }
+            Wire::Apply(header) => {
+                apply_unit(ex, (&mut repo, &partition), &mut global, header, &mut order)?
             }
         };
         let parts = ex.gather_to_leader(vec![part])?;
@@ -514,9 +501,58 @@ impl Order {
             Order::Rank { queries, .. } => Wire::Rank {
                 queries: queries.clone(),
             },
-            Order::Apply { batch, .. } => Wire::Apply(batch.clone()),
+            // The copies follow, each shard's to it alone (step 2).
+            Order::Apply { batch, .. } => Wire::Apply(ShardBatch {
+                unit: batch.unit,
+                vocabulary_len: batch.vocabulary_len,
+                new_terms: batch.new_terms.clone(),
+                updates: Vec::new(),
+            }),
         }
     }
+}
+
+/// Step 2 of an `Apply`: this shard's copies, scattered from the leader's `order`, applied,
+/// and the statistics summed again into `global`. Every shard takes part in the sum, a failed
+/// one too (with its failure), so all stay in step and all keep the old sum when one failed.
+fn apply_unit(
+    ex: &Exchanger,
+    (repo, partition): (&mut Repository, &Partition),
+    global: &mut GlobalStatistics,
+    header: ShardBatch,
+    order: &mut Option<Order>,
+) -> Result<Part, ShardError> {
+    let shard = ex.index();
+    // Each shard receives its own pages' copies only.
+    let scattered = match order {
+        Some(Order::Apply { batch, .. }) => {
+            let mut per_shard = vec![Vec::new(); ex.peers()];
+            for update in std::mem::take(&mut batch.updates) {
+                per_shard[partition.shard_of(update.0)].push(update);
+            }
+            per_shard
+        }
+        _ => Vec::new(),
+    };
+    let batch = ShardBatch {
+        updates: ex.scatter_from_leader(scattered)?,
+        ..header
+    };
+    let applied =
+        apply_own(repo, partition, shard, &batch).map(|()| ShardStatistics::of(repo.forward()));
+    Ok(
+        match ex
+            .all_gather(applied)?
+            .into_iter()
+            .collect::<Result<Vec<_>, RemoteFailure>>()
+        {
+            Ok(parts) => {
+                *global = GlobalStatistics::sum(&parts);
+                Part::Applied(Ok(()))
+            }
+            Err(e) => Part::Applied(Err(e)),
+        },
+    )
 }
 
 /// Applies the copies of `batch` that belong to this shard, after growing its vocabulary by the
