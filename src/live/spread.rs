@@ -12,9 +12,10 @@
 //!
 //! Every worker runs `fetch_worker`, a loop of rounds, each the same exchanges on every
 //! worker (timely matches exchanges by order):
-//! 1. the leader takes the next batch from the crawl and every worker learns it (all-gather;
-//!    the others send `Wire::Idle`);
-//! 2. every worker fetches the jobs of the hosts it owns, within the unit's deadline;
+//! 1. the leader takes the next batch from the crawl and every worker learns its unit and
+//!    deadline (all-gather; the others send `Wire::Idle`);
+//! 2. each worker receives the jobs of the hosts it owns (a scatter from the leader) and
+//!    fetches them within the unit's deadline;
 //! 3. the answers go to the leader (gather), which hands them to the crawl in job order.
 //!
 //! `Wire::Stop` ends every loop once the crawl is over. A process that loses a peer exits
@@ -64,11 +65,11 @@ enum Order {
 /// A round's order as every worker learns it (step 1).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 enum Wire {
+    /// A batch: its jobs follow, each worker's to it alone (step 2).
     Fetch {
         unit: Unit,
         /// Milliseconds left until the unit's deadline when the leader sent the batch.
         deadline_ms: Option<u64>,
-        jobs: Vec<WireJob>,
     },
     Stop,
     /// What a worker other than the leader contributes to step 1.
@@ -264,7 +265,7 @@ fn fetch_worker(
     }
     loop {
         // Step 1: the leader's next batch (Stop once the crawl has hung up).
-        let (wire, reply) = match &leader {
+        let (wire, reply, jobs) = match &leader {
             Some(l) => match l.inbox.recv() {
                 Ok(Order::Fetch {
                     unit,
@@ -276,21 +277,16 @@ fn fetch_worker(
                         unit,
                         deadline_ms: deadline
                             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-                        jobs,
                     },
                     Some(reply),
+                    jobs,
                 ),
-                Ok(Order::Stop) | Err(_) => (Wire::Stop, None),
+                Ok(Order::Stop) | Err(_) => (Wire::Stop, None, Vec::new()),
             },
-            None => (Wire::Idle, None),
+            None => (Wire::Idle, None, Vec::new()),
         };
         let wire = ex.all_gather(wire)?.swap_remove(0);
-        let Wire::Fetch {
-            unit,
-            deadline_ms,
-            jobs,
-        } = wire
-        else {
+        let Wire::Fetch { unit, deadline_ms } = wire else {
             // Every worker's bytes sent, summed at the leader (one last exchange, every worker
             // takes part).
             let sent = ex.gather_to_leader(vec![ex.bytes_sent()])?;
@@ -305,11 +301,12 @@ fn fetch_worker(
         if let Some(leader) = &leader {
             leader.traffic.batches.fetch_add(1, Ordering::AcqRel);
         }
-        // Step 2: the jobs of this worker's hosts.
-        let own: Vec<WireJob> = jobs
-            .into_iter()
-            .filter(|job| shard_of_host(&job.host(), workers) == worker)
-            .collect();
+        // Step 2: each worker receives the jobs of its hosts only, and fetches them.
+        let mut per_worker = vec![Vec::new(); if reply.is_some() { workers } else { 0 }];
+        for job in jobs {
+            per_worker[shard_of_host(&job.host(), workers)].push(job);
+        }
+        let own: Vec<WireJob> = ex.scatter_from_leader(per_worker)?;
         let batch = client.run(unit, deadline_ms.map(Duration::from_millis), own);
         // Step 3: every answer to the leader, in job order there.
         let all = ex.gather_to_leader(vec![batch])?;
