@@ -595,6 +595,18 @@ fn a_crawl_under_every_fault_kind_finishes_counts_them_and_keeps_its_copies() {
     );
 }
 
+/// A generated collection of three hosts (`site1.example` … `site3.example`; 240 pages × 5
+/// weeks, seed `seed`) in `dir`: its corpus and its query log.
+fn three_host_site(dir: &Path, seed: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    generate_with(
+        dir,
+        &[
+            "--pages", "240", "--weeks", "5", "--sites", "3", "--seed", seed,
+        ],
+    );
+    (dir.join("corpus"), dir.join("querylog/aol-synthetic.txt"))
+}
+
 /// `refresher crawl` of the three hosts (`site1.example` … `site3.example`) web-replay serves
 /// on `port`, from the sitemap index on its bare address, advancing its clock: user-centric,
 /// B = 15, 4 units of `unit_seconds`, seed 3, judged against `corpus`, `--json`; its state in
@@ -640,14 +652,7 @@ fn three_host_crawl(
 #[test]
 fn a_crawl_from_a_multi_host_sitemap_index_equals_simulate_unit_by_unit() {
     let dir = tempfile::tempdir().unwrap();
-    generate_with(
-        dir.path(),
-        &[
-            "--pages", "240", "--weeks", "5", "--sites", "3", "--seed", "7",
-        ],
-    );
-    let corpus = dir.path().join("corpus");
-    let log = dir.path().join("querylog/aol-synthetic.txt");
+    let (corpus, log) = three_host_site(dir.path(), "7");
     let (_server, port) = replay_started(&corpus, None, &[], &[]);
     let simulated = json_of(online_user_centric(&corpus, &log, 15).output().unwrap());
     let mut crawl = three_host_crawl(port, "1", &log, &corpus, &dir.path().join("state"));
@@ -681,14 +686,7 @@ fn a_crawl_from_a_multi_host_sitemap_index_equals_simulate_unit_by_unit() {
 #[test]
 fn a_crawl_whose_fetches_are_spread_by_host_equals_one_process_unit_by_unit() {
     let dir = tempfile::tempdir().unwrap();
-    generate_with(
-        dir.path(),
-        &[
-            "--pages", "240", "--weeks", "5", "--sites", "3", "--seed", "9",
-        ],
-    );
-    let corpus = dir.path().join("corpus");
-    let log = dir.path().join("querylog/aol-synthetic.txt");
+    let (corpus, log) = three_host_site(dir.path(), "9");
     let peers = dir.path().join("peers.txt");
     loopback::write_peers_file(&peers, 2);
     let crawl_of = |port: u16, name: &str| {
