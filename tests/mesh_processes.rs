@@ -339,8 +339,22 @@ fn answers(addr: &str, queries: &[String]) -> Vec<serde_json::Value> {
             out.push(v);
         }
     }
-    out.push(serde_json::from_str(&http_get(addr, "/api/quality")).unwrap());
+    // The quality report, without the split's layout (what the comparisons hold equal).
+    let mut quality: serde_json::Value =
+        serde_json::from_str(&http_get(addr, "/api/quality")).unwrap();
+    quality.as_object_mut().unwrap().remove("shards");
+    out.push(quality);
     out
+}
+
+/// The split `/api/quality` reports at `addr`: pages per shard (null for one index), and
+/// the corpus's pages.
+fn shard_layout(addr: &str) -> (serde_json::Value, u64) {
+    let quality: serde_json::Value = serde_json::from_str(&http_get(addr, "/api/quality")).unwrap();
+    (
+        quality["shards"]["pages_per_shard"].clone(),
+        quality["corpus"]["pages"].as_u64().unwrap(),
+    )
 }
 
 /// Stops a server as Ctrl-C does; with `others`, the mesh's other processes must then stop
@@ -386,6 +400,7 @@ fn serve_over_workers_and_loopback_processes_answers_as_one_index() {
     // BM25 over worker threads and over three processes; TF-IDF and in-links over threads.
     for (scoring, workers) in [("bm25", 3), ("tfidf", 2), ("inlinks", 4)] {
         let one = start_server(spawn(&base(scoring)));
+        assert!(shard_layout(&one.addr).0.is_null());
         let expected = answers(&one.addr, &queries);
         interrupt(one, Vec::new());
         let mut args = base(scoring);
@@ -395,6 +410,16 @@ fn serve_over_workers_and_loopback_processes_answers_as_one_index() {
             answers(&spread.addr, &queries) == expected,
             "{scoring}: {workers} workers answer differently from one index"
         );
+        // The split is reported: one count per shard, every page in one.
+        let (layout, pages) = shard_layout(&spread.addr);
+        assert_eq!(layout.as_array().map(Vec::len), Some(workers), "{layout}");
+        let split: u64 = layout
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_u64())
+            .sum();
+        assert_eq!(split, pages, "{layout}");
         interrupt(spread, Vec::new());
         if scoring == "tfidf" {
             // Shards kept on disk: built, then reopened from their manifests, answering alike.

@@ -54,8 +54,8 @@ function follow(id) {
 }
 
 // The simulated Web: its size and, when several collections were read, each one's capture
-// period (they are aligned at their own first unit).
-function describeCorpus(corpus) {
+// period (they are aligned at their own first unit); and how the served index is split.
+function describeCorpus(corpus, shards) {
   if (!corpus) return;
   const list = (corpus.collections && corpus.collections.list) || [];
   const days = corpus.collections ? corpus.collections.unit_seconds / 86400 : 0;
@@ -67,6 +67,10 @@ function describeCorpus(corpus) {
       lines.push(`${c.path}: captured ${c.first_capture_date} .. ${c.last_capture_date}, ${c.pages} pages (${sites})`);
     }
   }
+  if (shards) {
+    const sizes = shards.pages_per_shard;
+    lines.push(`Served index split over ${sizes.length} shards by ${shards.by} (pages per shard ${sizes.join(", ")}; the largest ${shards.skew.toFixed(2)}× the mean): every search is scored with the statistics of all shards and merged, as one index would answer.`);
+  }
   $("corpus").replaceChildren(...lines.map(text => el("div", { text })));
 }
 
@@ -74,7 +78,7 @@ async function refresh() {
   try {
     const q = await api("/api/quality");
     serving = q.serving || [];
-    describeCorpus(q.corpus);
+    describeCorpus(q.corpus, q.shards);
     for (const { run, history } of q.runs) {
       const known = runs.get(run.id);
       if (known && streams.has(run.id)) { if (["done", "cancelled", "failed"].includes(run.status)) known.info = run; continue; }

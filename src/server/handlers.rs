@@ -103,6 +103,13 @@ pub async fn quality(State(state): State<Arc<AppState>>) -> Json<serde_json::Val
         },
         "current": state.current_serving(),
         "serving": state.serving,
+        // The served index split over a mesh's workers by host (`serve --workers`,
+        // `--processes`); null for one index.
+        "shards": state.search.shards().map(|s| serde_json::json!({
+            "by": "host",
+            "pages_per_shard": s.layout.pages_per_shard,
+            "skew": s.layout.skew,
+        })),
         "live_workload": {
             "distinct_queries": state.live.distinct(),
             "submissions": state.live.submissions(),
