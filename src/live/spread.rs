@@ -91,9 +91,9 @@ pub struct SpreadFetches {
 /// The batches the workers fetched and the payload bytes they sent each other (jobs out,
 /// answers and robots.txt back), summed over every worker once they stop.
 #[derive(Debug, Default)]
-pub struct Traffic {
-    pub batches: AtomicU64,
-    pub bytes: AtomicU64,
+struct Traffic {
+    batches: AtomicU64,
+    bytes: AtomicU64,
 }
 
 impl SpreadFetches {

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::corpus::{is_fresh, LiveWeb, PageId, Unit};
 use crate::index::{IndexError, PageUpdate};
-use crate::judge::exact::{evaluate, evaluate_rankings};
+use crate::judge::exact::evaluate;
 use crate::policy::family::{ParamValue, PolicyError};
 use crate::policy::registry::family;
 use crate::policy::FitMode;
@@ -239,26 +239,13 @@ impl ServedEngine {
         let initial = {
             let fresh =
                 |p: PageId| is_fresh(corpus, p, corpus.page_at(p, 0).present().map(|v| v.unit), 0);
-            let queries = &env.workload.queries;
-            match (search.shards(), search.repo()) {
-                (Some(shards), _) => evaluate_rankings(
-                    &shards.rank(queries.iter().map(|q| q.terms.clone()).collect())?,
-                    search.num_docs(),
-                    queries,
-                    &env.truths[0],
-                    &env.config.likelihood,
-                    &fresh,
-                ),
-                (None, Some(repo)) => evaluate(
-                    repo.forward(),
-                    repo.scorer(),
-                    queries,
-                    &env.truths[0],
-                    &env.config.likelihood,
-                    &fresh,
-                ),
-                (None, None) => unreachable!("a service has one repository or shards"),
-            }
+            search.judge(
+                None,
+                &env.workload.queries,
+                &env.truths[0],
+                &env.config.likelihood,
+                &fresh,
+            )?
         };
         if spec.crawl.is_some() && !spec.signals.is_none() {
             return Err(EngineError::SignalsWithCrawl);

@@ -35,7 +35,6 @@ use axum::Router;
 use crate::corpus::is_fresh;
 use crate::corpus::{Corpus, LiveWeb, PageId, Unit};
 use crate::index::{IndexError, ScoringKind};
-use crate::judge::exact::{evaluate, evaluate_rankings};
 use crate::mesh::{Greeting, MeshConfig};
 use crate::quality::SearchQuality;
 use crate::querylog::workload::Workload;
@@ -144,34 +143,17 @@ fn serving_history(
     let served_unit = search.served_unit;
     let held = |p: PageId| corpus.page_at(p, served_unit).present().map(|v| v.unit);
     let queries = &env.workload.queries;
-    let rankings = match search.shards() {
-        Some(shards) => Some(shards.rank(queries.iter().map(|q| q.terms.clone()).collect())?),
-        None => None,
-    };
+    let rankings = search.shard_rankings(queries)?;
     let mut serving = Vec::new();
     for unit in served_unit..corpus.units() {
         let fresh = |p: PageId| is_fresh(corpus, p, held(p), unit);
-        let truth = &env.truths[unit as usize];
-        let likelihood = &env.config.likelihood;
-        let m = match (&rankings, search.repo()) {
-            (Some(rankings), _) => evaluate_rankings(
-                rankings,
-                search.num_docs(),
-                queries,
-                truth,
-                likelihood,
-                &fresh,
-            ),
-            (None, Some(repo)) => evaluate(
-                repo.forward(),
-                repo.scorer(),
-                queries,
-                truth,
-                likelihood,
-                &fresh,
-            ),
-            (None, None) => unreachable!("a service has one repository or shards"),
-        };
+        let m = search.judge(
+            rankings.as_deref(),
+            queries,
+            &env.truths[unit as usize],
+            &env.config.likelihood,
+            &fresh,
+        )?;
         serving.push(ServingPoint {
             unit,
             search: m.search,

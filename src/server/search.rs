@@ -20,6 +20,8 @@ use std::time::Instant;
 use crate::corpus::is_fresh;
 use crate::corpus::{Corpus, LiveWeb, PageId, PageVersion, Unit};
 use crate::index::{IndexError, PageUpdate, Repository};
+use crate::judge::exact::{evaluate, evaluate_rankings, LiveTruth, MetricQuery, UnitMetrics};
+use crate::quality::ViewingLikelihood;
 use crate::text::{Analyzer, Vocabulary};
 
 use super::error::ApiError;
@@ -247,6 +249,61 @@ impl SearchService {
             ServedIndex::One(_) => None,
             ServedIndex::Shards(shards) => Some(shards),
         }
+    }
+
+    /// Over shards, each query's full result list, merged in rank order at the leader (one
+    /// round of the mesh): what [`Self::judge`] reads, kept by a caller that judges copies
+    /// that do not change at several units. `None` for one repository, which ranks itself.
+    pub fn shard_rankings(
+        &self,
+        queries: &[MetricQuery],
+    ) -> Result<Option<Vec<Vec<PageId>>>, ShardError> {
+        match &self.index {
+            ServedIndex::One(_) => Ok(None),
+            ServedIndex::Shards(shards) => shards
+                .rank(queries.iter().map(|q| q.terms.clone()).collect())
+                .map(Some),
+        }
+    }
+
+    /// The exact metrics of the served copies for `queries` against `truth`, a copy fresh when
+    /// `fresh` says so: one repository ranks itself; shards are read through `rankings`
+    /// ([`Self::shard_rankings`]), asked for here when not given.
+    pub fn judge(
+        &self,
+        rankings: Option<&[Vec<PageId>]>,
+        queries: &[MetricQuery],
+        truth: &LiveTruth,
+        likelihood: &ViewingLikelihood,
+        fresh: &(dyn Fn(PageId) -> bool + Sync),
+    ) -> Result<UnitMetrics, ShardError> {
+        let asked;
+        let rankings = match (rankings, &self.index) {
+            (Some(rankings), _) => rankings,
+            (None, ServedIndex::One(repo)) => {
+                let repo = repo.read().unwrap_or_else(|e| e.into_inner());
+                return Ok(evaluate(
+                    repo.forward(),
+                    repo.scorer(),
+                    queries,
+                    truth,
+                    likelihood,
+                    fresh,
+                ));
+            }
+            (None, ServedIndex::Shards(_)) => {
+                asked = self.shard_rankings(queries)?.unwrap_or_default();
+                &asked
+            }
+        };
+        Ok(evaluate_rankings(
+            rankings,
+            self.num_docs(),
+            queries,
+            truth,
+            likelihood,
+            fresh,
+        ))
     }
 
     /// Documents of the served collection (all shards).

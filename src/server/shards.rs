@@ -538,8 +538,7 @@ fn apply_unit(
         updates: ex.scatter_from_leader(scattered)?,
         ..header
     };
-    let applied =
-        apply_own(repo, partition, shard, &batch).map(|()| ShardStatistics::of(repo.forward()));
+    let applied = apply_own(repo, shard, &batch).map(|()| ShardStatistics::of(repo.forward()));
     Ok(
         match ex
             .all_gather(applied)?
@@ -555,14 +554,9 @@ fn apply_unit(
     )
 }
 
-/// Applies the copies of `batch` that belong to this shard, after growing its vocabulary by the
-/// batch's new terms.
-fn apply_own(
-    repo: &mut Repository,
-    partition: &Partition,
-    shard: usize,
-    batch: &ShardBatch,
-) -> Result<(), RemoteFailure> {
+/// Applies the copies of `batch` (this shard's own, as scattered to it), after growing its
+/// vocabulary by the batch's new terms.
+fn apply_own(repo: &mut Repository, shard: usize, batch: &ShardBatch) -> Result<(), RemoteFailure> {
     if !batch.new_terms.is_empty() {
         if repo.vocabulary().len() != batch.vocabulary_len {
             return Err(RemoteFailure::on(
@@ -583,7 +577,6 @@ fn apply_own(
     let own: Vec<PageUpdate<'_>> = batch
         .updates
         .iter()
-        .filter(|(page, _, _)| partition.shard_of(*page) == shard)
         .map(|(page, url, version)| PageUpdate {
             page: *page,
             url,
